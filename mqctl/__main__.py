@@ -1,0 +1,3 @@
+from mqctl.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,127 @@
+"""Root command. Sub-command groups are imported only when used, so `mqctl --help` stays fast.
+
+The root help and version are printed without importing click, typer or rich at all.
+"""
+
+from __future__ import annotations
+
+import sys
+
+# name -> (module, one-line help). Each module exposes `app` (a typer.Typer).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "config": ("mqctl.cli.config", "Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values)."),
+    "channels": ("mqctl.cli.channels", "Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages."),
+    "retention": ("mqctl.cli.retention", "Show configured vs actual retention, find drift and purge blockages; apply."),
+    "migrate": ("mqctl.cli.migrate", "Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify."),
+    "sandbox": ("mqctl.cli.sandbox", "Run a real embedded Milvus 2.3.5 to rehearse migrations on."),
+    "replay": ("mqctl.cli.replay", "Replay MQ topics into Apache Spark (local or cluster) for backfill."),
+}
+
+ROOT_HELP = """\
+Usage: mqctl [OPTIONS] COMMAND [ARGS]...
+
+  Admin and migration tool for the message-queue layer of Milvus.
+
+Options:
+  --version   Show the version and exit.
+  --debug     Show tracebacks for errors (for bug reports).
+  --no-color  Disable colour (NO_COLOR is honoured too).
+  --help      Show this message and exit.
+
+Commands:
+{commands}
+
+Exit codes: 0 ok, 1 findings (errors/drift), 2 bad usage or input, 3 precondition or external failure.
+Run `mqctl COMMAND --help` for a command's options.
+"""
+
+
+def _root_help() -> str:
+    width = max(len(n) for n in COMMANDS) + 2
+    lines = [f"  {name.ljust(width)}{text}" for name, (_, text) in COMMANDS.items()]
+    return ROOT_HELP.format(commands="\n".join(lines))
+
+
+def _build_root():
+    import click
+    import typer.main
+
+    from mqctl import __version__
+
+    class LazyGroup(click.Group):
+        def list_commands(self, ctx):
+            return list(COMMANDS)
+
+        def get_command(self, ctx, name):
+            if name not in COMMANDS:
+                return None
+            import importlib
+
+            module = importlib.import_module(COMMANDS[name][0])
+            command = typer.main.get_command(module.app)
+            command.name = name
+            return command
+
+    @click.group(cls=LazyGroup, help="Admin and migration tool for the message-queue layer of Milvus.")
+    @click.version_option(__version__, prog_name="mqctl")
+    @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+    @click.option("--no-color", is_flag=True, help="Disable colour.")
+    @click.pass_context
+    def root(ctx, debug, no_color):
+        ctx.ensure_object(dict)
+        ctx.obj["debug"] = debug
+        ctx.obj["no_color"] = no_color
+
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if not args or args in (["--help"], ["-h"]):
+        sys.stdout.write(_root_help())
+        return 0
+    if args == ["--version"]:
+        from mqctl import __version__
+
+        sys.stdout.write(f"mqctl, version {__version__}\n")
+        return 0
+    code = run(args)
+    sys.exit(code)
+
+
+def run(args: list[str]) -> int:
+    """Run the CLI in-process and return its exit code (also used by tests)."""
+    import click
+
+    from mqctl.errors import EXIT_PRECONDITION, EXIT_USAGE, MqctlError
+
+    debug = "--debug" in args
+    root = _build_root()
+    try:
+        root.main(args=args, prog_name="mqctl", standalone_mode=False)
+        return 0
+    except MqctlError as err:
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        from mqctl.output import Output
+
+        Output(no_color="--no-color" in args).error(err)
+        return err.exit_code
+    except click.exceptions.Exit as done:
+        return done.exit_code
+    except click.exceptions.Abort:
+        sys.stderr.write("Aborted.\n")
+        return EXIT_PRECONDITION
+    except click.ClickException as err:
+        err.show()
+        return EXIT_USAGE if err.exit_code == 2 else err.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        return 130
+    except Exception as err:  # noqa: BLE001 - last line of defence: one line, no traceback
+        if debug:
+            raise
+        sys.stderr.write(f"error: internal error: {type(err).__name__}: {err} (run with --debug for a traceback)\n")
+        return EXIT_PRECONDITION
