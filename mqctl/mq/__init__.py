@@ -1,0 +1,1 @@
+"""What is inside a Milvus MQ: message decoding and read-only sources (RocksMQ, NATS JetStream)."""
