@@ -1,0 +1,356 @@
+"""Decode Milvus 2.3–2.5 MQ messages (one serialized protobuf request per message).
+
+The bytes are parsed as `common_pb2.MsgHeader` to read `base.msg_type`, then again as the
+concrete class from `pymilvus.grpc_gen`. Used by `mqctl channels`, migrate and replay.
+Nothing here raises on bad bytes: the error is reported on the result instead.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+TSO_LOGICAL_BITS = 18  # Milvus TSO: (unix_ms << 18) | logical
+
+# msg_type -> (module, class) of the concrete request; everything else is decoded from its header only.
+MESSAGE_CLASSES: dict[int, tuple[str, str]] = {
+    400: ("msg_pb2", "InsertRequest"),
+    401: ("msg_pb2", "DeleteRequest"),
+    1200: ("msg_pb2", "TimeTickMsg"),
+    1208: ("msg_pb2", "DataNodeTtMsg"),
+    100: ("msg_pb2", "CreateCollectionRequest"),
+    101: ("msg_pb2", "DropCollectionRequest"),
+    200: ("msg_pb2", "CreatePartitionRequest"),
+    201: ("msg_pb2", "DropPartitionRequest"),
+    1212: ("msg_pb2", "ReplicateMsg"),
+    # requests forwarded on the replicate channel (by-dev-replicate-msg)
+    402: ("milvus_pb2", "FlushRequest"),
+    106: ("milvus_pb2", "LoadCollectionRequest"),
+    107: ("milvus_pb2", "ReleaseCollectionRequest"),
+    205: ("milvus_pb2", "LoadPartitionsRequest"),
+    206: ("milvus_pb2", "ReleasePartitionsRequest"),
+    300: ("milvus_pb2", "CreateIndexRequest"),
+    302: ("milvus_pb2", "DropIndexRequest"),
+    1801: ("milvus_pb2", "CreateDatabaseRequest"),
+    1802: ("milvus_pb2", "DropDatabaseRequest"),
+}
+
+
+def tso_to_datetime(tso: int | None) -> dt.datetime | None:
+    """The wall-clock time (UTC) of a Milvus TSO, or None for 0/None."""
+    if not tso:
+        return None
+    return dt.datetime.fromtimestamp((tso >> TSO_LOGICAL_BITS) / 1000, tz=dt.timezone.utc)
+
+
+def datetime_to_tso(when: dt.datetime) -> int:
+    """The smallest TSO at or after a wall-clock time (for --from TIME)."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return int(when.timestamp() * 1000) << TSO_LOGICAL_BITS
+
+
+def type_name(code: int) -> str:
+    """Milvus MsgType name, or the number as text for types this pymilvus does not know."""
+    from pymilvus.grpc_gen import common_pb2
+
+    try:
+        return common_pb2.MsgType.Name(code)
+    except ValueError:
+        return str(code)
+
+
+def type_code(name: str) -> int | None:
+    """MsgType number for a case-insensitive name ("insert", "TimeTick") or a number as text."""
+    from pymilvus.grpc_gen import common_pb2
+
+    if name.strip().isdigit():
+        return int(name)
+    wanted = name.strip().lower().replace("_", "")
+    for known, code in common_pb2.MsgType.items():
+        if known.lower() == wanted:
+            return code
+    return None
+
+
+@dataclass
+class DecodedMessage:
+    """What mqctl knows about one message; `proto` holds the parsed request (not in JSON)."""
+
+    type: str
+    type_code: int
+    tso: int | None = None
+    time: dt.datetime | None = None
+    collection: str | None = None
+    collection_id: int | None = None
+    partition: str | None = None
+    partition_id: int | None = None
+    segment_id: int | None = None
+    shard: str | None = None
+    rows: int = 0
+    pks: list = field(default_factory=list)
+    pk_field: str | None = None
+    payload_size: int = 0
+    error: str | None = None
+    _proto: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def proto(self) -> Any:
+        return self._proto
+
+
+@dataclass
+class FieldInfo:
+    name: str
+    type: str  # Milvus DataType name: Int64, VarChar, FloatVector, JSON...
+    field_id: int | None = None
+    is_primary: bool = False
+    auto_id: bool = False
+    is_dynamic: bool = False
+    dim: int | None = None
+    max_length: int | None = None
+    element_type: str | None = None  # Array fields
+
+
+@dataclass
+class CollectionSchemaInfo:
+    name: str
+    fields: list[FieldInfo]
+    collection_id: int | None = None
+    description: str = ""
+    enable_dynamic_field: bool = False
+
+    @property
+    def primary(self) -> FieldInfo | None:
+        return next((f for f in self.fields if f.is_primary), None)
+
+
+def _header_type(headers: dict | None) -> int | None:
+    """The message type from NATS headers (2.5 adds `msg_type`), when present."""
+    if not headers:
+        return None
+    value = headers.get("msg_type") or headers.get("msgType")
+    if value is None:
+        return None
+    return int(value) if str(value).isdigit() else type_code(str(value))
+
+
+def decode(data: bytes, headers: dict | None = None, *, schemas: dict[int, CollectionSchemaInfo] | None = None) -> DecodedMessage:
+    """Decode one message. `schemas` (collection id -> schema, e.g. from earlier CreateCollection
+    messages) names the primary key of inserts; without it the key field is inferred."""
+    from google.protobuf.message import DecodeError
+    from pymilvus.grpc_gen import common_pb2
+
+    header = common_pb2.MsgHeader()
+    try:
+        header.ParseFromString(data)
+    except DecodeError as err:
+        code = _header_type(headers)
+        return DecodedMessage(type=type_name(code) if code is not None else "unparsable", type_code=code or -1,
+                              payload_size=len(data), error=f"not a Milvus message: {err or 'protobuf decode error'}")
+    code = header.base.msg_type
+    if code == 0 and _header_type(headers):
+        code = _header_type(headers)
+    msg = DecodedMessage(type=type_name(code), type_code=code, payload_size=len(data))
+    _set_time(msg, header.base.timestamp)
+    if code not in MESSAGE_CLASSES:
+        msg._proto = header
+        return msg
+    module_name, class_name = MESSAGE_CLASSES[code]
+    import importlib
+
+    proto = getattr(importlib.import_module(f"pymilvus.grpc_gen.{module_name}"), class_name)()
+    try:
+        proto.ParseFromString(data)
+    except DecodeError as err:
+        msg.error = f"{msg.type} message does not parse as {class_name}: {err or 'protobuf decode error'}"
+        msg._proto = header
+        return msg
+    msg._proto = proto
+    _fill(msg, proto, schemas or {})
+    return msg
+
+
+def _set_time(msg: DecodedMessage, tso: int) -> None:
+    msg.tso = tso or None
+    msg.time = tso_to_datetime(tso)
+
+
+def _fill(msg: DecodedMessage, proto: Any, schemas: dict[int, CollectionSchemaInfo]) -> None:
+    """Copy the common fields of the concrete request onto the result."""
+    names = {f.name for f in proto.DESCRIPTOR.fields}
+
+    def get(*candidates):
+        for name in candidates:
+            if name in names:
+                value = getattr(proto, name)
+                if value not in ("", 0):
+                    return value
+        return None
+
+    msg.collection = get("collection_name", "collectionName")
+    msg.collection_id = get("collectionID")
+    msg.partition = get("partition_name", "partitionName")
+    msg.partition_id = get("partitionID")
+    msg.segment_id = get("segmentID", "segment_id")
+    msg.shard = get("shardName", "channel_name")
+    if msg.type_code == 400:
+        msg.rows = proto.num_rows or len(proto.rowIDs)
+        if not msg.tso and proto.timestamps:
+            _set_time(msg, max(proto.timestamps))
+        msg.pk_field, msg.pks = _insert_pks(proto, schemas.get(proto.collectionID))
+    elif msg.type_code == 401:
+        msg.pks = _delete_pks(proto)
+        msg.rows = proto.num_rows or len(msg.pks)
+        if not msg.tso and proto.timestamps:
+            _set_time(msg, max(proto.timestamps))
+    elif msg.type_code == 100:
+        schema = schema_from_create(msg)
+        if schema is not None and not msg.collection:
+            msg.collection = schema.name
+    elif msg.type_code == 1208 and not msg.tso:
+        _set_time(msg, proto.timestamp)
+    elif msg.type_code == 402:
+        msg.collection = ",".join(proto.collection_names) or None
+
+
+def _delete_pks(proto) -> list:
+    ids = proto.primary_keys
+    if ids.HasField("int_id"):
+        return list(ids.int_id.data)
+    if ids.HasField("str_id"):
+        return list(ids.str_id.data)
+    return list(proto.int64_primary_keys)
+
+
+def _insert_pks(proto, schema: CollectionSchemaInfo | None) -> tuple[str | None, list]:
+    """Primary keys of an insert: the schema's key field, else the Int64/VarChar field with the
+    lowest field id (Milvus gives the first declared field id 100; the key is nearly always it)."""
+    columns = {fd.field_name: fd for fd in proto.fields_data}
+    if schema is not None and schema.primary is not None and schema.primary.name in columns:
+        name = schema.primary.name
+    else:
+        candidates = [fd for fd in proto.fields_data if fd.type in (5, 21) and not fd.is_dynamic]
+        if not candidates:
+            return None, []
+        name = min(candidates, key=lambda fd: (fd.field_id or 1 << 62)).field_name
+    return name, _column_values(columns[name])
+
+
+def field_types(decoded: DecodedMessage) -> dict[str, str]:
+    """Field name -> Milvus DataType name for an insert."""
+    from pymilvus.grpc_gen import schema_pb2
+
+    if decoded.type_code != 400 or decoded.proto is None or decoded.error:
+        return {}
+    return {fd.field_name: schema_pb2.DataType.Name(fd.type) for fd in decoded.proto.fields_data}
+
+
+def insert_columns(decoded: DecodedMessage) -> dict[str, list]:
+    """Field name -> Python values of an insert: vectors as list[float], binary vectors as bytes,
+    JSON as str, varchar as str, sparse vectors as {index: value}."""
+    if decoded.type_code != 400 or decoded.proto is None or decoded.error:
+        return {}
+    return {fd.field_name: _column_values(fd) for fd in decoded.proto.fields_data}
+
+
+def _chunks(seq, size: int) -> list:
+    return [seq[i:i + size] for i in range(0, len(seq), size)] if size else []
+
+
+def _scalar_values(scalars, data_type: int) -> list:
+    if data_type == 1:
+        return list(scalars.bool_data.data)
+    if data_type in (2, 3, 4):
+        return list(scalars.int_data.data)
+    if data_type == 5:
+        return list(scalars.long_data.data)
+    if data_type == 10:
+        return list(scalars.float_data.data)
+    if data_type == 11:
+        return list(scalars.double_data.data)
+    if data_type in (20, 21, 25):
+        return list(scalars.string_data.data)
+    if data_type == 23:
+        return [raw.decode("utf-8", errors="replace") for raw in scalars.json_data.data]
+    if data_type == 22:
+        element = scalars.array_data.element_type
+        return [_scalar_values(item, element) for item in scalars.array_data.data]
+    raise ValueError(f"unsupported scalar type {data_type}")
+
+
+def _sparse_row(raw: bytes) -> dict[int, float]:
+    pairs = struct.iter_unpack("<If", raw)
+    return {index: value for index, value in pairs}
+
+
+def _column_values(fd) -> list:
+    """One FieldData column as Python values."""
+    kind = fd.WhichOneof("field")
+    if kind == "scalars":
+        return _scalar_values(fd.scalars, fd.type)
+    if kind != "vectors":
+        return []
+    vectors, dim = fd.vectors, fd.vectors.dim
+    which = vectors.WhichOneof("data")
+    if which == "float_vector":
+        return [list(v) for v in _chunks(list(vectors.float_vector.data), dim)]
+    if which == "binary_vector":
+        return _chunks(bytes(vectors.binary_vector), dim // 8)
+    if which in ("float16_vector", "bfloat16_vector"):
+        return _chunks(bytes(getattr(vectors, which)), dim * 2)
+    if which == "int8_vector":
+        return [list(struct.unpack(f"{dim}b", chunk)) for chunk in _chunks(bytes(vectors.int8_vector), dim)]
+    if which == "sparse_float_vector":
+        return [_sparse_row(raw) for raw in vectors.sparse_float_vector.contents]
+    return []
+
+
+def schema_from_create(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
+    """The collection schema embedded in a CreateCollection message (name taken from the schema
+    when the request's collectionName is empty)."""
+    from google.protobuf.message import DecodeError
+    from pymilvus.grpc_gen import schema_pb2
+
+    proto = decoded.proto
+    if decoded.type_code != 100 or proto is None or decoded.error:
+        return None
+    schema = schema_pb2.CollectionSchema()
+    if proto.HasField("collection_schema"):
+        schema.CopyFrom(proto.collection_schema)
+    else:
+        try:
+            schema.ParseFromString(proto.schema)
+        except DecodeError:
+            return None
+    fields = []
+    for f in schema.fields:
+        params = {p.key: p.value for p in f.type_params}
+        fields.append(FieldInfo(
+            name=f.name, type=schema_pb2.DataType.Name(f.data_type), field_id=f.fieldID, is_primary=f.is_primary_key,
+            auto_id=f.autoID, is_dynamic=f.is_dynamic,
+            dim=int(params["dim"]) if params.get("dim", "").isdigit() else None,
+            max_length=int(params["max_length"]) if params.get("max_length", "").isdigit() else None,
+            element_type=schema_pb2.DataType.Name(f.element_type) if f.element_type else None))
+    return CollectionSchemaInfo(name=schema.name or proto.collectionName, fields=fields,
+                                collection_id=proto.collectionID or None, description=schema.description,
+                                enable_dynamic_field=schema.enable_dynamic_field)
+
+
+def schema_from_insert(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
+    """A best-effort schema from the field names and types an insert carries (after a switch to
+    NATS the streams hold no CreateCollection message)."""
+    from pymilvus.grpc_gen import schema_pb2
+
+    if decoded.type_code != 400 or decoded.proto is None or decoded.error:
+        return None
+    fields = []
+    for fd in decoded.proto.fields_data:
+        dim = fd.vectors.dim if fd.WhichOneof("field") == "vectors" else None
+        fields.append(FieldInfo(name=fd.field_name, type=schema_pb2.DataType.Name(fd.type), field_id=fd.field_id or None,
+                                is_primary=fd.field_name == decoded.pk_field, is_dynamic=fd.is_dynamic, dim=dim))
+    return CollectionSchemaInfo(name=decoded.collection or "", fields=fields, collection_id=decoded.collection_id,
+                                enable_dynamic_field=any(f.is_dynamic for f in fields))

@@ -1,0 +1,243 @@
+"""Read-only RocksMQ reader (Milvus's embedded RocksDB message queue), safe on a live Milvus.
+
+Layout (facts §4): messages at `rocksmq.path`, key `b"<topic>/<id>"` (ids are 18 decimal digits,
+so byte order is numeric order), value the raw protobuf; metadata at `<path>_meta_kv` (page
+sizes, page close and ack times, topic creation). rocksdict writes `rocksdict-config.json` into a
+database folder even when opened read-only, so both databases are opened through a private
+shadow folder of symlinks; nothing is ever written into Milvus's directories.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import shutil
+import tempfile
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from mqctl.errors import InputError, PreconditionError
+from mqctl.mq.model import ChannelInfo, RawMessage
+
+SKIPPED_DB_FILES = ("LOCK", "LOG", "rocksdict-config.json")  # LOG also covers LOG.old.*
+META_SUFFIX = "_meta_kv"
+_AFTER_SLASH = b"0"  # b"/" + 1: the upper bound of every key of one topic
+
+
+@dataclass
+class RocksPage:
+    """One closed RocksMQ page: messages with ids up to end_id."""
+
+    end_id: int
+    size: int  # payload bytes, as Milvus counts them for retention
+    closed_at: dt.datetime | None
+    acked_at: dt.datetime | None  # set once every consumer group read past the page (#24106)
+
+    @property
+    def acked(self) -> bool:
+        return self.acked_at is not None
+
+
+@dataclass
+class RocksTopicMeta:
+    """What `_meta_kv` says about one topic."""
+
+    name: str
+    created_at: dt.datetime | None = None
+    open_page_size: int = 0
+    pages: list[RocksPage] = field(default_factory=list)
+
+    @property
+    def bytes(self) -> int:
+        return self.open_page_size + sum(p.size for p in self.pages)
+
+
+def _unix(value: bytes) -> dt.datetime | None:
+    text = value.decode("ascii", errors="replace")
+    return dt.datetime.fromtimestamp(int(text), tz=dt.timezone.utc) if text.isdigit() else None
+
+
+def _int(value: bytes) -> int:
+    text = value.decode("ascii", errors="replace")
+    return int(text) if text.isdigit() else 0
+
+
+def _shadow(db_dir: Path, shadow_root: Path) -> Path:
+    """A folder of symlinks to the database files, so rocksdict writes only into our temp dir."""
+    shadow = shadow_root / db_dir.name
+    shadow.mkdir()
+    for entry in db_dir.iterdir():
+        if not entry.name.startswith(SKIPPED_DB_FILES):
+            (shadow / entry.name).symlink_to(entry.resolve())
+    return shadow
+
+
+def _open_read_only(db_dir: Path, shadow_root: Path):
+    from rocksdict import AccessType, Options, Rdict
+
+    try:
+        return Rdict(str(_shadow(db_dir, shadow_root)), options=Options(raw_mode=True),
+                     access_type=AccessType.read_only())
+    except Exception as err:  # rocksdict raises plain Exception for every RocksDB error
+        raise PreconditionError(f"cannot open RocksDB at {db_dir} read-only: {err}",
+                                hint="check that this is a RocksMQ directory (rocksmq.path) and readable") from err
+
+
+class RocksMQSource:
+    """An MQSource over a RocksMQ directory (and its `_meta_kv` sibling when present)."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path).expanduser()
+        if not self.path.is_dir():
+            raise InputError(f"RocksMQ directory {self.path} does not exist",
+                             hint="pass rocksmq.path of the Milvus instance (e.g. /var/lib/milvus/rdb_data)")
+        if not (self.path / "CURRENT").is_file():
+            raise InputError(f"{self.path} is not a RocksDB directory (no CURRENT file)",
+                             hint="pass rocksmq.path itself, not its parent or the _meta_kv folder")
+        self.meta_path = self.path.with_name(self.path.name + META_SUFFIX)
+        self.description = f"rocksmq:{self.path}"
+        self._shadow_root = Path(tempfile.mkdtemp(prefix="mqctl-rocksmq-"))
+        self._meta_cache: dict[str, RocksTopicMeta] | None = None
+        try:
+            self._db = _open_read_only(self.path, self._shadow_root)
+            has_meta = (self.meta_path / "CURRENT").is_file()
+            self._meta_db = _open_read_only(self.meta_path, self._shadow_root) if has_meta else None
+        except BaseException:
+            shutil.rmtree(self._shadow_root, ignore_errors=True)
+            raise
+
+    # context manager ----------------------------------------------------------
+    def __enter__(self) -> "RocksMQSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for db in (self._db, self._meta_db):
+            if db is not None:
+                db.close()
+        self._db = self._meta_db = None
+        shutil.rmtree(self._shadow_root, ignore_errors=True)
+
+    # metadata -------------------------------------------------------------------
+    @property
+    def has_metadata(self) -> bool:
+        return self._meta_db is not None
+
+    def topic_meta(self) -> dict[str, RocksTopicMeta]:
+        """Per topic: creation time, open page size and closed pages (from `_meta_kv`)."""
+        if self._meta_cache is not None:
+            return self._meta_cache
+        topics: dict[str, RocksTopicMeta] = {}
+        pages: dict[tuple[str, int], dict[str, bytes]] = {}
+        if self._meta_db is not None:
+            for key, value in self._meta_db.items():
+                kind, _, rest = key.decode("utf-8", errors="replace").partition("/")
+                if kind in ("topic_id", "message_size"):
+                    meta = topics.setdefault(rest, RocksTopicMeta(rest))
+                    if kind == "topic_id":
+                        meta.created_at = _unix(value)
+                    else:
+                        meta.open_page_size = _int(value)
+                elif kind in ("page_message_size", "page_ts", "acked_ts"):
+                    topic, _, end_id = rest.rpartition("/")
+                    if end_id.isdigit():
+                        topics.setdefault(topic, RocksTopicMeta(topic))
+                        pages.setdefault((topic, int(end_id)), {})[kind] = value
+        for (topic, end_id), parts in sorted(pages.items()):
+            topics[topic].pages.append(RocksPage(
+                end_id=end_id, size=_int(parts.get("page_message_size", b"0")),
+                closed_at=_unix(parts["page_ts"]) if "page_ts" in parts else None,
+                acked_at=_unix(parts["acked_ts"]) if "acked_ts" in parts else None))
+        self._meta_cache = topics
+        return topics
+
+    # keys -------------------------------------------------------------------------
+    def _key_range(self, topic: str):
+        """ReadOptions bounding iteration to one topic's keys."""
+        from rocksdict import ReadOptions
+
+        prefix = topic.encode() + b"/"
+        options = ReadOptions()
+        options.set_iterate_lower_bound(prefix)
+        options.set_iterate_upper_bound(topic.encode() + _AFTER_SLASH)
+        return prefix, options
+
+    def _topics_in_data(self) -> Iterator[str]:
+        """Topic names found by skipping from one topic's key range to the next (no full scan)."""
+        it = self._db.iter()
+        it.seek_to_first()
+        while it.valid():
+            topic = it.key().rpartition(b"/")[0]
+            yield topic.decode("utf-8", errors="replace")
+            it.seek(topic + _AFTER_SLASH)
+
+    def _count_and_last(self, topic: str) -> tuple[int, bytes | None, bytes | None]:
+        """Message count, first and last key of a topic, reading keys only."""
+        prefix, options = self._key_range(topic)
+        keys = self._db.keys(from_key=prefix, read_opt=options)
+        first = next(keys, None)
+        if first is None:
+            return 0, None, None
+        tail = deque(enumerate(keys, 2), maxlen=1)  # counts in C, keeps only the last key
+        count, last = tail[0] if tail else (1, first)
+        return count, first, last
+
+    @staticmethod
+    def _id_of(key: bytes) -> int:
+        return int(key.rpartition(b"/")[2])
+
+    def _message_time(self, key: bytes) -> dt.datetime | None:
+        """The Milvus TSO inside one message (ids are never times: facts §4)."""
+        from google.protobuf.message import DecodeError
+        from pymilvus.grpc_gen import common_pb2
+
+        from mqctl.mq.messages import tso_to_datetime
+
+        value = self._db.get(key)
+        header = common_pb2.MsgHeader()
+        try:
+            header.ParseFromString(value or b"")
+        except DecodeError:
+            return None
+        return tso_to_datetime(header.base.timestamp)
+
+    # MQSource ------------------------------------------------------------------------
+    def list_channels(self) -> list[ChannelInfo]:
+        from mqctl.output import natural_key
+
+        meta = self.topic_meta()
+        names = set(meta) | set(self._topics_in_data())
+        channels = []
+        for name in sorted(names, key=natural_key):
+            count, first, last = self._count_and_last(name)
+            topic = meta.get(name)
+            channels.append(ChannelInfo(
+                name=name, messages=count, bytes=topic.bytes if topic else 0,
+                first_id=self._id_of(first) if first else None, last_id=self._id_of(last) if last else None,
+                first_time=self._message_time(first) if first else None,
+                last_time=self._message_time(last) if last else None))
+        return channels
+
+    def id_range(self, channel: str) -> tuple[int, int] | None:
+        prefix = channel.encode() + b"/"
+        it = self._db.iter()
+        it.seek(prefix)
+        if not it.valid() or not it.key().startswith(prefix):
+            return None
+        first = self._id_of(it.key())
+        it.seek_for_prev(channel.encode() + _AFTER_SLASH)
+        return first, self._id_of(it.key())
+
+    def iter_messages(self, channel: str, start_id: int | None = None, end_id: int | None = None) -> Iterator[RawMessage]:
+        prefix, options = self._key_range(channel)
+        start_key = prefix + str(start_id).encode() if start_id is not None else prefix
+        for key, value in self._db.items(from_key=start_key, read_opt=options):
+            message_id = self._id_of(key)
+            if start_id is not None and message_id < start_id:
+                continue
+            if end_id is not None and message_id > end_id:
+                break
+            yield RawMessage(channel=channel, id=message_id, data=bytes(value))

@@ -1,0 +1,152 @@
+"""The read-only RocksMQ reader against the RocksMQ directories a real Milvus 2.3.5 wrote."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+
+import pytest
+from conftest import FIXTURES
+from make_fixtures import load_expected
+
+from mqctl.errors import InputError
+from mqctl.mq import messages
+from mqctl.mq.rocksmq import RocksMQSource
+
+ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
+
+
+def tree_fingerprint(root) -> dict:
+    """Every file and folder below root with its bytes, size, mode and mtime."""
+    out = {}
+    for folder in (root, root.with_name(root.name + "_meta_kv")):
+        for dirpath, dirnames, filenames in os.walk(folder):
+            for name in dirnames + filenames:
+                path = os.path.join(dirpath, name)
+                st = os.lstat(path)
+                digest = hashlib.sha256(open(path, "rb").read()).hexdigest() if stat.S_ISREG(st.st_mode) else None
+                out[path] = (st.st_size, st.st_mode, st.st_mtime_ns, digest)
+    return out
+
+
+def exercise(path):
+    with RocksMQSource(path) as source:
+        channels = source.list_channels()
+        for channel in channels:
+            list(source.iter_messages(channel.name))
+            source.id_range(channel.name)
+        source.topic_meta()
+    return channels
+
+
+@pytest.fixture
+def read_only_copy(tmp_path):
+    """The fixture copied and made read-only (as on a read-only mount)."""
+    root = tmp_path / "rdb_data"
+    shutil.copytree(ROCKSMQ, root)
+    shutil.copytree(ROCKSMQ.with_name("rdb_data_meta_kv"), tmp_path / "rdb_data_meta_kv")
+    for dirpath, _, filenames in os.walk(tmp_path):
+        for name in filenames:
+            os.chmod(os.path.join(dirpath, name), 0o444)
+        os.chmod(dirpath, 0o555)
+    yield root
+    for dirpath, _, _ in os.walk(tmp_path):
+        os.chmod(dirpath, 0o755)
+
+
+def test_fixture_directory_is_byte_identical_afterwards():
+    before = tree_fingerprint(ROCKSMQ)
+    exercise(ROCKSMQ)
+    assert tree_fingerprint(ROCKSMQ) == before
+
+
+def test_read_only_copy_works_and_stays_identical(read_only_copy):
+    before = tree_fingerprint(read_only_copy)
+    assert exercise(read_only_copy) == exercise(ROCKSMQ)
+    assert tree_fingerprint(read_only_copy) == before
+
+
+def test_list_channels_matches_a_full_scan():
+    from mqctl.output import natural_key
+
+    expected = load_expected()
+    with RocksMQSource(ROCKSMQ) as source:
+        channels = source.list_channels()
+        meta = source.topic_meta()
+        assert [c.name for c in channels] == sorted(meta, key=natural_key)
+        assert {f"{expected['channel_prefix']}{i}" for i in range(expected["dml_channels"])} <= {c.name for c in channels}
+        for channel in channels:
+            scanned = list(source.iter_messages(channel.name))
+            assert channel.messages == len(scanned)
+            assert channel.bytes == meta[channel.name].bytes
+            if scanned:
+                assert (channel.first_id, channel.last_id) == (scanned[0].id, scanned[-1].id)
+                assert source.id_range(channel.name) == (scanned[0].id, scanned[-1].id)
+                assert channel.first_time == messages.decode(scanned[0].data).time
+                assert channel.last_time == messages.decode(scanned[-1].data).time
+                assert [m.id for m in scanned] == sorted(m.id for m in scanned)
+
+
+class CountingDB:
+    """Wraps the message database to count value reads."""
+
+    def __init__(self, db):
+        self.db, self.gets, self.value_scans = db, 0, 0
+
+    def get(self, key):
+        self.gets += 1
+        return self.db.get(key)
+
+    def items(self, *args, **kwargs):
+        self.value_scans += 1
+        return self.db.items(*args, **kwargs)
+
+    def values(self, *args, **kwargs):
+        self.value_scans += 1
+        return self.db.values(*args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.db, name)
+
+
+def test_listing_reads_only_first_and_last_values():
+    with RocksMQSource(ROCKSMQ) as source:
+        counter = CountingDB(source._db)
+        source._db = counter
+        channels = source.list_channels()
+        source._db = counter.db
+    assert counter.value_scans == 0
+    assert counter.gets == 2 * sum(1 for c in channels if c.messages)
+
+
+def test_pages_close_and_get_acked():
+    expected = load_expected()
+    with RocksMQSource(ROCKSMQ) as source:
+        pages = [p for topic in source.topic_meta().values() for p in topic.pages]
+        ranges = {c.name: source.id_range(c.name) for c in source.list_channels()}
+    assert pages, "the tiny rocksmqPageSize must close pages"
+    assert any(p.acked for p in pages)
+    assert all(p.size >= expected["rocksmq_page_size"] for p in pages)
+    for topic, info in source.topic_meta().items():
+        for page in info.pages:
+            assert ranges[topic][0] <= page.end_id <= ranges[topic][1]
+
+
+def test_iter_messages_range():
+    with RocksMQSource(ROCKSMQ) as source:
+        channel = max(source.list_channels(), key=lambda c: c.messages)
+        ids = [m.id for m in source.iter_messages(channel.name)]
+        middle = ids[len(ids) // 3: 2 * len(ids) // 3]
+        assert [m.id for m in source.iter_messages(channel.name, middle[0], middle[-1])] == middle
+        assert [m.id for m in source.iter_messages(channel.name, start_id=ids[-1])] == [ids[-1]]
+        assert list(source.iter_messages("no-such-topic")) == []
+        assert source.id_range("no-such-topic") is None
+
+
+def test_missing_or_wrong_directory_is_input_error(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        RocksMQSource(tmp_path / "nope")
+    with pytest.raises(InputError, match="not a RocksDB directory"):
+        RocksMQSource(tmp_path)
