@@ -1,0 +1,176 @@
+"""The options of the `milvus_mq` data source, parsed from the plain strings Spark hands over.
+
+Spark passes data source options as a case-insensitive dict of strings, and pickles the data
+source to Python workers, so everything here is built from strings and stays picklable.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+import json
+from dataclasses import dataclass, field
+
+from mqctl.errors import InputError
+from mqctl.replay.schema import SHAPES
+
+# Option names of NATS authentication and TLS, the same as `mqctl channels` takes.
+NATS_AUTH_OPTIONS = ("user", "password", "token", "creds", "nkey", "tls_ca", "tls_cert", "tls_key")
+INSERT_DELETE = frozenset({400, 401})
+DEFAULT_MESSAGES_PER_PARTITION = 50_000
+
+
+@dataclass(frozen=True)
+class Bound:
+    """One end of the replayed range: a message id / sequence, or a Milvus TSO (from a time too)."""
+
+    kind: str  # "id" | "tso"
+    value: int
+
+
+def parse_bound(text: str, option: str, *, upper: bool) -> Bound:
+    """`123` or `id:123` (id/sequence), `tso:4471...` (Milvus TSO) or an ISO-8601 time (UTC if no zone)."""
+    from mqctl.mq.messages import TSO_LOGICAL_BITS, datetime_to_tso
+
+    raw = text.strip()
+    prefix, _, rest = raw.partition(":")
+    if raw.isdigit():
+        return Bound("id", int(raw))
+    if prefix.lower() in ("id", "seq") and rest.isdigit():
+        return Bound("id", int(rest))
+    if prefix.lower() == "tso" and rest.isdigit():
+        return Bound("tso", int(rest))
+    try:
+        when = dt.datetime.fromisoformat(raw)
+    except ValueError:
+        raise InputError(f"{option} {text!r} is neither a sequence/id, tso:N nor an ISO-8601 time",
+                         hint="e.g. 1200, tso:447112233445566778 or 2024-05-01T12:00:00Z") from None
+    tso = datetime_to_tso(when)
+    # An upper time bound includes every TSO of its millisecond.
+    return Bound("tso", tso | ((1 << TSO_LOGICAL_BITS) - 1) if upper else tso)
+
+
+@dataclass
+class ReplayOptions:
+    """Everything a replay reads from its options; built by `parse_options`."""
+
+    rocksmq: str | None = None
+    nats: str | None = None
+    nats_auth: dict[str, str] = field(default_factory=dict)
+    channels: list[str] = field(default_factory=list)  # names or globs; empty = every channel
+    start: Bound | None = None
+    end: Bound | None = None
+    ranges: dict[str, tuple[int, int]] | None = None  # channel -> (first, last) id, fixed by the caller
+    types: frozenset[int] | None = None  # message type codes; None = all
+    collection: str | None = None  # name or id
+    shape: str = "messages"
+    partitions: int | None = None
+    messages_per_partition: int = DEFAULT_MESSAGES_PER_PARTITION
+    milvus: str | None = None
+    milvus_token: str | None = None
+    collection_schema: str | None = None  # JSON from schema.schema_to_json, resolved by the caller
+    progress: str | None = None  # host:port of a progress collector (see progress.py)
+
+    @property
+    def source_label(self) -> str:
+        return f"rocksmq:{self.rocksmq}" if self.rocksmq else f"nats:{self.nats}"
+
+    def open_source(self):
+        """A fresh MQSource (each partition opens its own: a private read-only reader or connection)."""
+        if self.rocksmq:
+            from mqctl.mq.rocksmq import RocksMQSource
+
+            return RocksMQSource(self.rocksmq)
+        from mqctl.mq.jetstream import JetStreamSource
+
+        return JetStreamSource(self.nats, **self.nats_auth)
+
+    def select_channels(self, known: list[str]) -> list[str]:
+        """The channels named by `channels` (names or globs), in the order given; every name must exist."""
+        if not self.channels:
+            return list(known)
+        chosen: list[str] = []
+        for pattern in self.channels:
+            if any(ch in pattern for ch in "*?["):
+                matched = [name for name in known if fnmatch.fnmatchcase(name, pattern)]
+                if not matched:
+                    raise InputError(f"no channel matches {pattern!r} in {self.source_label}",
+                                     hint=f"known channels: {', '.join(known) or 'none'}")
+            elif pattern in known:
+                matched = [pattern]
+            else:
+                raise InputError(f"unknown channel {pattern!r} in {self.source_label}",
+                                 hint=f"known channels: {', '.join(known) or 'none'}")
+            chosen.extend(name for name in matched if name not in chosen)
+        return chosen
+
+    def wants(self, type_code: int) -> bool:
+        if self.shape == "rows":
+            return type_code in INSERT_DELETE and (self.types is None or type_code in self.types)
+        return self.types is None or type_code in self.types
+
+
+def parse_options(options) -> ReplayOptions:
+    """Validate data source options (a dict of strings); every mistake is one clear InputError."""
+    opts = {str(k).lower(): str(v) for k, v in dict(options).items() if v is not None}
+    rocksmq, nats = opts.get("rocksmq") or None, opts.get("nats") or None
+    if bool(rocksmq) == bool(nats):
+        raise InputError("milvus_mq needs exactly one source: option 'rocksmq' (a RocksMQ directory) or 'nats' (a URL)",
+                         hint='e.g. .option("nats", "nats://127.0.0.1:4222") or .option("rocksmq", "/var/lib/milvus/rdb_data")')
+    shape = opts.get("shape", "messages").lower()
+    if shape not in SHAPES:
+        raise InputError(f"option shape {shape!r} is not one of {', '.join(SHAPES)}")
+    result = ReplayOptions(
+        rocksmq=rocksmq, nats=nats, shape=shape,
+        nats_auth={key: opts[key] for key in NATS_AUTH_OPTIONS if opts.get(key)},
+        channels=_split(opts.get("channels", "")),
+        start=parse_bound(opts["from"], "from", upper=False) if opts.get("from") else None,
+        end=parse_bound(opts["to"], "to", upper=True) if opts.get("to") else None,
+        ranges=_parse_ranges(opts["ranges"]) if opts.get("ranges") else None,
+        types=_parse_types(opts["types"]) if opts.get("types") else None,
+        collection=opts.get("collection") or None,
+        partitions=_positive_int(opts, "partitions"),
+        messages_per_partition=_positive_int(opts, "messages_per_partition") or DEFAULT_MESSAGES_PER_PARTITION,
+        milvus=opts.get("milvus") or None, milvus_token=opts.get("milvus_token") or None,
+        collection_schema=opts.get("collection_schema") or None, progress=opts.get("progress") or None,
+    )
+    if shape == "rows" and not result.collection:
+        raise InputError("shape 'rows' needs a collection (option 'collection', a name or an id)")
+    return result
+
+
+def _split(text: str) -> list[str]:
+    return [part.strip() for part in text.split(",") if part.strip()]
+
+
+def _positive_int(opts: dict[str, str], key: str) -> int | None:
+    if not opts.get(key):
+        return None
+    value = opts[key].strip()
+    if not value.isdigit() or int(value) < 1:
+        raise InputError(f"option {key} {opts[key]!r} is not a positive whole number")
+    return int(value)
+
+
+def _parse_types(text: str) -> frozenset[int]:
+    from mqctl.mq.messages import type_code
+
+    codes = set()
+    for name in _split(text):
+        code = type_code(name)
+        if code is None:
+            raise InputError(f"unknown message type {name!r}", hint="e.g. insert, delete, timetick, createcollection")
+        codes.add(code)
+    return frozenset(codes)
+
+
+def _parse_ranges(text: str) -> dict[str, tuple[int, int]]:
+    try:
+        data = json.loads(text)
+        return {str(channel): (int(first), int(last)) for channel, (first, last) in data.items()}
+    except (ValueError, TypeError, AttributeError):
+        raise InputError("option ranges must be JSON like {\"by-dev-rootcoord-dml_0\": [FIRST_ID, LAST_ID]}") from None
+
+
+def ranges_option(ranges: dict[str, tuple[int, int]]) -> str:
+    return json.dumps({channel: [first, last] for channel, (first, last) in ranges.items()})

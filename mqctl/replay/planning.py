@@ -1,0 +1,97 @@
+"""Which messages a replay reads, and how they are cut into Spark partitions.
+
+Each channel's id / sequence range is split into pieces of about equal message counts, so
+executors read one channel in parallel. Only ids are planned here (cheap metadata, no values);
+TSO and time bounds are applied while reading.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mqctl.errors import InputError
+from mqctl.mq.model import MQSource
+from mqctl.replay.options import ReplayOptions
+
+
+@dataclass(frozen=True)
+class ChannelSpan:
+    """Messages first <= id <= last of one channel; `messages` is their (estimated) count."""
+
+    channel: str
+    first: int
+    last: int
+    messages: int
+
+
+def plan_spans(source: MQSource, opts: ReplayOptions) -> list[ChannelSpan]:
+    """One span per selected, non-empty channel, bounded by `from`/`to` ids or by fixed `ranges`."""
+    infos = {info.name: info for info in source.list_channels()}
+    if opts.ranges is not None:
+        unknown = sorted(set(opts.ranges) - set(infos))
+        if unknown:
+            raise InputError(f"unknown channel {unknown[0]!r} in {opts.source_label}",
+                             hint=f"known channels: {', '.join(infos) or 'none'}")
+        names = list(opts.ranges)
+    else:
+        names = opts.select_channels(list(infos))
+    spans = []
+    for name in names:
+        full = source.id_range(name)
+        if full is None:
+            continue
+        first, last = opts.ranges[name] if opts.ranges is not None else full
+        if opts.start is not None and opts.start.kind == "id":
+            first = max(first, opts.start.value)
+        if opts.end is not None and opts.end.kind == "id":
+            last = min(last, opts.end.value)
+        first, last = max(first, full[0]), min(last, full[1])
+        if first <= last:
+            spans.append(ChannelSpan(name, first, last, _estimate(infos[name].messages, full, first, last)))
+    return spans
+
+def _estimate(total: int, full: tuple[int, int], first: int, last: int) -> int:
+    """Messages in [first, last], assuming ids spread evenly over the channel's full range."""
+    width = full[1] - full[0] + 1
+    if width <= 0 or total <= 0:
+        return 0
+    return max(1, round(total * (last - first + 1) / width)) if first <= last else 0
+
+
+def split_spans(spans: list[ChannelSpan], partitions: int | None, messages_per_partition: int) -> list[ChannelSpan]:
+    """Cut spans into about `partitions` pieces (default: one per `messages_per_partition`
+    messages), at least one per channel, shared out by message count."""
+    if not spans:
+        return []
+    total = sum(span.messages for span in spans)
+    wanted = partitions or math.ceil(total / messages_per_partition)
+    wanted = max(wanted, len(spans))
+    pieces = _share(spans, wanted)
+    result = []
+    for span, count in zip(spans, pieces):
+        result.extend(_cut(span, count))
+    return result
+
+
+def _share(spans: list[ChannelSpan], wanted: int) -> list[int]:
+    """Pieces per span: one each, the rest by largest remainder of the message counts."""
+    total = sum(span.messages for span in spans) or len(spans)
+    extra = wanted - len(spans)
+    quotas = [extra * (span.messages or 1) / total for span in spans]
+    pieces = [1 + int(q) for q in quotas]
+    leftover = wanted - sum(pieces)
+    for index in sorted(range(len(spans)), key=lambda i: quotas[i] - int(quotas[i]), reverse=True)[:max(leftover, 0)]:
+        pieces[index] += 1
+    return [min(count, max(1, span.messages), span.last - span.first + 1) for span, count in zip(spans, pieces)]
+
+
+def _cut(span: ChannelSpan, count: int) -> list[ChannelSpan]:
+    width = span.last - span.first + 1
+    edges = [span.first + (width * i) // count for i in range(count + 1)]
+    pieces = []
+    for i in range(count):
+        first, last = edges[i], edges[i + 1] - 1
+        messages = span.messages // count + (1 if i < span.messages % count else 0)
+        pieces.append(ChannelSpan(span.channel, first, last, messages))
+    return pieces
