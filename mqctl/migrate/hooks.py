@@ -1,0 +1,87 @@
+"""The operator's own commands (stop, start, logs) and the waits around them.
+
+Commands given as strings are split into argv and run without a shell unless the operator
+opts in with ``--shell``; their output is kept (tail only) as evidence in the journal.
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import urlparse
+
+from mqctl.errors import InputError
+
+OUTPUT_TAIL = 2000  # characters of a command's output kept as evidence
+
+
+@dataclass
+class CommandRun:
+    """What running one operator command showed."""
+
+    command: str
+    returncode: int | None
+    seconds: float
+    output_tail: str
+
+
+def split_command(command: str, *, shell: bool) -> list[str] | str:
+    if shell:
+        return command
+    try:
+        argv = shlex.split(command)
+    except ValueError as err:
+        raise InputError(f"cannot split command {command!r}: {err}", hint="quote it properly, or pass --shell") from err
+    if not argv:
+        raise InputError("empty command", hint="pass the command that stops/starts Milvus")
+    return argv
+
+
+def run_command(command: str, *, shell: bool = False, timeout: float = 600) -> CommandRun:
+    """Run an operator command to completion; a missing program is reported, not raised."""
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(split_command(command, shell=shell), shell=shell, capture_output=True, text=True,
+                              timeout=timeout, stdin=subprocess.DEVNULL)
+        code, output = proc.returncode, (proc.stdout or "") + (proc.stderr or "")
+    except FileNotFoundError as err:
+        code, output = None, f"program not found: {err.filename}"
+    except subprocess.TimeoutExpired as err:
+        code, output = None, f"timed out after {timeout:.0f} s: {err.output or ''}"
+    return CommandRun(command, code, round(time.monotonic() - started, 3), output[-OUTPUT_TAIL:])
+
+
+def wait_until(predicate: Callable[[], bool], timeout: float, interval: float = 0.25) -> bool:
+    """Poll `predicate` until it is true or `timeout` seconds pass."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if predicate():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+
+
+def http_healthy(url: str, timeout: float = 2.0) -> bool:
+    """Milvus's /healthz answers 200 with `OK` only when every component is healthy."""
+    import httpx
+
+    try:
+        response = httpx.get(url, timeout=timeout)
+    except httpx.HTTPError:
+        return False
+    return response.status_code == 200 and "OK" in response.text
+
+
+def port_open(uri: str, timeout: float = 1.0) -> bool:
+    """True when something accepts TCP connections at the host:port of `uri`."""
+    parsed = urlparse(uri if "://" in uri else f"tcp://{uri}")
+    try:
+        with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 19530), timeout=timeout):
+            return True
+    except OSError:
+        return False

@@ -1,0 +1,112 @@
+"""What the migration asks Milvus over gRPC (pymilvus ``MilvusClient``): version, row counts,
+FlushAll, load state. Never writes user data."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from mqctl.errors import PreconditionError
+
+
+@dataclass
+class MilvusTarget:
+    """How to reach Milvus. Secrets are kept out of the journal (see `public`)."""
+
+    uri: str
+    user: str = ""
+    password: str = ""
+    token: str = ""
+    server_pem: str = ""  # CA / server certificate for TLS
+    server_name: str = ""
+
+    def public(self) -> dict:
+        return {"uri": self.uri, "user": self.user, "password_set": bool(self.password),
+                "token_set": bool(self.token), "server_pem": self.server_pem, "server_name": self.server_name}
+
+
+def connect(target: MilvusTarget, timeout: float = 10):
+    """A MilvusClient, or exit 3 with what failed and what to check."""
+    from pymilvus import MilvusClient
+    from pymilvus.exceptions import MilvusException
+
+    kwargs = {}
+    if target.server_pem:
+        kwargs.update(server_pem_path=target.server_pem, server_name=target.server_name or None, secure=True)
+    try:
+        return MilvusClient(uri=target.uri, user=target.user, password=target.password, token=target.token,
+                            timeout=timeout, **kwargs)
+    except (MilvusException, OSError) as err:
+        raise PreconditionError(f"Milvus at {target.uri} is not reachable: {getattr(err, 'message', err)}",
+                                hint="check --milvus (host:port of the gRPC proxy), credentials and TLS options") from err
+
+
+def server_version(client) -> str:
+    """`v2.3.5-lite` -> `2.3.5`."""
+    version = str(client.get_server_version())
+    return version.lstrip("v").split("-")[0]
+
+
+def count_rows(client, collection: str) -> int:
+    """Rows visible now (deletes applied), with strong consistency; the collection must be loaded."""
+    result = client.query(collection, filter="", output_fields=["count(*)"], consistency_level="Strong")
+    return int(result[0]["count(*)"])
+
+
+def wait_loaded(client, collection: str, timeout: float) -> bool:
+    from pymilvus.client.types import LoadState
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if client.get_load_state(collection)["state"] == LoadState.Loaded:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def collection_counts(client, *, load_timeout: float = 300) -> dict[str, dict]:
+    """`db/collection` -> {rows, was_loaded} for every collection of every database.
+
+    Counting needs a loaded collection; collections that were not loaded are loaded (the
+    verify step has to load them anyway) and reported with `was_loaded: false`.
+    """
+    from pymilvus.client.types import LoadState
+
+    counts: dict[str, dict] = {}
+    for db in client.list_databases():
+        client.using_database(db)
+        for name in sorted(client.list_collections()):
+            was_loaded = client.get_load_state(name)["state"] == LoadState.Loaded
+            if not was_loaded:
+                client.load_collection(name, timeout=load_timeout)
+            if not wait_loaded(client, name, load_timeout):
+                raise PreconditionError(f"collection {db}/{name} did not load within {load_timeout:.0f} s",
+                                        hint="check the Milvus log for load errors; counts need a loaded collection")
+            counts[f"{db}/{name}"] = {"rows": count_rows(client, name), "was_loaded": was_loaded}
+    client.using_database("default")
+    return counts
+
+
+def flush_all(client, timeout: float, on_wait: Callable[[float], None] | None = None) -> dict:
+    """FlushAll, then poll GetFlushAllState twice a second until every channel passed the flush ts.
+
+    `MilvusClient.flush_all` polls every 5 s and `MilvusClient.get_flush_all_state` has no way
+    to pass the flush ts (pymilvus 2.6.17), so both RPCs go through the client's gRPC handler.
+    """
+    from pymilvus.client.prepare import Prepare
+    from pymilvus.client.utils import check_status
+
+    handler = client._get_connection()  # noqa: SLF001 - see docstring
+    started = time.monotonic()
+    response = handler._stub.FlushAll(Prepare.flush_all_request(""), timeout=timeout)  # noqa: SLF001
+    check_status(response.status)
+    while not handler.get_flush_all_state(response.flush_all_ts, timeout=timeout):
+        waited = time.monotonic() - started
+        if waited > timeout:
+            raise PreconditionError(f"FlushAll not finished after {timeout:.0f} s (flush_all_ts {response.flush_all_ts})",
+                                    hint="Milvus is still flushing: run `mqctl migrate resume` to wait again")
+        if on_wait:
+            on_wait(waited)
+        time.sleep(0.5)
+    return {"flush_all_ts": response.flush_all_ts, "seconds": round(time.monotonic() - started, 3)}
