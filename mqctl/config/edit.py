@@ -1,0 +1,345 @@
+"""get/set/unset/switch on milvus.yaml, user.yaml, Operator CRs and Helm values.
+
+Every edit is a minimal text splice (see splice.py): what it does not touch stays
+byte-identical. Writes are atomic (temp file in the same folder, fsync, rename, mode kept)
+after a timestamped backup next to the file.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import difflib
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mqctl.config.documents import (BOM, CONFIGMAP, HELM_VALUES, OPERATOR_CR, Document, compose, load_document,
+                                    lookup, scalar_text)
+from mqctl.config.schema import (CLUSTER, MQ_BACKENDS, STANDALONE, coerce_value, format_version, nearest,
+                                 spec_for, valid_mq_types)
+from mqctl.config.splice import Splice, embedded_region, set_splice, unset_splice
+from mqctl.errors import InputError, PreconditionError
+
+CR_TOP = ("apiVersion", "kind", "metadata", "spec", "status")
+HELM_USER_YAML = "extraConfigFiles.user.yaml"
+HELM_MILVUS_SECTIONS = ("mq", "natsmq", "rocksmq")  # Milvus keys that live in user.yaml, not in chart values
+DOCUMENT_CHOICES = {
+    "spec.dependencies.msgStreamType": ("pulsar", "kafka", "woodpecker", "rocksmq", "natsmq", "custom", ""),
+    "standalone.messageQueue": ("rocksmq", "natsmq", "pulsar", "kafka", "woodpecker"),
+}
+SWITCH_DEFAULTS = {  # what each target needs, with Milvus's defaults (facts §2)
+    "natsmq": (("natsmq.server.port", "4222"), ("natsmq.server.storeDir", "/var/lib/milvus/nats"),
+               ("natsmq.server.maxFileStore", "17179869184"), ("natsmq.server.maxPayload", "8388608"),
+               ("natsmq.server.maxPending", "67108864"), ("natsmq.server.initializeTimeout", "4000"),
+               ("natsmq.server.retention.maxAge", "4320")),
+    "rocksmq": (("rocksmq.path", "/var/lib/milvus/rdb_data"), ("rocksmq.retentionTimeInMinutes", "4320"),
+                ("rocksmq.retentionSizeInMB", "8192")),
+    "pulsar": (("pulsar.address", "localhost"), ("pulsar.port", "6650")),
+    "kafka": (("kafka.brokerList", "localhost:9092"),),
+    "woodpecker": (("woodpecker.meta.type", "etcd"), ("woodpecker.meta.prefix", "woodpecker"),
+                   ("woodpecker.storage.type", "minio")),
+}
+STORE_DIR_KEY = {"natsmq": "natsmq.server.storeDir", "rocksmq": "rocksmq.path"}
+PORT_KEY = {"natsmq": "natsmq.server.port", "pulsar": "pulsar.port"}
+
+
+@dataclass
+class EditResult:
+    path: Path
+    diff: str
+    changed: bool
+    backup: Path | None = None
+
+
+@dataclass
+class EditPlan:
+    """An edit worked out in memory: show `diff`, then `commit()` to write it."""
+
+    document: Document
+    new_text: str
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return self.new_text != self.document.text
+
+    @property
+    def diff(self) -> str:
+        name = str(self.document.path)
+        lines = difflib.unified_diff(self.document.text.splitlines(keepends=True),
+                                     self.new_text.splitlines(keepends=True), f"a/{name.lstrip('/')}",
+                                     f"b/{name.lstrip('/')}")
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+    def result(self, backup: Path | None = None) -> EditResult:
+        return EditResult(self.document.path, self.diff, self.changed, backup)
+
+    def commit(self) -> EditResult:
+        if not self.changed:
+            return self.result()
+        return self.result(atomic_write(self.document.path, self.new_text, bom=self.document.bom,
+                                        expected=self.document.text))
+
+
+def atomic_write(path: Path, text: str, *, bom: bool = False, expected: str | None = None) -> Path:
+    """Back the file up next to itself, then replace it atomically, keeping its mode. Returns the backup."""
+    target = Path(os.path.realpath(path))
+    if expected is not None:
+        current = target.read_bytes().decode("utf-8")
+        if current.lstrip(BOM) != expected:
+            raise PreconditionError(f"{path} changed while the edit was prepared", hint="run the command again")
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    backup = target.with_name(f"{target.name}.{stamp}.bak")
+    shutil.copy2(target, backup)
+    mode = stat.S_IMODE(target.stat().st_mode)
+    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(((BOM if bom else "") + text).encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+    directory = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+    return backup
+
+
+# ---------------------------------------------------------------------------- addressing
+
+@dataclass
+class Address:
+    """Where a key lives in a document: a path, possibly inside Helm's embedded user.yaml."""
+
+    parts: list[str]
+    milvus_key: str | None  # the Milvus key it sets, for typing values
+    embedded: bool = False
+
+
+def address(doc: Document, key: str) -> Address:
+    if not key or key.startswith(".") or key.endswith(".") or ".." in key:
+        raise InputError(f"invalid key {key!r}", hint="use a dotted key such as natsmq.server.port")
+    if doc.kind == CONFIGMAP:
+        raise InputError(f"{doc.path} is a rendered ConfigMap; mqctl does not edit generated files",
+                         hint="edit the Helm values or Operator CR it was rendered from")
+    if doc.kind == OPERATOR_CR:
+        parts = key.split(".")
+        if parts[0] in CR_TOP:
+            milvus = ".".join(parts[2:]) if parts[:2] == ["spec", "config"] else None
+            return Address(parts, milvus)
+        return Address(["spec", "config", *parts], key)
+    if doc.kind == HELM_VALUES:
+        if key.startswith(HELM_USER_YAML + "."):
+            inner = key[len(HELM_USER_YAML) + 1:]
+            return Address(inner.split("."), inner, embedded=True)
+        if key.split(".")[0] in HELM_MILVUS_SECTIONS:
+            return Address(key.split("."), key, embedded=True)
+        return Address(key.split("."), None)
+    return Address(key.split("."), key)
+
+
+def _typed(addr: Address, key: str, value: str) -> tuple[str, bool]:
+    """The value's YAML text per the schema, and whether it must stay a string."""
+    if addr.milvus_key:
+        spec = spec_for(addr.milvus_key)
+        return coerce_value(addr.milvus_key, value), spec is not None and spec.type in ("str", "path", "enum")
+    choices = DOCUMENT_CHOICES.get(".".join(addr.parts))
+    if choices is not None and value not in choices:
+        guess = nearest(value, [c for c in choices if c])
+        shown = ", ".join(c or '""' for c in choices)
+        raise InputError(f"{key} must be one of {shown}, got {value!r}",
+                         hint=f"did you mean {guess!r}?" if guess else None)
+    return value, choices is not None
+
+
+# ---------------------------------------------------------------------------- operations on text
+
+def _splice_text(doc: Document, text: str, addr: Address, make) -> str:
+    """Apply `make(text, root) -> Splice|None` to the document or to Helm's embedded user.yaml."""
+    roots = compose(text, str(doc.path))
+    main = _main_root(doc, roots)
+    if not addr.embedded:
+        splice = make(text, main)
+        return splice.apply(text) if splice else text
+    pair = lookup(main, ["extraConfigFiles", "user.yaml"])
+    if pair is None:
+        splice = _create_user_yaml(doc, text, main, addr, make)
+        return splice.apply(text) if splice else text
+    region = embedded_region(text, pair[1], f"{doc.path} ({HELM_USER_YAML})")
+    inner_root = region.roots[0] if region.roots else None
+    splice = make(region.text, inner_root)
+    return region.lift(splice).apply(text) if splice else text
+
+
+def _create_user_yaml(doc: Document, text: str, main, addr: Address, make) -> Splice | None:
+    """Add `extraConfigFiles: user.yaml: |` holding the keys `make` writes into an empty file."""
+    inner = make("", None)
+    if inner is None:
+        return None
+    marker = "MQCTL_USER_YAML"
+    splice = set_splice(text, main, ["extraConfigFiles", "user.yaml"], marker, doc.newline)
+    before, _, after = splice.text.partition(marker)
+    key_line = before.rsplit("\n", 1)[-1]
+    pad = " " * (len(key_line) - len(key_line.lstrip(" ")) + 2)
+    body = "".join(pad + line if line.strip() else line for line in inner.text.splitlines(keepends=True))
+    if not after:  # inserted at the end of a file without a final newline
+        body = body.rstrip("\r\n")
+    return Splice(splice.start, splice.end, before + "|" + doc.newline + body)
+
+
+def _main_root(doc: Document, roots: list):
+    """The node of the re-parsed text that corresponds to doc.main."""
+    if doc.main is None:
+        return None
+    index = next(i for i, r in enumerate(doc.roots) if r is doc.main)
+    return roots[index]
+
+
+def plan_set(path: Path | str, key: str, value: str, *, kind: str | None = None) -> EditPlan:
+    doc = load_document(path, kind)
+    addr = address(doc, key)
+    typed, string = _typed(addr, key, value)
+    new = _splice_text(doc, doc.text, addr,
+                       lambda text, root: set_splice(text, root, addr.parts, typed, doc.newline, string=string,
+                                                     label=key))
+    return EditPlan(doc, new)
+
+
+def plan_unset(path: Path | str, key: str, *, kind: str | None = None) -> EditPlan:
+    doc = load_document(path, kind)
+    addr = address(doc, key)
+    new = _splice_text(doc, doc.text, addr, lambda text, root: unset_splice(text, root, addr.parts, label=key)
+                       if root is not None else None)
+    plan = EditPlan(doc, new)
+    if not plan.changed:
+        plan.notes.append(f"{key} is not set in {doc.path}: nothing to remove")
+    return plan
+
+
+def set_key(path: Path | str, key: str, value: str, *, dry_run: bool = False, kind: str | None = None) -> EditResult:
+    plan = plan_set(path, key, value, kind=kind)
+    return plan.result() if dry_run else plan.commit()
+
+
+def unset_key(path: Path | str, key: str, *, dry_run: bool = False, kind: str | None = None) -> EditResult:
+    plan = plan_unset(path, key, kind=kind)
+    return plan.result() if dry_run else plan.commit()
+
+
+def get_key(path: Path | str, key: str, *, kind: str | None = None):
+    """(value, line) of a key written in the document; (None, None) when absent."""
+    doc = load_document(path, kind)
+    addr = address(doc, key)
+    root = doc.main
+    line_offset = 0
+    if addr.embedded:
+        pair = lookup(root, ["extraConfigFiles", "user.yaml"])
+        if pair is None:
+            return None, None
+        region = embedded_region(doc.text, pair[1], str(doc.path))
+        root = region.roots[0] if region.roots else None
+        line_offset = pair[1].start_mark.line + 1
+    pair = lookup(root, addr.parts) if root is not None else None
+    if pair is None:
+        return None, None
+    return scalar_text(pair[1]), pair[0].start_mark.line + 1 + line_offset
+
+
+# ---------------------------------------------------------------------------- switch
+
+def check_target(to: str, mode: str, version) -> None:
+    """Refuse a target Milvus would not start with (exit 3, with the reason)."""
+    if to not in MQ_BACKENDS:
+        guess = nearest(to, MQ_BACKENDS)
+        raise InputError(f"unknown MQ {to!r}", hint=f"did you mean {guess!r}?" if guess else
+                         f"use one of {', '.join(MQ_BACKENDS)}")
+    if version is not None and to not in valid_mq_types(version):
+        reason = ("natsmq was removed in Milvus 2.6 (milvus #41564): move to rocksmq, pulsar, kafka or woodpecker"
+                  if to == "natsmq" else f"{to} needs Milvus 2.6 or later")
+        raise PreconditionError(f"cannot switch to {to} on Milvus {format_version(version)}: {reason}")
+    if mode == CLUSTER and to in ("rocksmq", "natsmq"):
+        raise PreconditionError(f"cannot switch to {to} in cluster mode: Milvus panics with "
+                                f"`mq %!s(MISSING) is only valid in standalone mode`",
+                                hint="use pulsar, kafka or (2.6+) woodpecker for a cluster")
+
+
+def plan_switch(path: Path | str, to: str, *, store_dir: str | None = None, port: int | None = None,
+                mode: str | None = None, milvus_version: str | None = None, kind: str | None = None) -> EditPlan:
+    from mqctl.config.resolve import resolve
+
+    resolution = resolve([path], kind=kind, mode=mode, milvus_version=milvus_version)
+    check_target(to, resolution.mode, resolution.version)
+    doc = load_document(path, kind)
+    if doc.kind == CONFIGMAP:
+        address(doc, "mq.type")  # raises the ConfigMap error
+    edits: list[tuple[str, str]] = []
+    if doc.kind == OPERATOR_CR:
+        edits.append(("spec.dependencies.msgStreamType", to))
+        if resolution.yaml_setting("mq.type") and resolution.yaml_setting("mq.type").source == "yaml":
+            edits.append(("mq.type", to))  # spec.config.mq.type would contradict msgStreamType
+    elif doc.kind == HELM_VALUES:
+        if resolution.mode == STANDALONE:
+            edits.append(("standalone.messageQueue", to))
+        else:
+            edits += _helm_cluster_toggles(doc, to)
+        user_type = get_key(path, f"{HELM_USER_YAML}.mq.type", kind=kind)[0]
+        if user_type is not None and user_type != to:
+            edits.append((f"{HELM_USER_YAML}.mq.type", to))
+    else:
+        edits.append(("mq.type", to))
+    wanted = dict(SWITCH_DEFAULTS[to])
+    if store_dir is not None:
+        if to not in STORE_DIR_KEY:
+            raise InputError(f"--store-dir applies to natsmq and rocksmq, not {to}")
+        wanted[STORE_DIR_KEY[to]] = store_dir
+    if port is not None:
+        if to not in PORT_KEY:
+            raise InputError(f"--port applies to natsmq and pulsar, not {to}")
+        wanted[PORT_KEY[to]] = str(port)
+    explicit = {STORE_DIR_KEY.get(to): store_dir, PORT_KEY.get(to): port}
+    fill_settings = doc.kind != OPERATOR_CR or to in ("natsmq", "rocksmq")
+    if doc.kind == HELM_VALUES and to in ("pulsar", "kafka"):
+        fill_settings = False  # the chart writes the address of the Pulsar/Kafka it deploys
+    for key, value in wanted.items() if fill_settings else ():
+        if explicit.get(key) is not None or resolution.yaml_setting(key) is None:
+            edits.append((key, value))
+    text = doc.text
+    for key, value in edits:
+        addr = address(doc, key)
+        typed, string = _typed(addr, key, value)
+        text = _splice_text(doc, text, addr, lambda t, root, a=addr, v=typed, s=string, k=key:
+                            set_splice(t, root, a.parts, v, doc.newline, string=s, label=k))
+    return EditPlan(doc, text, [f"{key} = {value}" for key, value in edits])
+
+
+def _helm_cluster_toggles(doc: Document, to: str) -> list[tuple[str, str]]:
+    """In a cluster the chart deploys the MQ whose `*.enabled` is true; turn the others off."""
+    if to not in ("pulsar", "kafka", "woodpecker"):
+        return []
+    edits = []
+    pulsar_keys = [k for k in ("pulsarv3.enabled", "pulsar.enabled") if lookup(doc.main, k.split("."))]
+    targets = {"pulsar": pulsar_keys[:1] or ["pulsarv3.enabled"], "kafka": ["kafka.enabled"],
+               "woodpecker": ["woodpecker.enabled"]}[to]
+    for key in ("pulsarv3.enabled", "pulsar.enabled", "kafka.enabled", "woodpecker.enabled"):
+        if key in targets:
+            edits.append((key, "true"))
+        elif lookup(doc.main, key.split(".")) is not None:
+            edits.append((key, "false"))
+    return edits
+
+
+def switch(path: Path | str, to: str, *, store_dir: str | None = None, port: int | None = None,
+           mode: str | None = None, milvus_version: str | None = None, dry_run: bool = False,
+           kind: str | None = None) -> EditResult:
+    plan = plan_switch(path, to, store_dir=store_dir, port=port, mode=mode, milvus_version=milvus_version, kind=kind)
+    return plan.result() if dry_run else plan.commit()

@@ -1,0 +1,217 @@
+"""Which MQ a Milvus will start, and why: Milvus's own priority rules, step by step.
+
+Mirrors Milvus's `mustSelectMQType` (internal/util/dependency): an explicit `mq.type` is used
+as is (after checking it is valid and allowed in the mode); `default` takes the first enabled
+backend in the mode's order. natsmq never takes part in `default` (PR #26791).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mqctl.config import kinds
+from mqctl.config.documents import MILVUS_YAML, Document, Setting, load_document
+from mqctl.config.schema import (ENABLED_BY, KEYS, MODES, STANDALONE, Version, default_order, format_version,
+                                 normalize_key, parse_version, spec_for, valid_mq_types)
+from mqctl.config.sources import EtcdConfig, env_settings
+from mqctl.errors import InputError
+from mqctl.output import REDACTED, is_secret_key
+
+PANIC_INVALID = "mq type {} is invalid"
+PANIC_STANDALONE_ONLY = "mq %!s(MISSING) is only valid in standalone mode"  # Milvus's format string lacks its argument
+PANIC_NOTHING = "no available mq config found"
+
+
+@dataclass
+class Resolution:
+    effective_mq: str | None
+    mode: str
+    milvus_version: str | None
+    explanation: list[str]
+    panic: str | None = None  # Milvus's startup panic when it would not start
+    files: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    mq_type: str = "default"
+    # for rules and get (not part of the JSON contract)
+    _version: Version | None = None
+    _mode_stated: bool = False
+    _views: list = field(default_factory=list)
+    _yaml: dict[str, Setting] = field(default_factory=dict)  # merged yaml layers, normalised key
+    _yaml_all: list[Setting] = field(default_factory=list)  # every yaml setting in merge order
+    _env: dict[str, Setting] = field(default_factory=dict)
+    _etcd: dict[str, Setting] = field(default_factory=dict)
+    _ignored_files: list[str] = field(default_factory=list)
+
+    @property
+    def version(self) -> Version | None:
+        return self._version
+
+    @property
+    def views(self) -> list:
+        return self._views
+
+    def origin(self, key: str) -> Setting:
+        """Where the effective value of `key` comes from: etcd > env > yaml > Milvus default."""
+        normal = normalize_key(key)
+        for layer in (self._etcd, self._env, self._yaml):
+            if normal in layer:
+                return layer[normal]
+        spec = spec_for(key)
+        default = None
+        if spec is not None and self._key_exists(spec):
+            default = spec.default_for(self._version) or None
+        return Setting(spec.key if spec else key, default, None, None, "default", "Milvus default")
+
+    def value(self, key: str) -> str | None:
+        return self.origin(key).value
+
+    def yaml_setting(self, key: str) -> Setting | None:
+        return self._yaml.get(normalize_key(key))
+
+    def overrides(self) -> list[Setting]:
+        """Effective env and etcd overrides (etcd hides env for the same key)."""
+        merged = {**self._env, **self._etcd}
+        return list(merged.values())
+
+    def _key_exists(self, spec) -> bool:
+        version = self._version
+        if version is None:
+            return True
+        return spec.since <= version and (spec.until is None or version < spec.until)
+
+    def where(self, key: str) -> str:
+        """Short provenance for explanations: 'file:line', 'env VAR', 'etcd KEY' or 'Milvus default'."""
+        origin = self.origin(key)
+        if origin.source == "env":
+            return f"env {origin.detail}"
+        if origin.source == "etcd":
+            return f"etcd {origin.detail}"
+        if origin.file:
+            via = f" via {origin.detail}" if origin.source in ("operator", "helm") else ""
+            return f"{origin.file}:{origin.line}{via}"
+        return "not set: Milvus default"
+
+
+def _pick_mode(docs: list[Document], mode: str | None) -> tuple[str, str, bool]:
+    if mode is not None:
+        if mode not in MODES:
+            raise InputError(f"unknown --mode {mode!r}", hint="use standalone or cluster")
+        return mode, "--mode", True
+    for doc in docs:
+        stated, why = kinds.document_mode(doc)
+        if stated:
+            return stated, why, True
+    return STANDALONE, "not stated by a milvus.yaml: assuming standalone (pass --mode cluster for a cluster)", False
+
+
+def _pick_version(docs: list[Document], milvus_version: str | None) -> tuple[Version | None, str]:
+    if milvus_version is not None:
+        version = parse_version(milvus_version)
+        if version is None:
+            raise InputError(f"cannot read --milvus-version {milvus_version!r}", hint="e.g. 2.3.5 or v2.5.4")
+        return version, "--milvus-version"
+    unreadable = None
+    for doc in docs:
+        version, why, tag = kinds.document_version(doc)
+        if version:
+            return version, why
+        if tag:
+            unreadable = tag
+    if unreadable:
+        return None, f"image tag {unreadable} names no version; pass --milvus-version"
+    return None, "unknown (pass --milvus-version): rules common to 2.3–2.6 apply"
+
+
+def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
+    if len(docs) == 1:
+        explanation.append(f"Read {docs[0].name} ({docs[0].kind}).")
+    else:
+        names = ", ".join(f"{doc.name} ({doc.kind})" for doc in docs)
+        explanation.append(f"Read in Milvus's merge order, later wins: {names}.")
+
+
+def resolve(paths: list[Path | str], *, kind: str | None = None, mode: str | None = None,
+            milvus_version: str | None = None, env: dict[str, str] | None = None,
+            etcd: EtcdConfig | None = None) -> Resolution:
+    """Resolve the MQ a deployment starts from its documents and overrides."""
+    if not paths:
+        raise InputError("no configuration file given", hint="pass a milvus.yaml, user.yaml, CR or Helm values")
+    docs = [load_document(path, kind) for path in paths]
+    mode, mode_why, mode_stated = _pick_mode(docs, mode)
+    version, version_why = _pick_version(docs, milvus_version)
+    explanation: list[str] = []
+    _describe_docs(docs, explanation)
+    explanation.append(f"Mode: {mode} ({mode_why}).")
+    explanation.append(f"Milvus version: {format_version(version)} ({version_why})." if version
+                       else f"Milvus version: {version_why}.")
+
+    ignored: list[str] = []
+    used = docs
+    if version is not None and version < (2, 4, 0) and len(docs) > 1 and all(d.kind == MILVUS_YAML for d in docs):
+        used, ignored = docs[:1], [d.name for d in docs[1:]]
+        explanation.append(f"Milvus {format_version(version)} reads milvus.yaml only: ignoring {', '.join(ignored)}.")
+
+    views = [kinds.view(doc, mode, version) for doc in used]
+    yaml_all = [setting for v in views for setting in v.settings]
+    for v in views:
+        explanation += v.notes
+    merged: dict[str, Setting] = {}
+    for setting in yaml_all:
+        merged[normalize_key(setting.key)] = setting
+    wanted = {normalize_key(spec.key): spec.key for spec in KEYS}
+    wanted.update({normal: s.key for normal, s in merged.items()})
+    env_found = env_settings(env, wanted) if env is not None else {}
+    etcd_found = etcd.settings(wanted) if etcd is not None else {}
+
+    result = Resolution(None, mode, format_version(version), explanation, files=[d.name for d in docs],
+                        kinds=[d.kind for d in docs], _version=version, _mode_stated=mode_stated, _views=views,
+                        _yaml=merged, _yaml_all=yaml_all, _env=env_found, _etcd=etcd_found, _ignored_files=ignored)
+    for override in result.overrides():
+        yaml_value = merged.get(normalize_key(override.key))
+        shown = REDACTED if is_secret_key(override.key) else override.value
+        explanation.append(f"Override from {override.source} {override.detail}: {override.key} = {shown!r}"
+                           + (f" (yaml says {yaml_value.value!r})" if yaml_value else "") + ".")
+    _select(result, layout_has_woodpecker=any(normalize_key(s.key).startswith("woodpecker") for s in yaml_all))
+    return result
+
+
+def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
+    """Milvus's mustSelectMQType, recording each step."""
+    explanation = result.explanation
+    mq_type = result.value("mq.type") or "default"
+    result.mq_type = mq_type
+    explanation.append(f"mq.type = {mq_type} ({result.where('mq.type')}).")
+    version = result.version
+    valid = valid_mq_types(version) if version else tuple(dict.fromkeys(valid_mq_types(None) + ("woodpecker",)))
+    if mq_type != "default":
+        if mq_type not in valid:
+            result.panic = PANIC_INVALID.format(mq_type)
+            explanation.append(f"{mq_type!r} is not a valid mq.type"
+                               + (f" for {result.milvus_version}" if version else "")
+                               + f" (valid: {', '.join(valid)}): Milvus panics at startup: `{result.panic}`.")
+            return
+        if result.mode != STANDALONE and mq_type in ("rocksmq", "natsmq"):
+            result.panic = PANIC_STANDALONE_ONLY
+            explanation.append(f"{mq_type} works in standalone only: Milvus panics at startup: `{result.panic}`.")
+            return
+        result.effective_mq = mq_type
+        explanation.append(f"An explicit mq.type is used as is; Milvus starts {mq_type} without looking at the "
+                           f"other backends.")
+        return
+    order = default_order(result.mode, version)
+    if version is None and layout_has_woodpecker:
+        order += ("woodpecker",)
+    explanation.append(f"mq.type default: {result.mode} order is {' > '.join(order)}"
+                       " (natsmq never takes part in default, PR #26791).")
+    for backend in order:
+        key = ENABLED_BY[backend]
+        value = result.value(key)
+        state = "enabled" if value else "not enabled"
+        explanation.append(f"  {backend}: {state} ({key} = {value or '(empty)'}, {result.where(key)}).")
+        if value:
+            result.effective_mq = backend
+            explanation.append(f"Milvus starts {backend}: the first enabled backend in that order.")
+            return
+    result.panic = PANIC_NOTHING
+    explanation.append(f"No backend in the order is enabled: Milvus panics at startup: `{PANIC_NOTHING}`.")

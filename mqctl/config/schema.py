@@ -1,0 +1,234 @@
+"""Known Milvus MQ keys: their type, Milvus's default and the versions they exist in.
+
+Milvus reads every setting as a string and compares key names after normalising them
+(lower-case, `/ _ .` dropped), so the schema is indexed by that normal form too.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from mqctl.errors import InputError
+
+Version = tuple[int, int, int]
+
+STANDALONE, CLUSTER = "standalone", "cluster"
+MODES = (STANDALONE, CLUSTER)
+MQ_BACKENDS = ("rocksmq", "natsmq", "pulsar", "kafka", "woodpecker")
+INT32_MAX = 2**31 - 1
+MIN_SAFE_PAYLOAD = 5 * 1024 * 1024  # Milvus messages can reach 5 MB (pulsar.maxMessageSize default)
+
+
+def normalize_key(key: str) -> str:
+    """The form Milvus compares config keys in: lower-case, without `/`, `_` and `.`."""
+    return re.sub(r"[/_.]", "", key.lower())
+
+
+def parse_version(text: str | None) -> Version | None:
+    """'v2.5.4', '2.3', 'milvusdb/milvus:v2.6.0-gpu' -> (2, 5, 4); None when no version is in it."""
+    if not text:
+        return None
+    tag = str(text).rsplit(":", 1)[-1] if "/" in str(text) or ":" in str(text) else str(text)
+    match = re.match(r"^v?(\d+)\.(\d+)(?:\.(\d+))?", tag.strip())
+    if not match:
+        return None
+    return int(match.group(1)), int(match.group(2)), int(match.group(3) or 0)
+
+
+def format_version(version: Version | None) -> str | None:
+    return None if version is None else "%d.%d.%d" % version
+
+
+def valid_mq_types(version: Version | None) -> tuple[str, ...]:
+    """Values Milvus accepts for mq.type. natsmq was removed in 2.6 (milvus #41564, PR #41565)."""
+    if version is not None and version >= (2, 6, 0):
+        return ("default", "rocksmq", "pulsar", "kafka", "woodpecker")
+    return ("default", "rocksmq", "natsmq", "pulsar", "kafka")
+
+
+def default_order(mode: str, version: Version | None) -> tuple[str, ...]:
+    """Backends `mq.type: default` tries, in order. natsmq never takes part (Milvus PR #26791)."""
+    order = ("rocksmq", "pulsar", "kafka") if mode == STANDALONE else ("pulsar", "kafka")
+    if version is not None and version >= (2, 6, 0):
+        order += ("woodpecker",)
+    return order
+
+
+@dataclass(frozen=True)
+class KeySpec:
+    key: str
+    type: str  # int, bool, bytes, path, str, float, list, minutes, enum
+    default: str = ""
+    choices: tuple[str, ...] = ()
+    since: Version = (2, 0, 0)
+    until: Version | None = None  # first version without the key
+    later_defaults: tuple[tuple[Version, str], ...] = field(default=())
+    doc: str = ""
+
+    def default_for(self, version: Version | None) -> str:
+        value = self.default
+        for since, later in self.later_defaults:
+            if version is not None and version >= since:
+                value = later
+        return value
+
+
+def _spec(key: str, type_: str, default: str = "", **kw) -> KeySpec:
+    return KeySpec(key, type_, default, **kw)
+
+
+KEYS: tuple[KeySpec, ...] = (
+    _spec("mq.type", "enum", "default", choices=("default", "rocksmq", "natsmq", "pulsar", "kafka", "woodpecker"),
+          doc="which MQ Milvus starts; not refreshable"),
+    _spec("mq.enablePursuitMode", "bool", "true"),
+    _spec("mq.pursuitLag", "int", "10"),
+    _spec("mq.pursuitBufferSize", "bytes", "8388608"),
+    _spec("mq.pursuitBufferTime", "int", "60"),
+    _spec("mq.mqBufSize", "int", "16"),
+    _spec("mq.ignoreBadPosition", "bool", "false"),
+    _spec("mq.dispatcher.mergeCheckInterval", "float", "1"),
+    _spec("mq.dispatcher.targetBufSize", "int", "16"),
+    _spec("mq.dispatcher.maxTolerantLag", "int", "3"),
+    _spec("rocksmq.path", "path", "/var/lib/milvus/rdb_data"),
+    _spec("rocksmq.lrucacheratio", "float", "0.06"),
+    _spec("rocksmq.rocksmqPageSize", "bytes", "67108864"),
+    _spec("rocksmq.retentionTimeInMinutes", "minutes", "4320"),
+    _spec("rocksmq.retentionSizeInMB", "int", "8192"),
+    _spec("rocksmq.compactionInterval", "int", "86400"),
+    _spec("rocksmq.compressionTypes", "list", "0,0,7,7,7"),
+    _spec("natsmq.server.port", "int", "4222", until=(2, 6, 0)),
+    _spec("natsmq.server.storeDir", "path", "/var/lib/milvus/nats", until=(2, 6, 0)),
+    _spec("natsmq.server.maxFileStore", "bytes", "17179869184", until=(2, 6, 0)),
+    _spec("natsmq.server.maxPayload", "bytes", "8388608", until=(2, 6, 0)),
+    _spec("natsmq.server.maxPending", "bytes", "67108864", until=(2, 6, 0)),
+    _spec("natsmq.server.initializeTimeout", "int", "4000", until=(2, 6, 0)),
+    _spec("natsmq.server.monitor.trace", "bool", "false", until=(2, 6, 0)),
+    _spec("natsmq.server.monitor.debug", "bool", "false", until=(2, 6, 0)),
+    _spec("natsmq.server.monitor.logTime", "bool", "true", until=(2, 6, 0)),
+    _spec("natsmq.server.monitor.logFile", "path", "/tmp/milvus/logs/nats.log", until=(2, 6, 0)),
+    _spec("natsmq.server.monitor.logSizeLimit", "bytes", "536870912", until=(2, 6, 0)),
+    _spec("natsmq.server.retention.maxAge", "minutes", "4320", until=(2, 6, 0)),
+    _spec("natsmq.server.retention.maxBytes", "bytes", "", until=(2, 6, 0)),
+    _spec("natsmq.server.retention.maxMsgs", "int", "", until=(2, 6, 0)),
+    _spec("pulsar.address", "str", "localhost"),
+    _spec("pulsar.port", "int", "6650"),
+    _spec("pulsar.webport", "int", "80"),
+    _spec("pulsar.maxMessageSize", "bytes", "5242880"),
+    _spec("pulsar.tenant", "str", "public"),
+    _spec("pulsar.namespace", "str", "default"),
+    _spec("pulsar.requestTimeout", "int", "60"),
+    _spec("pulsar.enableClientMetrics", "bool", "false"),
+    _spec("pulsar.authPlugin", "str", ""),
+    _spec("pulsar.authParams", "str", ""),
+    _spec("kafka.brokerList", "str", "", later_defaults=(((2, 5, 0), "localhost:9092"),)),
+    _spec("kafka.saslUsername", "str", ""),
+    _spec("kafka.saslPassword", "str", ""),
+    _spec("kafka.saslMechanisms", "str", ""),
+    _spec("kafka.securityProtocol", "str", ""),
+    _spec("kafka.readTimeout", "int", "10"),
+    _spec("woodpecker.meta.type", "str", "etcd", since=(2, 6, 0)),
+    _spec("woodpecker.meta.prefix", "str", "woodpecker", since=(2, 6, 0)),
+    _spec("woodpecker.storage.type", "str", "minio", since=(2, 6, 0)),
+    _spec("woodpecker.storage.rootPath", "str", "default", since=(2, 6, 0)),
+    _spec("etcd.rootPath", "str", "by-dev"),
+    _spec("msgChannel.chanNamePrefix.cluster", "str", "by-dev"),
+    _spec("rootCoord.dmlChannelNum", "int", "16"),
+    _spec("quotaAndLimits.enabled", "bool", "false"),
+    _spec("quotaAndLimits.limitWriting.forceDeny", "bool", "false"),
+)
+
+BY_NORMAL: dict[str, KeySpec] = {normalize_key(spec.key): spec for spec in KEYS}
+
+# Sections whose every key mqctl knows; anything else under them is probably a typo.
+CHECKED_SECTIONS = ("mq", "natsmq", "rocksmq")
+
+# What "enabled" means for each backend in Milvus's `default` resolution.
+ENABLED_BY = {
+    "rocksmq": "rocksmq.path",
+    "natsmq": "natsmq.server.storeDir",
+    "pulsar": "pulsar.address",
+    "kafka": "kafka.brokerList",
+    "woodpecker": "woodpecker.meta.prefix",
+}
+
+
+def spec_for(key: str) -> KeySpec | None:
+    return BY_NORMAL.get(normalize_key(key))
+
+
+def nearest(word: str, candidates) -> str | None:
+    """The closest candidate, for did-you-mean hints."""
+    lowered = {c.lower(): c for c in candidates}
+    match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)
+    return lowered[match[0]] if match else None
+
+
+def known_children(section_key: str) -> list[str]:
+    """Names of the known keys directly under a dotted section, e.g. 'natsmq.server' -> ['port', ...]."""
+    prefix = section_key.lower() + "."
+    names = []
+    for spec in KEYS:
+        if spec.key.lower().startswith(prefix):
+            child = spec.key[len(prefix):].split(".")[0]
+            if child not in names:
+                names.append(child)
+    return names
+
+
+_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2,
+          "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
+
+
+def go_parse_int(text: str | None) -> int | None:
+    """What Milvus's strconv-based parsing gets: an int, or None when it fails (Milvus then uses 0)."""
+    if text is None:
+        return None
+    text = str(text).strip()
+    if re.fullmatch(r"[+-]?\d+", text):
+        return int(text)
+    return None
+
+
+def coerce_value(key: str, raw: str) -> str:
+    """Check a value typed by a user against the key's schema type; return its YAML text.
+
+    Raises InputError (exit 2) naming the key, the expected type and an example.
+    """
+    spec = spec_for(key)
+    if spec is None:
+        return raw
+    value = raw.strip()
+    if spec.type in ("int", "minutes"):
+        if go_parse_int(value) is None:
+            raise InputError(f"{spec.key} must be an integer, got {raw!r}",
+                             hint=f"e.g. {spec.default or '0'}" + (" (minutes)" if spec.type == "minutes" else ""))
+        return str(int(value))
+    if spec.type == "bytes":
+        match = re.fullmatch(r"(\d+)\s*([a-zA-Z]*)", value)
+        if not match or match.group(2).lower() not in _UNITS:
+            raise InputError(f"{spec.key} must be a size in bytes, got {raw!r}",
+                             hint="give an integer number of bytes, or a size such as 8MB or 16GiB")
+        return str(int(match.group(1)) * _UNITS[match.group(2).lower()])
+    if spec.type == "bool":
+        if value.lower() not in ("true", "false"):
+            raise InputError(f"{spec.key} must be true or false, got {raw!r}")
+        return value.lower()
+    if spec.type == "float":
+        try:
+            float(value)
+        except ValueError:
+            raise InputError(f"{spec.key} must be a number, got {raw!r}", hint=f"e.g. {spec.default}") from None
+        return value
+    if spec.type == "path":
+        if not value:
+            raise InputError(f"{spec.key} must be a non-empty path", hint=f"e.g. {spec.default}")
+        return value
+    if spec.type == "enum":
+        if value not in spec.choices:
+            guess = nearest(value, spec.choices)
+            raise InputError(f"{spec.key} must be one of {', '.join(spec.choices)}, got {raw!r}",
+                             hint=f"did you mean {guess!r}?" if guess else None)
+        return value
+    return raw

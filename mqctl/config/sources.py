@@ -1,0 +1,104 @@
+"""Overrides Milvus reads above its yaml: environment variables and etcd keys under `<root>/config/`.
+
+Milvus matches both to config keys after normalising names (lower-case, `/ _ .` dropped),
+so `MQ_TYPE` and `by-dev/config/mq/type` both mean `mq.type`. Precedence: etcd > env > yaml.
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+
+from mqctl.config.documents import Setting
+from mqctl.config.schema import normalize_key
+from mqctl.errors import InputError, PreconditionError
+
+
+def env_settings(env: dict[str, str], wanted: dict[str, str]) -> dict[str, Setting]:
+    """Environment variables whose normalised name is one of `wanted` (normal form -> display key)."""
+    found: dict[str, Setting] = {}
+    for name, value in env.items():
+        normal = normalize_key(name)
+        if normal in wanted:
+            found[normal] = Setting(wanted[normal], value, None, None, "env", name)
+    return found
+
+
+@dataclass
+class EtcdValue:
+    key: str  # raw etcd key, e.g. by-dev/config/mq/type
+    value: str
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _prefix_end(prefix: str) -> str:
+    """The range_end that makes an etcd range request cover every key with `prefix`."""
+    raw = bytearray(prefix.encode())
+    raw[-1] += 1
+    return base64.b64encode(bytes(raw)).decode()
+
+
+class EtcdConfig:
+    """Milvus config overrides in etcd, through etcd v3's JSON gateway (no gRPC needed)."""
+
+    def __init__(self, url: str, root: str = "by-dev", timeout: float = 5.0):
+        if not url.startswith(("http://", "https://")):
+            url = "http://" + url
+        self.url = url.rstrip("/")
+        self.root = root.strip("/")
+        self.timeout = timeout
+
+    @property
+    def prefix(self) -> str:
+        return f"{self.root}/config/"
+
+    def _post(self, endpoint: str, body: dict) -> dict:
+        import httpx
+
+        try:
+            response = httpx.post(f"{self.url}{endpoint}", json=body, timeout=self.timeout)
+        except httpx.HTTPError as err:
+            raise PreconditionError(f"etcd at {self.url} is unreachable: {err}",
+                                    hint="check --etcd URL (the client port, e.g. http://127.0.0.1:2379)") from None
+        if response.status_code != 200:
+            raise PreconditionError(f"etcd at {self.url} answered {endpoint} with HTTP {response.status_code}: "
+                                    f"{response.text.strip()[:200]}")
+        try:
+            return response.json()
+        except ValueError:
+            raise PreconditionError(f"{self.url} did not answer like etcd's JSON gateway",
+                                    hint="give etcd's client URL") from None
+
+    def read(self) -> dict[str, EtcdValue]:
+        """Normalised Milvus key ('mqtype' form) -> raw etcd key and value."""
+        answer = self._post("/v3/kv/range", {"key": _b64(self.prefix), "range_end": _prefix_end(self.prefix)})
+        values: dict[str, EtcdValue] = {}
+        for kv in answer.get("kvs", []):
+            raw_key = base64.b64decode(kv["key"]).decode(errors="replace")
+            value = base64.b64decode(kv.get("value", "")).decode(errors="replace")
+            values[normalize_key(raw_key[len(self.prefix):])] = EtcdValue(raw_key, value)
+        return values
+
+    def _full_key(self, path: str) -> str:
+        path = path.strip("/")
+        if not path:
+            raise InputError("empty etcd config path", hint="e.g. quotaAndLimits/limitWriting/forceDeny")
+        return self.prefix + path
+
+    def put(self, path: str, value: str) -> None:
+        """Set `<root>/config/<path>`; path like 'quotaAndLimits/limitWriting/forceDeny'."""
+        self._post("/v3/kv/put", {"key": _b64(self._full_key(path)), "value": _b64(value)})
+
+    def delete(self, path: str) -> None:
+        self._post("/v3/kv/deleterange", {"key": _b64(self._full_key(path))})
+
+    def settings(self, wanted: dict[str, str]) -> dict[str, Setting]:
+        """Overrides found in etcd as Settings; keys mqctl does not know keep their etcd spelling."""
+        found: dict[str, Setting] = {}
+        for normal, item in self.read().items():
+            display = wanted.get(normal, item.key[len(self.prefix):].replace("/", "."))
+            found[normal] = Setting(display, item.value, None, None, "etcd", item.key)
+        return found
