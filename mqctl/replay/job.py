@@ -1,0 +1,367 @@
+"""The replay job behind `mqctl replay --to-spark`: plan on the driver, read with `milvus_mq`, write.
+
+Everything that can be checked without Spark is checked first (source reachable, channels
+known, collection found, output free), so a mistake costs no JVM start-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+from mqctl.errors import InputError, PreconditionError
+from mqctl.replay.checkpoint import RUN_COLUMN, Checkpoint
+from mqctl.replay.options import NATS_AUTH_OPTIONS, ReplayOptions, parse_options, ranges_option
+from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
+from mqctl.replay.progress import PartitionCounts, ProgressCollector
+
+FORMATS = ("parquet", "json", "orc", "csv")
+MODES = ("append", "overwrite", "error")
+PROGRESS_INTERVAL = 0.3
+
+
+@dataclass
+class SourceChoice:
+    """Exactly one of: a RocksMQ directory, a NATS URL, a natsmq store, Milvus config files."""
+
+    rocksmq: str | None = None
+    nats: str | None = None
+    nats_store: str | None = None
+    config: list[str] = field(default_factory=list)
+    nats_auth: dict[str, str] = field(default_factory=dict)  # see options.NATS_AUTH_OPTIONS
+
+
+@dataclass
+class ReplayRequest:
+    source: SourceChoice
+    output: str | None = None
+    format: str = "parquet"
+    table: str | None = None
+    mode: str | None = None  # default: error, or append with a checkpoint
+    channels: list[str] = field(default_factory=list)
+    collection: str | None = None
+    shape: str | None = None  # default: rows with a collection, else messages
+    start: str | None = None
+    end: str | None = None
+    types: str | None = None
+    partition_by: list[str] = field(default_factory=list)
+    partitions: int | None = None
+    master: str = "local[*]"
+    spark_conf: dict[str, str] = field(default_factory=dict)
+    checkpoint: str | None = None
+    milvus: str | None = None
+    milvus_token: str | None = None
+
+
+@dataclass
+class ChannelResult:
+    name: str
+    first_id: int
+    last_id: int
+    planned: int  # messages in the range (estimated for RocksMQ, whose ids have gaps)
+    messages: int | None = None  # None when executors could not report (see progress.py)
+    rows: int | None = None
+    bytes: int | None = None
+
+
+@dataclass
+class ReplayResult:
+    source: str
+    target: str
+    format: str
+    mode: str
+    shape: str
+    collection: str | None
+    schema_origin: str | None  # stream | milvus | inferred (rows shape)
+    partitions: int
+    run: int | None  # replay_run written (with --checkpoint)
+    checkpoint: str | None
+    written: bool
+    messages: int | None
+    rows: int | None
+    bytes: int | None
+    seconds: float
+    rows_per_second: float | None
+    messages_per_second: float | None
+    spark_startup_seconds: float | None
+    channels: list[ChannelResult] = field(default_factory=list)
+
+
+ProgressCallback = Callable[[list[ChannelResult]], None]
+
+
+def resolved_request(request: ReplayRequest) -> ReplayRequest:
+    """The request with defaults filled in and every option checked that needs no I/O."""
+    given = [name for name in ("rocksmq", "nats", "nats_store") if getattr(request.source, name)]
+    given += ["config"] if request.source.config else []
+    if len(given) != 1:
+        raise InputError("give exactly one source: --nats URL, --rocksmq PATH, --nats-store DIR or --config FILE...",
+                         hint=f"got {', '.join('--' + g.replace('_', '-') for g in given) or 'none'}")
+    if bool(request.output) == bool(request.table):
+        raise InputError("give exactly one target: --output PATH (with --format) or --table NAME")
+    if request.format not in FORMATS:
+        raise InputError(f"--format {request.format!r} is not one of {', '.join(FORMATS)}")
+    shape = request.shape or ("rows" if request.collection else "messages")
+    mode = request.mode or ("append" if request.checkpoint else "error")
+    if mode not in MODES:
+        raise InputError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
+    if request.checkpoint and mode != "append":
+        raise InputError(f"--checkpoint adds each run to the output; --mode {mode} cannot go with it",
+                         hint="drop --mode (append is implied), or drop --checkpoint")
+    from mqctl.replay.session import check_master
+
+    check_master(request.master)
+    return dataclasses.replace(request, shape=shape, mode=mode)
+
+
+@contextlib.contextmanager
+def source_options(choice: SourceChoice) -> Iterator[tuple[dict[str, str], str]]:
+    """Data source options for the chosen source, and its label for people and checkpoints. A
+    natsmq store gets a private nats-server that lives as long as this context."""
+    from mqctl.mq.jetstream import private_nats_server, public_url
+
+    if choice.config:
+        rocksmq, store = _source_from_config(choice.config)
+        if rocksmq:
+            yield {"rocksmq": rocksmq}, f"rocksmq:{rocksmq}"
+            return
+        choice = SourceChoice(nats_store=store)
+    if choice.rocksmq:
+        path = str(Path(choice.rocksmq).expanduser().resolve())
+        yield {"rocksmq": path}, f"rocksmq:{path}"
+    elif choice.nats:
+        auth = {key: value for key, value in choice.nats_auth.items() if key in NATS_AUTH_OPTIONS and value}
+        yield {"nats": choice.nats, **auth}, public_url(choice.nats)
+    else:
+        store = str(Path(choice.nats_store).expanduser().resolve())
+        with private_nats_server(store) as url:
+            yield {"nats": url}, f"nats-store:{store}"
+
+
+def _source_from_config(paths: list[str]) -> tuple[str | None, str | None]:
+    """(rocksmq path, natsmq store dir) of the MQ the configuration makes Milvus start."""
+    from mqctl.config.resolve import resolve
+
+    resolution = resolve(paths)
+    mq = resolution.effective_mq
+    if mq == "rocksmq" and resolution.value("rocksmq.path"):
+        return resolution.value("rocksmq.path"), None
+    if mq == "natsmq" and resolution.value("natsmq.server.storeDir"):
+        return None, resolution.value("natsmq.server.storeDir")
+    raise PreconditionError(f"the configuration makes Milvus use {mq or 'no MQ'}; replay reads rocksmq and natsmq only",
+                            hint="run `mqctl config explain` on these files to see why")
+
+
+def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallback | None = None) -> ReplayResult:
+    """Replay what the request names into its target. `spark`: an existing session to use (its
+    master wins over request.master); otherwise one is started and stopped here."""
+    request = resolved_request(request)
+    target = f"table:{request.table}" if request.table else str(Path(request.output).expanduser().resolve())
+    with source_options(request.source) as (options, label):
+        options.update(_read_options(request))
+        opts = parse_options(options)
+        checkpoint = Checkpoint.load(request.checkpoint) if request.checkpoint else None
+        if checkpoint is not None:
+            checkpoint.check_belongs_to(label, target)
+        spans, schema_origin = _plan(opts, options, checkpoint)
+        if request.output and request.mode == "error" and Path(target).exists():
+            raise PreconditionError(f"output {target} already exists and --mode is error",
+                                    hint="use --mode append or --mode overwrite, or another --output")
+        pieces = split_spans(spans, opts.partitions, opts.messages_per_partition)
+        result = ReplayResult(
+            source=label, target=target, format=request.format, mode=request.mode, shape=opts.shape,
+            collection=opts.collection, schema_origin=schema_origin, partitions=len(pieces),
+            run=checkpoint.next_run if checkpoint else None, checkpoint=request.checkpoint, written=False,
+            messages=0, rows=0, bytes=0, seconds=0.0, rows_per_second=None, messages_per_second=None,
+            spark_startup_seconds=None,
+            channels=[ChannelResult(s.channel, s.first, s.last, s.messages, 0, 0, 0) for s in spans])
+        if not spans:
+            return result
+        own_session = spark is None
+        if own_session:
+            from mqctl.replay.session import start_session
+
+            started = time.monotonic()
+            spark = start_session(request.master, request.spark_conf)
+            result.spark_startup_seconds = round(time.monotonic() - started, 3)
+        try:
+            _write_with_progress(spark, request, options, result, checkpoint, on_progress)
+        finally:
+            if own_session:
+                spark.stop()
+        if checkpoint is not None:
+            checkpoint.advanced(label, target, {s.channel: s.last for s in spans}).save()
+        return result
+
+
+def _read_options(request: ReplayRequest) -> dict[str, str]:
+    values = {"channels": ",".join(request.channels), "collection": request.collection, "shape": request.shape,
+              "from": request.start, "to": request.end, "types": request.types,
+              "partitions": str(request.partitions) if request.partitions else None,
+              "milvus": request.milvus, "milvus_token": request.milvus_token}
+    return {key: value for key, value in values.items() if value}
+
+
+def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: Checkpoint | None) -> tuple[list[ChannelSpan], str | None]:
+    """Fix the id range of every channel now (a checkpoint records exactly these ends), and find
+    the collection's schema; both are handed to the data source as options."""
+    from mqctl.replay.collection import find_schema
+    from mqctl.replay.schema import rows_ddl, schema_to_json
+
+    if checkpoint is not None and opts.end is not None and opts.end.kind == "tso":
+        raise InputError("--checkpoint needs --to as a sequence/id (or no --to): a time or TSO end is not a position "
+                         "the next run could resume after")
+    source = opts.open_source()
+    try:
+        spans = plan_spans(source, opts)
+        origin = None
+        if opts.shape == "rows":
+            schema, origin = find_schema(source, opts)
+            rows_ddl(schema)  # fails now for a type replay cannot represent
+            options["collection_schema"] = schema_to_json(schema, origin)
+    finally:
+        source.close()
+    if checkpoint is not None:
+        spans = [ChannelSpan(s.channel, start, s.last, s.messages - _skipped(s, start))
+                 for s in spans for start in [checkpoint.start_after(s.channel, s.first)] if start <= s.last]
+    options["ranges"] = ranges_option({s.channel: (s.first, s.last) for s in spans})
+    return spans, origin
+
+
+def _skipped(span: ChannelSpan, start: int) -> int:
+    """Estimated messages of a span before `start`."""
+    width = span.last - span.first + 1
+    return min(span.messages, round(span.messages * (start - span.first) / width)) if width > 0 else 0
+
+
+def _write_with_progress(spark, request: ReplayRequest, options: dict[str, str], result: ReplayResult,
+                         checkpoint: Checkpoint | None, on_progress: ProgressCallback | None) -> None:
+    from mqctl.replay.session import is_local
+
+    master = spark.sparkContext.master
+    host = "127.0.0.1" if is_local(master) else spark.conf.get("spark.driver.host", "127.0.0.1")
+    collector = ProgressCollector(host)
+    options["progress"] = collector.address
+    stop = threading.Event()
+
+    def report() -> None:
+        while not stop.wait(PROGRESS_INTERVAL):
+            _apply_counts(result, collector.per_channel())
+            if on_progress is not None:
+                on_progress(result.channels)
+
+    watcher = threading.Thread(target=report, name="replay-progress-display", daemon=True)
+    watcher.start()
+    started = time.monotonic()
+    try:
+        _write(spark, request, options, checkpoint)
+    finally:
+        stop.set()
+        watcher.join()
+        result.seconds = round(time.monotonic() - started, 3)
+        final = collector.per_channel()
+        collector.close()
+    result.written = True
+    complete = collector.finished() == result.partitions
+    _apply_counts(result, final, complete=complete)
+    if on_progress is not None:
+        on_progress(result.channels)
+    if complete and result.seconds > 0:
+        result.rows_per_second = round(result.rows / result.seconds, 1)
+        result.messages_per_second = round(result.messages / result.seconds, 1)
+
+
+def _apply_counts(result: ReplayResult, counts: dict[str, PartitionCounts], *, complete: bool = True) -> None:
+    for channel in result.channels:
+        found = counts.get(channel.name)
+        channel.messages = found.messages if found else 0
+        channel.rows = found.rows if found else 0
+        channel.bytes = found.bytes if found else 0
+    if not complete:
+        # Some executors could not reach the driver: the counts would be too low, so say nothing.
+        for channel in result.channels:
+            channel.messages = channel.rows = channel.bytes = None
+    result.messages = sum(c.messages for c in result.channels) if complete else None
+    result.rows = sum(c.rows for c in result.channels) if complete else None
+    result.bytes = sum(c.bytes for c in result.channels) if complete else None
+
+
+def _write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
+    from pyspark.sql import functions as F
+
+    from mqctl.replay.datasource import FORMAT
+
+    df = spark.read.format(FORMAT).options(**options).load()
+    unknown = [col for col in request.partition_by if col not in df.columns]
+    if unknown:
+        raise InputError(f"--partition-by {unknown[0]!r} is not a column of the {request.shape} shape",
+                         hint=f"columns: {', '.join(df.columns)}")
+    partition_by = list(request.partition_by)
+    mode = request.mode
+    if checkpoint is not None:
+        # Each run owns the part directory replay_run=N and overwrites only that one (see checkpoint.py).
+        df = df.withColumn(RUN_COLUMN, F.lit(checkpoint.next_run))
+        partition_by = [RUN_COLUMN, *partition_by]
+        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
+        mode = "overwrite"
+    if request.format == "csv":
+        df = _flat_for_csv(df)
+    try:
+        if request.table:
+            _write_table(spark, df, request, mode, partition_by, checkpoint is not None)
+        else:
+            writer = df.write.format(request.format).mode(mode)
+            if partition_by:
+                writer = writer.partitionBy(*partition_by)
+            writer.save(request.output)
+    except Exception as err:  # noqa: BLE001 - Spark's errors carry JVM and Python traces; keep one line
+        if isinstance(err, (InputError, PreconditionError)):
+            raise
+        raise PreconditionError(f"the Spark job failed: {spark_error_line(err)}",
+                                hint="run with --debug for Spark's full error") from err
+
+
+def _write_table(spark, df, request: ReplayRequest, mode: str, partition_by: list[str], resumable: bool) -> None:
+    exists = spark.catalog.tableExists(request.table)
+    if exists and request.mode == "error":
+        raise PreconditionError(f"table {request.table} already exists and --mode is error",
+                                hint="use --mode append or --mode overwrite, or another --table")
+    if exists and resumable:
+        df.select(*spark.table(request.table).columns).write.insertInto(request.table, overwrite=True)
+        return
+    writer = df.write.format(request.format).mode(mode)
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    writer.saveAsTable(request.table)
+
+
+def _flat_for_csv(df):
+    """CSV holds no arrays, maps or binary: vectors and maps become JSON text, binary base64."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import ArrayType, BinaryType, MapType
+
+    columns = []
+    for column in df.schema.fields:
+        ref = F.col(f"`{column.name}`")
+        if isinstance(column.dataType, (ArrayType, MapType)):
+            ref = F.to_json(ref)
+        elif isinstance(column.dataType, BinaryType):
+            ref = F.base64(ref)
+        columns.append(ref.alias(column.name))
+    return df.select(*columns)
+
+
+def spark_error_line(err: Exception) -> str:
+    """The one line of a Spark error that says what went wrong (an mqctl error raised in a worker wins)."""
+    text = str(err)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        for marker in ("mqctl.errors.InputError: ", "mqctl.errors.PreconditionError: "):
+            if marker in line:
+                return line.split(marker, 1)[1]
+    return lines[0] if lines else type(err).__name__
