@@ -98,8 +98,9 @@ def run(args: list[str]) -> int:
     debug = "--debug" in args
     root = _build_root()
     try:
-        root.main(args=args, prog_name="mqctl", standalone_mode=False)
-        return 0
+        returned = root.main(args=args, prog_name="mqctl", standalone_mode=False)
+        # without standalone mode click returns a command's typer.Exit code instead of raising it
+        return returned if isinstance(returned, int) else 0
     except MqctlError as err:
         if debug:
             import traceback

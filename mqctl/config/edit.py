@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as _dt
 import difflib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -22,6 +23,7 @@ from mqctl.config.schema import (CLUSTER, MQ_BACKENDS, STANDALONE, coerce_value,
                                  spec_for, valid_mq_types)
 from mqctl.config.splice import Splice, embedded_region, set_splice, unset_splice
 from mqctl.errors import InputError, PreconditionError
+from mqctl.output import REDACTED, is_secret_key
 
 CR_TOP = ("apiVersion", "kind", "metadata", "spec", "status")
 HELM_USER_YAML = "extraConfigFiles.user.yaml"
@@ -72,7 +74,8 @@ class EditPlan:
         lines = difflib.unified_diff(self.document.text.splitlines(keepends=True),
                                      self.new_text.splitlines(keepends=True), f"a/{name.lstrip('/')}",
                                      f"b/{name.lstrip('/')}")
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+        return redact_diff(text)
 
     def result(self, backup: Path | None = None) -> EditResult:
         return EditResult(self.document.path, self.diff, self.changed, backup)
@@ -82,6 +85,20 @@ class EditPlan:
             return self.result()
         return self.result(atomic_write(self.document.path, self.new_text, bom=self.document.bom,
                                         expected=self.document.text))
+
+
+SECRET_LINE = re.compile(r"^([+ -])(\s*)([^\s:#][^:]*):(\s+)(\S.*?)(\r?\n)?$")
+
+
+def redact_diff(diff: str) -> str:
+    """Hide the values of secret keys (passwords, tokens, sasl...) in a diff shown to people."""
+    lines = []
+    for line in diff.splitlines(keepends=True):
+        match = SECRET_LINE.match(line)
+        if match and not line.startswith(("+++", "---")) and is_secret_key(match.group(3)):
+            line = f"{match.group(1)}{match.group(2)}{match.group(3)}:{match.group(4)}{REDACTED}{match.group(6) or ''}"
+        lines.append(line)
+    return "".join(lines)
 
 
 def atomic_write(path: Path, text: str, *, bom: bool = False, expected: str | None = None) -> Path:
@@ -343,3 +360,32 @@ def switch(path: Path | str, to: str, *, store_dir: str | None = None, port: int
            kind: str | None = None) -> EditResult:
     plan = plan_switch(path, to, store_dir=store_dir, port=port, mode=mode, milvus_version=milvus_version, kind=kind)
     return plan.result() if dry_run else plan.commit()
+
+
+@dataclass
+class KeyValue:
+    """A key's effective value and where it comes from (what `config get` prints)."""
+
+    key: str
+    value: str | None
+    source: str  # yaml, operator, helm, env, etcd, default, absent
+    file: str | None
+    line: int | None
+    detail: str = ""
+
+
+def read_key(path: Path | str, key: str, *, kind: str | None = None, mode: str | None = None,
+             milvus_version: str | None = None, env: dict[str, str] | None = None, etcd=None) -> KeyValue:
+    """A Milvus key's effective value (overrides and defaults included) or a document path's value."""
+    from mqctl.config.resolve import resolve
+
+    doc = load_document(path, kind)
+    addr = address(doc, key)
+    if addr.milvus_key and not (doc.kind == OPERATOR_CR and addr.parts[:2] != ["spec", "config"]):
+        origin = resolve([path], kind=kind, mode=mode, milvus_version=milvus_version, env=env,
+                         etcd=etcd).origin(addr.milvus_key)
+        return KeyValue(key, origin.value, origin.source, origin.file, origin.line, origin.detail)
+    value, line = get_key(path, key, kind=kind)
+    if line is None:
+        return KeyValue(key, None, "absent", str(doc.path), None, "not in the document")
+    return KeyValue(key, value, "yaml", str(doc.path), line, key)

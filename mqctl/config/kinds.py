@@ -28,7 +28,7 @@ class KindView:
     fields: dict[str, Setting] = field(default_factory=dict)  # kind-specific fields (msgStreamType, toggles)
 
 
-def _field(doc: Document, path: str, detail: str | None = None) -> Setting | None:
+def field_setting(doc: Document, path: str, detail: str | None = None) -> Setting | None:
     pair = lookup(doc.main, path.split(".")) if doc.main is not None else None
     if pair is None:
         return None
@@ -46,15 +46,15 @@ def _where(setting: Setting) -> str:
 def document_mode(doc: Document) -> tuple[str | None, str]:
     """Mode stated by the document, and why."""
     if doc.kind == OPERATOR_CR:
-        kind = _field(doc, "kind")
+        kind = field_setting(doc, "kind")
         if kind and kind.value == "MilvusCluster":
             return CLUSTER, f"kind MilvusCluster ({_where(kind)})"
-        mode = _field(doc, "spec.mode")
+        mode = field_setting(doc, "spec.mode")
         if mode and mode.value in MODES:
             return mode.value, f"spec.mode ({_where(mode)})"
         return STANDALONE, "spec.mode not set: the operator deploys standalone"
     if doc.kind == HELM_VALUES:
-        enabled = _field(doc, "cluster.enabled")
+        enabled = field_setting(doc, "cluster.enabled")
         if enabled and enabled.value is not None:
             mode = CLUSTER if enabled.value.lower() == "true" else STANDALONE
             return mode, f"cluster.enabled: {enabled.value} ({_where(enabled)})"
@@ -65,7 +65,7 @@ def document_mode(doc: Document) -> tuple[str | None, str]:
 def document_version(doc: Document) -> tuple[Version | None, str, str | None]:
     """(version, why, raw tag) from the image tag of a CR or Helm values."""
     path = {OPERATOR_CR: "spec.components.image", HELM_VALUES: "image.all.tag"}.get(doc.kind)
-    tag = _field(doc, path) if path else None
+    tag = field_setting(doc, path) if path else None
     if tag is None or not tag.value:
         return None, "", None
     version = parse_version(tag.value)
@@ -89,7 +89,7 @@ def _operator_cr(doc: Document, mode: str, version: Version | None) -> KindView:
     if config is not None and is_mapping(config[1]):
         result.settings += flatten(config[1], doc.name, detail_prefix="spec.config.")
         result.notes.append("spec.config is merged over Milvus's defaults (user.yaml written by the operator)")
-    stream = _field(doc, "spec.dependencies.msgStreamType")
+    stream = field_setting(doc, "spec.dependencies.msgStreamType")
     if stream is not None:
         result.fields["msgStreamType"] = stream
     chosen = stream.value if stream is not None and stream.value else None
@@ -106,7 +106,7 @@ def _operator_cr(doc: Document, mode: str, version: Version | None) -> KindView:
     result.notes.append(why + "; the operator writes it as mq.type into user.yaml")
     address_key = {"pulsar": "pulsar.address", "kafka": "kafka.brokerList"}.get(chosen)
     if address_key:
-        endpoint = _field(doc, f"spec.dependencies.{chosen}.endpoint") or _field(
+        endpoint = field_setting(doc, f"spec.dependencies.{chosen}.endpoint") or field_setting(
             doc, f"spec.dependencies.{chosen}.brokerList")
         value = endpoint.value if endpoint and endpoint.value else f"{chosen} deployed in-cluster by the operator"
         result.settings.append(Setting(address_key, value, doc.name, endpoint.line if endpoint else line,
@@ -121,7 +121,7 @@ def _helm_choice(doc: Document, mode: str, version: Version | None, toggles: dic
         return name in toggles and (toggles[name].value or "").lower() == "true"
 
     if mode == STANDALONE:
-        queue = _field(doc, "standalone.messageQueue")
+        queue = field_setting(doc, "standalone.messageQueue")
         if queue is not None and queue.value:
             return queue.value, queue, f"standalone.messageQueue: {queue.value} ({_where(queue)})"
         default = "woodpecker" if version and version >= (2, 6, 0) else "rocksmq"
@@ -142,7 +142,7 @@ def _helm_choice(doc: Document, mode: str, version: Version | None, toggles: dic
 def _helm_values(doc: Document, mode: str, version: Version | None) -> KindView:
     result = KindView(doc)
     for name in HELM_TOGGLES + ("standalone.messageQueue",):
-        found = _field(doc, name)
+        found = field_setting(doc, name)
         if found is not None:
             result.fields[name] = found
     chosen, origin, why = _helm_choice(doc, mode, version, result.fields)

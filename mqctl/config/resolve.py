@@ -21,6 +21,9 @@ from mqctl.output import REDACTED, is_secret_key
 PANIC_INVALID = "mq type {} is invalid"
 PANIC_STANDALONE_ONLY = "mq %!s(MISSING) is only valid in standalone mode"  # Milvus's format string lacks its argument
 PANIC_NOTHING = "no available mq config found"
+IF_IT_FAILS = (f"Had it no valid choice, Milvus would stop at startup: an invalid mq.type panics "
+               f"`{PANIC_INVALID.format('X')}`, rocksmq/natsmq in a cluster `{PANIC_STANDALONE_ONLY}`, "
+               f"default with nothing enabled `{PANIC_NOTHING}`.")
 
 
 @dataclass
@@ -198,6 +201,7 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
         result.effective_mq = mq_type
         explanation.append(f"An explicit mq.type is used as is; Milvus starts {mq_type} without looking at the "
                            f"other backends.")
+        explanation.append(IF_IT_FAILS)
         return
     order = default_order(result.mode, version)
     if version is None and layout_has_woodpecker:
@@ -212,6 +216,7 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
         if value:
             result.effective_mq = backend
             explanation.append(f"Milvus starts {backend}: the first enabled backend in that order.")
+            explanation.append(IF_IT_FAILS)
             return
     result.panic = PANIC_NOTHING
     explanation.append(f"No backend in the order is enabled: Milvus panics at startup: `{PANIC_NOTHING}`.")

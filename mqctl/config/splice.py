@@ -127,6 +127,8 @@ def set_splice(text: str, root, parts: list[str], value: str, newline: str, *, s
         raise InputError(f"{label}: parent is a flow mapping {{...}}", hint="rewrite it as an indented block")
     indent = node.value[0][0].start_mark.column
     block = _new_lines(rest, rendered, indent, indent_step(root), newline)
+    if node is root and len(rest) > 1:
+        block = newline + block  # a new top-level section gets a blank line before it, like its siblings
     return _insert_after_line(text, _last_line(node), block, newline)
 
 

@@ -1,0 +1,221 @@
+"""`mqctl config`: explain, validate and edit a deployment's MQ settings (parsing and printing only)."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from mqctl.cli.common import DryRunOpt, JsonOpt, YesOpt, exit_with, output
+
+app = typer.Typer(help="Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",
+                  no_args_is_help=True)
+
+FilesArg = Annotated[list[Path], typer.Argument(help="milvus.yaml [default.yaml user.yaml], an Operator CR or Helm "
+                                                     "values; several files in Milvus's merge order (later wins).",
+                                                show_default=False)]
+FileArg = Annotated[Path, typer.Argument(help="The file to read or edit.", show_default=False)]
+KeyArg = Annotated[str, typer.Argument(help="Dotted key, e.g. natsmq.server.port or spec.dependencies.msgStreamType.",
+                                       show_default=False)]
+KindOpt = Annotated[Optional[str], typer.Option("--kind", help="Force the document kind: milvus-yaml, operator-cr, "
+                                                               "helm-values, configmap.")]
+ModeOpt = Annotated[Optional[str], typer.Option("--mode", help="standalone or cluster (default: from the document).")]
+VersionOpt = Annotated[Optional[str], typer.Option("--milvus-version", help="Milvus version, e.g. 2.3.5 (default: "
+                                                                            "from the image tag).")]
+EnvOpt = Annotated[bool, typer.Option("--env", help="Apply overrides from this environment (MQ_TYPE, "
+                                                    "PULSAR_ADDRESS, ...).")]
+EtcdOpt = Annotated[Optional[str], typer.Option("--etcd", help="Read overrides under <root>/config/ from this etcd "
+                                                               "(client URL, e.g. http://127.0.0.1:2379).")]
+EtcdRootOpt = Annotated[Optional[str], typer.Option("--etcd-root", help="etcd root path (default: etcd.rootPath "
+                                                                        "from the yaml, else by-dev).")]
+
+
+def _resolve(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
+    from mqctl.config.resolve import resolve
+    from mqctl.config.sources import EtcdConfig
+
+    environment = dict(os.environ) if env else None
+    etcd = None
+    if etcd_url:
+        if etcd_root is None:
+            etcd_root = resolve(files, kind=kind, mode=mode, milvus_version=milvus_version).value("etcd.rootPath")
+        etcd = EtcdConfig(etcd_url, etcd_root or "by-dev")
+    return resolve(files, kind=kind, mode=mode, milvus_version=milvus_version, env=environment, etcd=etcd)
+
+
+def _where(finding) -> str:
+    name = Path(finding.file).name if finding.file else ""
+    return f"{name}:{finding.line}" if name and finding.line else name
+
+
+def _findings_table(findings):
+    from mqctl.output import Output
+
+    return Output.table(None, ["severity", "code", "key", "where", "message", "fix"],
+                        [(f.severity, f.code, f.key or "", _where(f), f.message, f.hint or "") for f in findings])
+
+
+def _render_report(report, *, explain: bool):
+    from rich.text import Text
+
+    parts = []
+    if report.effective_mq:
+        parts.append(Text(f"Milvus starts {report.effective_mq} ({report.mode}, "
+                          f"Milvus {report.milvus_version or 'version unknown'})", style="bold green"))
+    else:
+        parts.append(Text(f"Milvus would not start: panic `{report.panic}`", style="bold red"))
+    if explain:
+        step = 0
+        for line in report.explanation:
+            if line.startswith("  "):
+                parts.append(Text(f"     {line.strip()}"))
+            else:
+                step += 1
+                parts.append(Text(f"{step:>2}. {line}"))
+    if report.findings:
+        parts.append(_findings_table(report.findings))
+    parts.append(Text(f"{report.errors} error(s), {report.warnings} warning(s), "
+                      f"{len(report.findings) - report.errors - report.warnings} info"))
+    return parts
+
+
+@app.command()
+def explain(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None, milvus_version: VersionOpt = None,
+            env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, json_mode: JsonOpt = False):
+    """Which MQ this Milvus will start, and why, step by step."""
+    from mqctl.config.rules import report, validate
+
+    resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root)
+    output(json_mode).emit(report(resolution, validate(resolution)), lambda r: _render_report(r, explain=True))
+
+
+@app.command(name="validate")
+def validate_command(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None, milvus_version: VersionOpt = None,
+                     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
+                     check_host: Annotated[bool, typer.Option("--check-host", help="Also check this host: port free, "
+                                                              "store writable, disk space and kind.")] = False,
+                     env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
+                     json_mode: JsonOpt = False):
+    """Findings with stable codes; exit 1 on any error (with --strict, any warning)."""
+    from mqctl.config.rules import exit_code, report, validate
+
+    resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root)
+    findings = validate(resolution, strict=strict, check_host=check_host)
+    output(json_mode).emit(report(resolution, findings), lambda r: _render_report(r, explain=False))
+    exit_with(exit_code(findings, strict=strict))
+
+
+@dataclass
+class RuleList:
+    rules: list
+
+
+@app.command()
+def rules(json_mode: JsonOpt = False):
+    """Every validation rule with its code and why it matters."""
+    from mqctl.config.rules import RULES
+    from mqctl.output import Output
+
+    output(json_mode).emit(RuleList(list(RULES)), lambda r: Output.table(
+        "config validate rules", ["code", "severity", "rule", "why"],
+        [(rule.code, rule.severity, rule.title, rule.why) for rule in r.rules]))
+
+
+@app.command()
+def get(file: FileArg, key: KeyArg, kind: KindOpt = None, mode: ModeOpt = None, milvus_version: VersionOpt = None,
+        env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, json_mode: JsonOpt = False):
+    """A key's effective value and where it comes from (file:line, env, etcd or Milvus default)."""
+    from mqctl.config.edit import read_key
+    from mqctl.config.sources import EtcdConfig
+    from mqctl.output import redact
+
+    etcd_source = EtcdConfig(etcd, etcd_root or "by-dev") if etcd else None
+    found = read_key(file, key, kind=kind, mode=mode, milvus_version=milvus_version,
+                     env=dict(os.environ) if env else None, etcd=etcd_source)
+    found.value = redact(found.value, found.key)
+
+    def render(kv):
+        from rich.text import Text
+
+        where = f"{kv.file}:{kv.line}" if kv.line else (kv.detail or kv.source)
+        shown = "(not set)" if kv.value is None else kv.value
+        return Text(f"{kv.key} = {shown}    [{kv.source}: {where}]")
+
+    output(json_mode).emit(found, render)
+
+
+@dataclass
+class EditOutcome:
+    path: str
+    changed: bool
+    written: bool
+    dry_run: bool
+    backup: str | None
+    diff: str
+    notes: list[str]
+
+
+def _apply(plan, *, yes: bool, dry_run: bool, json_mode: bool) -> None:
+    """Show the diff, ask (unless --yes), write atomically with a backup; --dry-run writes nothing."""
+    out = output(json_mode)
+    if plan.changed:
+        out.diff(plan.diff)
+    for note in plan.notes:
+        out.info(note)
+    written, backup = False, None
+    if plan.changed and not dry_run:
+        if not out.confirm(f"Write these changes to {plan.document.path}?", assume_yes=yes):
+            out.info("Nothing written.")
+            exit_with(3)
+        backup = plan.commit().backup
+        written = True
+    outcome = EditOutcome(str(plan.document.path), plan.changed, written, dry_run, str(backup) if backup else None,
+                          plan.diff, plan.notes)
+
+    def render(o):
+        if not o.changed:
+            return "No change: the file already says that."
+        if o.dry_run:
+            return "Dry run: nothing written."
+        return f"Wrote {o.path} (backup: {o.backup})."
+
+    out.emit(outcome, render)
+
+
+@app.command(name="set")
+def set_command(file: FileArg, key: KeyArg,
+                value: Annotated[str, typer.Argument(help="New value (checked against the key's type).",
+                                                     show_default=False)],
+                kind: KindOpt = None, yes: YesOpt = False, dry_run: DryRunOpt = False, json_mode: JsonOpt = False):
+    """Set a key (missing parents are created); everything else stays byte-identical."""
+    from mqctl.config.edit import plan_set
+
+    _apply(plan_set(file, key, value, kind=kind), yes=yes, dry_run=dry_run, json_mode=json_mode)
+
+
+@app.command()
+def unset(file: FileArg, key: KeyArg, kind: KindOpt = None, yes: YesOpt = False, dry_run: DryRunOpt = False,
+          json_mode: JsonOpt = False):
+    """Remove a key's lines; Milvus then uses its default."""
+    from mqctl.config.edit import plan_unset
+
+    _apply(plan_unset(file, key, kind=kind), yes=yes, dry_run=dry_run, json_mode=json_mode)
+
+
+@app.command()
+def switch(file: FileArg,
+           to: Annotated[str, typer.Option("--to", help="natsmq, rocksmq, pulsar, kafka or woodpecker.",
+                                           show_default=False)],
+           store_dir: Annotated[Optional[str], typer.Option("--store-dir", help="natsmq storeDir or rocksmq "
+                                                                                "path.")] = None,
+           port: Annotated[Optional[int], typer.Option("--port", help="natsmq or pulsar port.")] = None,
+           mode: ModeOpt = None, milvus_version: VersionOpt = None, kind: KindOpt = None, yes: YesOpt = False,
+           dry_run: DryRunOpt = False, json_mode: JsonOpt = False):
+    """Point the deployment at another MQ: the right key for the kind, plus the target's defaults when missing."""
+    from mqctl.config.edit import plan_switch
+
+    plan = plan_switch(file, to, store_dir=store_dir, port=port, mode=mode, milvus_version=milvus_version, kind=kind)
+    _apply(plan, yes=yes, dry_run=dry_run, json_mode=json_mode)
