@@ -6,6 +6,9 @@ opts in with ``--shell``; their output is kept (tail only) as evidence in the jo
 
 from __future__ import annotations
 
+import datetime as dt
+import os
+import re
 import shlex
 import socket
 import subprocess
@@ -14,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 from urllib.parse import urlparse
 
-from mqctl.errors import InputError
+from mqctl.errors import InputError, PreconditionError
 
 OUTPUT_TAIL = 2000  # characters of a command's output kept as evidence
 
@@ -85,3 +88,68 @@ def port_open(uri: str, timeout: float = 1.0) -> bool:
             return True
     except OSError:
         return False
+
+
+MILVUS_LOG_TIME = re.compile(r"\[(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d+) ([+-]\d\d:\d\d)\]")
+
+
+def log_time(line: str) -> dt.datetime | None:
+    """The timestamp Milvus puts at the start of each log line (`[2026/11/22 05:07:12.265 +00:00]`)."""
+    match = MILVUS_LOG_TIME.search(line)
+    if not match:
+        return None
+    return dt.datetime.strptime(f"{match.group(1)} {match.group(2)}", "%Y/%m/%d %H:%M:%S.%f %z")
+
+
+@dataclass
+class MilvusLog:
+    """Milvus's log, read from a file (from an offset) or from an operator command's output."""
+
+    file: str | None = None
+    command: str | None = None
+    shell: bool = False
+
+    @property
+    def available(self) -> bool:
+        return bool(self.file or self.command)
+
+    def mark(self) -> int:
+        """Where the log ends now, so later reads only see what comes after."""
+        try:
+            return os.path.getsize(self.file) if self.file else 0
+        except OSError:
+            return 0
+
+    def lines_since(self, offset: int, since: dt.datetime) -> list[str]:
+        if self.file:
+            try:
+                with open(self.file, "rb") as handle:
+                    handle.seek(offset if offset <= os.path.getsize(self.file) else 0)
+                    text = handle.read().decode("utf-8", errors="replace")
+            except OSError as err:
+                raise PreconditionError(f"cannot read the Milvus log {self.file}: {err.strerror}",
+                                        hint="pass the file Milvus writes its log to with --log-file") from None
+        else:
+            text = self._command_output()
+        return [line for line in text.splitlines() if (stamp := log_time(line)) is not None and stamp >= since]
+
+    def _command_output(self) -> str:
+        try:
+            proc = subprocess.run(split_command(self.command, shell=self.shell), shell=self.shell, capture_output=True,
+                                  text=True, timeout=60, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            raise PreconditionError(f"--log-cmd {self.command!r} failed: {err}") from None
+        if proc.returncode != 0:
+            raise PreconditionError(f"--log-cmd {self.command!r} exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+        return proc.stdout + proc.stderr
+
+    def wait_for(self, wanted: Callable[[str], bool], *, offset: int, since: dt.datetime, timeout: float) -> str | None:
+        """The last line matching `wanted` written after `since`, waiting up to `timeout` for one."""
+        found: list[str] = []
+
+        def seen() -> bool:
+            found[:] = [line for line in self.lines_since(offset, since) if wanted(line)]
+            return bool(found)
+
+        wait_until(seen, timeout, interval=0.5)
+        return found[-1] if found else None

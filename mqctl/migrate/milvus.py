@@ -26,17 +26,20 @@ class MilvusTarget:
                 "token_set": bool(self.token), "server_pem": self.server_pem, "server_name": self.server_name}
 
 
-def connect(target: MilvusTarget, timeout: float = 10):
-    """A MilvusClient, or exit 3 with what failed and what to check."""
+def connect(target: MilvusTarget, timeout: float = 10, db: str = ""):
+    """A MilvusClient (on database `db`), or exit 3 with what failed and what to check."""
+    import logging
+
     from pymilvus import MilvusClient
     from pymilvus.exceptions import MilvusException
 
+    logging.getLogger("pymilvus").setLevel(logging.CRITICAL)  # its RPC errors become one-line PreconditionErrors
     kwargs = {}
     if target.server_pem:
         kwargs.update(server_pem_path=target.server_pem, server_name=target.server_name or None, secure=True)
     try:
         return MilvusClient(uri=target.uri, user=target.user, password=target.password, token=target.token,
-                            timeout=timeout, **kwargs)
+                            db_name=db, timeout=timeout, **kwargs)
     except (MilvusException, OSError) as err:
         raise PreconditionError(f"Milvus at {target.uri} is not reachable: {getattr(err, 'message', err)}",
                                 hint="check --milvus (host:port of the gRPC proxy), credentials and TLS options") from err
@@ -55,37 +58,69 @@ def count_rows(client, collection: str) -> int:
 
 
 def wait_loaded(client, collection: str, timeout: float) -> bool:
-    from pymilvus.client.types import LoadState
-
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if client.get_load_state(collection)["state"] == LoadState.Loaded:
+        if is_loaded(client, collection):
             return True
         time.sleep(0.5)
     return False
 
 
-def collection_counts(client, *, load_timeout: float = 300) -> dict[str, dict]:
-    """`db/collection` -> {rows, was_loaded} for every collection of every database.
+def each_collection(target: MilvusTarget):
+    """(client, database, collection) for every collection of every database.
 
-    Counting needs a loaded collection; collections that were not loaded are loaded (the
-    verify step has to load them anyway) and reported with `was_loaded: false`.
+    One client per database: `use_database` calls DescribeDatabase, which 2.3 does not have.
     """
+    from pymilvus.exceptions import MilvusException
+
+    main = connect(target)
+    try:
+        for db in main.list_databases():
+            client = main if db == "default" else connect(target, db=db)
+            try:
+                for name in sorted(client.list_collections()):
+                    yield client, db, name
+            finally:
+                if client is not main:
+                    client.close()
+    except MilvusException as err:
+        raise PreconditionError(f"Milvus at {target.uri} failed: {err.message}") from None
+    finally:
+        main.close()
+
+
+def is_loaded(client, collection: str) -> bool:
     from pymilvus.client.types import LoadState
 
+    return client.get_load_state(collection)["state"] == LoadState.Loaded
+
+
+def collection_counts(target: MilvusTarget, *, load: bool = True, load_timeout: float = 300) -> dict[str, dict]:
+    """`db/collection` -> {rows, was_loaded} for every collection of every database.
+
+    Counting needs a loaded collection. With `load`, collections that were not loaded are
+    loaded (the verify step has to load them anyway); without, their rows are None.
+    """
     counts: dict[str, dict] = {}
-    for db in client.list_databases():
-        client.using_database(db)
-        for name in sorted(client.list_collections()):
-            was_loaded = client.get_load_state(name)["state"] == LoadState.Loaded
-            if not was_loaded:
-                client.load_collection(name, timeout=load_timeout)
-            if not wait_loaded(client, name, load_timeout):
-                raise PreconditionError(f"collection {db}/{name} did not load within {load_timeout:.0f} s",
-                                        hint="check the Milvus log for load errors; counts need a loaded collection")
-            counts[f"{db}/{name}"] = {"rows": count_rows(client, name), "was_loaded": was_loaded}
-    client.using_database("default")
+    for client, db, name in each_collection(target):
+        was_loaded = is_loaded(client, name)
+        if not was_loaded and not load:
+            counts[f"{db}/{name}"] = {"rows": None, "was_loaded": False}
+            continue
+        if not was_loaded:
+            client.load_collection(name, timeout=load_timeout)
+        if not wait_loaded(client, name, load_timeout):
+            raise PreconditionError(f"collection {db}/{name} did not load within {load_timeout:.0f} s",
+                                    hint="check the Milvus log for load errors; counts need a loaded collection")
+        counts[f"{db}/{name}"] = {"rows": count_rows(client, name), "was_loaded": was_loaded}
     return counts
+
+
+def release(target: MilvusTarget, names: list[str]) -> None:
+    """Release `db/collection`s that were loaded only to be counted."""
+    for client, db, name in each_collection(target):
+        if f"{db}/{name}" in names:
+            client.release_collection(name)
 
 
 def flush_all(client, timeout: float, on_wait: Callable[[float], None] | None = None) -> dict:

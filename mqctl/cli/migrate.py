@@ -1,0 +1,245 @@
+"""`mqctl migrate`: the journaled stop-writes -> FlushAll -> switch -> restart -> verify migration."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from mqctl.cli.common import JsonOpt, YesOpt, exit_with, output
+
+app = typer.Typer(help="Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify.",
+                  invoke_without_command=True)
+
+ConfigOpt = Annotated[Optional[list[Path]], typer.Option("--config", help="Milvus config file(s), merge order.")]
+ToOpt = Annotated[Optional[str], typer.Option("--to", help="Target MQ: natsmq, rocksmq, pulsar, kafka, woodpecker.")]
+MilvusOpt = Annotated[Optional[str], typer.Option("--milvus", help="Milvus gRPC URI, e.g. http://127.0.0.1:19530.")]
+UserOpt = Annotated[str, typer.Option("--user", help="Milvus user.")]
+PasswordOpt = Annotated[str, typer.Option("--password", envvar="MQCTL_MILVUS_PASSWORD", help="Milvus password (never journaled).")]
+TokenOpt = Annotated[str, typer.Option("--token", envvar="MQCTL_MILVUS_TOKEN", help="Milvus token (never journaled).")]
+ServerPemOpt = Annotated[str, typer.Option("--server-pem", help="CA/server certificate for TLS.")]
+ServerNameOpt = Annotated[str, typer.Option("--server-name", help="TLS server name.")]
+EtcdOpt = Annotated[Optional[str], typer.Option("--etcd", help="etcd client URL (overrides; forceDeny where active).")]
+EtcdRootOpt = Annotated[str, typer.Option("--etcd-root", help="etcd.rootPath of this Milvus.")]
+StopOpt = Annotated[Optional[str], typer.Option("--stop-cmd", help="Command that stops Milvus.")]
+StartOpt = Annotated[Optional[str], typer.Option("--start-cmd", help="Command that starts Milvus.")]
+ShellOpt = Annotated[bool, typer.Option("--shell", help="Run the commands through /bin/sh.")]
+LogFileOpt = Annotated[Optional[str], typer.Option("--log-file", help="File Milvus logs to.")]
+LogCmdOpt = Annotated[Optional[str], typer.Option("--log-cmd", help="Command printing Milvus's recent log.")]
+HealthOpt = Annotated[Optional[str], typer.Option("--health-url", help="Milvus /healthz URL (port 9091).")]
+BackupOpt = Annotated[Optional[str], typer.Option("--backup-dir", help="Archive the old MQ folders here.")]
+CleanupOpt = Annotated[bool, typer.Option("--cleanup", help="Delete the old MQ folders once archived and verified.")]
+WritesStoppedOpt = Annotated[bool, typer.Option("--writes-stopped", help="Writers are stopped already; skip forceDeny.")]
+ClearOpt = Annotated[bool, typer.Option("--clear-etcd-override", help="Delete a conflicting etcd mq.type (journaled).")]
+StoreOpt = Annotated[Optional[str], typer.Option("--store-dir", help="natsmq.server.storeDir / rocksmq.path to use.")]
+NatsPortOpt = Annotated[Optional[int], typer.Option("--nats-port", help="natsmq.server.port to use.")]
+VersionOpt = Annotated[Optional[str], typer.Option("--milvus-version", help="Milvus version (else asked from the server).")]
+StateOpt = Annotated[Optional[Path], typer.Option("--state-dir", help="Folder for the journal (default: next to the config).")]
+SandboxOpt = Annotated[Optional[Path], typer.Option("--sandbox", help="Fill every option from `mqctl sandbox` in DIR.")]
+FlushTimeoutOpt = Annotated[float, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll.")]
+StartTimeoutOpt = Annotated[float, typer.Option("--start-timeout", help="Seconds to wait for Milvus to start.")]
+
+
+def _sandbox_fill(sandbox: Path | None) -> dict:
+    if sandbox is None:
+        return {}
+    from mqctl.sandbox import Sandbox
+
+    info = Sandbox(sandbox).info()
+    return {"configs": [info.config], "milvus": info.uri, "etcd": info.etcd, "stop_cmd": info.stop_cmd,
+            "start_cmd": info.start_cmd, "log_file": info.log, "health_url": info.health_url}
+
+
+def _target(milvus, user, password, token, server_pem, server_name):
+    from mqctl.migrate.milvus import MilvusTarget
+
+    return MilvusTarget(milvus or "", user, password, token, server_pem, server_name)
+
+
+def _journal_path(state_dir, config, sandbox):
+    from mqctl.migrate.journal import journal_path
+
+    filled = _sandbox_fill(sandbox)
+    first = str(config[0]) if config else (filled["configs"][0] if filled else None)
+    return journal_path(state_dir=str(state_dir) if state_dir else None, config=first)
+
+
+def _reporter(out):
+    from mqctl.migrate.report import summarize
+    from mqctl.migrate.steps import Reporter
+
+    last = {"text": "", "at": 0.0}
+
+    def waiting(text: str) -> None:
+        if text != last["text"] and time.monotonic() - last["at"] > 5:
+            out.info(f"    [dim]{text}[/dim]")
+            last.update(text=text, at=time.monotonic())
+
+    def finished(record) -> None:
+        mark = {"done": "[green]✓[/green]", "skipped": "[dim]-[/dim]"}.get(record.status, "[red]✗[/red]")
+        out.info(f"{mark} {record.name:<14} {record.seconds or 0:7.1f} s  {summarize(record)}")
+
+    return Reporter(step_started=lambda r: out.info(f"[bold]▶ {r.name}[/bold] ..."), step_finished=finished,
+                    waiting=waiting)
+
+
+def render_journal(journal):
+    from mqctl.migrate.report import summarize
+    from mqctl.output import Output
+
+    title = f"migration {journal.source_mq} -> {journal.target_mq}: {journal.state} (journal {journal.path})"
+    rows = [(r.name, r.status, f"{r.seconds:.1f}" if r.seconds is not None else "", summarize(r)) for r in journal.steps]
+    tables = [Output.table(title, ["step", "status", "seconds", "evidence"], rows, right=["seconds"])]
+    if journal.rollback:
+        rows = [(r.name, r.status, f"{r.seconds:.1f}" if r.seconds is not None else "", summarize(r))
+                for r in journal.rollback]
+        tables.append(Output.table("rollback", ["step", "status", "seconds", "evidence"], rows, right=["seconds"]))
+    return tables
+
+
+def _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd, start_cmd,
+             shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped, clear_etcd_override, store_dir,
+             nats_port, milvus_version, sandbox, flush_timeout, start_timeout):
+    from mqctl.errors import InputError
+    from mqctl.migrate.steps import MigrateOptions
+
+    filled = _sandbox_fill(sandbox)
+    configs = [str(p.expanduser().resolve()) for p in config] if config else filled.get("configs")
+    if not configs:
+        raise InputError("no --config given", hint="pass the milvus.yaml Milvus reads (or --sandbox DIR)")
+    if not to:
+        raise InputError("no --to given", hint="pass --to natsmq|rocksmq|pulsar|kafka|woodpecker")
+    uri = milvus or filled.get("milvus")
+    if not uri:
+        raise InputError("no --milvus given", hint="pass the gRPC URI, e.g. http://127.0.0.1:19530")
+    return MigrateOptions(
+        configs=configs, to=to, milvus=_target(uri, user, password, token, server_pem, server_name),
+        stop_cmd=stop_cmd or filled.get("stop_cmd"), start_cmd=start_cmd or filled.get("start_cmd"), shell=shell,
+        log_file=log_file or (None if log_cmd else filled.get("log_file")), log_cmd=log_cmd,
+        health_url=health_url or filled.get("health_url"), etcd=etcd or filled.get("etcd"), etcd_root=etcd_root,
+        backup_dir=backup_dir, cleanup=cleanup, writes_stopped=writes_stopped, clear_etcd_override=clear_etcd_override,
+        store_dir=store_dir, nats_port=nats_port, milvus_version=milvus_version, flush_timeout=flush_timeout,
+        start_timeout=start_timeout)
+
+
+def render_plan(result):
+    from mqctl.output import Output
+
+    head = (f"migration plan: {result.source_mq} -> {result.target_mq} (Milvus {result.milvus_version or '?'}); "
+            "nothing was changed")
+    items = [Output.table(head, ["step", "what it will do"], [(s.name, s.action) for s in result.steps])]
+    if result.findings:
+        items.append(Output.table("preflight findings", ["level", "code", "finding", "how to fix"],
+                                  [(f.level, f.code, f.message, f.hint) for f in result.findings]))
+    if result.counts:
+        items.append(Output.table("row counts now", ["collection", "rows"],
+                                  [(n, c["rows"] if c["rows"] is not None else "not loaded (loaded at preflight)")
+                                   for n, c in result.counts.items()], right=["rows"]))
+    if result.config_diff:
+        from rich.syntax import Syntax
+
+        items.append(Syntax(result.config_diff, "diff", theme="ansi_dark", background_color="default"))
+    return items
+
+
+@app.callback()
+def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None,
+            user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
+            server_name: ServerNameOpt = "", etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = "by-dev",
+            stop_cmd: StopOpt = None, start_cmd: StartOpt = None, shell: ShellOpt = False,
+            log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, health_url: HealthOpt = None,
+            backup_dir: BackupOpt = None, cleanup: CleanupOpt = False, writes_stopped: WritesStoppedOpt = False,
+            clear_etcd_override: ClearOpt = False, store_dir: StoreOpt = None, nats_port: NatsPortOpt = None,
+            milvus_version: VersionOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None,
+            flush_timeout: FlushTimeoutOpt = 600, start_timeout: StartTimeoutOpt = 300,
+            yes: YesOpt = False, json_mode: JsonOpt = False):
+    """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from mqctl.migrate import run
+
+    out = output(json_mode)
+    options = _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd,
+                       start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
+                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, flush_timeout, start_timeout)
+    if not yes:
+        result = run.plan(options)
+        out.emit(result, render_plan)
+        if result.refused:
+            exit_with(3)
+        if not out.confirm(f"Migrate Milvus to {options.to}?", assume_yes=False):
+            exit_with(3)
+    path = _journal_path(state_dir, config, sandbox)
+    journal = run.start(options, path, _reporter(out))
+    out.emit(journal, render_journal)
+
+
+@app.command()
+def plan(config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None, user: UserOpt = "",
+         password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "", server_name: ServerNameOpt = "",
+         etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = "by-dev", stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
+         shell: ShellOpt = False, log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, health_url: HealthOpt = None,
+         backup_dir: BackupOpt = None, cleanup: CleanupOpt = False, writes_stopped: WritesStoppedOpt = False,
+         clear_etcd_override: ClearOpt = False, store_dir: StoreOpt = None, nats_port: NatsPortOpt = None,
+         milvus_version: VersionOpt = None, sandbox: SandboxOpt = None, json_mode: JsonOpt = False):
+    """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused)."""
+    from mqctl.migrate import run
+
+    options = _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd,
+                       start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
+                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, 600, 300)
+    result = run.plan(options)
+    output(json_mode).emit(result, render_plan)
+    exit_with(3 if result.refused else 0)
+
+
+@app.command()
+def status(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None, json_mode: JsonOpt = False):
+    """Where the journaled migration stands, step by step, with evidence."""
+    from mqctl.migrate.journal import Journal
+
+    output(json_mode).emit(Journal.load(_journal_path(state_dir, config, sandbox)), render_journal)
+
+
+def _continue(action, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name, stop_cmd,
+              start_cmd, log_file, log_cmd, json_mode):
+    out = output(json_mode)
+    filled = _sandbox_fill(sandbox)
+    path = _journal_path(state_dir, config, sandbox)
+    from mqctl.migrate.journal import Journal
+
+    journaled = Journal.load(path).options["milvus"]
+    target = _target(milvus or journaled["uri"], user or journaled["user"], password, token,
+                     server_pem or journaled["server_pem"], server_name or journaled["server_name"])
+    overrides = {"stop_cmd": stop_cmd or filled.get("stop_cmd"), "start_cmd": start_cmd or filled.get("start_cmd"),
+                 "log_file": log_file, "log_cmd": log_cmd}
+    journal = action(path, target, overrides, _reporter(out))
+    out.emit(journal, render_journal)
+
+
+@app.command()
+def resume(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None, milvus: MilvusOpt = None,
+           user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
+           server_name: ServerNameOpt = "", stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
+           log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, json_mode: JsonOpt = False):
+    """Continue a stopped or crashed migration from its journal (commands may be given anew)."""
+    from mqctl.migrate import run
+
+    _continue(run.resume, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
+              stop_cmd, start_cmd, log_file, log_cmd, json_mode)
+
+
+@app.command()
+def rollback(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None, milvus: MilvusOpt = None,
+             user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
+             server_name: ServerNameOpt = "", stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
+             log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, yes: YesOpt = False, json_mode: JsonOpt = False):
+    """Undo the journaled migration: restore the config and etcd values (and data from the backup), restart, verify."""
+    from mqctl.migrate import run
+
+    if not output(json_mode).confirm("Roll the migration back?", assume_yes=yes):
+        exit_with(3)
+    _continue(run.rollback, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
+              stop_cmd, start_cmd, log_file, log_cmd, json_mode)
