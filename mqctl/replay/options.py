@@ -117,7 +117,7 @@ def parse_options(options) -> ReplayOptions:
     if bool(rocksmq) == bool(nats):
         raise InputError("milvus_mq needs exactly one source: option 'rocksmq' (a RocksMQ directory) or 'nats' (a URL)",
                          hint='e.g. .option("nats", "nats://127.0.0.1:4222") or .option("rocksmq", "/var/lib/milvus/rdb_data")')
-    shape = opts.get("shape", "messages").lower()
+    shape = (opts.get("shape") or ("rows" if opts.get("collection") else "messages")).lower()
     if shape not in SHAPES:
         raise InputError(f"option shape {shape!r} is not one of {', '.join(SHAPES)}")
     result = ReplayOptions(

@@ -75,14 +75,14 @@ def split_spans(spans: list[ChannelSpan], partitions: int | None, messages_per_p
 
 
 def _share(spans: list[ChannelSpan], wanted: int) -> list[int]:
-    """Pieces per span: one each, the rest by largest remainder of the message counts."""
+    """Pieces per span in proportion to message counts (largest remainder), at least one each."""
     total = sum(span.messages for span in spans) or len(spans)
-    extra = wanted - len(spans)
-    quotas = [extra * (span.messages or 1) / total for span in spans]
-    pieces = [1 + int(q) for q in quotas]
-    leftover = wanted - sum(pieces)
-    for index in sorted(range(len(spans)), key=lambda i: quotas[i] - int(quotas[i]), reverse=True)[:max(leftover, 0)]:
-        pieces[index] += 1
+    quotas = [wanted * (span.messages or 1) / total for span in spans]
+    pieces = [max(1, int(quota)) for quota in quotas]
+    while sum(pieces) < wanted:
+        pieces[max(range(len(spans)), key=lambda i: quotas[i] - pieces[i])] += 1
+    while sum(pieces) > wanted:
+        pieces[min((i for i in range(len(spans)) if pieces[i] > 1), key=lambda i: quotas[i] - pieces[i])] -= 1
     return [min(count, max(1, span.messages), span.last - span.first + 1) for span, count in zip(spans, pieces)]
 
 
