@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from mqctl.config.documents import child, compose, is_mapping, is_scalar, is_sequence
 from mqctl.errors import InputError
 
-PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_/.@+~-][A-Za-z0-9_/.:@+~ -]*$")
-RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "~", "y", "n"}
+PLAIN_SAFE = re.compile(r"^(?:[A-Za-z0-9_/.]|-(?=\d))[A-Za-z0-9_/.:@+~ -]*$")
+BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off", "y", "n"}
+NULL_WORDS = {"null", "~"}
 
 
 @dataclass
@@ -34,8 +35,9 @@ def render_scalar(value: str, old=None, *, string: bool = False) -> str:
         return "'" + value.replace("'", "''") + "'"
     if style == '"':
         return json.dumps(value, ensure_ascii=False)
-    plain_ok = bool(PLAIN_SAFE.match(value)) and not value.endswith(" ") and " #" not in value
-    if string and value.lower() in RESERVED:
+    plain_ok = (bool(PLAIN_SAFE.match(value)) and not value.endswith((" ", ":")) and " #" not in value
+                and ": " not in value and value.lower() not in NULL_WORDS)
+    if string and value.lower() in BOOLEAN_WORDS:
         plain_ok = False
     return value if plain_ok else json.dumps(value, ensure_ascii=False)
 
@@ -172,8 +174,9 @@ def _replace_value(text: str, key_node, value_node, value: str, newline: str, *,
     if value_node.value == value and value_node.style is None and start != end:
         return None
     rendered = render_scalar(value, value_node, string=string)
-    if start == end:  # `key:` with nothing after the colon
-        return Splice(start, end, " " + rendered)
+    if start == end:  # `key:` with nothing after the colon (the parser may place the empty node elsewhere)
+        colon = text.index(":", key_node.end_mark.index) + 1
+        return Splice(colon, colon, " " + rendered)
     if text[start:end] == rendered:
         return None
     return Splice(start, end, rendered)
