@@ -366,3 +366,29 @@ def _wait_ready(proc: subprocess.Popen, work: Path, log: Path, timeout: float) -
             return json.loads(ports[0].read_text())["nats"][0]
         time.sleep(0.05)
     raise PreconditionError(f"nats-server did not become ready within {timeout:.0f}s", hint=f"see its log {log}")
+
+
+def listening_process(url: str) -> str | None:
+    """'pid (name)' of the local process listening on a loopback NATS URL's port, when visible in /proc."""
+    parts = urlsplit(url if "://" in url else f"nats://{url}")
+    if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
+        return None
+    port = parts.port or 4222
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A = LISTEN
+                    inodes.add(f"socket:[{fields[9]}]")
+    if not inodes:
+        return None
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
+                return f"{proc.name} ({(proc / 'comm').read_text().strip()})"
+        except OSError:
+            continue
+    return None

@@ -1,0 +1,152 @@
+"""`mqctl retention`: configured vs actual retention, drift and purge blockages; make streams match (parsing and printing only)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from mqctl.cli.channels import (ConfigOpt, CredsOpt, NatsOpt, NkeyOpt, PasswordOpt, RocksOpt, StoreOpt, TimeoutOpt,
+                                TlsCaOpt, TlsCertOpt, TlsKeyOpt, TokenOpt, UserOpt, format_bytes, source_options)
+from mqctl.cli.common import DryRunOpt, JsonOpt, YesOpt, exit_with, output
+
+app = typer.Typer(help="Show configured vs actual retention, find drift and purge blockages; apply.",
+                  no_args_is_help=True)
+
+
+def _age(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.1f} {unit}"
+    return f"{seconds:.0f} s"
+
+
+def _findings_table(findings):
+    from mqctl.output import Output
+
+    return Output.table("findings", ["severity", "code", "key", "where", "message", "fix"],
+                        [(f.severity, f.code, f.key, f"{f.file}:{f.line}" if f.file else "Milvus default", f.message,
+                          f.hint) for f in findings])
+
+
+def _render_report(report):
+    from mqctl.output import Output
+
+    def show_limit(value, unit=""):
+        return "unlimited" if value in (-1, 0) else f"{value:g}{unit}"
+
+    parts = []
+    if report.mq == "natsmq":
+        rows = [(r.name, show_limit(r.configured["max_age"], "s"), show_limit(r.actual["max_age"], "s"),
+                 show_limit(r.configured["max_bytes"]), show_limit(r.actual["max_bytes"]),
+                 show_limit(r.configured["max_msgs"]), show_limit(r.actual["max_msgs"]), r.actual["messages"],
+                 _age(r.actual["oldest_message_age_seconds"]), "DRIFT" if r.findings else "ok") for r in report.channels]
+        parts.append(Output.table(f"retention of {report.source} (config: {', '.join(_origins(report))})",
+                                  ["stream", "max_age conf", "max_age actual", "max_bytes conf", "max_bytes actual",
+                                   "max_msgs conf", "max_msgs actual", "messages", "oldest", "status"], rows,
+                                  right=["messages"]))
+    else:
+        first = report.channels[0].configured if report.channels else {}
+        title = (f"retention of {report.source}: {first.get('retention_time_minutes')} min / "
+                 f"{first.get('retention_size_mb')} MB (config: {', '.join(_origins(report))})")
+        rows = [(r.name, r.actual["messages"], format_bytes(r.actual["bytes"]), r.actual["pages"], r.actual["acked_pages"],
+                 r.actual["purgeable_pages"], format_bytes(r.actual["reclaimable_bytes"]), r.actual["unacked_pages"],
+                 r.actual["never_purged_pages"], _age(r.actual["oldest_message_age_seconds"]),
+                 "BLOCKED" if r.findings else "ok") for r in report.channels]
+        parts.append(Output.table(title, ["topic", "messages", "bytes", "pages", "acked", "purgeable", "reclaimable",
+                                          "unacked", "never purged", "oldest", "status"], rows,
+                                  right=["messages", "bytes", "pages", "acked", "purgeable", "reclaimable", "unacked",
+                                         "never purged"]))
+    if report.findings:
+        parts.append(_findings_table(report.findings))
+    return parts
+
+
+def _origins(report) -> list[str]:
+    return sorted({where for r in report.channels for where in r.configured["from"]}) or ["none"]
+
+
+@app.command()
+def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None,
+         user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
+         nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
+         timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False):
+    """Per channel: configured retention beside what the data shows. Exit 1 on drift or a purge blockage."""
+    from mqctl.mq.retention import ConfiguredRetention, retention_report
+    from mqctl.mq.sources import load_config, open_source
+
+    options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
+                             tls_key, timeout)
+    resolution = load_config(options.config) if options.config else None
+    with open_source(options, resolution=resolution) as source:
+        report = retention_report(source, ConfiguredRetention(resolution))
+    output(json_mode).emit(report, _render_report)
+    exit_with(1 if report.findings else 0)
+
+
+def _render_outcome(outcome):
+    from mqctl.output import Output
+
+    if not outcome.changes:
+        return f"{outcome.source}: every stream already matches the configured retention."
+    if outcome.dry_run:
+        return f"dry run: {len(outcome.changes)} limit(s) on {len({c.stream for c in outcome.changes})} stream(s) would change."
+    rows = [(c.stream, c.limit, c.actual, c.wanted) for c in outcome.changes]
+    status = "verified" if outcome.verified else f"NOT verified: {'; '.join(outcome.mismatches)}"
+    return Output.table(f"applied to {len(outcome.applied)} stream(s) of {outcome.source}: {status}",
+                        ["stream", "limit", "before", "after"], rows)
+
+
+@app.command()
+def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yaml/user.yaml/CR/Helm values with the "
+                                                                     "wanted natsmq.server.retention.* (repeatable).",
+                                                    show_default=False)],
+          nats: NatsOpt = None, nats_store: StoreOpt = None, user: UserOpt = None, password: PasswordOpt = None,
+          token: TokenOpt = None, creds: CredsOpt = None, nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None,
+          tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None, timeout: TimeoutOpt = 5.0,
+          force: Annotated[bool, typer.Option("--force", help="Apply even though Milvus runs the server.")] = False,
+          yes: YesOpt = False, dry_run: DryRunOpt = False, json_mode: JsonOpt = False):
+    """Make the streams' max_age/max_bytes/max_msgs match the configured retention (plan, confirm, apply, verify)."""
+    from mqctl.errors import InputError, PreconditionError
+    from mqctl.mq.retention import ApplyOutcome, ConfiguredRetention, apply_plan, plan_apply, stream_limits_from_config, verify
+    from mqctl.mq.sources import load_config, open_source
+
+    if not (nats or nats_store):
+        raise InputError("retention apply needs the streams to change", hint="pass --nats URL or --nats-store DIR")
+    options = source_options(None, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
+                             tls_key, timeout)
+    resolution = load_config(options.config)
+    wanted = stream_limits_from_config(ConfiguredRetention(resolution).nats_limits())
+    out = output(json_mode)
+    if nats:
+        _refuse_if_milvus_serves(nats, force)
+    with open_source(options, writable_store=not dry_run) as source:
+        plan = plan_apply(source, wanted)
+        out.diff(plan.diff())
+        if not plan.changes or dry_run:
+            out.emit(ApplyOutcome(plan.source, dry_run, plan.changes, [], None), _render_outcome)
+            return
+        if not out.confirm(f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?",
+                           assume_yes=yes):
+            raise PreconditionError("not confirmed; nothing changed")
+        applied = apply_plan(source, plan)
+        mismatches = verify(source, plan)
+    if nats_store and not mismatches:
+        with open_source(options) as reopened:  # the limits survive a restart of the store
+            mismatches = verify(reopened, plan)
+    out.emit(ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches), _render_outcome)
+    exit_with(1 if mismatches else 0)
+
+
+def _refuse_if_milvus_serves(url: str, force: bool) -> None:
+    from mqctl.errors import PreconditionError
+    from mqctl.mq.jetstream import listening_process
+
+    owner = listening_process(url)
+    if owner and "milvus" in owner.lower() and not force:
+        raise PreconditionError(
+            f"{url} is served by Milvus itself ({owner})",
+            hint="Milvus creates streams from its own config and never updates them: change the yaml, stop Milvus, "
+                 "then run apply with --nats-store DIR; or pass --force if the yaml already matches")

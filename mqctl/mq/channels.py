@@ -1,0 +1,184 @@
+"""What `mqctl channels` reports: channel lists, one channel in depth, decoded messages."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from dataclasses import dataclass, field
+
+from mqctl.errors import InputError
+from mqctl.mq import messages
+from mqctl.mq.model import ChannelInfo, MQSource
+
+
+@dataclass
+class ChannelTotals:
+    channels: int
+    messages: int
+    bytes: int
+
+
+@dataclass
+class ChannelList:
+    source: str
+    channels: list[ChannelInfo]
+    totals: ChannelTotals
+
+
+def list_channels(source: MQSource) -> ChannelList:
+    channels = source.list_channels()
+    return ChannelList(source.description, channels, ChannelTotals(len(channels), sum(c.messages for c in channels),
+                                                                   sum(c.bytes for c in channels)))
+
+
+def find_channel(source: MQSource, name: str) -> ChannelInfo:
+    channels = source.list_channels()
+    for channel in channels:
+        if channel.name == name:
+            return channel
+    known = ", ".join(c.name for c in channels) or "none"
+    raise InputError(f"no channel {name!r} in {source.description}", hint=f"known channels: {known}")
+
+
+@dataclass
+class CollectionSeen:
+    id: int | None
+    name: str | None
+    schema_in_stream: bool  # a CreateCollection message carries its schema
+
+
+@dataclass
+class PageRow:
+    end_id: int
+    size: int
+    closed_at: dt.datetime | None
+    acked_at: dt.datetime | None
+    acked: bool
+
+
+@dataclass
+class ChannelDetail:
+    source: str
+    channel: ChannelInfo
+    types: dict[str, int]
+    collections: list[CollectionSeen]
+    undecodable: int
+    created_at: dt.datetime | None = None  # RocksMQ topic creation
+    open_page_size: int | None = None  # RocksMQ: bytes in the page still being written
+    pages: list[PageRow] | None = None  # RocksMQ closed pages
+    stream: dict | None = None  # JetStream config and state
+
+
+def show_channel(source: MQSource, name: str) -> ChannelDetail:
+    """Everything known about one channel; reads every message once to count types and collections."""
+    channel = find_channel(source, name)
+    types: Counter = Counter()
+    collections: dict[int | None, CollectionSeen] = {}
+    undecodable = 0
+    for raw in source.iter_messages(name):
+        msg = messages.decode(raw.data, raw.headers)
+        types[msg.type] += 1
+        undecodable += msg.error is not None
+        schema = messages.schema_from_create(msg)
+        if schema is not None:
+            collections[msg.collection_id] = CollectionSeen(msg.collection_id, schema.name, True)
+        elif msg.collection_id and msg.collection_id not in collections:
+            collections[msg.collection_id] = CollectionSeen(msg.collection_id, msg.collection, False)
+    detail = ChannelDetail(source.description, channel, dict(types.most_common()),
+                           sorted(collections.values(), key=lambda c: (c.id or 0)), undecodable)
+    _add_backend_details(source, detail)
+    return detail
+
+
+def _add_backend_details(source: MQSource, detail: ChannelDetail) -> None:
+    from mqctl.mq.jetstream import JetStreamSource
+    from mqctl.mq.rocksmq import RocksMQSource
+
+    if isinstance(source, RocksMQSource):
+        topic = source.topic_meta().get(detail.channel.name)
+        if topic is not None:
+            detail.created_at, detail.open_page_size = topic.created_at, topic.open_page_size
+            detail.pages = [PageRow(p.end_id, p.size, p.closed_at, p.acked_at, p.acked) for p in topic.pages]
+    elif isinstance(source, JetStreamSource):
+        import dataclasses
+
+        detail.stream = dataclasses.asdict(source.stream(detail.channel.name))
+
+
+@dataclass
+class PeekedMessage:
+    id: int
+    type: str
+    time: dt.datetime | None
+    tso: int | None
+    collection: str | None
+    collection_id: int | None
+    partition_id: int | None
+    segment_id: int | None
+    shard: str | None
+    rows: int
+    pks: list = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class PeekResult:
+    channel: str
+    messages: list[PeekedMessage]
+
+
+def parse_start(text: str | None) -> tuple[int | None, int | None]:
+    """--from: a message id / sequence (digits) or an ISO-8601 time -> (start_id, start_tso)."""
+    if text is None:
+        return None, None
+    if text.strip().isdigit():
+        return int(text), None
+    try:
+        when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"--from {text!r} is neither a message id nor a time",
+                         hint="pass an id/sequence (e.g. 470633384162885633 or 15) or an ISO time "
+                              "(e.g. 2024-05-01T12:00:00Z)") from None
+    return None, messages.datetime_to_tso(when)
+
+
+def parse_types(text: str | None) -> set[int] | None:
+    """--type insert,delete,1200 -> message type codes."""
+    if not text:
+        return None
+    codes = set()
+    for name in filter(None, (part.strip() for part in text.split(","))):
+        code = messages.type_code(name)
+        if code is None:
+            raise InputError(f"--type {name!r} is not a Milvus message type",
+                             hint="use names like insert, delete, timetick, createcollection, or a number")
+        codes.add(code)
+    return codes
+
+
+def peek(source: MQSource, name: str, *, start: str | None = None, limit: int = 20, types: str | None = None,
+         collection: str | None = None) -> PeekResult:
+    """Decoded messages of one channel, oldest first, after the filters; stops after `limit` matches."""
+    if limit < 1:
+        raise InputError(f"--limit {limit} must be at least 1", hint="e.g. --limit 20")
+    start_id, start_tso = parse_start(start)
+    wanted_types = parse_types(types)
+    find_channel(source, name)
+    schemas: dict[int, messages.CollectionSchemaInfo] = {}
+    found = []
+    for raw in source.iter_messages(name, start_id=start_id):
+        msg = messages.decode(raw.data, raw.headers, schemas=schemas)
+        schema = messages.schema_from_create(msg)
+        if schema is not None and schema.collection_id:
+            schemas[schema.collection_id] = schema
+        if start_tso is not None and (msg.tso or 0) < start_tso:
+            continue
+        if wanted_types is not None and msg.type_code not in wanted_types:
+            continue
+        if collection is not None and msg.collection != collection:
+            continue
+        found.append(PeekedMessage(raw.id, msg.type, msg.time, msg.tso, msg.collection, msg.collection_id,
+                                   msg.partition_id, msg.segment_id, msg.shard, msg.rows, msg.pks, msg.error))
+        if len(found) >= limit:
+            break
+    return PeekResult(name, found)

@@ -1,0 +1,122 @@
+"""Choosing and opening the one MQ source a command reads: --rocksmq, --nats, --nats-store or --config."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from mqctl.errors import InputError, PreconditionError
+from mqctl.mq.model import MQSource
+
+READABLE_MQS = ("rocksmq", "natsmq")
+
+
+@dataclass
+class SourceOptions:
+    """What the user passed; exactly one source, or --config to derive it."""
+
+    rocksmq: Path | None = None
+    nats: str | None = None
+    nats_store: Path | None = None
+    config: list[Path] = field(default_factory=list)
+    user: str | None = None
+    password: str | None = None
+    token: str | None = None
+    creds: str | None = None
+    nkey: str | None = None
+    tls_ca: str | None = None
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    timeout: float = 5.0
+
+    @property
+    def explicit(self) -> list[str]:
+        return [name for name, value in (("--rocksmq", self.rocksmq), ("--nats", self.nats),
+                                          ("--nats-store", self.nats_store)) if value]
+
+    def nats_auth(self) -> dict:
+        return {"user": self.user, "password": self.password, "token": self.token, "creds": self.creds,
+                "nkey": self.nkey, "tls_ca": self.tls_ca, "tls_cert": self.tls_cert, "tls_key": self.tls_key,
+                "timeout": self.timeout}
+
+
+def load_config(files: list[Path]):
+    """The `mqctl config` resolution of the given files (effective MQ and values with Milvus defaults)."""
+    from mqctl.config.resolve import resolve
+
+    return resolve(files)
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@dataclass
+class DerivedSource:
+    """Where --config says the MQ lives on this host."""
+
+    kind: str  # rocksmq | nats | nats-store
+    location: str
+    reason: str
+
+
+def derive_source(resolution) -> DerivedSource:
+    """The local source of the effective MQ: rocksmq.path; or the embedded NATS on 127.0.0.1 when it
+    listens (Milvus runs), else natsmq.server.storeDir (Milvus stopped)."""
+    mq = resolution.effective_mq
+    files = ", ".join(resolution.files)
+    if mq not in READABLE_MQS:
+        raise PreconditionError(f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read "
+                                f"rocksmq and natsmq only", hint="see `mqctl config explain` for why")
+    if mq == "rocksmq":
+        path = resolution.value("rocksmq.path")
+        return DerivedSource("rocksmq", path, f"rocksmq.path from {resolution.where('rocksmq.path')}")
+    port_text = resolution.value("natsmq.server.port") or "4222"
+    store = resolution.value("natsmq.server.storeDir")
+    port = int(port_text) if port_text.lstrip("-").isdigit() else 4222
+    if port > 0 and _listening(port):
+        return DerivedSource("nats", f"nats://127.0.0.1:{port}", f"natsmq.server.port {port} is listening (Milvus runs)")
+    return DerivedSource("nats-store", store, f"natsmq.server.storeDir from {resolution.where('natsmq.server.storeDir')}"
+                                              f" (nothing listens on port {port_text})")
+
+
+@contextlib.contextmanager
+def open_source(options: SourceOptions, *, resolution=None, writable_store: bool = False) -> Iterator[MQSource]:
+    """Open the chosen source read-only (a store only `writable_store` for retention apply); closes it after."""
+    explicit = options.explicit
+    if len(explicit) > 1:
+        raise InputError(f"choose one source, not {' and '.join(explicit)}",
+                         hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR (or --config FILE)")
+    if explicit:
+        kind = explicit[0].lstrip("-")
+        location = {"rocksmq": options.rocksmq, "nats": options.nats, "nats-store": options.nats_store}[kind]
+    elif options.config:
+        derived = derive_source(resolution if resolution is not None else load_config(options.config))
+        kind, location = derived.kind, derived.location
+    else:
+        raise InputError("no MQ source given",
+                         hint="pass --rocksmq PATH, --nats URL, --nats-store DIR, or --config FILE to derive it")
+    if kind == "rocksmq":
+        from mqctl.mq.rocksmq import RocksMQSource
+
+        source = RocksMQSource(location)
+        try:
+            yield source
+        finally:
+            source.close()
+        return
+    from mqctl.mq.jetstream import JetStreamSource, private_nats_server
+
+    if kind == "nats":
+        with JetStreamSource(str(location), **options.nats_auth()) as source:
+            yield source
+        return
+    with private_nats_server(location, writable=writable_store) as url:
+        with JetStreamSource(url, timeout=options.timeout) as source:
+            source.description = f"nats-store:{Path(location).expanduser()}"
+            yield source
