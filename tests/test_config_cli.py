@@ -1,0 +1,165 @@
+"""`mqctl config ...` end to end, as a user runs it: output, JSON contract and exit codes."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+SAMPLES = Path(__file__).resolve().parent.parent / "sample-configs"
+REPORT_KEYS = {"effective_mq", "mode", "milvus_version", "explanation", "findings"}
+FINDING_KEYS = {"code", "severity", "message", "key", "file", "line", "hint"}
+
+
+@pytest.fixture
+def sample_copy(tmp_path):
+    def copy(name: str) -> Path:
+        target = tmp_path / name
+        shutil.copyfile(SAMPLES / name, target)
+        return target
+    return copy
+
+
+def test_explain_people_and_json(cli):
+    people = cli("config", "explain", str(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"), "--milvus-version", "2.3.5")
+    assert people.code == 0, people.stderr
+    assert "Milvus starts rocksmq (standalone, Milvus 2.3.5)" in people.stdout
+    assert "natsmq never takes part in default" in people.stdout
+    assert "\x1b[" not in people.stdout  # NO_COLOR and not a terminal
+    data = cli("config", "explain", str(SAMPLES / "operator-cr-natsmq.yaml"), "--json").json()
+    assert REPORT_KEYS <= set(data)
+    assert (data["effective_mq"], data["mode"], data["milvus_version"]) == ("natsmq", "standalone", "2.5.4")
+    assert FINDING_KEYS <= set(data["findings"][0])
+
+
+def test_explain_reports_a_panic_as_null(cli):
+    result = cli("config", "explain", str(SAMPLES / "user-2.5-standalone-natsmq.yaml"), "--milvus-version", "2.6.0",
+                 "--json")
+    assert result.code == 0
+    data = result.json()
+    assert data["effective_mq"] is None and data["panic"] == "mq type natsmq is invalid"
+    assert data["findings"][0]["code"] == "MQ102"
+
+
+def test_validate_exit_codes(cli):
+    broken = cli("config", "validate", str(SAMPLES / "broken-mq-config.yaml"), "--json")
+    assert broken.code == 1
+    found = {f["code"]: f for f in broken.json()["findings"]}
+    assert found["MQ100"]["line"] == 4 and found["MQ100"]["hint"] == "did you mean 'natsmq'?"
+    assert {"MQ111", "MQ113", "MQ115", "MQ116", "MQ120", "MQ122"} <= set(found)
+    assert cli("config", "validate", str(SAMPLES / "operator-cr-natsmq.yaml")).code == 0
+    strict = cli("config", "validate", str(SAMPLES / "operator-cr-natsmq.yaml"), "--strict")
+    assert strict.code == 1 and "MQ103" in strict.stdout
+    cluster = cli("config", "validate", str(SAMPLES / "milvus-2.3-standalone-natsmq.yaml"), "--mode", "cluster")
+    assert cluster.code == 1 and "MQ101" in cluster.stdout
+
+
+def test_validate_check_host_and_env(cli, tmp_path):
+    path = tmp_path / "user.yaml"
+    path.write_text(f"mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: -1\n    storeDir: {tmp_path}/nats\n")
+    result = cli("config", "validate", str(path), "--check-host", "--json")
+    assert result.code == 0, result.stdout
+    assert "MQ112" in [f["code"] for f in result.json()["findings"]]
+    env = cli("config", "validate", str(path), "--env", "--json", env={"MQ_TYPE": "pulsar"})
+    data = env.json()
+    assert data["effective_mq"] == "pulsar"
+    assert "MQ150" in [f["code"] for f in data["findings"]]
+    assert cli("config", "validate", str(path), "--json").json()["effective_mq"] == "natsmq"
+
+
+@pytest.mark.parametrize("text, where", [("mq:\n  type: ${MQ}\n", ":2:9: unrendered template placeholder ${MQ}"),
+                                         ("mq:\n  type: [x\n", ":3:1: invalid YAML")])
+def test_bad_input_is_exit_2_one_line(cli, tmp_path, text, where):
+    path = tmp_path / "milvus.yaml"
+    path.write_text(text)
+    result = cli("config", "validate", str(path))
+    assert result.code == 2
+    assert f"{path}{where}" in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    missing = cli("config", "explain", str(tmp_path / "nope.yaml"))
+    assert missing.code == 2 and "no such file" in missing.stderr
+    assert cli("config", "explain", str(path), "--mode", "galaxy").code == 2
+
+
+def test_rules_lists_every_code(cli):
+    from mqctl.config.rules import RULES
+
+    people = cli("config", "rules")
+    assert people.code == 0 and all(rule.code in people.stdout for rule in RULES)
+    data = cli("config", "rules", "--json").json()
+    assert [r["code"] for r in data["rules"]] == [rule.code for rule in RULES]
+
+
+def test_get_value_origin_and_secrets(cli, tmp_path):
+    result = cli("config", "get", str(SAMPLES / "helm-values-natsmq.yaml"), "natsmq.server.storeDir", "--json")
+    assert result.code == 0
+    assert result.json() | {"file": None} == {"key": "natsmq.server.storeDir", "value": "/var/lib/milvus/nats",
+                                              "source": "yaml", "file": None, "line": 30,
+                                              "detail": "extraConfigFiles.user.yaml:natsmq.server.storeDir"}
+    default = cli("config", "get", str(SAMPLES / "milvus-cluster-pulsar.yaml"), "natsmq.server.maxPayload")
+    assert "natsmq.server.maxPayload = 8388608" in default.stdout and "default" in default.stdout
+    secret = tmp_path / "milvus.yaml"
+    secret.write_text("kafka:\n  saslPassword: hunter2\n")
+    shown = cli("config", "get", str(secret), "kafka.saslPassword")
+    assert shown.code == 0 and "hunter2" not in shown.stdout and "******" in shown.stdout
+
+
+def test_set_asks_without_yes_and_writes_with_it(cli, sample_copy):
+    path = sample_copy("user-2.5-standalone-natsmq.yaml")
+    before = path.read_bytes()
+    refused = cli("config", "set", str(path), "natsmq.server.port", "4333")
+    assert refused.code == 3 and "--yes" in refused.stderr
+    assert "+    port: 4333" in refused.stdout
+    assert path.read_bytes() == before
+    dry = cli("config", "set", str(path), "natsmq.server.port", "4333", "--dry-run", "--json")
+    assert dry.code == 0 and dry.json()["written"] is False and path.read_bytes() == before
+    done = cli("config", "set", str(path), "natsmq.server.port", "4333", "--yes", "--json")
+    assert done.code == 0, done.stderr
+    data = done.json()
+    assert data["written"] and Path(data["backup"]).read_bytes() == before
+    assert path.read_bytes() == before.replace(b"port: 4222 #", b"port: 4333 #")
+    again = cli("config", "set", str(path), "natsmq.server.port", "4333", "--yes")
+    assert again.code == 0 and "No change" in again.stdout
+
+
+def test_set_wrong_type_is_exit_2(cli, sample_copy):
+    path = sample_copy("user-2.5-standalone-natsmq.yaml")
+    result = cli("config", "set", str(path), "natsmq.server.port", "lots", "--yes")
+    assert result.code == 2 and "must be an integer" in result.stderr
+
+
+def test_set_secret_diff_is_redacted(cli, tmp_path):
+    path = tmp_path / "milvus.yaml"
+    path.write_text("kafka:\n  brokerList: b:9092\n")
+    result = cli("config", "set", str(path), "kafka.saslPassword", "hunter2", "--yes")
+    assert result.code == 0 and "hunter2" not in result.stdout + result.stderr
+    assert "saslPassword: hunter2" in path.read_text()
+
+
+def test_unset(cli, sample_copy):
+    path = sample_copy("user-2.5-standalone-natsmq.yaml")
+    result = cli("config", "unset", str(path), "natsmq.server.monitor", "--yes")
+    assert result.code == 0 and "monitor" not in path.read_text()
+    assert cli("config", "unset", str(path), "natsmq.server.monitor", "--yes").code == 0
+
+
+def test_switch(cli, sample_copy):
+    path = sample_copy("helm-values-natsmq.yaml")
+    refused = cli("config", "switch", str(path), "--to", "natsmq", "--milvus-version", "2.6.0", "--yes")
+    assert refused.code == 3 and "removed in Milvus 2.6" in refused.stderr
+    done = cli("config", "switch", str(path), "--to", "rocksmq", "--store-dir", "/srv/rdb", "--yes")
+    assert done.code == 0, done.stderr
+    assert cli("config", "explain", str(path), "--json").json()["effective_mq"] == "rocksmq"
+    assert cli("config", "get", str(path), "rocksmq.path").stdout.startswith("rocksmq.path = /srv/rdb")
+    cr = sample_copy("operator-cr-natsmq.yaml")
+    dry = cli("config", "switch", str(cr), "--to", "pulsar", "--dry-run")
+    assert dry.code == 0 and "+    msgStreamType: pulsar" in dry.stdout and "natsmq" in cr.read_text()
+
+
+def test_kind_can_be_forced(cli, tmp_path):
+    path = tmp_path / "odd.yaml"
+    path.write_text("services:\n  milvus:\n    image: milvusdb/milvus\n")
+    assert cli("config", "explain", str(path)).code == 2
+    forced = cli("config", "explain", str(path), "--kind", "milvus-yaml", "--json")
+    assert forced.code == 0 and forced.json()["effective_mq"] == "rocksmq"
