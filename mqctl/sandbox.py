@@ -57,6 +57,11 @@ class SandboxInfo:
     pid: int | None = None
     seeded: dict[str, int] = field(default_factory=dict)  # collection -> rows, when --seed ran
 
+    def migrate_fill(self) -> dict:
+        """What `mqctl migrate --sandbox DIR` takes from here (MigrateOptions field names)."""
+        return {"configs": [self.config], "milvus": self.uri, "etcd": self.etcd, "stop_cmd": self.stop_cmd,
+                "start_cmd": self.start_cmd, "log_file": self.log, "health_url": self.health_url}
+
 
 class Sandbox:
     """One sandbox folder: its ports (fixed at creation), process and files."""
@@ -204,7 +209,7 @@ class Sandbox:
             raise PreconditionError(f"sandbox Milvus not healthy after {timeout:.0f} s",
                                     hint=f"see {self.log_path}; `mqctl sandbox down --dir {self.dir}` stops it")
 
-    def stop(self, timeout: float = 10) -> bool:
+    def stop(self, timeout: float = 5) -> bool:
         """SIGTERM, wait for the process and its ports to go, SIGKILL after `timeout`. True if it was running.
 
         Milvus 2.3.5 standalone's graceful stop hangs in the query node once the coordinators
@@ -273,7 +278,7 @@ def up(directory: str, *, mq: str | None = None, seed: bool = False, timeout: fl
     return info
 
 
-def down(directory: str, timeout: float = 10) -> SandboxInfo:
+def down(directory: str, timeout: float = 5) -> SandboxInfo:
     box = Sandbox(directory)
     box.ports  # noqa: B018 - refuses a folder that is not a sandbox
     box.stop(timeout)

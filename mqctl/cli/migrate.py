@@ -47,9 +47,7 @@ def _sandbox_fill(sandbox: Path | None) -> dict:
         return {}
     from mqctl.sandbox import Sandbox
 
-    info = Sandbox(sandbox).info()
-    return {"configs": [info.config], "milvus": info.uri, "etcd": info.etcd, "stop_cmd": info.stop_cmd,
-            "start_cmd": info.start_cmd, "log_file": info.log, "health_url": info.health_url}
+    return Sandbox(sandbox).info().migrate_fill()
 
 
 def _target(milvus, user, password, token, server_pem, server_name):
@@ -66,7 +64,7 @@ def _journal_path(state_dir, config, sandbox):
     return journal_path(state_dir=str(state_dir) if state_dir else None, config=first)
 
 
-def _reporter(out):
+def reporter(out):
     from mqctl.migrate.report import summarize
     from mqctl.migrate.steps import Reporter
 
@@ -172,7 +170,7 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
         if not out.confirm(f"Migrate Milvus to {options.to}?", assume_yes=False):
             exit_with(3)
     path = _journal_path(state_dir, config, sandbox)
-    journal = run.start(options, path, _reporter(out))
+    journal = run.start(options, path, reporter(out))
     out.emit(journal, render_journal)
 
 
@@ -215,7 +213,7 @@ def _continue(action, config, state_dir, sandbox, milvus, user, password, token,
                      server_pem or journaled["server_pem"], server_name or journaled["server_name"])
     overrides = {"stop_cmd": stop_cmd or filled.get("stop_cmd"), "start_cmd": start_cmd or filled.get("start_cmd"),
                  "log_file": log_file, "log_cmd": log_cmd}
-    journal = action(path, target, overrides, _reporter(out))
+    journal = action(path, target, overrides, reporter(out))
     out.emit(journal, render_journal)
 
 

@@ -42,7 +42,7 @@ def up(directory: DirOpt,
 
 
 @app.command()
-def down(directory: DirOpt, timeout: TimeoutOpt = 10, json_mode: JsonOpt = False):
+def down(directory: DirOpt, timeout: TimeoutOpt = 5, json_mode: JsonOpt = False):
     """Stop the sandbox's Milvus (SIGTERM, SIGKILL after --timeout); its data stays."""
     from mqctl import sandbox
 
@@ -55,3 +55,36 @@ def status(directory: DirOpt, json_mode: JsonOpt = False):
     from mqctl import sandbox
 
     output(json_mode).emit(sandbox.status(str(directory)), _render_info)
+
+
+def _render_rehearsal(result):
+    from mqctl.cli.migrate import render_journal
+    from mqctl.output import Output
+
+    before, after = result.counts_before, result.counts_after
+    items = render_journal(result.journal)
+    items.append(Output.table("row counts (flushed before the switch / verified after it)",
+                              ["collection", "before", "after", "equal"],
+                              [(n, before[n]["rows"], after.get(n, {}).get("rows"),
+                                "yes" if before[n]["rows"] == after.get(n, {}).get("rows") else "NO") for n in before],
+                              right=["before", "after"]))
+    items.append(Output.table(f"new NATS JetStream streams ({len(result.streams)})", ["stream", "messages", "bytes"],
+                              [(s.name, s.messages, s.bytes) for s in result.streams], right=["messages", "bytes"]))
+    items.append(Output.table("timings", ["phase", "seconds"], list(result.seconds.items()), right=["seconds"]))
+    where = f"sandbox kept in {result.dir}" if result.kept else "temporary sandbox removed"
+    items.append(f"Rehearsal passed: every step verified, no row lost; {where}. A production run journals the same "
+                 "steps: see README, 'Migrating a production Milvus'.")
+    return items
+
+
+@app.command()
+def rehearse(directory: Annotated[Optional[Path], typer.Option("--dir", help="Sandbox folder (default: a temporary one, removed after).")] = None,
+             keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary sandbox folder.")] = False,
+             json_mode: JsonOpt = False):
+    """The main job on one machine: sandbox up on RocksMQ with data, migrate to natsmq, list the NATS streams, down."""
+    from mqctl.cli.migrate import reporter
+    from mqctl.migrate.rehearse import rehearse as run_rehearsal
+
+    out = output(json_mode)
+    result = run_rehearsal(str(directory) if directory else None, reporter(out), out.info, keep=keep)
+    out.emit(result, _render_rehearsal)
