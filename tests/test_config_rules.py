@@ -91,8 +91,7 @@ def test_unparsable_numbers_and_disabled_retention(tmp_path):
         """)
     mq115 = next(f for f in found if f.code == "MQ115")
     assert mq115.line == 6 and "no age limit" in mq115.message
-    assert [f.key for f in found if f.code == "MQ116"] == ["natsmq.server.retention.maxAge",
-                                                          "rocksmq.retentionSizeInMB"]
+    assert [f.key for f in found if f.code == "MQ116"] == ["rocksmq.retentionSizeInMB"]
 
 
 def test_unknown_keys_with_did_you_mean(tmp_path):

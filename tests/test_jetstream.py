@@ -33,12 +33,14 @@ def source(fixture_server):
         yield src
 
 
-def start_nats(tmp_path, conf: str):
-    """A nats-server with JetStream and the given extra config; returns (process, url)."""
+def start_nats(tmp_path, conf: str = "", *, store_dir=None, binary=None):
+    """A real nats-server with JetStream (store_dir: a natsmq storeDir) and extra config; returns (process, url)."""
     port = free_port()
     config = tmp_path / "server.conf"
-    config.write_text(f"listen: 127.0.0.1:{port}\njetstream {{ store_dir: {json.dumps(str(tmp_path / 'js'))} }}\n{conf}\n")
-    proc = subprocess.Popen([nats_server_binary(), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    store = store_dir or tmp_path / "js"
+    config.write_text(f"listen: 127.0.0.1:{port}\njetstream {{ store_dir: {json.dumps(str(store))} }}\n{conf}\n")
+    proc = subprocess.Popen([str(binary or nats_server_binary()), "-c", str(config)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 10
     import socket
 

@@ -206,12 +206,13 @@ def _new_inserts(url: str, first_pk: int, count: int) -> tuple[str, bytes, dict]
 
 
 def test_checkpoint_second_run_adds_nothing_and_a_later_run_adds_exactly_the_new_messages(spark, live_nats, tmp_path):
-    from mqctl.replay.job import ReplayRequest, SourceChoice, run_replay
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.job import ReplayRequest, run_replay
 
     out, ckpt = tmp_path / "out", tmp_path / "ckpt.json"
 
     def replay():
-        request = ReplayRequest(SourceChoice(nats=live_nats), output=str(out), collection="items",
+        request = ReplayRequest(SourceOptions(nats=live_nats), output=str(out), collection="items",
                                 checkpoint=str(ckpt), partitions=3)
         return run_replay(request, spark=spark)
 
@@ -237,10 +238,11 @@ def test_checkpoint_second_run_adds_nothing_and_a_later_run_adds_exactly_the_new
 def test_rerun_after_a_crash_before_the_checkpoint_moved_adds_no_duplicates(spark, tmp_path):
     """A run that wrote its part but died before saving the checkpoint is run N again: it overwrites
     replay_run=N instead of adding a second copy."""
-    from mqctl.replay.job import ReplayRequest, SourceChoice, run_replay
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.job import ReplayRequest, run_replay
 
     out, ckpt = tmp_path / "out", tmp_path / "ckpt.json"
-    request = ReplayRequest(SourceChoice(rocksmq=str(ROCKSMQ)), output=str(out), collection="skus", checkpoint=str(ckpt))
+    request = ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), output=str(out), collection="skus", checkpoint=str(ckpt))
     run_replay(request, spark=spark)
     ckpt.unlink()  # as if the process died after the write, before the checkpoint was saved
     again = run_replay(request, spark=spark)

@@ -33,7 +33,8 @@ EtcdRootOpt = Annotated[Optional[str], typer.Option("--etcd-root", help="etcd ro
                                                                         "from the yaml, else by-dev).")]
 
 
-def _resolve(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
+def _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
+    """The environment and etcd sources the options ask for (etcd root: option, yaml's etcd.rootPath, by-dev)."""
     from mqctl.config.resolve import resolve
     from mqctl.config.sources import EtcdConfig
 
@@ -43,6 +44,13 @@ def _resolve(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
         if etcd_root is None:
             etcd_root = resolve(files, kind=kind, mode=mode, milvus_version=milvus_version).value("etcd.rootPath")
         etcd = EtcdConfig(etcd_url, etcd_root or "by-dev")
+    return environment, etcd
+
+
+def _resolve(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
+    from mqctl.config.resolve import resolve
+
+    environment, etcd = _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root)
     return resolve(files, kind=kind, mode=mode, milvus_version=milvus_version, env=environment, etcd=etcd)
 
 
@@ -54,8 +62,9 @@ def _where(finding) -> str:
 def _findings_table(findings):
     from mqctl.output import Output
 
-    return Output.table(None, ["severity", "code", "key", "where", "message", "fix"],
-                        [(f.severity, f.code, f.key or "", _where(f), f.message, f.hint or "") for f in findings])
+    return Output.table(None, ["severity", "code", "where", "finding"],
+                        [(f.severity, f.code, _where(f), f.message + (f"\nfix: {f.hint}" if f.hint else ""))
+                         for f in findings])
 
 
 def _render_report(report, *, explain: bool):
@@ -129,12 +138,11 @@ def get(file: FileArg, key: KeyArg, kind: KindOpt = None, mode: ModeOpt = None, 
         env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, json_mode: JsonOpt = False):
     """A key's effective value and where it comes from (file:line, env, etcd or Milvus default)."""
     from mqctl.config.edit import read_key
-    from mqctl.config.sources import EtcdConfig
     from mqctl.output import redact
 
-    etcd_source = EtcdConfig(etcd, etcd_root or "by-dev") if etcd else None
-    found = read_key(file, key, kind=kind, mode=mode, milvus_version=milvus_version,
-                     env=dict(os.environ) if env else None, etcd=etcd_source)
+    environment, etcd_source = _overrides([file], kind, mode, milvus_version, env, etcd, etcd_root)
+    found = read_key(file, key, kind=kind, mode=mode, milvus_version=milvus_version, env=environment,
+                     etcd=etcd_source)
     found.value = redact(found.value, found.key)
 
     def render(kv):

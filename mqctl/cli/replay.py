@@ -6,9 +6,11 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from mqctl.cli.channels import (ConfigOpt, CredsOpt, NatsOpt, NkeyOpt, PasswordOpt, RocksOpt, StoreOpt, TimeoutOpt,
+                                TlsCaOpt, TlsCertOpt, TlsKeyOpt, TokenOpt, UserOpt, source_options)
 from mqctl.cli.common import JsonOpt, output
 
-app = typer.Typer(help="Replay MQ topics into Apache Spark (local or cluster) for backfill.")
+app = typer.Typer(help="Replay MQ topics into Apache Spark (local or cluster) for backfill.", add_completion=False)
 
 
 def _render(result):
@@ -59,56 +61,77 @@ class _ChannelProgress:
                                  total=max(channel.planned, done, 1))
 
 
+WHAT = "What to replay"
+WHERE = "Where to write"
+SPARK = "Spark"
+ToSparkOpt = Annotated[bool, typer.Option("--to-spark", help="Replay into Apache Spark (the only target today).")]
+ChannelsOpt = Annotated[Optional[List[str]], typer.Option(
+    "--channels", help="Channel names or globs, comma-separated or repeated (default: all).", rich_help_panel=WHAT)]
+CollectionOpt = Annotated[Optional[str], typer.Option("--collection", help="Collection name or id.", rich_help_panel=WHAT)]
+ShapeOpt = Annotated[Optional[str], typer.Option(
+    "--shape", help="rows (the collection's entities; default with --collection) or messages.", rich_help_panel=WHAT)]
+FromOpt = Annotated[Optional[str], typer.Option(
+    "--from", help="First message: id/sequence, tso:N or ISO-8601 time (UTC).", rich_help_panel=WHAT)]
+ToOpt = Annotated[Optional[str], typer.Option(
+    "--to", help="Last message: id/sequence, tso:N or ISO-8601 time (UTC).", rich_help_panel=WHAT)]
+TypesOpt = Annotated[Optional[str], typer.Option("--types", help="Message types, e.g. insert,delete.", rich_help_panel=WHAT)]
+MilvusOpt = Annotated[Optional[str], typer.Option(
+    "--milvus", help="Milvus URI to take the collection's schema from.", rich_help_panel=WHAT)]
+MilvusTokenOpt = Annotated[Optional[str], typer.Option(
+    "--milvus-token", help="Milvus token, user:password (or env MQCTL_MILVUS_TOKEN).", envvar="MQCTL_MILVUS_TOKEN",
+    rich_help_panel=WHAT)]
+OutputOpt = Annotated[Optional[str], typer.Option("--output", help="Output folder.", rich_help_panel=WHERE)]
+FormatOpt = Annotated[str, typer.Option("--format", help="parquet, json, orc or csv.", rich_help_panel=WHERE)]
+TableOpt = Annotated[Optional[str], typer.Option("--table", help="A Spark table instead of --output.", rich_help_panel=WHERE)]
+ModeOpt = Annotated[Optional[str], typer.Option(
+    "--mode", help="append, overwrite or error (default: error; append with --checkpoint).", rich_help_panel=WHERE)]
+PartitionByOpt = Annotated[Optional[str], typer.Option(
+    "--partition-by", help="Output columns to partition by, comma-separated.", rich_help_panel=WHERE)]
+CheckpointOpt = Annotated[Optional[str], typer.Option(
+    "--checkpoint", help="Resume file: each run replays only what earlier runs did not.", rich_help_panel=WHERE)]
+PartitionsOpt = Annotated[Optional[int], typer.Option(
+    "--partitions", min=1, help="Read partitions (default: one per 50,000 messages, at least one per channel).",
+    rich_help_panel=SPARK)]
+MasterOpt = Annotated[str, typer.Option(
+    "--master", help="local[*], local[N], spark://HOST:PORT, yarn or k8s://...", rich_help_panel=SPARK)]
+SparkConfOpt = Annotated[Optional[List[str]], typer.Option(
+    "--spark-conf", help="Spark setting KEY=VALUE (repeatable).", rich_help_panel=SPARK)]
+
+
+def _split(values: list[str] | str | None) -> list[str]:
+    items = [values] if isinstance(values, str) else values or []
+    return [part.strip() for item in items for part in item.split(",") if part.strip()]
+
+
 @app.command(no_args_is_help=True)
 def replay(
-    to_spark: Annotated[bool, typer.Option("--to-spark", help="Replay into Apache Spark (the only target today).")] = False,
-    nats: Annotated[Optional[str], typer.Option("--nats", help="A live NATS JetStream server URL.")] = None,
-    rocksmq: Annotated[Optional[str], typer.Option("--rocksmq", help="A RocksMQ directory (rocksmq.path), read-only.")] = None,
-    nats_store: Annotated[Optional[str], typer.Option("--nats-store", help="A stopped Milvus's natsmq storeDir.")] = None,
-    config: Annotated[Optional[List[str]], typer.Option("--config", help="Milvus config file(s): replay the MQ they select.")] = None,
-    user: Annotated[Optional[str], typer.Option("--user", help="NATS user.")] = None,
-    password: Annotated[Optional[str], typer.Option("--password", help="NATS password.")] = None,
-    token: Annotated[Optional[str], typer.Option("--token", help="NATS token.")] = None,
-    creds: Annotated[Optional[str], typer.Option("--creds", help="NATS credentials file.")] = None,
-    nkey: Annotated[Optional[str], typer.Option("--nkey", help="NATS nkey seed file.")] = None,
-    tls_ca: Annotated[Optional[str], typer.Option("--tls-ca", help="CA file for NATS TLS.")] = None,
-    tls_cert: Annotated[Optional[str], typer.Option("--tls-cert", help="Client certificate for NATS TLS.")] = None,
-    tls_key: Annotated[Optional[str], typer.Option("--tls-key", help="Client key for NATS TLS.")] = None,
-    channels: Annotated[Optional[List[str]], typer.Option("--channels", help="Channel names or globs (comma-separated or repeated); default all.")] = None,
-    collection: Annotated[Optional[str], typer.Option("--collection", help="Collection name or id.")] = None,
-    shape: Annotated[Optional[str], typer.Option("--shape", help="rows (entities; default with --collection) or messages.")] = None,
-    start: Annotated[Optional[str], typer.Option("--from", help="First message: id/sequence, tso:N or ISO time.")] = None,
-    end: Annotated[Optional[str], typer.Option("--to", help="Last message: id/sequence, tso:N or ISO time.")] = None,
-    types: Annotated[Optional[str], typer.Option("--types", help="Message types, e.g. insert,delete.")] = None,
-    out_path: Annotated[Optional[str], typer.Option("--output", help="Output path (a folder Spark writes into).")] = None,
-    out_format: Annotated[str, typer.Option("--format", help="parquet, json, orc or csv.")] = "parquet",
-    table: Annotated[Optional[str], typer.Option("--table", help="Write into this Spark table instead of a path.")] = None,
-    mode: Annotated[Optional[str], typer.Option("--mode", help="append, overwrite or error (default error; append with --checkpoint).")] = None,
-    partition_by: Annotated[Optional[str], typer.Option("--partition-by", help="Output columns to partition by, comma-separated.")] = None,
-    partitions: Annotated[Optional[int], typer.Option("--partitions", min=1, help="Spark partitions to read with (default: one per 50,000 messages, at least one per channel).")] = None,
-    master: Annotated[str, typer.Option("--master", help="Spark master: local[*], local[N], spark://..., yarn, k8s://...")] = "local[*]",
-    spark_conf: Annotated[Optional[List[str]], typer.Option("--spark-conf", help="Spark setting KEY=VALUE (repeatable).")] = None,
-    checkpoint: Annotated[Optional[str], typer.Option("--checkpoint", help="Resume file: replay only what earlier runs did not.")] = None,
-    milvus: Annotated[Optional[str], typer.Option("--milvus", help="Milvus URI to take the collection schema from.")] = None,
-    milvus_token: Annotated[Optional[str], typer.Option("--milvus-token", help="Milvus token (user:password).")] = None,
+    to_spark: ToSparkOpt = False,
+    rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None, config: ConfigOpt = None,
+    user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
+    nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
+    timeout: TimeoutOpt = 5.0,
+    channels: ChannelsOpt = None, collection: CollectionOpt = None, shape: ShapeOpt = None, start: FromOpt = None,
+    end: ToOpt = None, types: TypesOpt = None, milvus: MilvusOpt = None, milvus_token: MilvusTokenOpt = None,
+    out_path: OutputOpt = None, out_format: FormatOpt = "parquet", table: TableOpt = None, mode: ModeOpt = None,
+    partition_by: PartitionByOpt = None, checkpoint: CheckpointOpt = None,
+    partitions: PartitionsOpt = None, master: MasterOpt = "local[*]", spark_conf: SparkConfOpt = None,
     json_mode: JsonOpt = False,
 ):
     """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table."""
     from mqctl.errors import InputError
-    from mqctl.replay.job import ReplayRequest, SourceChoice, run_replay
+    from mqctl.replay.job import ReplayRequest, run_replay
     from mqctl.replay.session import parse_spark_conf
 
     if not to_spark:
-        raise InputError("choose where to replay to: --to-spark", hint="e.g. mqctl replay --to-spark --rocksmq DIR --output out")
-    auth = {"user": user, "password": password, "token": token, "creds": creds, "nkey": nkey,
-            "tls_ca": tls_ca, "tls_cert": tls_cert, "tls_key": tls_key}
+        raise InputError("choose where to replay to: --to-spark",
+                         hint="e.g. mqctl replay --to-spark --rocksmq DIR --collection NAME --output OUT")
     request = ReplayRequest(
-        source=SourceChoice(rocksmq=rocksmq, nats=nats, nats_store=nats_store, config=list(config or []),
-                            nats_auth={k: v for k, v in auth.items() if v}),
+        source=source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
+                              tls_key, timeout),
         output=out_path, format=out_format.lower(), table=table, mode=mode.lower() if mode else None,
-        channels=[part.strip() for item in channels or [] for part in item.split(",") if part.strip()],
+        channels=_split(channels),
         collection=collection, shape=shape.lower() if shape else None, start=start, end=end, types=types,
-        partition_by=[part.strip() for part in (partition_by or "").split(",") if part.strip()],
+        partition_by=_split(partition_by),
         partitions=partitions, master=master, spark_conf=parse_spark_conf(spark_conf or []),
         checkpoint=checkpoint, milvus=milvus, milvus_token=milvus_token)
     out = output(json_mode)

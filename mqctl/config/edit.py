@@ -336,7 +336,7 @@ def plan_switch(path: Path | str, to: str, *, store_dir: str | None = None, port
         typed, string = _typed(addr, key, value)
         text = _splice_text(doc, text, addr, lambda t, root, a=addr, v=typed, s=string, k=key:
                             set_splice(t, root, a.parts, v, doc.newline, string=s, label=k))
-    return EditPlan(doc, text, [f"{key} = {value}" for key, value in edits])
+    return EditPlan(doc, text, [f"switch sets {key} = {value}" for key, value in edits])
 
 
 def _helm_cluster_toggles(doc: Document, to: str) -> list[tuple[str, str]]:

@@ -179,6 +179,25 @@ def resolve(paths: list[Path | str], *, kind: str | None = None, mode: str | Non
     return result
 
 
+def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, bool]:
+    """Each backend's enabled state and the key that makes it so, as explanation lines."""
+    states = {}
+    result.explanation.append("Backends (enabled = its key is not empty):")
+    for backend, key in ENABLED_BY.items():
+        if backend == "woodpecker" and not woodpecker_known:
+            continue
+        if backend == "natsmq" and result.version is not None and result.version >= (2, 6, 0):
+            continue
+        value = result.value(key)
+        states[backend] = bool(value)
+        state = "enabled" if value else "not enabled"
+        if backend == "natsmq" and value:
+            state += ", but never chosen by default"
+        shown = REDACTED if is_secret_key(key) else (value or "(empty)")
+        result.explanation.append(f"  {backend}: {state} ({key} = {shown}, {result.where(key)}).")
+    return states
+
+
 def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     """Milvus's mustSelectMQType, recording each step."""
     explanation = result.explanation
@@ -186,6 +205,8 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     result.mq_type = mq_type
     explanation.append(f"mq.type = {mq_type} ({result.where('mq.type')}).")
     version = result.version
+    woodpecker_known = (version is not None and version >= (2, 6, 0)) or (version is None and layout_has_woodpecker)
+    states = _backend_states(result, woodpecker_known)
     valid = valid_mq_types(version) if version else tuple(dict.fromkeys(valid_mq_types(None) + ("woodpecker",)))
     if mq_type != "default":
         if mq_type not in valid:
@@ -199,24 +220,20 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
             explanation.append(f"{mq_type} works in standalone only: Milvus panics at startup: `{result.panic}`.")
             return
         result.effective_mq = mq_type
-        explanation.append(f"An explicit mq.type is used as is; Milvus starts {mq_type} without looking at the "
-                           f"other backends.")
+        explanation.append(f"An explicit mq.type is used as is: Milvus starts {mq_type}; the priority order and "
+                           "the other backends' settings do not matter.")
         explanation.append(IF_IT_FAILS)
         return
     order = default_order(result.mode, version)
     if version is None and layout_has_woodpecker:
         order += ("woodpecker",)
-    explanation.append(f"mq.type default: {result.mode} order is {' > '.join(order)}"
-                       " (natsmq never takes part in default, PR #26791).")
-    for backend in order:
-        key = ENABLED_BY[backend]
-        value = result.value(key)
-        state = "enabled" if value else "not enabled"
-        explanation.append(f"  {backend}: {state} ({key} = {value or '(empty)'}, {result.where(key)}).")
-        if value:
-            result.effective_mq = backend
-            explanation.append(f"Milvus starts {backend}: the first enabled backend in that order.")
-            explanation.append(IF_IT_FAILS)
-            return
+    explanation.append(f"mq.type default: the {result.mode} priority order is {' > '.join(order)}"
+                       " (natsmq never takes part in default, PR #26791, whatever the comment in milvus.yaml says).")
+    chosen = next((backend for backend in order if states.get(backend)), None)
+    if chosen is not None:
+        result.effective_mq = chosen
+        explanation.append(f"Milvus starts {chosen}: the first enabled backend in that order.")
+        explanation.append(IF_IT_FAILS)
+        return
     result.panic = PANIC_NOTHING
-    explanation.append(f"No backend in the order is enabled: Milvus panics at startup: `{PANIC_NOTHING}`.")
+    explanation.append(f"No backend in that order is enabled: Milvus panics at startup: `{PANIC_NOTHING}`.")

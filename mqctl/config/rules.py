@@ -214,7 +214,7 @@ def _numbers(res: Resolution) -> list[Finding]:
         for key in keys:
             origin = _located(res, key)
             number = go_parse_int(origin.value)
-            if origin.source != "default" and (number is None or number <= 0) and origin.value not in (None, ""):
+            if origin.source != "default" and number is not None and number <= 0:
                 found.append(_finding("MQ116", f"{key} {origin.value!r} disables {backend}'s cleanup by "
                                       f"{'age' if 'Time' in key or 'Age' in key else 'size'}: messages are kept "
                                       "forever", origin, key=key, hint="set a positive limit unless unbounded "

@@ -104,12 +104,14 @@ def journal_path(*, state_dir: str | None, config: str | None) -> Path:
 def archive_finished(path: Path) -> Path | None:
     """Move a finished journal aside (`.mqctl-migrate.<id>.json`) so a new migration can start.
 
-    An unfinished one is refused: it must be resumed or rolled back first.
+    One that stopped in preflight changed nothing and is moved aside too; any other unfinished
+    one is refused: it must be resumed or rolled back first.
     """
     if not path.exists():
         return None
     old = Journal.load(path)
-    if old.state not in (COMPLETED, ROLLED_BACK):
+    changed_nothing = all(r.status == PENDING for r in old.steps if r.name != "preflight")
+    if old.state not in (COMPLETED, ROLLED_BACK) and not changed_nothing:
         raise PreconditionError(
             f"an unfinished migration {old.source_mq} -> {old.target_mq} ({old.state}) is journaled in {path}",
             hint="see `mqctl migrate status`, then `mqctl migrate resume` or `mqctl migrate rollback`")

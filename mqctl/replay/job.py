@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Callable, Iterator
 
 from mqctl.errors import InputError, PreconditionError
+from mqctl.mq.sources import SourceOptions
 from mqctl.replay.checkpoint import RUN_COLUMN, Checkpoint
 from mqctl.replay.options import NATS_AUTH_OPTIONS, ReplayOptions, parse_options, ranges_option
 from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
@@ -26,19 +27,8 @@ PROGRESS_INTERVAL = 0.3
 
 
 @dataclass
-class SourceChoice:
-    """Exactly one of: a RocksMQ directory, a NATS URL, a natsmq store, Milvus config files."""
-
-    rocksmq: str | None = None
-    nats: str | None = None
-    nats_store: str | None = None
-    config: list[str] = field(default_factory=list)
-    nats_auth: dict[str, str] = field(default_factory=dict)  # see options.NATS_AUTH_OPTIONS
-
-
-@dataclass
 class ReplayRequest:
-    source: SourceChoice
+    source: SourceOptions
     output: str | None = None
     format: str = "parquet"
     table: str | None = None
@@ -97,11 +87,6 @@ ProgressCallback = Callable[[list[ChannelResult]], None]
 
 def resolved_request(request: ReplayRequest) -> ReplayRequest:
     """The request with defaults filled in and every option checked that needs no I/O."""
-    given = [name for name in ("rocksmq", "nats", "nats_store") if getattr(request.source, name)]
-    given += ["config"] if request.source.config else []
-    if len(given) != 1:
-        raise InputError("give exactly one source: --nats URL, --rocksmq PATH, --nats-store DIR or --config FILE...",
-                         hint=f"got {', '.join('--' + g.replace('_', '-') for g in given) or 'none'}")
     if bool(request.output) == bool(request.table):
         raise InputError("give exactly one target: --output PATH (with --format) or --table NAME")
     if request.format not in FORMATS:
@@ -120,41 +105,34 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
 
 
 @contextlib.contextmanager
-def source_options(choice: SourceChoice) -> Iterator[tuple[dict[str, str], str]]:
-    """Data source options for the chosen source, and its label for people and checkpoints. A
-    natsmq store gets a private nats-server that lives as long as this context."""
+def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]]:
+    """Data source options for the chosen source (a location, not an open source: every executor
+    opens its own), and its label for people and checkpoints. A natsmq store gets a private
+    nats-server that lives as long as this context."""
     from mqctl.mq.jetstream import private_nats_server, public_url
+    from mqctl.mq.sources import derive_source, load_config
 
-    if choice.config:
-        rocksmq, store = _source_from_config(choice.config)
-        if rocksmq:
-            yield {"rocksmq": rocksmq}, f"rocksmq:{rocksmq}"
-            return
-        choice = SourceChoice(nats_store=store)
-    if choice.rocksmq:
-        path = str(Path(choice.rocksmq).expanduser().resolve())
-        yield {"rocksmq": path}, f"rocksmq:{path}"
-    elif choice.nats:
-        auth = {key: value for key, value in choice.nats_auth.items() if key in NATS_AUTH_OPTIONS and value}
-        yield {"nats": choice.nats, **auth}, public_url(choice.nats)
+    explicit = choice.explicit
+    if len(explicit) != 1 and not (choice.config and not explicit):
+        raise InputError(f"choose one source, not {' and '.join(explicit)}" if explicit else "no MQ source given",
+                         hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR (or --config FILE)")
+    if explicit:
+        kind = explicit[0].lstrip("-")
+        location = str({"rocksmq": choice.rocksmq, "nats": choice.nats, "nats-store": choice.nats_store}[kind])
     else:
-        store = str(Path(choice.nats_store).expanduser().resolve())
+        derived = derive_source(load_config(choice.config))
+        kind, location = derived.kind, derived.location
+    timeout = {"timeout": str(choice.timeout)}
+    if kind == "rocksmq":
+        path = str(Path(location).expanduser().resolve())
+        yield {"rocksmq": path}, f"rocksmq:{path}"
+    elif kind == "nats":
+        auth = {key: str(value) for key, value in choice.nats_auth().items() if key in NATS_AUTH_OPTIONS and value}
+        yield {"nats": location, **auth, **timeout}, public_url(location)
+    else:
+        store = str(Path(location).expanduser().resolve())
         with private_nats_server(store) as url:
-            yield {"nats": url}, f"nats-store:{store}"
-
-
-def _source_from_config(paths: list[str]) -> tuple[str | None, str | None]:
-    """(rocksmq path, natsmq store dir) of the MQ the configuration makes Milvus start."""
-    from mqctl.config.resolve import resolve
-
-    resolution = resolve(paths)
-    mq = resolution.effective_mq
-    if mq == "rocksmq" and resolution.value("rocksmq.path"):
-        return resolution.value("rocksmq.path"), None
-    if mq == "natsmq" and resolution.value("natsmq.server.storeDir"):
-        return None, resolution.value("natsmq.server.storeDir")
-    raise PreconditionError(f"the configuration makes Milvus use {mq or 'no MQ'}; replay reads rocksmq and natsmq only",
-                            hint="run `mqctl config explain` on these files to see why")
+            yield {"nats": url, **timeout}, f"nats-store:{store}"
 
 
 def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallback | None = None) -> ReplayResult:

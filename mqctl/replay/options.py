@@ -57,6 +57,7 @@ class ReplayOptions:
     rocksmq: str | None = None
     nats: str | None = None
     nats_auth: dict[str, str] = field(default_factory=dict)
+    nats_timeout: float = 5.0  # seconds per NATS request
     channels: list[str] = field(default_factory=list)  # names or globs; empty = every channel
     start: Bound | None = None
     end: Bound | None = None
@@ -83,7 +84,7 @@ class ReplayOptions:
             return RocksMQSource(self.rocksmq)
         from mqctl.mq.jetstream import JetStreamSource
 
-        return JetStreamSource(self.nats, **self.nats_auth)
+        return JetStreamSource(self.nats, **self.nats_auth, timeout=self.nats_timeout)
 
     def select_channels(self, known: list[str]) -> list[str]:
         """The channels named by `channels` (names or globs), in the order given; every name must exist."""
@@ -123,6 +124,7 @@ def parse_options(options) -> ReplayOptions:
     result = ReplayOptions(
         rocksmq=rocksmq, nats=nats, shape=shape,
         nats_auth={key: opts[key] for key in NATS_AUTH_OPTIONS if opts.get(key)},
+        nats_timeout=_positive_float(opts, "timeout") or 5.0,
         channels=_split(opts.get("channels", "")),
         start=parse_bound(opts["from"], "from", upper=False) if opts.get("from") else None,
         end=parse_bound(opts["to"], "to", upper=True) if opts.get("to") else None,
@@ -150,6 +152,18 @@ def _positive_int(opts: dict[str, str], key: str) -> int | None:
     if not value.isdigit() or int(value) < 1:
         raise InputError(f"option {key} {opts[key]!r} is not a positive whole number")
     return int(value)
+
+
+def _positive_float(opts: dict[str, str], key: str) -> float | None:
+    if not opts.get(key):
+        return None
+    try:
+        value = float(opts[key])
+    except ValueError:
+        value = 0.0
+    if value <= 0:
+        raise InputError(f"option {key} {opts[key]!r} is not a positive number of seconds")
+    return value
 
 
 def _parse_types(text: str) -> frozenset[int]:
