@@ -8,8 +8,9 @@ Nothing here raises on bad bytes: the error is reported on the result instead.
 from __future__ import annotations
 
 import datetime as dt
-import json
+import importlib
 import struct
+import sys
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +40,32 @@ MESSAGE_CLASSES: dict[int, tuple[str, str]] = {
 }
 
 
+def pb2(name: str):
+    """A pymilvus.grpc_gen protobuf module (common_pb2, msg_pb2, schema_pb2, milvus_pb2).
+
+    Importing `pymilvus` runs its package __init__, which pulls in grpc and pandas (~0.5 s per command).
+    When pymilvus is not imported yet, the generated modules are loaded under their real names through
+    short-lived stand-ins for the two parent packages; a later `import pymilvus` then finds and reuses the
+    very same modules, so message classes stay identical (import them with `from pymilvus.grpc_gen import x`)."""
+    full = f"pymilvus.grpc_gen.{name}"
+    if full in sys.modules or "pymilvus" in sys.modules:
+        return importlib.import_module(full)
+    import types
+    from importlib.util import find_spec
+
+    root = find_spec("pymilvus").submodule_search_locations[0]
+    stand_ins = {"pymilvus": [root], "pymilvus.grpc_gen": [f"{root}/grpc_gen"]}
+    for package, path in stand_ins.items():
+        module = types.ModuleType(package)
+        module.__path__ = path
+        sys.modules[package] = module
+    try:
+        return importlib.import_module(full)
+    finally:
+        for package in stand_ins:
+            sys.modules.pop(package, None)
+
+
 def tso_to_datetime(tso: int | None) -> dt.datetime | None:
     """The wall-clock time (UTC) of a Milvus TSO, or None for 0/None."""
     if not tso:
@@ -55,22 +82,18 @@ def datetime_to_tso(when: dt.datetime) -> int:
 
 def type_name(code: int) -> str:
     """Milvus MsgType name, or the number as text for types this pymilvus does not know."""
-    from pymilvus.grpc_gen import common_pb2
-
     try:
-        return common_pb2.MsgType.Name(code)
+        return pb2("common_pb2").MsgType.Name(code)
     except ValueError:
         return str(code)
 
 
 def type_code(name: str) -> int | None:
     """MsgType number for a case-insensitive name ("insert", "TimeTick") or a number as text."""
-    from pymilvus.grpc_gen import common_pb2
-
     if name.strip().isdigit():
         return int(name)
     wanted = name.strip().lower().replace("_", "")
-    for known, code in common_pb2.MsgType.items():
+    for known, code in pb2("common_pb2").MsgType.items():
         if known.lower() == wanted:
             return code
     return None
@@ -142,9 +165,8 @@ def decode(data: bytes, headers: dict | None = None, *, schemas: dict[int, Colle
     """Decode one message. `schemas` (collection id -> schema, e.g. from earlier CreateCollection
     messages) names the primary key of inserts; without it the key field is inferred."""
     from google.protobuf.message import DecodeError
-    from pymilvus.grpc_gen import common_pb2
 
-    header = common_pb2.MsgHeader()
+    header = pb2("common_pb2").MsgHeader()
     try:
         header.ParseFromString(data)
     except DecodeError as err:
@@ -160,9 +182,7 @@ def decode(data: bytes, headers: dict | None = None, *, schemas: dict[int, Colle
         msg._proto = header
         return msg
     module_name, class_name = MESSAGE_CLASSES[code]
-    import importlib
-
-    proto = getattr(importlib.import_module(f"pymilvus.grpc_gen.{module_name}"), class_name)()
+    proto = getattr(pb2(module_name), class_name)()
     try:
         proto.ParseFromString(data)
     except DecodeError as err:
@@ -242,11 +262,10 @@ def _insert_pks(proto, schema: CollectionSchemaInfo | None) -> tuple[str | None,
 
 def field_types(decoded: DecodedMessage) -> dict[str, str]:
     """Field name -> Milvus DataType name for an insert."""
-    from pymilvus.grpc_gen import schema_pb2
-
     if decoded.type_code != 400 or decoded.proto is None or decoded.error:
         return {}
-    return {fd.field_name: schema_pb2.DataType.Name(fd.type) for fd in decoded.proto.fields_data}
+    data_type = pb2("schema_pb2").DataType
+    return {fd.field_name: data_type.Name(fd.type) for fd in decoded.proto.fields_data}
 
 
 def insert_columns(decoded: DecodedMessage) -> dict[str, list]:
@@ -313,8 +332,8 @@ def schema_from_create(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
     """The collection schema embedded in a CreateCollection message (name taken from the schema
     when the request's collectionName is empty)."""
     from google.protobuf.message import DecodeError
-    from pymilvus.grpc_gen import schema_pb2
 
+    schema_pb2 = pb2("schema_pb2")
     proto = decoded.proto
     if decoded.type_code != 100 or proto is None or decoded.error:
         return None
@@ -343,10 +362,9 @@ def schema_from_create(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
 def schema_from_insert(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
     """A best-effort schema from the field names and types an insert carries (after a switch to
     NATS the streams hold no CreateCollection message)."""
-    from pymilvus.grpc_gen import schema_pb2
-
     if decoded.type_code != 400 or decoded.proto is None or decoded.error:
         return None
+    schema_pb2 = pb2("schema_pb2")
     fields = []
     for fd in decoded.proto.fields_data:
         dim = fd.vectors.dim if fd.WhichOneof("field") == "vectors" else None

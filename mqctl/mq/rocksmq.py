@@ -192,12 +192,11 @@ class RocksMQSource:
     def _message_time(self, key: bytes) -> dt.datetime | None:
         """The Milvus TSO inside one message (ids are never times: facts §4)."""
         from google.protobuf.message import DecodeError
-        from pymilvus.grpc_gen import common_pb2
 
-        from mqctl.mq.messages import tso_to_datetime
+        from mqctl.mq.messages import pb2, tso_to_datetime
 
         value = self._db.get(key)
-        header = common_pb2.MsgHeader()
+        header = pb2("common_pb2").MsgHeader()
         try:
             header.ParseFromString(value or b"")
         except DecodeError:

@@ -1,0 +1,227 @@
+"""`mqctl retention show/apply` end to end against the real fixtures and live nats-servers."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import FIXTURES
+from test_jetstream import start_nats
+
+from mqctl.mq.retention import RULE_BLOCKED, RULE_DRIFT, rocksmq_purge
+from mqctl.mq.rocksmq import RocksMQSource, RocksPage
+
+ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
+STORE = FIXTURES / "natsmq" / "store"
+FINDING_KEYS = {"code", "severity", "message", "key", "file", "line", "hint"}
+
+
+def natsmq_yaml(tmp_path, *, max_age="4320", max_bytes="", max_msgs="", name="milvus.yaml"):
+    path = tmp_path / name
+    path.write_text("mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: 4222\n    storeDir: /var/lib/milvus/nats\n"
+                    f"    retention:\n      maxAge: {max_age}\n      maxBytes: {max_bytes}\n      maxMsgs: {max_msgs}\n")
+    return path
+
+
+def stream_limits(url) -> dict:
+    import nats
+
+    async def read():
+        nc = await nats.connect(url)
+        infos = await nc.jetstream().streams_info()
+        await nc.close()
+        return {i.config.name: (i.config.max_age, i.config.max_bytes, i.config.max_msgs, i.state.messages) for i in infos}
+
+    return asyncio.run(read())
+
+
+@pytest.fixture
+def milvus_like_server(tmp_path):
+    """A real nats-server with streams shaped like Milvus's (one subject each, limits from the old config)."""
+    import nats
+
+    proc, url = start_nats(tmp_path)
+
+    async def create():
+        nc = await nats.connect(url)
+        js = nc.jetstream()
+        for i in range(3):
+            name = f"by-dev-rootcoord-dml_{i}"
+            await js.add_stream(name=name, subjects=[name], max_age=4320 * 60)
+            for n in range(20):
+                await js.publish(name, b"\x08" + bytes([n]))
+        await nc.close()
+
+    asyncio.run(create())
+    yield url
+    proc.terminate()
+    proc.wait()
+
+
+def test_show_natsmq_store_drift(cli, tmp_path):
+    config = natsmq_yaml(tmp_path)  # the fixture was written with maxAge 0; 4320 is drift
+    result = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config), "--json")
+    assert result.code == 1, result.stderr
+    data = result.json()
+    assert data["findings"] and {f["code"] for f in data["findings"]} == {RULE_DRIFT}
+    for finding in data["findings"]:
+        assert set(finding) == FINDING_KEYS
+        assert finding["key"] == "natsmq.server.retention.maxAge"
+        assert finding["file"] == str(config) and finding["line"] == 8
+        assert "10058" in finding["message"]
+    for channel in data["channels"]:
+        assert channel["configured"]["max_age"] == 4320 * 60 and channel["actual"]["max_age"] == 0
+        assert channel["findings"]
+    assert len(data["findings"]) == len(data["channels"])
+
+    matching = natsmq_yaml(tmp_path, max_age="0", name="matching.yaml")
+    clean = cli("retention", "show", "--nats-store", str(STORE), "--config", str(matching), "--json")
+    assert clean.code == 0 and clean.json()["findings"] == []
+    table = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config))
+    assert table.code == 1 and "DRIFT" in table.stdout and "RET100" in table.stdout
+
+
+def test_show_rocksmq_purgeable_pages(cli, tmp_path):
+    config = tmp_path / "milvus.yaml"
+    config.write_text(f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKSMQ}\n  retentionTimeInMinutes: 1\n"
+                      "  retentionSizeInMB: 8192\n")
+    result = cli("retention", "show", "--config", str(config), "--json")  # the source comes from the config too
+    assert result.code == 0, result.stderr
+    with RocksMQSource(ROCKSMQ) as source:
+        meta = source.topic_meta()
+    for channel in result.json()["channels"]:
+        pages = meta.get(channel["name"]).pages
+        actual = channel["actual"]
+        assert channel["configured"]["retention_time_minutes"] == 1
+        assert actual["pages"] == len(pages) and actual["acked_pages"] == sum(p.acked for p in pages)
+        assert actual["purgeable_pages"] == actual["acked_pages"]  # every ack is older than a minute
+        assert actual["reclaimable_bytes"] == sum(p.size for p in pages if p.acked)
+        assert actual["oldest_message_age_seconds"] > 60
+    assert any(c["actual"]["purgeable_pages"] for c in result.json()["channels"])
+    defaults = cli("retention", "show", "--rocksmq", str(ROCKSMQ), "--json").json()
+    assert defaults["channels"][0]["configured"]["retention_time_minutes"] == 4320
+
+
+def _page(end_id, size, closed_min_ago, acked_min_ago, now):
+    at = lambda minutes: None if minutes is None else now - dt.timedelta(minutes=minutes)  # noqa: E731
+    return RocksPage(end_id, size, at(closed_min_ago), at(acked_min_ago))
+
+
+def test_rocksmq_purge_rule():
+    now = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+    pages = [_page(1, 100, 90, 80, now), _page(2, 100, 70, 60, now), _page(3, 100, 50, 40, now),
+             _page(4, 100, 45, None, now), _page(5, 100, 10, 5, now)]
+    by_time = rocksmq_purge(pages, retention_minutes=55, retention_mb=0, now=now)
+    assert [p.end_id for p in by_time.purgeable] == [1, 2]
+    assert [p.end_id for p in by_time.unacked] == [4] and by_time.blocked == []
+    late = rocksmq_purge(pages, retention_minutes=30, retention_mb=0, now=now)
+    assert [p.end_id for p in late.purgeable] == [1, 2, 3]  # page 5 waits behind unacked page 4
+    assert [p.end_id for p in late.blocked] == [4]
+    tiny = rocksmq_purge([_page(i, 1024 * 1024, 1, 1, now) for i in range(1, 5)], retention_minutes=0,
+                         retention_mb=2, now=now)
+    assert [p.end_id for p in tiny.purgeable] == [1, 2]  # purged until 2 MB are left
+
+
+def test_blocked_pages_are_a_finding_exit_1(cli, tmp_path):
+    """A real RocksMQ whose closed pages were never acked: the metadata copy has its acks removed."""
+    from rocksdict import AccessType, Options, Rdict
+
+    shutil.copytree(ROCKSMQ, tmp_path / "rdb_data")
+    meta = tmp_path / "rdb_data_meta_kv"
+    shutil.copytree(ROCKSMQ.with_name("rdb_data_meta_kv"), meta)
+    db = Rdict(str(meta), options=Options(raw_mode=True))
+    for key in [k for k in db.keys() if k.startswith(b"acked_ts/")]:
+        del db[key]
+    db.close()
+    config = tmp_path / "milvus.yaml"
+    config.write_text(f"rocksmq:\n  path: {tmp_path / 'rdb_data'}\n  retentionTimeInMinutes: 1\n")
+    result = cli("retention", "show", "--rocksmq", str(tmp_path / "rdb_data"), "--config", str(config), "--json")
+    assert result.code == 1, result.stderr
+    findings = result.json()["findings"]
+    assert findings and {f["code"] for f in findings} == {RULE_BLOCKED}
+    assert all("#24106" in f["message"] and f["key"] == "rocksmq.retentionTimeInMinutes" and f["line"] == 3
+               for f in findings)
+    assert all(c["actual"]["purgeable_pages"] == 0 for c in result.json()["channels"])
+
+
+def test_apply_live_server(cli, tmp_path, milvus_like_server):
+    url = milvus_like_server
+    config = natsmq_yaml(tmp_path, max_age="60", max_msgs="10")
+    before = stream_limits(url)
+    drift = cli("retention", "show", "--nats", url, "--config", str(config), "--json")
+    assert drift.code == 1 and len(drift.json()["findings"]) == 2 * len(before)
+
+    dry = cli("retention", "apply", "--config", str(config), "--nats", url, "--dry-run", "--json")
+    assert dry.code == 0, dry.stderr
+    assert dry.json()["dry_run"] is True and len(dry.json()["changes"]) == 2 * len(before)
+    assert "+max_age: 3600s (60 min)" in dry.stderr and "-max_msgs: unlimited (-1)" in dry.stderr
+    assert stream_limits(url) == before
+
+    unconfirmed = cli("retention", "apply", "--config", str(config), "--nats", url)
+    assert unconfirmed.code == 3 and "--yes" in unconfirmed.stderr
+    assert stream_limits(url) == before
+
+    applied = cli("retention", "apply", "--config", str(config), "--nats", url, "--yes", "--json")
+    assert applied.code == 0, applied.stderr
+    assert applied.json()["verified"] is True and sorted(applied.json()["applied"]) == sorted(before)
+    assert set(stream_limits(url).values()) == {(3600.0, -1, 10, 10)}  # the server keeps the 10 newest
+    clean = cli("retention", "show", "--nats", url, "--config", str(config), "--json")
+    assert clean.code == 0 and clean.json()["findings"] == []
+    again = cli("retention", "apply", "--config", str(config), "--nats", url, "--yes")
+    assert again.code == 0 and "already matches" in again.stdout
+
+
+def test_apply_nats_store_persists(cli, tmp_path):
+    store = tmp_path / "store"
+    shutil.copytree(STORE, store)
+    config = natsmq_yaml(tmp_path, max_age="4320")
+    result = cli("retention", "apply", "--config", str(config), "--nats-store", str(store), "--yes", "--json")
+    assert result.code == 0, result.stderr
+    assert result.json()["verified"] is True
+    after = cli("retention", "show", "--nats-store", str(store), "--config", str(config), "--json")
+    assert after.code == 0 and after.json()["findings"] == []
+    counts = {c["name"]: c["actual"]["messages"] for c in after.json()["channels"]}
+    original = cli("channels", "list", "--nats-store", str(STORE), "--json").json()["channels"]
+    assert counts == {c["name"]: c["messages"] for c in original}
+
+
+def test_apply_refuses_a_store_in_use(cli, tmp_path):
+    store = tmp_path / "store"
+    shutil.copytree(STORE, store)
+    held = next(store.rglob("*.blk"))
+    holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(held)!r}); print('ok', flush=True); "
+                               "import time; time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ok"
+        result = cli("retention", "apply", "--config", str(natsmq_yaml(tmp_path)), "--nats-store", str(store), "--yes")
+        assert result.code == 3 and "in use by" in result.stderr and "stop Milvus" in result.stderr
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_apply_refuses_while_milvus_serves_nats(cli, tmp_path):
+    """A nats-server binary named `milvus` stands in for Milvus's embedded server (same process name)."""
+    from mqctl.mq.jetstream import nats_server_binary
+
+    binary = tmp_path / "milvus"
+    shutil.copy(nats_server_binary(), binary)
+    proc, url = start_nats(tmp_path, binary=binary)
+    try:
+        config = natsmq_yaml(tmp_path)
+        refused = cli("retention", "apply", "--config", str(config), "--nats", url, "--yes")
+        assert refused.code == 3 and "served by Milvus itself" in refused.stderr
+        forced = cli("retention", "apply", "--config", str(config), "--nats", url, "--yes", "--force")
+        assert forced.code == 0, forced.stderr
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def test_apply_needs_a_nats_source(cli, tmp_path):
+    result = cli("retention", "apply", "--config", str(natsmq_yaml(tmp_path)))
+    assert result.code == 2 and "--nats URL or --nats-store DIR" in result.stderr
