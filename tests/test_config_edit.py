@@ -298,3 +298,19 @@ def test_set_on_corpus_changes_exactly_the_intended_lines(path):
     if before_res.yaml_setting("rocksmq.path") is not None:
         assert added == [] and len(removed) == 1 and removed[0].strip().startswith("path:")
     assert path.read_bytes().decode().lstrip("\ufeff") == before  # planning never writes
+
+
+def test_flow_mappings_values_replace_in_place_but_refuse_new_keys(tmp_path):
+    path = write(tmp_path, "mq: {type: natsmq} # inline\n")
+    set_key(path, "mq.type", "rocksmq")
+    assert path.read_text() == "mq: {type: rocksmq} # inline\n"
+    with pytest.raises(InputError, match="flow mapping"):
+        set_key(path, "mq.pursuitLag", "5")
+
+
+def test_multi_document_milvus_yaml_edits_the_first_document(tmp_path):
+    path = write(tmp_path, "mq:\n  type: default\n---\nmq:\n  type: kafka\n")
+    res = resolve([path])
+    assert res.value("mq.type") == "default" and any("reads the first only" in line for line in res.explanation)
+    set_key(path, "mq.type", "natsmq")
+    assert path.read_text() == "mq:\n  type: natsmq\n---\nmq:\n  type: kafka\n"

@@ -80,7 +80,10 @@ def view(doc: Document, mode: str, version: Version | None) -> KindView:
 
 
 def _milvus_yaml(doc: Document, mode: str, version: Version | None) -> KindView:
-    return KindView(doc, flatten(doc.main, doc.name) if doc.main is not None else [])
+    result = KindView(doc, flatten(doc.main, doc.name) if doc.main is not None else [])
+    if len(doc.roots) > 1:
+        result.notes.append(f"{doc.name} holds {len(doc.roots)} YAML documents: Milvus reads the first only")
+    return result
 
 
 def _operator_cr(doc: Document, mode: str, version: Version | None) -> KindView:

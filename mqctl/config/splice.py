@@ -107,10 +107,7 @@ def set_splice(text: str, root, parts: list[str], value: str, newline: str, *, s
         if is_mapping(value_node) and value_node.flow_style is True and not value_node.value:
             return _fill_empty_flow(text, key_node, value_node, parts[depth + 1:], value, newline,
                                     indent_step(root), string=string)
-        if is_mapping(value_node):
-            if value_node.flow_style is True:
-                raise InputError(f"{'.'.join(parts[:depth + 1])} is a flow mapping {{...}}",
-                                 hint="rewrite it as an indented block to edit it with mqctl")
+        if is_mapping(value_node):  # flow mappings too: their values can be replaced in place
             node, depth = value_node, depth + 1
             continue
         if is_scalar(value_node) and value_node.value == "" and value_node.style is None:
@@ -126,7 +123,8 @@ def set_splice(text: str, root, parts: list[str], value: str, newline: str, *, s
         block = _new_lines(rest, rendered, 0, 2, newline)
         return _append_to_document(text, block, newline)
     if node.flow_style is True:
-        raise InputError(f"{label}: parent is a flow mapping {{...}}", hint="rewrite it as an indented block")
+        raise InputError(f"{label}: cannot add a key inside a flow mapping {{...}}",
+                         hint="rewrite that mapping as an indented block to edit it with mqctl")
     indent = node.value[0][0].start_mark.column
     block = _new_lines(rest, rendered, indent, indent_step(root), newline)
     if node is root and len(rest) > 1:
