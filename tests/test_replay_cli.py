@@ -1,0 +1,117 @@
+"""`mqctl replay --to-spark` end to end through the CLI, against the real Milvus 2.3.5 fixtures."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import pytest
+
+from test_replay_spark import NATS_STORE, ROCKSMQ, expected_deletes, expected_inserts, replayed, spark  # noqa: F401
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.spark
+def test_nats_store_rows_to_parquet_match_what_was_inserted(cli, spark, tmp_path):  # noqa: F811
+    out = tmp_path / "skus"
+    result = cli("replay", "--to-spark", "--nats-store", str(NATS_STORE), "--collection", "skus", "--output", str(out),
+                 "--partitions", "2", "--master", "local[2]", "--json")
+    assert result.code == 0, result.stderr
+    summary = result.json()
+    expected_rows = len(expected_inserts("natsmq", "skus")) + len(expected_deletes("natsmq", "skus"))
+    assert summary["written"] and summary["rows"] == expected_rows and summary["schema_origin"] == "inferred"
+    assert summary["source"] == f"nats-store:{NATS_STORE.resolve()}" and summary["messages"] > summary["rows"]
+    assert summary["messages"] == sum(c["messages"] for c in summary["channels"]) and summary["rows_per_second"] > 0
+    inserts, deletes = replayed(spark.read.parquet(str(out)).collect(), "skus")
+    assert inserts == expected_inserts("natsmq", "skus") and deletes == expected_deletes("natsmq", "skus")
+
+
+@pytest.mark.spark
+def test_config_source_messages_as_json_with_checkpoint(cli, spark, tmp_path):  # noqa: F811
+    config = tmp_path / "milvus.yaml"
+    config.write_text(f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKSMQ}\n")
+    out, ckpt = tmp_path / "messages", tmp_path / "replay.ckpt"
+    args = ("replay", "--to-spark", "--config", str(config), "--shape", "messages", "--types", "insert,delete",
+            "--output", str(out), "--format", "json", "--partition-by", "type", "--checkpoint", str(ckpt),
+            "--master", "local[2]")
+    first = cli(*args)
+    assert first.code == 0, first.stderr
+    assert "run 1" in first.stdout and "Spark start-up" in first.stdout
+    frame = spark.read.json(str(out))
+    totals = {(r["type"], r["collection"]): r["n"] for r in frame.groupBy("type", "collection").sum("rows")
+              .withColumnRenamed("sum(rows)", "n").collect()}
+    assert totals[("Insert", "items")] == len(expected_inserts("rocksmq", "items"))
+    assert totals[("Delete", "skus")] == len(expected_deletes("rocksmq", "skus"))
+    assert {r.replay_run for r in frame.select("replay_run").distinct().collect()} == {1}
+    positions = json.loads(ckpt.read_text())["positions"]
+
+    second = cli(*args, "--json")
+    assert second.code == 0, second.stderr
+    assert second.json()["written"] is False and second.json()["rows"] == 0
+    assert json.loads(ckpt.read_text())["positions"] == positions and spark.read.json(str(out)).count() == frame.count()
+
+
+def test_unknown_channel_is_exit_2(cli, tmp_path):
+    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--channels", "by-dev-rootcoord-dml_99",
+                 "--output", str(tmp_path / "o"))
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert "unknown channel 'by-dev-rootcoord-dml_99'" in result.stderr and "by-dev-rootcoord-dml_0" in result.stderr
+
+
+def test_collection_not_in_stream_and_no_milvus_is_exit_2(cli, tmp_path):
+    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "nope", "--output", str(tmp_path / "o"))
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert "collection 'nope' not found in the stream" in result.stderr and "--milvus" in result.stderr
+
+
+def test_existing_output_with_mode_error_is_exit_3(cli, tmp_path):
+    (tmp_path / "o").mkdir()
+    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output", str(tmp_path / "o"))
+    assert result.code == 3 and "already exists and --mode is error" in result.stderr
+    assert "--mode append" in result.stderr
+
+
+def test_missing_java_says_how_to_install_it(cli, tmp_path):
+    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output", str(tmp_path / "o"),
+                 env={"JAVA_HOME": str(tmp_path / "no-java")})
+    assert result.code == 3 and "Traceback" not in result.stderr
+    assert "no Java runtime found" in result.stderr and "openjdk-17-jre-headless" in result.stderr
+    assert not (tmp_path / "o").exists()
+
+
+def test_unreachable_nats_is_exit_3(cli, tmp_path):
+    result = cli("replay", "--to-spark", "--nats", f"nats://127.0.0.1:{_free_port()}", "--timeout", "1",
+                 "--output", str(tmp_path / "o"))
+    assert result.code == 3 and "Traceback" not in result.stderr
+    assert "cannot connect to NATS" in result.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    ((), "choose where to replay to: --to-spark"),
+    (("--to-spark", "--output", "o"), "no MQ source given"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--nats", "nats://x", "--output", "o"), "choose one source"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ)), "give exactly one target"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--format", "xml"), "--format 'xml'"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "c", "--mode", "overwrite"),
+     "--mode overwrite cannot go with it"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "last week"), "from 'last week'"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--master", "mars"), "not a Spark master URL"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--spark-conf", "novalue"), "not KEY=VALUE"),
+])
+def test_bad_usage_is_one_line_and_exit_2(cli, tmp_path, args, message):
+    result = cli("replay", "--shape", "messages", *args, cwd=str(tmp_path))
+    assert result.code == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_broken_checkpoint_is_exit_2_with_its_location(cli, tmp_path):
+    ckpt = tmp_path / "c.json"
+    ckpt.write_text("{not json")
+    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "o"),
+                 "--checkpoint", str(ckpt))
+    assert result.code == 2 and f"{ckpt}:1:2" in result.stderr
