@@ -163,3 +163,20 @@ def test_kind_can_be_forced(cli, tmp_path):
     assert cli("config", "explain", str(path)).code == 2
     forced = cli("config", "explain", str(path), "--kind", "milvus-yaml", "--json")
     assert forced.code == 0 and forced.json()["effective_mq"] == "rocksmq"
+
+
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
+
+
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus absent")
+def test_every_corpus_file_gives_a_clean_result_or_a_clean_error(cli):
+    files = sorted(p for p in CORPUS.glob("*/*") if p.suffix in (".yaml", ".tpl", ".yml"))
+    assert files
+    for path in files:
+        result = cli("config", "validate", str(path), "--json")
+        assert "Traceback" not in result.stderr and "internal error" not in result.stderr, path
+        if result.code == 2:
+            assert result.stderr.startswith(f"error: {path}:") and len(result.stderr.strip().splitlines()) == 1
+        else:
+            assert result.code in (0, 1), (path, result.stderr)
+            assert REPORT_KEYS <= set(result.json())

@@ -19,7 +19,7 @@ KIND_ALIASES = {"milvus": MILVUS_YAML, "yaml": MILVUS_YAML, "user-yaml": MILVUS_
                 "milvus.yaml": MILVUS_YAML, "operator": OPERATOR_CR, "cr": OPERATOR_CR, "helm": HELM_VALUES,
                 "values": HELM_VALUES}
 HELM_MARKERS = ("cluster", "standalone", "extraConfigFiles", "pulsarv3", "externalPulsar", "externalKafka")
-PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:?+-][^}]*)?\}")
+PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:?+-][^}]*)?\}|\{\{[^}]*\}\}")  # envsubst, Jinja/Helm
 BOM = "\ufeff"
 
 
