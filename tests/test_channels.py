@@ -208,3 +208,17 @@ def test_config_derives_the_source(cli, tmp_path, live_nats):
     pulsar.write_text("mq:\n  type: pulsar\npulsar:\n  address: pulsar.example\n")
     refused = cli("channels", "list", "--config", str(pulsar))
     assert refused.code == 3 and "read rocksmq and natsmq only" in refused.stderr
+
+
+def test_store_times_are_close_to_message_times(cli, live_nats):
+    by_tso = cli("channels", "list", "--nats", live_nats, "--json").json()["channels"]
+    by_store = cli("channels", "list", "--nats", live_nats, "--store-times", "--json").json()["channels"]
+    assert [c["messages"] for c in by_tso] == [c["messages"] for c in by_store]
+    parse = lambda text: dt.datetime.fromisoformat(text.replace("Z", "+00:00"))  # noqa: E731
+    for tso, store in zip(by_tso, by_store):
+        if tso["messages"]:
+            assert tso["first_time"] != store["first_time"]  # two clocks: Milvus's TSO and the server's store time
+            assert abs((parse(store["first_time"]) - parse(tso["first_time"])).total_seconds()) < 5
+            assert abs((parse(store["last_time"]) - parse(tso["last_time"])).total_seconds()) < 5
+    refused = cli("channels", "list", "--rocksmq", str(ROCKSMQ), "--store-times")
+    assert refused.code == 2 and "NATS sources only" in refused.stderr

@@ -87,7 +87,11 @@ def _render_list(result):
 def list_command(rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None, config: ConfigOpt = None,
                  user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
                  nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
-                 timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False):
+                 timeout: TimeoutOpt = 5.0,
+                 store_times: Annotated[bool, typer.Option("--store-times", help="NATS: first/last time from the "
+                                                           "server's store timestamps, not the Milvus TSO (faster: "
+                                                           "no message reads).")] = False,
+                 json_mode: JsonOpt = False):
     """One row per physical channel: messages, bytes, first/last id and time (from the Milvus TSO)."""
     from mqctl.mq.channels import list_channels
     from mqctl.mq.sources import open_source
@@ -98,7 +102,7 @@ def list_command(rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: Sto
     with open_source(options) as source:
         if getattr(source, "has_metadata", True) is False:
             out.warn(f"{source.description}: no _meta_kv folder beside it, so bytes and pages are unknown")
-        out.emit(list_channels(source), _render_list)
+        out.emit(list_channels(source, store_times=store_times), _render_list)
 
 
 def _render_show(detail):

@@ -101,7 +101,7 @@ def compose(text: str, where: str, line_offset: int = 0) -> list:
 
 
 def is_mapping(node) -> bool:
-    return type(node).__name__ == "MappingNode" or type(node).__name__ == "CommentedMapNode"
+    return type(node).__name__ == "MappingNode"
 
 
 def is_sequence(node) -> bool:

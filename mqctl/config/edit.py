@@ -190,7 +190,7 @@ def _splice_text(doc: Document, text: str, addr: Address, make) -> str:
         return splice.apply(text) if splice else text
     pair = lookup(main, ["extraConfigFiles", "user.yaml"])
     if pair is None:
-        splice = _create_user_yaml(doc, text, main, addr, make)
+        splice = _create_user_yaml(doc, text, main, make)
         return splice.apply(text) if splice else text
     region = embedded_region(text, pair[1], f"{doc.path} ({HELM_USER_YAML})")
     inner_root = region.roots[0] if region.roots else None
@@ -198,7 +198,7 @@ def _splice_text(doc: Document, text: str, addr: Address, make) -> str:
     return region.lift(splice).apply(text) if splice else text
 
 
-def _create_user_yaml(doc: Document, text: str, main, addr: Address, make) -> Splice | None:
+def _create_user_yaml(doc: Document, text: str, main, make) -> Splice | None:
     """Add `extraConfigFiles: user.yaml: |` holding the keys `make` writes into an empty file."""
     inner = make("", None)
     if inner is None:

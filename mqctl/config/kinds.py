@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mqctl.config.documents import (CONFIGMAP, HELM_VALUES, MILVUS_YAML, OPERATOR_CR, Document, Setting,
-                                    embedded_yaml, flatten, is_mapping, is_sequence, lookup, scalar_text)
+                                    embedded_yaml, flatten, is_mapping, lookup, scalar_text)
 from mqctl.config.schema import CLUSTER, MODES, STANDALONE, Version, parse_version
 
 HELM_PULSAR_TOGGLES = ("pulsarv3.enabled", "pulsar.enabled", "externalPulsar.enabled")
@@ -33,10 +33,7 @@ def field_setting(doc: Document, path: str, detail: str | None = None) -> Settin
     if pair is None:
         return None
     key_node, value_node = pair
-    value = scalar_text(value_node)
-    if is_sequence(value_node):
-        value = ",".join(scalar_text(item) or "" for item in value_node.value)
-    return Setting(path, value, doc.name, key_node.start_mark.line + 1, "yaml", detail or path)
+    return Setting(path, scalar_text(value_node), doc.name, key_node.start_mark.line + 1, "yaml", detail or path)
 
 
 def _where(setting: Setting) -> str:

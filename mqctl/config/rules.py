@@ -309,11 +309,9 @@ def _helm(res: Resolution) -> list[Finding]:
                 found.append(_finding("MQ140", "standalone.messageQueue kafka but kafka.enabled/externalKafka.enabled "
                                       "is not true: nothing deploys Kafka", queue, hint="set kafka.enabled: true",
                                       severity=ERROR))
+            used = {"pulsar": pulsar_on, "kafka": kafka_on}.get(queue.value or "", [])
             for name in pulsar_on + kafka_on:
-                if not name.lower().startswith(queue.value or ""):
-                    if (queue.value == "pulsar" and name in kinds.HELM_PULSAR_TOGGLES) or (
-                            queue.value == "kafka" and name in kinds.HELM_KAFKA_TOGGLES):
-                        continue
+                if name not in used:
                     found.append(_finding("MQ140", f"{name}: true deploys a service that standalone.messageQueue "
                                           f"{queue.value} does not use", fields[name], hint=f"set {name}: false"))
         if res.mode == CLUSTER and len(pulsar_on + kafka_on) > 1:

@@ -25,8 +25,15 @@ class ChannelList:
     totals: ChannelTotals
 
 
-def list_channels(source: MQSource) -> ChannelList:
-    channels = source.list_channels()
+def list_channels(source: MQSource, *, store_times: bool = False) -> ChannelList:
+    """All channels; `store_times` (NATS only) takes first/last times from the server's store timestamps
+    instead of the Milvus TSO inside the first and last message (saves two reads per stream)."""
+    from mqctl.mq.jetstream import JetStreamSource
+
+    if store_times and not isinstance(source, JetStreamSource):
+        raise InputError("--store-times applies to NATS sources only",
+                         hint="RocksMQ keeps no store time per message; drop --store-times")
+    channels = source.list_channels(message_times=False) if store_times else source.list_channels()
     return ChannelList(source.description, channels, ChannelTotals(len(channels), sum(c.messages for c in channels),
                                                                    sum(c.bytes for c in channels)))
 
