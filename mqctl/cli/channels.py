@@ -156,13 +156,23 @@ def _pk_preview(pks: list) -> str:
     return shown + (f" … (+{len(pks) - PK_PREVIEW})" if len(pks) > PK_PREVIEW else "")
 
 
+def _short_shard(shard: str | None, channel: str, collection_id: int | None) -> str:
+    """The virtual channel without its repeated `<channel>_<collection id>` prefix (e.g. v0)."""
+    prefix = f"{channel}_{collection_id}"
+    return shard[len(prefix):] if shard and shard.startswith(prefix) else (shard or "")
+
+
 def _render_peek(result):
     from mqctl.output import Output
 
-    rows = [(m.id, m.type, format_time(m.time), m.collection or m.collection_id, m.partition_id, m.segment_id, m.shard,
-             m.rows or "", f"error: {m.error}" if m.error else _pk_preview(m.pks)) for m in result.messages]
-    return Output.table(f"{result.channel}: {len(result.messages)} messages", ["id", "type", "time (UTC)", "collection",
-                        "partition", "segment", "shard", "rows", "primary keys"], rows, right=["id", "rows"])
+    rows = [(m.id, m.type, format_time(m.time), m.collection or m.collection_id, m.partition_id, m.segment_id,
+             _short_shard(m.shard, result.channel, m.collection_id), m.rows or "",
+             f"error: {m.error}" if m.error else _pk_preview(m.pks)) for m in result.messages]
+    table = Output.table(f"{result.channel}: {len(result.messages)} messages", ["id", "type", "time (UTC)", "collection",
+                         "partition", "segment", "shard", "rows", "primary keys"], rows, right=["id", "rows"])
+    for column in table.columns[:3]:
+        column.no_wrap = True
+    return table
 
 
 @app.command()

@@ -34,19 +34,18 @@ def _findings_table(findings):
 def _render_report(report):
     from mqctl.output import Output
 
-    def show_limit(value, unit=""):
-        return "unlimited" if value in (-1, 0) else f"{value:g}{unit}"
+    from mqctl.mq.retention import show_limit
 
     parts = []
     if report.mq == "natsmq":
-        rows = [(r.name, show_limit(r.configured["max_age"], "s"), show_limit(r.actual["max_age"], "s"),
-                 show_limit(r.configured["max_bytes"]), show_limit(r.actual["max_bytes"]),
-                 show_limit(r.configured["max_msgs"]), show_limit(r.actual["max_msgs"]), r.actual["messages"],
+        rows = [(r.name, *(show_limit(limit, side[limit]) for limit in ("max_age", "max_bytes", "max_msgs")
+                           for side in (r.configured, r.actual)), r.actual["messages"],
                  _age(r.actual["oldest_message_age_seconds"]), "DRIFT" if r.findings else "ok") for r in report.channels]
         parts.append(Output.table(f"retention of {report.source} (config: {', '.join(_origins(report))})",
                                   ["stream", "max_age conf", "max_age actual", "max_bytes conf", "max_bytes actual",
                                    "max_msgs conf", "max_msgs actual", "messages", "oldest", "status"], rows,
                                   right=["messages"]))
+        parts[-1].columns[0].no_wrap = True
     else:
         first = report.channels[0].configured if report.channels else {}
         title = (f"retention of {report.source}: {first.get('retention_time_minutes')} min / "
@@ -87,13 +86,14 @@ def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = Non
 
 
 def _render_outcome(outcome):
+    from mqctl.mq.retention import show_limit
     from mqctl.output import Output
 
     if not outcome.changes:
         return f"{outcome.source}: every stream already matches the configured retention."
     if outcome.dry_run:
         return f"dry run: {len(outcome.changes)} limit(s) on {len({c.stream for c in outcome.changes})} stream(s) would change."
-    rows = [(c.stream, c.limit, c.actual, c.wanted) for c in outcome.changes]
+    rows = [(c.stream, c.limit, show_limit(c.limit, c.actual), show_limit(c.limit, c.wanted)) for c in outcome.changes]
     status = "verified" if outcome.verified else f"NOT verified: {'; '.join(outcome.mismatches)}"
     return Output.table(f"applied to {len(outcome.applied)} stream(s) of {outcome.source}: {status}",
                         ["stream", "limit", "before", "after"], rows)

@@ -104,18 +104,21 @@ def nats_report(source, configured: ConfiguredRetention, now: dt.datetime) -> Re
             if have != want:
                 row.findings.append(_finding(
                     RULE_DRIFT, ERROR,
-                    f"stream {stream.name}: {limit} is {_show_limit(limit, have)} but the config gives "
-                    f"{_show_limit(limit, want)}; Milvus's AddStream fails with JetStream error 10058 and its producers "
+                    f"stream {stream.name}: {limit} is {show_limit(limit, have)} but the config gives "
+                    f"{show_limit(limit, want)}; Milvus's AddStream fails with JetStream error 10058 and its producers "
                     f"do not start", limits[limit],
                     "run `mqctl retention apply` to set the streams to the config, or change the config to match"))
         rows.append(row)
     return RetentionReport(source.description, "natsmq", rows, [f for r in rows for f in r.findings])
 
 
-def _show_limit(limit: str, value: float | int) -> str:
+def show_limit(limit: str, value: float | int) -> str:
+    """A stream limit for people: max_age in minutes (as Milvus configures it), "unlimited" for 0/-1."""
+    if value in (UNLIMITED, 0):
+        return "unlimited"
     if limit == "max_age":
-        return "unlimited (0)" if not value else f"{value:g}s ({value / 60:g} min)"
-    return "unlimited (-1)" if value in (UNLIMITED, 0) else str(value)
+        return f"{value / 60:g} min" if value % 60 == 0 else f"{value:g} s"
+    return str(value)
 
 
 # rocksmq ----------------------------------------------------------------------------------------
@@ -213,8 +216,8 @@ class ApplyPlan:
         for change in self.changes:
             by_stream.setdefault(change.stream, []).append(change)
         for stream, changes in by_stream.items():
-            before = [f"{c.limit}: {_show_limit(c.limit, c.actual)}\n" for c in changes]
-            after = [f"{c.limit}: {_show_limit(c.limit, c.wanted)}\n" for c in changes]
+            before = [f"{c.limit}: {show_limit(c.limit, c.actual)}\n" for c in changes]
+            after = [f"{c.limit}: {show_limit(c.limit, c.wanted)}\n" for c in changes]
             text += difflib.unified_diff(before, after, f"stream {stream} (now)", f"stream {stream} (configured)")
         return "".join(text)
 
@@ -250,4 +253,4 @@ def apply_plan(source, plan: ApplyPlan) -> list[str]:
 
 def verify(source, plan: ApplyPlan) -> list[str]:
     """Limits that still differ from the plan's targets, read back from the server."""
-    return [f"{c.stream}: {c.limit} is {_show_limit(c.limit, c.actual)}" for c in plan_apply(source, plan.wanted).changes]
+    return [f"{c.stream}: {c.limit} is {show_limit(c.limit, c.actual)}" for c in plan_apply(source, plan.wanted).changes]
