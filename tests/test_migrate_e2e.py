@@ -1,0 +1,179 @@
+"""End-to-end migrations on one real Milvus 2.3.5 sandbox (shared by the module, in order):
+refusals, RocksMQ -> natsmq with crashes and resume, natsmq -> RocksMQ after a failing start
+command, RocksMQ -> natsmq again and rollback."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import SAMPLES, run_cli
+
+pytestmark = pytest.mark.milvus
+
+KILLED = -9
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sandbox") / "milvus"
+    result = run_cli("sandbox", "up", "--dir", str(folder), "--seed", "--json", timeout=300)
+    assert result.code == 0, result.stderr
+    info = result.json()
+    yield info
+    run_cli("sandbox", "down", "--dir", str(folder))
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def client(info, db=""):
+    from pymilvus import MilvusClient
+
+    return MilvusClient(uri=info["uri"], db_name=db)
+
+
+def counts(info) -> dict[str, int]:
+    c = client(info)
+    try:
+        return {name: int(c.query(name, filter="", output_fields=["count(*)"], consistency_level="Strong")[0]["count(*)"])
+                for name in ("demo_docs", "demo_events")}
+    finally:
+        c.close()
+
+
+def migrate(info, *args, env=None):
+    return run_cli("migrate", "--sandbox", info["dir"], "--yes", *args, env=env, timeout=600)
+
+
+def journal(info) -> dict:
+    return json.loads((Path(info["config"]).parent / ".mqctl-migrate.json").read_text())
+
+
+def assert_deleted_rows_stay_deleted(info):
+    c = client(info)
+    try:
+        for name in ("demo_docs", "demo_events"):
+            assert c.query(name, filter="id in [0, 10, 20, 990]", output_fields=["id"],
+                           consistency_level="Strong") == []
+            assert len(c.query(name, filter="id in [1, 11, 21]", output_fields=["id"], consistency_level="Strong")) == 3
+    finally:
+        c.close()
+
+
+def test_sandbox_up_reports_every_field(box, cli):
+    for key in ("uri", "config", "log", "etcd", "health_url", "stop_cmd", "start_cmd"):
+        assert box[key], key
+    assert box["running"] is True and box["mq"] == "rocksmq"
+    assert box["seeded"] == {"demo_docs": 2700, "demo_events": 1080}
+    status = cli("sandbox", "status", "--dir", box["dir"], "--json").json()
+    assert status["running"] is True and status["uri"] == box["uri"] and status["mq"] == "rocksmq"
+
+
+def test_refuses_natsmq_on_milvus_2_6(tmp_path, cli):
+    config = tmp_path / "milvus.yaml"
+    shutil.copy(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml", config)
+    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1",
+                 "--milvus-version", "2.6.0", "--stop-cmd", "true", "--start-cmd", "true", "--log-file", "x", "--yes")
+    assert result.code == 3
+    assert "natsmq was removed in Milvus 2.6" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_refuses_unreachable_milvus(tmp_path, cli):
+    config = tmp_path / "milvus.yaml"
+    shutil.copy(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml", config)
+    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1",
+                 "--stop-cmd", "true", "--start-cmd", "true", "--log-file", "x", "--yes")
+    assert result.code == 3
+    assert "not reachable" in result.stderr and "step preflight failed" in result.stderr
+
+
+def test_refuses_conflicting_etcd_override(box):
+    from mqctl.config.sources import EtcdConfig
+
+    etcd = EtcdConfig(box["etcd"])
+    etcd.put("mq/type", "rocksmq")
+    try:
+        result = migrate(box, "--to", "natsmq")
+        assert result.code == 3
+        assert "by-dev/config/mq/type" in result.stderr and "--clear-etcd-override" in result.stderr
+        plan = run_cli("migrate", "plan", "--sandbox", box["dir"], "--to", "natsmq", "--clear-etcd-override", "--json")
+        assert plan.code == 0, plan.stderr
+        assert "etcd-override-cleared" in [f["code"] for f in plan.json()["findings"]]
+    finally:
+        etcd.delete("mq/type")
+
+
+def test_refuses_stale_jetstream_dir(box, tmp_path):
+    (tmp_path / "jetstream" / "$G").mkdir(parents=True)
+    result = migrate(box, "--to", "natsmq", "--store-dir", str(tmp_path))
+    assert result.code == 3 and "stale" in result.stderr and "jetstream" in result.stderr
+    assert journal(box)["steps"][1]["status"] == "pending"  # nothing after preflight ran
+
+
+def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
+    before = counts(box)
+    crashed = migrate(box, "--to", "natsmq", "--backup-dir", str(tmp_path / "backup"), "--cleanup",
+                      env={"MQCTL_CRASH_AFTER_STEP": "stop-writes"})
+    assert crashed.code == KILLED
+    status = run_cli("migrate", "status", "--sandbox", box["dir"], "--json").json()
+    assert [s["status"] for s in status["steps"][:3]] == ["done", "done", "pending"]
+    for step in ("flush", "switch"):  # Milvus is not restarted needlessly: each resume goes on from the journal
+        crashed = run_cli("migrate", "resume", "--sandbox", box["dir"], env={"MQCTL_CRASH_AFTER_STEP": step}, timeout=600)
+        assert crashed.code == KILLED, crashed.stderr
+        assert journal(box)["steps"][[s["name"] for s in journal(box)["steps"]].index(step)]["status"] == "done"
+    done = run_cli("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
+    assert done.code == 0, done.stderr
+    result = done.json()
+    assert result["state"] == "completed"
+    verify = next(s for s in result["steps"] if s["name"] == "verify")
+    assert "mqType=natsmq" in verify["evidence"]["init_mq_line"]
+    assert Path(verify["evidence"]["jetstream_dir"]).is_dir()
+    backup = next(s for s in result["steps"] if s["name"] == "backup")["evidence"]
+    assert backup["read_back"] == "checksums match" and not any(Path(d).exists() for d in backup["deleted"])
+    assert counts(box) == before
+    assert_deleted_rows_stay_deleted(box)
+    # writes are open again and go through NATS
+    c = client(box)
+    c.insert("demo_docs", [{"id": 50_000 + i, "tag": 1, "vector": [0.5] * 8} for i in range(25)])
+    c.close()
+    assert counts(box)["demo_docs"] == before["demo_docs"] + 25
+    from mqctl.mq.jetstream import JetStreamSource
+    from mqctl.sandbox import Sandbox
+
+    source = JetStreamSource(f"nats://127.0.0.1:{Sandbox(box['dir']).ports['natsmq_port']}")
+    try:
+        assert sum(ch.messages for ch in source.list_channels() if "dml" in ch.name) > 0
+    finally:
+        source.close()
+
+
+def test_natsmq_to_rocksmq_after_a_failing_start_command(box, tmp_path):
+    before = counts(box)
+    failed = migrate(box, "--to", "rocksmq", "--start-cmd", "false", "--backup-dir", str(tmp_path / "backup"),
+                     "--cleanup")
+    assert failed.code == 3
+    assert "step start failed" in failed.stderr and "writes stay denied" in failed.stderr
+    done = run_cli("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
+    assert done.code == 0, done.stderr
+    verify = next(s for s in done.json()["steps"] if s["name"] == "verify")
+    assert "mqType=rocksmq" in verify["evidence"]["init_mq_line"]
+    assert counts(box) == before
+    assert_deleted_rows_stay_deleted(box)
+
+
+def test_rollback_before_cleanup_returns_to_rocksmq(box):
+    before = counts(box)
+    done = migrate(box, "--to", "natsmq")
+    assert done.code == 0, done.stderr
+    back = run_cli("migrate", "rollback", "--sandbox", box["dir"], "--yes", "--json", timeout=600)
+    assert back.code == 0, back.stderr
+    result = back.json()
+    assert result["state"] == "rolled-back"
+    verify = next(s for s in result["rollback"] if s["name"] == "verify")
+    assert "mqType=rocksmq" in verify["evidence"]["init_mq_line"]
+    assert counts(box) == before
+    assert_deleted_rows_stay_deleted(box)
+    status = run_cli("sandbox", "status", "--dir", box["dir"], "--json").json()
+    assert status["mq"] == "rocksmq" and status["running"] is True
