@@ -217,7 +217,7 @@ VALUES = {"mq.type": st.sampled_from(["rocksmq", "natsmq", "pulsar", "kafka", "d
           "rocksmq.path": st.from_regex(r"/[a-z0-9_/]{1,20}", fullmatch=True),
           "rocksmq.retentionSizeInMB": st.integers(1, 10**5).map(str),
           "pulsar.address": st.from_regex(r"[a-z][a-z0-9.-]{0,15}", fullmatch=True),
-          "extra.deep.new.key": st.text(st.characters(codec="utf-8", exclude_categories=("Cs", "Cc")), max_size=12),
+          "extra.deep.new.key": st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12),
           "quotaAndLimits.enabled": st.sampled_from(["true", "false"])}
 BASE = """\
 # header comment
@@ -314,3 +314,69 @@ def test_multi_document_milvus_yaml_edits_the_first_document(tmp_path):
     assert res.value("mq.type") == "default" and any("reads the first only" in line for line in res.explanation)
     set_key(path, "mq.type", "natsmq")
     assert path.read_text() == "mq:\n  type: natsmq\n---\nmq:\n  type: kafka\n"
+
+
+# random documents: a nested mapping rendered with random indentation, comments, quoting and blank lines
+NAMES = st.sampled_from(["mq", "type", "natsmq", "server", "port", "path", "retention", "maxAge", "a_b", "x1"])
+LEAF = st.one_of(st.integers(-5, 10**6).map(str), st.from_regex(r"[a-z/][a-z0-9_/.-]{0,10}", fullmatch=True))
+TREE = st.recursive(LEAF, lambda children: st.dictionaries(NAMES, children, min_size=1, max_size=4), max_leaves=12)
+
+
+def render(tree: dict, indent: int, depth: int, draw_style) -> list[str]:
+    lines = []
+    for key, value in tree.items():
+        pad = " " * (indent * depth)
+        if draw_style("blank"):
+            lines.append("")
+        if draw_style("comment"):
+            lines.append(f"{pad}# about {key}")
+        if isinstance(value, dict):
+            lines.append(f"{pad}{key}:" + (" # section" if draw_style("trail") else ""))
+            lines += render(value, indent, depth + 1, draw_style)
+        else:
+            quoted = f"'{value}'" if draw_style("quote") and not value.lstrip("-").isdigit() else value
+            lines.append(f"{pad}{key}: {quoted}" + (" # note" if draw_style("trail") else ""))
+    return lines
+
+
+def leaves(tree: dict, prefix=()):
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            yield from leaves(value, prefix + (key,))
+        else:
+            yield prefix + (key,), value
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(tree=TREE.filter(lambda t: isinstance(t, dict)), indent=st.sampled_from([2, 4]), crlf=st.booleans(),
+       data=st.data(), value=st.integers(0, 99999).map(str))
+def test_random_documents_change_only_the_edited_line(tmp_path, tree, indent, crlf, data, value):
+    styles = data.draw(st.lists(st.booleans(), min_size=200, max_size=200))
+    counter = iter(styles)
+    lines = render(tree, indent, 0, lambda _: next(counter, False))
+    newline = "\r\n" if crlf else "\n"
+    text = newline.join(lines) + newline
+    path = tmp_path / "doc.yaml"
+    path.write_bytes(text.encode())
+    existing = list(leaves(tree))
+    new_path = data.draw(st.lists(NAMES, min_size=1, max_size=3).map(tuple))
+    candidates = [p for p, _ in existing if p != ("mq", "type")]  # mq.type only takes MQ names
+    target = data.draw(st.sampled_from(candidates + [("added",) + new_path]))
+    plan = plan_set(path, ".".join(target), value)
+    before, after = text.split(newline), plan.new_text.split(newline)
+    if target in dict(existing):
+        assert len(after) == len(before)
+        different = [(b, a) for b, a in zip(before, after) if b != a]
+        assert len(different) <= 1
+        if different:
+            old, new = different[0]
+            assert old.split(":")[0] == new.split(":")[0] and value in new
+    else:
+        remaining = iter(after)
+        assert all(any(line == other for other in remaining) for line in before)  # only insertions
+    if "\r\n" in text:
+        assert plan.new_text.count("\n") == plan.new_text.count("\r\n")
+    plan.commit()
+    assert resolve([path]).value(".".join(target)) == value
+    for backup in tmp_path.glob("*.bak"):
+        backup.unlink()

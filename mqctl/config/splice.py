@@ -34,12 +34,19 @@ def render_scalar(value: str, old=None, *, string: bool = False) -> str:
     if style == "'":
         return "'" + value.replace("'", "''") + "'"
     if style == '"':
-        return json.dumps(value, ensure_ascii=False)
+        return _double_quoted(value)
     plain_ok = (bool(PLAIN_SAFE.match(value)) and not value.endswith((" ", ":")) and " #" not in value
                 and ": " not in value and value.lower() not in NULL_WORDS)
     if string and value.lower() in BOOLEAN_WORDS:
         plain_ok = False
-    return value if plain_ok else json.dumps(value, ensure_ascii=False)
+    return value if plain_ok else _double_quoted(value)
+
+
+def _double_quoted(value: str) -> str:
+    """A YAML double-quoted scalar; characters YAML does not allow raw are written as \\u escapes."""
+    quoted = json.dumps(value, ensure_ascii=False)
+    return "".join(char if char.isprintable() or char == " " else "\\u%04x" % ord(char)
+                   if ord(char) <= 0xFFFF else char for char in quoted)
 
 
 def _line_starts(text: str) -> list[int]:
