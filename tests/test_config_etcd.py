@@ -70,11 +70,13 @@ def test_put_read_delete_normalises_keys(etcd_url):
     etcd.put("mq/type", "pulsar")
     EtcdConfig(etcd_url, root="other").put("mq/type", "kafka")  # another root is not read
     read = etcd.read()
-    assert read["quotaandlimitslimitwritingforcedeny"].value == "true"
-    assert read["mqtype"].key == "by-dev/config/mq/type"
-    assert read["mqtype"].value == "pulsar"
+    assert read["quotaAndLimits.limitWriting.forceDeny"].value == "true"
+    assert read["quotaandlimitslimitwritingforcedeny"].value == "true"  # matched as Milvus normalises
+    assert "mq.type" in read and read.get("MQ_TYPE").key == "by-dev/config/mq/type"
+    assert read["mq.type"].value == "pulsar"
+    assert sorted(read) == ["mq.type", "quotaAndLimits.limitWriting.forceDeny"]
     etcd.delete("mq/type")
-    assert "mqtype" not in etcd.read()
+    assert "mq.type" not in etcd.read()
     etcd.delete("quotaAndLimits/limitWriting/forceDeny")
 
 

@@ -30,6 +30,31 @@ class EtcdValue:
     value: str
 
 
+class NormalizedKeys(dict):
+    """Milvus keys as written in etcd ('mq.type'); lookups match the way Milvus does, so
+    `keys["mq.type"]`, `keys["mqtype"]` and `keys["MQ_TYPE"]` find the same entry."""
+
+    def __init__(self):
+        super().__init__()
+        self._index: dict[str, str] = {}
+
+    def __setitem__(self, key: str, value) -> None:
+        self._index[normalize_key(key)] = key
+        super().__setitem__(key, value)
+
+    def _real(self, key: str) -> str:
+        return self._index.get(normalize_key(key), key)
+
+    def __getitem__(self, key: str):
+        return super().__getitem__(self._real(key))
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and normalize_key(key) in self._index
+
+    def get(self, key: str, default=None):
+        return super().get(self._real(key), default)
+
+
 def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
@@ -72,14 +97,14 @@ class EtcdConfig:
             raise PreconditionError(f"{self.url} did not answer like etcd's JSON gateway",
                                     hint="give etcd's client URL") from None
 
-    def read(self) -> dict[str, EtcdValue]:
-        """Normalised Milvus key ('mqtype' form) -> raw etcd key and value."""
+    def read(self) -> NormalizedKeys:
+        """Milvus key ('mq.type', matched as Milvus normalises it) -> raw etcd key and value."""
         answer = self._post("/v3/kv/range", {"key": _b64(self.prefix), "range_end": _prefix_end(self.prefix)})
-        values: dict[str, EtcdValue] = {}
+        values = NormalizedKeys()
         for kv in answer.get("kvs", []):
             raw_key = base64.b64decode(kv["key"]).decode(errors="replace")
             value = base64.b64decode(kv.get("value", "")).decode(errors="replace")
-            values[normalize_key(raw_key[len(self.prefix):])] = EtcdValue(raw_key, value)
+            values[raw_key[len(self.prefix):].replace("/", ".")] = EtcdValue(raw_key, value)
         return values
 
     def _full_key(self, path: str) -> str:
@@ -98,7 +123,7 @@ class EtcdConfig:
     def settings(self, wanted: dict[str, str]) -> dict[str, Setting]:
         """Overrides found in etcd as Settings; keys mqctl does not know keep their etcd spelling."""
         found: dict[str, Setting] = {}
-        for normal, item in self.read().items():
-            display = wanted.get(normal, item.key[len(self.prefix):].replace("/", "."))
-            found[normal] = Setting(display, item.value, None, None, "etcd", item.key)
+        for key, item in self.read().items():
+            normal = normalize_key(key)
+            found[normal] = Setting(wanted.get(normal, key), item.value, None, None, "etcd", item.key)
         return found
