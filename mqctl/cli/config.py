@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Optional
 
@@ -34,17 +33,10 @@ EtcdRootOpt = Annotated[Optional[str], typer.Option("--etcd-root", help="etcd ro
 
 
 def _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
-    """The environment and etcd sources the options ask for (etcd root: option, yaml's etcd.rootPath, by-dev)."""
-    from mqctl.config.resolve import resolve
-    from mqctl.config.sources import EtcdConfig
+    from mqctl.config.resolve import override_sources
 
-    environment = dict(os.environ) if env else None
-    etcd = None
-    if etcd_url:
-        if etcd_root is None:
-            etcd_root = resolve(files, kind=kind, mode=mode, milvus_version=milvus_version).value("etcd.rootPath")
-        etcd = EtcdConfig(etcd_url, etcd_root or "by-dev")
-    return environment, etcd
+    return override_sources(files, kind=kind, mode=mode, milvus_version=milvus_version,
+                            environment=dict(os.environ) if env else None, etcd_url=etcd_url, etcd_root=etcd_root)
 
 
 def _resolve(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
@@ -117,15 +109,10 @@ def validate_command(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None
     exit_with(exit_code(findings, strict=strict))
 
 
-@dataclass
-class RuleList:
-    rules: list
-
-
 @app.command()
 def rules(json_mode: JsonOpt = False):
     """Every validation rule with its code and why it matters."""
-    from mqctl.config.rules import RULES
+    from mqctl.config.rules import RULES, RuleList
     from mqctl.output import Output
 
     output(json_mode).emit(RuleList(list(RULES)), lambda r: Output.table(
@@ -155,19 +142,10 @@ def get(file: FileArg, key: KeyArg, kind: KindOpt = None, mode: ModeOpt = None, 
     output(json_mode).emit(found, render)
 
 
-@dataclass
-class EditOutcome:
-    path: str
-    changed: bool
-    written: bool
-    dry_run: bool
-    backup: str | None
-    diff: str
-    notes: list[str]
-
-
 def _apply(plan, *, yes: bool, dry_run: bool, json_mode: bool) -> None:
     """Show the diff, ask (unless --yes), write atomically with a backup; --dry-run writes nothing."""
+    from mqctl.config.edit import EditOutcome
+
     out = output(json_mode)
     if plan.changed:
         out.diff(plan.diff)

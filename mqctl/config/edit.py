@@ -57,6 +57,19 @@ class EditResult:
 
 
 @dataclass
+class EditOutcome:
+    """What `config set/unset/switch` print: the plan's diff and what was done with it."""
+
+    path: str
+    changed: bool
+    written: bool
+    dry_run: bool
+    backup: str | None
+    diff: str
+    notes: list[str]
+
+
+@dataclass
 class EditPlan:
     """An edit worked out in memory: show `diff`, then `commit()` to write it."""
 

@@ -198,6 +198,18 @@ def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, boo
     return states
 
 
+def override_sources(paths: list[Path | str], *, kind: str | None = None, mode: str | None = None,
+                     milvus_version: str | None = None, environment: dict[str, str] | None = None,
+                     etcd_url: str | None = None, etcd_root: str | None = None):
+    """(env, EtcdConfig) for resolve(); the etcd root defaults to the yaml's etcd.rootPath, as Milvus's."""
+    etcd = None
+    if etcd_url:
+        if etcd_root is None:
+            etcd_root = resolve(paths, kind=kind, mode=mode, milvus_version=milvus_version).value("etcd.rootPath")
+        etcd = EtcdConfig(etcd_url, etcd_root or "by-dev")
+    return environment, etcd
+
+
 def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     """Milvus's mustSelectMQType, recording each step."""
     explanation = result.explanation

@@ -85,6 +85,13 @@ RULES: tuple[Rule, ...] = (
 RULE_BY_CODE = {rule.code: rule for rule in RULES}
 
 
+@dataclass
+class RuleList:
+    """What `config rules` prints."""
+
+    rules: list[Rule]
+
+
 def _finding(code: str, message: str, origin: Setting | None = None, *, key: str | None = None,
              hint: str | None = None, severity: str | None = None) -> Finding:
     return Finding(code, severity or RULE_BY_CODE[code].severity, message,

@@ -64,6 +64,15 @@ def _check_file(path: str | None, option: str) -> str | None:
     return str(Path(path).expanduser()) if path else None
 
 
+def _require_nkeys(creds: str | None, nkey: str | None) -> None:
+    """nats-py signs --creds/--nkey challenges with the optional `nkeys` package."""
+    if creds or nkey:
+        try:
+            import nkeys  # noqa: F401
+        except ImportError:
+            raise PreconditionError("--creds/--nkey need the nkeys package", hint="pip install nkeys") from None
+
+
 def _tls_context(ca: str | None, cert: str | None, key: str | None):
     if not (ca or cert or key):
         return None
@@ -86,6 +95,7 @@ class JetStreamSource:
         self.url = url if "://" in url else f"nats://{url}"
         self.description = public_url(self.url)
         self.timeout = timeout
+        _require_nkeys(creds, nkey)
         options: dict[str, Any] = {
             "servers": [self.url], "connect_timeout": timeout, "allow_reconnect": False,
             "max_reconnect_attempts": 1, "reconnect_time_wait": 0.2,  # 0 would retry the first connect forever
