@@ -1,0 +1,194 @@
+"""Benchmark `mqctl replay` against the bare reads of the same messages.
+
+Fills a NATS stream (a real nats-server) and a RocksMQ directory (Milvus's key layout) with
+real-format Milvus insert messages (`msg_pb2.InsertRequest`, column based, as Milvus's proxy
+serializes them), then prints in one run:
+- the bare read rate: nats-py pull consumer (no decode, no write) and a rocksdict range scan;
+- the rate of the replay job (rows shape, schema inferred from the inserts) to Parquet with 1 and
+  2 partitions on local[2], and the ratios.
+Spark start-up is printed separately and left out of the rates; each timed replay follows a small
+warm-up replay in the same session, so Python worker start-up is left out too.
+Goals: replay >= 0.7x the bare read rate with 1 partition; 2 partitions >= 1.6x one partition.
+
+Usage: python bench/replay.py [--messages 200000] [--rows 1] [--dim 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+CHANNEL = "by-dev-rootcoord-dml_0"
+COLLECTION, COLLECTION_ID, PARTITION_ID = "bench_items", 447000000000000001, 447000000000000002
+FIRST_ROCKSMQ_ID = 470633384162885633
+FETCH_BATCH = 1000
+
+
+def insert_messages(count: int, rows: int, dim: int) -> list[bytes]:
+    """Insert requests as Milvus 2.3's proxy writes them: int64 pk, varchar, float vector."""
+    from pymilvus.grpc_gen import common_pb2, msg_pb2, schema_pb2
+
+    tso = (int(time.time() * 1000) - 3_600_000) << 18
+    payloads = []
+    for n in range(count):
+        ts = tso + (n << 18)
+        pks = list(range(n * rows, (n + 1) * rows))
+        msg = msg_pb2.InsertRequest(
+            base=common_pb2.MsgBase(msg_type=common_pb2.Insert, msgID=n + 1, timestamp=ts, sourceID=1),
+            shardName=f"{CHANNEL}_{COLLECTION_ID}v0", db_name="default", collection_name=COLLECTION,
+            partition_name="_default", dbID=1, collectionID=COLLECTION_ID, partitionID=PARTITION_ID,
+            segmentID=447000000000001000 + n // 10_000, timestamps=[ts] * rows, rowIDs=[pk + 1_000_000 for pk in pks],
+            num_rows=rows, version=msg_pb2.ColumnBased)
+        msg.fields_data.append(schema_pb2.FieldData(
+            type=schema_pb2.Int64, field_name="id", field_id=100,
+            scalars=schema_pb2.ScalarField(long_data=schema_pb2.LongArray(data=pks))))
+        msg.fields_data.append(schema_pb2.FieldData(
+            type=schema_pb2.VarChar, field_name="title", field_id=101,
+            scalars=schema_pb2.ScalarField(string_data=schema_pb2.StringArray(data=[f"item-{pk}" for pk in pks]))))
+        msg.fields_data.append(schema_pb2.FieldData(
+            type=schema_pb2.FloatVector, field_name="embedding", field_id=102,
+            vectors=schema_pb2.VectorField(dim=dim, float_vector=schema_pb2.FloatArray(
+                data=[(pk % 97) / 8 + d for pk in pks for d in range(dim)]))))
+        payloads.append(msg.SerializeToString())
+    return payloads
+
+
+def build_rocksmq(root: Path, payloads: list[bytes]) -> Path:
+    """Keys `<topic>/<18-digit id>`, values the raw protobufs, as RocksMQ stores them (facts §4)."""
+    from rocksdict import Options, Rdict, WriteBatch
+
+    path = root / "rdb_data"
+    options = Options(raw_mode=True)
+    options.create_if_missing(True)
+    db = Rdict(str(path), options=options)
+    batch = WriteBatch(raw_mode=True)
+    for n, payload in enumerate(payloads):
+        batch.put(f"{CHANNEL}/{FIRST_ROCKSMQ_ID + n}".encode(), payload)
+        if len(batch) >= 10_000:
+            db.write(batch)
+            batch = WriteBatch(raw_mode=True)
+    db.write(batch)
+    db.close()
+    return path
+
+
+async def fill_stream(url: str, payloads: list[bytes]) -> None:
+    import nats
+
+    nc = await nats.connect(url)
+    js = nc.jetstream()
+    await js.add_stream(name=CHANNEL, subjects=[CHANNEL])
+    for payload in payloads:
+        await nc.publish(CHANNEL, payload)  # core publish: the stream stores it without an ack round trip
+    await nc.flush()
+    while (await js.stream_info(CHANNEL)).state.messages < len(payloads):
+        await asyncio.sleep(0.2)
+    await nc.close()
+
+
+async def bare_nats_read(url: str, count: int) -> int:
+    """Every message through an ephemeral pull consumer, as fast as nats-py goes: no decode, no write."""
+    import nats
+    from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
+
+    nc = await nats.connect(url)
+    js = nc.jetstream()
+    sub = await js.pull_subscribe(CHANNEL, stream=CHANNEL, config=ConsumerConfig(
+        deliver_policy=DeliverPolicy.ALL, ack_policy=AckPolicy.NONE, mem_storage=True))
+    read = size = 0
+    while read < count:
+        for msg in await sub.fetch(FETCH_BATCH, timeout=10):
+            read += 1
+            size += len(msg.data)
+    await sub.unsubscribe()
+    await nc.close()
+    return size
+
+
+def bare_rocksdict_scan(path: Path) -> int:
+    from rocksdict import AccessType, Options, Rdict, ReadOptions
+
+    db = Rdict(str(path), options=Options(raw_mode=True), access_type=AccessType.read_only())
+    options = ReadOptions()
+    options.set_iterate_upper_bound(CHANNEL.encode() + b"0")
+    size = sum(len(value) for _key, value in db.items(from_key=CHANNEL.encode() + b"/", read_opt=options))
+    db.close()
+    return size
+
+
+def timed(fn) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def replay_rate(spark, source, work: Path, partitions: int, count: int, label: str) -> float:
+    from mqctl.replay.job import ReplayRequest, run_replay
+
+    def request(out: str, **extra) -> ReplayRequest:
+        return ReplayRequest(source, output=str(work / out), collection=COLLECTION, partitions=partitions, **extra)
+
+    run_replay(request(f"warmup-{label}-{partitions}", end=str(_first_id(source) + 2_000)), spark=spark)
+    result = run_replay(request(f"{label}-{partitions}"), spark=spark)
+    assert result.messages == count, (result.messages, count)
+    rate = result.messages / result.seconds
+    print(f"  replay {label} -> parquet, {partitions} partition(s): {result.seconds:.2f} s, {rate:,.0f} messages/s, "
+          f"{result.rows / result.seconds:,.0f} rows/s")
+    return rate
+
+
+def _first_id(source) -> int:
+    return FIRST_ROCKSMQ_ID if source.rocksmq else 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=200_000, help="insert messages (default 200,000)")
+    parser.add_argument("--rows", type=int, default=1, help="rows per insert message")
+    parser.add_argument("--dim", type=int, default=8, help="float vector dimension")
+    args = parser.parse_args()
+
+    from mqctl.mq.jetstream import private_nats_server
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.session import start_session
+
+    work = Path(tempfile.mkdtemp(prefix="mqctl-bench-replay-"))
+    try:
+        started = time.perf_counter()
+        payloads = insert_messages(args.messages, args.rows, args.dim)
+        total_bytes = sum(map(len, payloads))
+        print(f"{args.messages:,} insert messages ({args.rows} row(s), dim {args.dim}, {total_bytes / 1e6:.1f} MB) "
+              f"built in {time.perf_counter() - started:.1f} s")
+        rocks = build_rocksmq(work, payloads)
+        store = work / "nats"
+        (store / "jetstream").mkdir(parents=True)
+        with private_nats_server(store, writable=True, timeout=30) as url:
+            asyncio.run(fill_stream(url, payloads))
+            del payloads
+            bare_nats = args.messages / timed(lambda: asyncio.run(bare_nats_read(url, args.messages)))
+            bare_rocks = args.messages / timed(lambda: bare_rocksdict_scan(rocks))
+            print(f"bare read: nats-py {bare_nats:,.0f} messages/s, rocksdict scan {bare_rocks:,.0f} messages/s")
+
+            started = time.perf_counter()
+            spark = start_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+            print(f"Spark start-up: {time.perf_counter() - started:.2f} s (not in the rates)")
+            try:
+                rates = {}
+                for label, source in (("nats", SourceOptions(nats=url)), ("rocksmq", SourceOptions(rocksmq=rocks))):
+                    rates[label] = [replay_rate(spark, source, work, n, args.messages, label) for n in (1, 2)]
+            finally:
+                spark.stop()
+        for label, bare in (("nats", bare_nats), ("rocksmq", bare_rocks)):
+            one, two = rates[label]
+            print(f"{label}: replay/bare read (1 partition) {one / bare:.2f} (goal >= 0.7); "
+                  f"2 partitions/1 partition {two / one:.2f} (goal >= 1.6)")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
