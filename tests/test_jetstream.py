@@ -214,3 +214,40 @@ def test_update_limits(tmp_path):
 def test_public_url_hides_credentials():
     assert public_url("nats://admin:pw@127.0.0.1:4222") == "nats://127.0.0.1:4222"
     assert public_url("127.0.0.1:4222") == "nats://127.0.0.1:4222"
+
+
+def test_nkey_auth(tmp_path):
+    nkeys = pytest.importorskip("nkeys")
+    seed = nkeys.encode_seed(bytes(range(32)), nkeys.PREFIX_BYTE_USER)
+    public = nkeys.from_seed(bytearray(seed)).public_key.decode()
+    seed_file = tmp_path / "user.nk"
+    seed_file.write_bytes(seed)
+    proc, url = start_nats(tmp_path, f"authorization {{ users = [ {{ nkey: {public} }} ] }}")
+    try:
+        with pytest.raises(PreconditionError):
+            JetStreamSource(url, timeout=1)
+        with JetStreamSource(url, nkey=str(seed_file)) as src:
+            assert src.list_channels() == []
+    finally:
+        proc.terminate()
+        proc.wait()
+    with pytest.raises(InputError, match="--nkey"):
+        JetStreamSource(url, nkey=str(tmp_path / "missing.nk"))
+
+
+def test_tls_and_client_certificates(tmp_path):
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
+                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
+                   check=True, capture_output=True)
+    proc, url = start_nats(tmp_path, f'tls {{ cert_file: "{cert}", key_file: "{key}", ca_file: "{cert}", verify: true }}')
+    try:
+        with pytest.raises(PreconditionError):  # no client certificate
+            JetStreamSource(url, tls_ca=str(cert), timeout=1)
+        with JetStreamSource(url, tls_ca=str(cert), tls_cert=str(cert), tls_key=str(key)) as src:
+            assert src.list_channels() == []
+    finally:
+        proc.terminate()
+        proc.wait()
+    with pytest.raises(InputError, match="go together"):
+        JetStreamSource(url, tls_cert=str(cert))

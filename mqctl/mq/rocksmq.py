@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import shutil
 import tempfile
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -98,13 +99,16 @@ class RocksMQSource:
         self.meta_path = self.path.with_name(self.path.name + META_SUFFIX)
         self.description = f"rocksmq:{self.path}"
         self._shadow_root = Path(tempfile.mkdtemp(prefix="mqctl-rocksmq-"))
+        # removes the shadow folder even when a caller forgets close()
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._shadow_root, True)
         self._meta_cache: dict[str, RocksTopicMeta] | None = None
+        self._db = self._meta_db = None
         try:
             self._db = _open_read_only(self.path, self._shadow_root)
             has_meta = (self.meta_path / "CURRENT").is_file()
             self._meta_db = _open_read_only(self.meta_path, self._shadow_root) if has_meta else None
         except BaseException:
-            shutil.rmtree(self._shadow_root, ignore_errors=True)
+            self.close()
             raise
 
     # context manager ----------------------------------------------------------
@@ -119,7 +123,7 @@ class RocksMQSource:
             if db is not None:
                 db.close()
         self._db = self._meta_db = None
-        shutil.rmtree(self._shadow_root, ignore_errors=True)
+        self._cleanup()
 
     # metadata -------------------------------------------------------------------
     @property
