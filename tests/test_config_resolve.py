@@ -27,7 +27,7 @@ def test_stock_23_standalone_defaults_to_rocksmq_with_provenance():
     assert (origin.source, origin.line, origin.value) == ("yaml", 66, "/var/lib/milvus/rdb_data")
     assert res.origin("mq.type").line == 43
     assert any("natsmq never takes part" in line for line in res.explanation)
-    assert any("assuming standalone" in line for line in res.explanation)
+    assert any("Mode: standalone (assumed" in line for line in res.explanation)
 
 
 def test_unset_keys_fall_back_to_milvus_defaults():

@@ -30,7 +30,7 @@ def _render(result):
         note = "nothing new to replay" + (f" (checkpoint {result.checkpoint} is up to date)" if result.checkpoint else "")
         return [table, note]
     what = f"{result.shape}" + (f" of {result.collection} (schema from {result.schema_origin})" if result.collection else "")
-    lines = [f"wrote {what} as {result.format} ({result.mode}) in {result.partitions} partition(s)"
+    lines = [f"wrote {what} as {result.format} (mode {result.mode}) in {result.partitions} partition(s)"
              + (f", run {result.run}" if result.run else "")]
     if result.rows is not None:
         lines.append(f"{count(result.messages)} messages, {count(result.rows)} rows, {count(result.bytes)} bytes in "

@@ -337,9 +337,8 @@ def plan_switch(path: Path | str, to: str, *, store_dir: str | None = None, port
             raise InputError(f"--port applies to natsmq and pulsar, not {to}")
         wanted[PORT_KEY[to]] = str(port)
     explicit = {STORE_DIR_KEY.get(to): store_dir, PORT_KEY.get(to): port}
-    fill_settings = doc.kind != OPERATOR_CR or to in ("natsmq", "rocksmq")
-    if doc.kind == HELM_VALUES and to in ("pulsar", "kafka"):
-        fill_settings = False  # the chart writes the address of the Pulsar/Kafka it deploys
+    # the operator and the chart write the settings of the Pulsar/Kafka/Woodpecker they deploy themselves
+    fill_settings = doc.kind not in (OPERATOR_CR, HELM_VALUES) or to in ("natsmq", "rocksmq")
     for key, value in wanted.items() if fill_settings else ():
         if explicit.get(key) is not None or resolution.yaml_setting(key) is None:
             edits.append((key, value))

@@ -105,7 +105,7 @@ def _pick_mode(docs: list[Document], mode: str | None) -> tuple[str, str, bool]:
         stated, why = kinds.document_mode(doc)
         if stated:
             return stated, why, True
-    return STANDALONE, "not stated by a milvus.yaml: assuming standalone (pass --mode cluster for a cluster)", False
+    return STANDALONE, "assumed: a milvus.yaml does not say; pass --mode cluster for a cluster", False
 
 
 def _pick_version(docs: list[Document], milvus_version: str | None) -> tuple[Version | None, str]:

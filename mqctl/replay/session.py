@@ -6,6 +6,7 @@ clear error rather than a JVM stack trace.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -19,7 +20,8 @@ from mqctl.errors import InputError, PreconditionError
 MASTER_PATTERN = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[.+\]|spark://.+|yarn|k8s://.+|mesos://.+)$")
 JAVA_HINT = ("install a Java 17+ runtime (Debian/Ubuntu: apt-get install openjdk-17-jre-headless; "
              "macOS: brew install openjdk@17) or point JAVA_HOME at one")
-# Spark's own INFO/WARN lines would bury mqctl's output; errors still show.
+# Spark's own INFO/WARN lines would bury mqctl's output; errors still show. (The repl logger's level
+# equal to the root's keeps the shell banner "Setting default log level" away.)
 LOG4J2_CONFIG = """\
 rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
@@ -28,6 +30,8 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = error
 """
 
 
@@ -86,7 +90,8 @@ def start_session(master: str = "local[*]", conf: dict[str, str] | None = None, 
         # be this interpreter, which has mqctl; a cluster's Python is its own business.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    log_config = Path(tempfile.gettempdir()) / "mqctl-spark-log4j2.properties"
+    digest = hashlib.sha256(LOG4J2_CONFIG.encode()).hexdigest()[:12]
+    log_config = Path(tempfile.gettempdir()) / f"mqctl-spark-log4j2-{digest}.properties"
     if not log_config.exists():
         log_config.write_text(LOG4J2_CONFIG)
     settings.setdefault("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_config}")
