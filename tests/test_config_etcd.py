@@ -105,3 +105,24 @@ def test_unreachable_etcd_is_a_precondition_error(cli):
     result = cli("config", "explain", str(SAMPLES / "milvus-cluster-pulsar.yaml"), "--etcd", url)
     assert result.code == 3
     assert url in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.milvus
+def test_embedded_milvus_etcd_when_no_etcd_binary(tmp_path, cli):
+    """Without an etcd binary, the etcd embedded in a real Milvus 2.3.5 answers the same JSON gateway."""
+    if _etcd_binary() is not None:
+        pytest.skip("a standalone etcd is tested above")
+    from mqctl import sandbox
+
+    info = sandbox.up(str(tmp_path / "sandbox"), timeout=240)
+    try:
+        etcd = EtcdConfig(info.etcd)
+        etcd.put("mq/type", "pulsar")
+        assert etcd.read()["mq.type"].value == "pulsar"
+        result = cli("config", "explain", info.config, "--etcd", info.etcd, "--json")
+        assert result.code == 0, result.stderr
+        assert result.json()["effective_mq"] == "pulsar"
+        etcd.delete("mq/type")
+        assert "mq.type" not in etcd.read()
+    finally:
+        sandbox.down(str(tmp_path / "sandbox"), timeout=30)
