@@ -173,6 +173,8 @@ def test_strict_makes_warnings_fail():
     found = validate(resolve([SAMPLES / "operator-cr-natsmq.yaml"]))
     assert codes(found) == ["MQ103"]
     assert exit_code(found) == 0 and exit_code(found, strict=True) == 1
+    strict = validate(resolve([SAMPLES / "operator-cr-natsmq.yaml"]), strict=True)
+    assert [f.severity for f in strict] == ["error"] and exit_code(strict) == 1
 
 
 def test_host_checks(tmp_path):

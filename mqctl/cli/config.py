@@ -104,7 +104,7 @@ def validate_command(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None
     from mqctl.config.rules import exit_code, report, validate
 
     resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root)
-    findings = validate(resolution, strict=strict, check_host=check_host)
+    findings = validate(resolution, check_host=check_host)
     output(json_mode).emit(report(resolution, findings), lambda r: _render_report(r, explain=False))
     exit_with(exit_code(findings, strict=strict))
 

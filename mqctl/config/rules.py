@@ -104,13 +104,18 @@ def _located(resolution: Resolution, key: str) -> Setting:
 
 
 def validate(resolution: Resolution, *, strict: bool = False, check_host: bool = False) -> list[Finding]:
-    """Every finding for a resolved deployment, errors first. `strict` is applied by the caller's exit code."""
+    """Every finding for a resolved deployment, errors first; `strict` makes warnings errors (for callers
+    that only look at errors; the CLI keeps severities and applies --strict to its exit code instead)."""
     findings: list[Finding] = []
     for check in (_mq_type, _backend_settings, _natsmq, _numbers, _unknown_keys, _several_backends, _pulsar_address,
                   _operator, _helm, _overrides, _context):
         findings.extend(check(resolution))
     if check_host:
         findings.extend(host_checks(resolution))
+    if strict:
+        for finding in findings:
+            if finding.severity == WARNING:
+                finding.severity = ERROR
     findings.sort(key=lambda f: (SEVERITY_ORDER[f.severity], f.file or "", f.line or 0, f.code))
     return findings
 

@@ -243,7 +243,9 @@ def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict
                                 "pass --log-file PATH or --log-cmd 'docker logs --since 10m milvus-standalone'"))
     client.close()
     if not any(f.level == "error" for f in findings):
+        waited = time.monotonic()
         evidence["counts"] = collection_counts(options.milvus, load=load)
+        evidence["milvus_wait_seconds"] = round(time.monotonic() - waited, 3)
     return findings, evidence
 
 
@@ -310,6 +312,7 @@ def _stop_writes_findings(options, res, findings, evidence) -> None:
                                 "stop the writers yourself and pass --writes-stopped"))
     mechanism = stop_writes_mechanism(options, res)
     evidence["stop_writes"] = mechanism
+    evidence["quota_interval_seconds"] = float(res.value("quotaAndLimits.quotaCenterCollectInterval") or 3)
     if mechanism == "none":
         findings.append(Finding("error", "no-stop-writes", "writes cannot be stopped from here: the config is not a "
                                 "milvus.yaml Milvus re-reads and no etcd config source is active",
@@ -356,7 +359,8 @@ def _apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) ->
 
     options = ctx.options
     evidence = record.evidence
-    mechanism = evidence.setdefault("mechanism", stop_writes_mechanism(options, resolution(options)))
+    preflight = ctx.journal.step("preflight").evidence
+    mechanism = evidence.setdefault("mechanism", preflight["stop_writes"])
     etcd = options.etcd_client() if mechanism == "etcd" else None
     if "edited_at" not in evidence:
         if restore is None:
@@ -391,8 +395,7 @@ def _apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) ->
                          "check that Milvus reads this config (or that its etcd config source is active); "
                          "run `mqctl migrate resume` to wait again, or stop writers yourself and pass --writes-stopped")
     # Proxies pick up the new rate limits at the quota center's next collection round.
-    interval = float(resolution(options).value("quotaAndLimits.quotaCenterCollectInterval") or 3)
-    time.sleep(2 * interval)
+    time.sleep(2 * preflight["quota_interval_seconds"])
     evidence.update(confirmed=line.strip()[:400], milvus_wait_seconds=round((utc_now() - started).total_seconds(), 3))
 
 
@@ -421,8 +424,9 @@ def step_flush(ctx: Context, record: StepRecord) -> None:
     flushed = flush_all(client, ctx.options.flush_timeout,
                         on_wait=lambda s: ctx.report.waiting(f"FlushAll: {s:.0f} s ..."))
     client.close()
-    record.evidence.update(flushed, milvus_wait_seconds=flushed["seconds"])
+    waited = time.monotonic()
     record.evidence["counts"] = collection_counts(ctx.options.milvus)
+    record.evidence.update(flushed, milvus_wait_seconds=round(flushed["seconds"] + time.monotonic() - waited, 3))
 
 
 def step_stop(ctx: Context, record: StepRecord) -> None:

@@ -20,8 +20,7 @@ from mqctl.errors import InputError, PreconditionError
 MASTER_PATTERN = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[.+\]|spark://.+|yarn|k8s://.+|mesos://.+)$")
 JAVA_HINT = ("install a Java 17+ runtime (Debian/Ubuntu: apt-get install openjdk-17-jre-headless; "
              "macOS: brew install openjdk@17) or point JAVA_HOME at one")
-# Spark's own INFO/WARN lines would bury mqctl's output; errors still show. (The repl logger's level
-# equal to the root's keeps the shell banner "Setting default log level" away.)
+# Spark's own INFO/WARN lines would bury mqctl's output; errors still show.
 LOG4J2_CONFIG = """\
 rootLogger.level = error
 rootLogger.appenderRef.stderr.ref = console
@@ -30,8 +29,6 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex
-logger.repl.name = org.apache.spark.repl.Main
-logger.repl.level = error
 """
 
 
@@ -73,6 +70,15 @@ def java_major_version() -> int:
     return int(found.group(2) or 0) if major == 1 else major  # "1.8" is Java 8
 
 
+def _log_config() -> Path:
+    """mqctl's log4j2 configuration as a file for the driver JVM (named by content, written once)."""
+    digest = hashlib.sha256(LOG4J2_CONFIG.encode()).hexdigest()[:12]
+    path = Path(tempfile.gettempdir()) / f"mqctl-spark-log4j2-{digest}.properties"
+    if not path.exists():
+        path.write_text(LOG4J2_CONFIG)
+    return path
+
+
 def start_session(master: str = "local[*]", conf: dict[str, str] | None = None, app_name: str = "mqctl replay"):
     """A SparkSession with the `milvus_mq` data source registered."""
     check_master(master)
@@ -90,11 +96,7 @@ def start_session(master: str = "local[*]", conf: dict[str, str] | None = None, 
         # be this interpreter, which has mqctl; a cluster's Python is its own business.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    digest = hashlib.sha256(LOG4J2_CONFIG.encode()).hexdigest()[:12]
-    log_config = Path(tempfile.gettempdir()) / f"mqctl-spark-log4j2-{digest}.properties"
-    if not log_config.exists():
-        log_config.write_text(LOG4J2_CONFIG)
-    settings.setdefault("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_config}")
+    settings.setdefault("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={_log_config()}")
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in settings.items():
         builder = builder.config(key, value)
