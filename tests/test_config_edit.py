@@ -15,6 +15,8 @@ from mqctl.config.edit import plan_set, plan_switch, plan_unset, set_key, switch
 from mqctl.config.resolve import resolve
 from mqctl.errors import InputError, PreconditionError
 
+PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                                         HealthCheck.filter_too_much])
 SAMPLES = Path(__file__).resolve().parent.parent / "sample-configs"
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 
@@ -239,7 +241,7 @@ natsmq:
 tail: [1, 2, 3]"""
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(PROPERTY, max_examples=60)
 @given(indent=st.sampled_from(["  ", "    "]), crlf=st.booleans(), final_newline=st.booleans(),
        edits=st.lists(KEY.flatmap(lambda k: st.tuples(st.just(k), VALUES[k])), min_size=1, max_size=4))
 def test_random_edits_round_trip_everything_they_do_not_touch(tmp_path, indent, crlf, final_newline, edits):
@@ -347,7 +349,7 @@ def leaves(tree: dict, prefix=()):
             yield prefix + (key,), value
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(PROPERTY, max_examples=80)
 @given(tree=TREE.filter(lambda t: isinstance(t, dict)), indent=st.sampled_from([2, 4]), crlf=st.booleans(),
        data=st.data(), value=st.integers(0, 99999).map(str))
 def test_random_documents_change_only_the_edited_line(tmp_path, tree, indent, crlf, data, value):
