@@ -207,3 +207,19 @@ def test_host_checks(tmp_path):
 def test_samples(sample, clean):
     found = validate(resolve([SAMPLES / sample]))
     assert (exit_code(found) == 0) == clean
+
+
+def test_natsmq_settings_with_default_type_are_ignored(tmp_path):
+    found = findings_for(tmp_path, """\
+        mq:
+          type: default
+        rocksmq:
+          path: ""
+        natsmq:
+          server:
+            storeDir: /data/nats
+        """)
+    mq106 = next(f for f in found if f.code == "MQ106")
+    assert "Milvus starts pulsar" in mq106.message and mq106.line == 7
+    stock = validate(resolve([SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"]))
+    assert "MQ106" not in codes(stock)

@@ -16,7 +16,7 @@ from mqctl.config import kinds
 from mqctl.config.documents import HELM_VALUES, OPERATOR_CR, Setting
 from mqctl.config.resolve import Resolution
 from mqctl.config.schema import (CHECKED_SECTIONS, CLUSTER, ENABLED_BY, INT32_MAX, KEYS, MIN_SAFE_PAYLOAD,
-                                 STANDALONE, go_parse_int, nearest, normalize_key, valid_mq_types)
+                                 STANDALONE, go_parse_int, nearest, normalize_key, spec_for, valid_mq_types)
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -51,6 +51,8 @@ RULES: tuple[Rule, ...] = (
     Rule("MQ104", ERROR, "mq.type default finds no backend",
          "with nothing enabled Milvus panics with `no available mq config found`."),
     Rule("MQ105", WARNING, "chosen backend has no address", "an explicit pulsar/kafka with an empty address cannot connect."),
+    Rule("MQ106", WARNING, "natsmq configured but mq.type is default",
+         "natsmq never takes part in `default` (PR #26791): customised natsmq settings are ignored."),
     Rule("MQ110", ERROR, "natsmq without storeDir", "JetStream needs a store directory; an empty one fails at startup."),
     Rule("MQ111", ERROR, "natsmq port out of range", "natsmq.server.port must be 1-65535, or -1 for a random port."),
     Rule("MQ112", INFO, "natsmq port is random", "-1 lets the embedded NATS server pick a port at each start."),
@@ -107,7 +109,7 @@ def validate(resolution: Resolution, *, strict: bool = False, check_host: bool =
     """Every finding for a resolved deployment, errors first; `strict` makes warnings errors (for callers
     that only look at errors; the CLI keeps severities and applies --strict to its exit code instead)."""
     findings: list[Finding] = []
-    for check in (_mq_type, _backend_settings, _natsmq, _numbers, _unknown_keys, _several_backends, _pulsar_address,
+    for check in (_mq_type, _backend_settings, _natsmq_left_to_default, _natsmq, _numbers, _unknown_keys, _several_backends, _pulsar_address,
                   _operator, _helm, _overrides, _context):
         findings.extend(check(resolution))
     if check_host:
@@ -168,6 +170,19 @@ def _backend_settings(res: Resolution) -> list[Finding]:
         return []
     return [_finding("MQ105", f"mq.type {mq} but {key} is empty: Milvus cannot connect", _located(res, key),
                      key=key, hint=f"set {key}")]
+
+
+def _natsmq_left_to_default(res: Resolution) -> list[Finding]:
+    """natsmq set up in the yaml, yet `default` never picks it (the comment in milvus.yaml says otherwise)."""
+    if res.mq_type != "default":
+        return []
+    written = [s for s in res._yaml_all if normalize_key(s.key).startswith("natsmq") and s.source == "yaml"]
+    customised = [s for s in written if spec_for(s.key) and (s.value or "") != spec_for(s.key).default]
+    if not written or not (customised or not res.value("rocksmq.path")):
+        return []
+    starts = f"Milvus starts {res.effective_mq}" if res.effective_mq else "Milvus does not start"
+    return [_finding("MQ106", f"natsmq is configured but mq.type is default, which never picks natsmq: {starts}",
+                     (customised or written)[0], hint="set mq.type: natsmq to use it")]
 
 
 def _natsmq(res: Resolution) -> list[Finding]:
