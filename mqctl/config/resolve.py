@@ -154,6 +154,8 @@ def resolve(paths: list[Path | str], *, kind: str | None = None, mode: str | Non
     if version is not None and version < (2, 4, 0) and len(docs) > 1 and all(d.kind == MILVUS_YAML for d in docs):
         used, ignored = docs[:1], [d.name for d in docs[1:]]
         explanation.append(f"Milvus {format_version(version)} reads milvus.yaml only: ignoring {', '.join(ignored)}.")
+    elif version is None and len(docs) > 1 and all(d.kind == MILVUS_YAML for d in docs):
+        explanation.append("Merged as Milvus 2.4+ does; Milvus 2.3 reads milvus.yaml only (pass --milvus-version).")
 
     views = [kinds.view(doc, mode, version) for doc in used]
     yaml_all = [setting for v in views for setting in v.settings]
