@@ -222,3 +222,43 @@ def test_store_times_are_close_to_message_times(cli, live_nats):
             assert abs((parse(store["last_time"]) - parse(tso["last_time"])).total_seconds()) < 5
     refused = cli("channels", "list", "--rocksmq", str(ROCKSMQ), "--store-times")
     assert refused.code == 2 and "NATS sources only" in refused.stderr
+
+
+def test_peek_reports_unknown_types_and_bad_bytes(cli, tmp_path):
+    """A stream holding a real insert, a message type mqctl does not know and bytes that are no protobuf."""
+    import asyncio
+
+    import nats
+
+    from mqctl.mq.messages import pb2
+    from mqctl.mq.rocksmq import RocksMQSource
+
+    with RocksMQSource(ROCKSMQ) as source:
+        insert = next(raw.data for raw in source.iter_messages(DML0) if raw.data and b"item-" in raw.data)
+    unknown = pb2("common_pb2").MsgHeader()
+    unknown.base.msg_type = 31337
+    unknown.base.timestamp = 470633384162885633
+    proc, url = start_nats(tmp_path)
+    try:
+        async def publish():
+            nc = await nats.connect(url)
+            js = nc.jetstream()
+            await js.add_stream(name=DML0, subjects=[DML0])
+            for data in (insert, unknown.SerializeToString(), b"\xff\xfe\xfd not protobuf"):
+                await js.publish(DML0, data)
+            await nc.close()
+
+        asyncio.run(publish())
+        result = cli("channels", "peek", DML0, "--nats", url, "--json")
+        assert result.code == 0, result.stderr
+        peeked = result.json()["messages"]
+        assert [m["type"] for m in peeked[:2]] == ["Insert", "31337"]
+        assert peeked[0]["pks"] and peeked[0]["error"] is None and peeked[1]["error"] is None
+        assert peeked[2]["error"] and "not a Milvus message" in peeked[2]["error"]
+        table = cli("channels", "peek", DML0, "--nats", url)
+        assert "31337" in table.stdout and "error: not a Milvus message" in table.stdout
+        shown = cli("channels", "show", DML0, "--nats", url, "--json").json()
+        assert shown["undecodable"] == 1 and shown["types"]["31337"] == 1
+    finally:
+        proc.terminate()
+        proc.wait()
