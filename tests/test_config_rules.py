@@ -223,3 +223,12 @@ def test_natsmq_settings_with_default_type_are_ignored(tmp_path):
     assert "Milvus starts pulsar" in mq106.message and mq106.line == 7
     stock = validate(resolve([SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"]))
     assert "MQ106" not in codes(stock)
+
+
+def test_override_findings_never_show_secrets(tmp_path):
+    path = tmp_path / "milvus.yaml"
+    path.write_text("kafka:\n  brokerList: b:9092\n  saslPassword: old-secret\n")
+    res = resolve([path], env={"KAFKA_SASLPASSWORD": "new-secret"})
+    text = repr(validate(res)) + "\n".join(res.explanation)
+    assert "MQ150" in text and "KAFKA_SASLPASSWORD" in text
+    assert "new-secret" not in text and "old-secret" not in text

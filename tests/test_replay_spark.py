@@ -25,10 +25,11 @@ if EXPECTED is None:
 
 
 @pytest.fixture(scope="session")
-def spark():
+def spark(tmp_path_factory):
     from mqctl.replay.session import start_session
 
-    session = start_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
+    warehouse = tmp_path_factory.mktemp("spark-warehouse")
+    session = start_session("local[2]", {"spark.sql.shuffle.partitions": "2", "spark.sql.warehouse.dir": str(warehouse)})
     yield session
     session.stop()
 
@@ -180,6 +181,18 @@ def test_messages_shape_carries_every_insert_and_delete(spark):
     assert df.where("time IS NULL OR tso IS NULL OR payload_size <= 0").count() == 0
 
 
+def test_from_a_tso_keeps_only_later_rows(spark):
+    from pyspark.sql import functions as F
+
+    messages = spark.read.format("milvus_mq").option("rocksmq", str(ROCKSMQ)).option("types", "insert").load()
+    tsos = sorted(r.tso for r in messages.where("collection = 'items'").select("tso").distinct().collect())
+    cut = tsos[len(tsos) // 2]
+    later = rows_frame(spark, {"rocksmq": str(ROCKSMQ), "from": f"tso:{cut}"}, "items")
+    everything = rows_frame(spark, {"rocksmq": str(ROCKSMQ)}, "items")
+    assert later.count() == everything.where(F.col("_ts") >= cut).count() > 0
+    assert later.agg(F.min("_ts")).first()[0] >= cut
+
+
 # ---------------------------------------------------------------------------- checkpoints
 def _new_inserts(url: str, first_pk: int, count: int) -> tuple[str, bytes, dict]:
     """A real-format insert for `items`: a stored one re-serialized with new keys, titles and later
@@ -249,3 +262,21 @@ def test_rerun_after_a_crash_before_the_checkpoint_moved_adds_no_duplicates(spar
     assert again.run == 1
     inserts, deletes = replayed(spark.read.parquet(str(out)).collect(), "skus")
     assert inserts == expected_inserts("rocksmq", "skus") and deletes == expected_deletes("rocksmq", "skus")
+
+
+def test_table_target_with_checkpoint_reruns_without_duplicates(spark, tmp_path):
+    from mqctl.errors import PreconditionError
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.job import ReplayRequest, run_replay
+
+    ckpt = tmp_path / "ckpt.json"
+    request = ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), table="replayed_items", collection="items",
+                            checkpoint=str(ckpt))
+    first = run_replay(request, spark=spark)
+    ckpt.unlink()  # a crash after the write: the rerun is run 1 again and replaces its partition
+    again = run_replay(request, spark=spark)
+    assert first.target == again.target == "table:replayed_items" and again.run == 1
+    inserts, deletes = replayed(spark.table("replayed_items").collect(), "items")
+    assert inserts == expected_inserts("rocksmq", "items") and deletes == expected_deletes("rocksmq", "items")
+    with pytest.raises(PreconditionError, match="already exists"):
+        run_replay(ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), table="replayed_items", collection="items"), spark=spark)

@@ -174,9 +174,11 @@ def resolve(paths: list[Path | str], *, kind: str | None = None, mode: str | Non
                         _yaml=merged, _yaml_all=yaml_all, _env=env_found, _etcd=etcd_found, _ignored_files=ignored)
     for override in result.overrides():
         yaml_value = merged.get(normalize_key(override.key))
-        shown = REDACTED if is_secret_key(override.key) else override.value
-        explanation.append(f"Override from {override.source} {override.detail}: {override.key} = {shown!r}"
-                           + (f" (yaml says {yaml_value.value!r})" if yaml_value else "") + ".")
+        secret = is_secret_key(override.key)
+        shown = REDACTED if secret else repr(override.value)
+        explanation.append(f"Override from {override.source} {override.detail}: {override.key} = {shown}"
+                           + (f" (yaml says {REDACTED if secret else repr(yaml_value.value)})" if yaml_value else "")
+                           + ".")
     _select(result, layout_has_woodpecker=any(normalize_key(s.key).startswith("woodpecker") for s in yaml_all))
     return result
 

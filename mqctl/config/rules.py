@@ -15,6 +15,7 @@ from pathlib import Path
 from mqctl.config import kinds
 from mqctl.config.documents import HELM_VALUES, OPERATOR_CR, Setting
 from mqctl.config.resolve import Resolution
+from mqctl.output import REDACTED, is_secret_key
 from mqctl.config.schema import (CHECKED_SECTIONS, CLUSTER, ENABLED_BY, INT32_MAX, KEYS, MIN_SAFE_PAYLOAD,
                                  STANDALONE, go_parse_int, nearest, normalize_key, spec_for, valid_mq_types)
 
@@ -360,9 +361,10 @@ def _overrides(res: Resolution) -> list[Finding]:
         yaml = res.yaml_setting(override.key)
         if yaml is None or yaml.value == override.value:
             continue
+        new, old = (REDACTED, REDACTED) if is_secret_key(override.key) else (repr(override.value), repr(yaml.value))
         found.append(Finding("MQ150", WARNING, f"{override.source} {override.detail} sets {override.key} "
-                             f"{override.value!r}, hiding the yaml's {yaml.value!r}: the yaml change will not take "
-                             "effect", yaml.key, yaml.file, yaml.line,
+                             f"{new}, hiding the yaml's {old}: the yaml change will not take effect",
+                             yaml.key, yaml.file, yaml.line,
                              f"change or delete the {override.source} override ({override.detail})"))
     return found
 
