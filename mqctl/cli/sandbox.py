@@ -63,7 +63,7 @@ def _render_rehearsal(result):
 
     before, after = result.counts_before, result.counts_after
     items = render_journal(result.journal)
-    items.append(Output.table("row counts (flushed before the switch / verified after it)",
+    items.append(Output.table("row counts before / after the switch",
                               ["collection", "before", "after", "equal"],
                               [(n, before[n]["rows"], after.get(n, {}).get("rows"),
                                 "yes" if before[n]["rows"] == after.get(n, {}).get("rows") else "NO") for n in before],

@@ -27,6 +27,9 @@ from mqctl.mq.model import ChannelInfo, RawMessage
 
 FETCH_BATCH = 1000
 CONSUMER_IDLE_SECONDS = 30.0  # the server deletes a forgotten ephemeral consumer after this
+NANOS = 1_000_000_000
+UNLIMITED = -1
+STREAM_NOT_FOUND = 10059  # JetStream err_code
 MAX_PAYLOAD = 64 * 1024 * 1024  # above Milvus's natsmq.server.maxPayload so every stored message is deliverable
 
 
@@ -110,7 +113,7 @@ class JetStreamSource:
         try:
             self._nc = self._run(self._connect({k: v for k, v in options.items() if v is not None}))
             self._js = self._nc.jetstream(timeout=timeout)
-            self._run(self._js.account_info())
+            self._run(self._api("INFO"))
         except PreconditionError:
             self.close()
             raise
@@ -160,53 +163,46 @@ class JetStreamSource:
             self._loop.close()
 
     # streams ----------------------------------------------------------------------
-    async def _stream_infos(self) -> list:
-        infos, offset = [], 0
+    async def _api(self, subject: str, payload: dict | None = None) -> dict:
+        """One JetStream API request as plain JSON (nats-py's dataclasses drop fields such as first_ts)."""
+        reply = await self._nc.request(f"$JS.API.{subject}", json.dumps(payload or {}).encode(), timeout=self.timeout)
+        answer = json.loads(reply.data)
+        error = answer.get("error")
+        if error and error.get("err_code") == STREAM_NOT_FOUND:
+            raise InputError(f"no stream named {subject.rpartition('.')[2]!r} on {self.description}",
+                             hint="run `mqctl channels list` to see the streams")
+        if error:
+            raise PreconditionError(f"{self.description}: {subject} failed: {error.get('description')} "
+                                    f"(JetStream error {error.get('err_code')})")
+        return answer
+
+    async def _stream_list(self) -> list[dict]:
+        streams: list[dict] = []
         while True:
-            page = await self._js.streams_info(offset=offset)
-            infos.extend(page)
-            offset += len(page)
-            if len(page) < 256:  # the server's page size for STREAM.LIST
-                return infos
+            page = await self._api("STREAM.LIST", {"offset": len(streams)})
+            streams += page.get("streams") or []
+            if not page.get("streams") or len(streams) >= page.get("total", 0):
+                return streams
+
+    async def _stream_info(self, name: str) -> dict:
+        if not name or any(ch in name for ch in " .*>"):
+            raise InputError(f"{name!r} is not a valid stream name", hint="run `mqctl channels list` to see the streams")
+        return await self._api(f"STREAM.INFO.{name}")
 
     def stream_details(self) -> list[StreamDetails]:
         """Every stream's limits and state (one API call per 256 streams)."""
         from mqctl.output import natural_key
 
-        details = [self._details(info) for info in self._run(self._stream_infos())]
-        return sorted(details, key=lambda d: natural_key(d.name))
+        return sorted(map(_details, self._run(self._stream_list())), key=lambda d: natural_key(d.name))
 
     def stream(self, name: str) -> StreamDetails:
-        return self._details(self._run(self._stream_info(name)))
-
-    async def _stream_info(self, name: str):
-        from nats.js.errors import NotFoundError
-
-        try:
-            return await self._js.stream_info(name)
-        except NotFoundError as err:
-            raise InputError(f"no stream named {name!r} on {self.description}",
-                             hint="run `mqctl channels list` to see the streams") from err
-
-    @staticmethod
-    def _details(info) -> StreamDetails:
-        config, state = info.config, info.state
-        enum_text = lambda value: getattr(value, "value", value)  # noqa: E731
-        return StreamDetails(
-            name=config.name, subjects=list(config.subjects or []), max_age_seconds=float(config.max_age or 0),
-            max_bytes=config.max_bytes if config.max_bytes is not None else -1,
-            max_msgs=config.max_msgs if config.max_msgs is not None else -1,
-            storage=enum_text(config.storage), retention=enum_text(config.retention), discard=enum_text(config.discard),
-            replicas=config.num_replicas or 1, messages=state.messages, bytes=state.bytes, first_seq=state.first_seq,
-            last_seq=state.last_seq, consumers=state.consumer_count)
+        return _details(self._run(self._stream_info(name)))
 
     def update_limits(self, name: str, *, max_age_seconds: float, max_bytes: int, max_msgs: int) -> StreamDetails:
         """Change a stream's retention limits, keeping the rest of its config."""
-        import dataclasses
-
-        info = self._run(self._stream_info(name))
-        config = dataclasses.replace(info.config, max_age=max_age_seconds, max_bytes=max_bytes, max_msgs=max_msgs)
-        return self._details(self._run(self._js.update_stream(config)))
+        config = self._run(self._stream_info(name))["config"]
+        config.update(max_age=int(max_age_seconds * NANOS), max_bytes=max_bytes, max_msgs=max_msgs)
+        return _details(self._run(self._api(f"STREAM.UPDATE.{name}", config)))
 
     # MQSource -----------------------------------------------------------------------------
     async def _message_time(self, stream: str, seq: int) -> dt.datetime | None:
@@ -219,19 +215,6 @@ class JetStreamSource:
         except NotFoundError:
             return None
         return decode(raw.data or b"", raw.headers).time
-
-    async def _stream_list(self) -> list[dict]:
-        """STREAM.LIST as plain JSON (nats-py's StreamState drops the store times first_ts/last_ts)."""
-        streams: list[dict] = []
-        while True:
-            reply = await self._nc.request("$JS.API.STREAM.LIST", json.dumps({"offset": len(streams)}).encode(),
-                                           timeout=self.timeout)
-            page = json.loads(reply.data)
-            if "error" in page:
-                raise PreconditionError(f"{self.description}: stream list failed: {page['error'].get('description')}")
-            streams += page.get("streams") or []
-            if not page.get("streams") or len(streams) >= page.get("total", 0):
-                return streams
 
     async def _channels(self, message_times: bool) -> list[ChannelInfo]:
         streams = await self._stream_list()
@@ -265,22 +248,23 @@ class JetStreamSource:
         return sorted(self._run(self._channels(message_times)), key=lambda c: natural_key(c.name))
 
     def id_range(self, channel: str) -> tuple[int, int] | None:
-        state = self._run(self._stream_info(channel)).state
-        return (state.first_seq, state.last_seq) if state.messages else None
+        state = self._run(self._stream_info(channel))["state"]
+        return (state["first_seq"], state["last_seq"]) if state["messages"] else None
 
     def iter_messages(self, channel: str, start_id: int | None = None, end_id: int | None = None) -> Iterator[RawMessage]:
         from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
         from nats.errors import TimeoutError as NatsTimeout
 
         info = self._run(self._stream_info(channel))
-        last = info.state.last_seq if end_id is None else min(end_id, info.state.last_seq)
-        first = max(start_id or 1, info.state.first_seq)
-        if not info.state.messages or first > last:
+        state = info["state"]
+        last = state["last_seq"] if end_id is None else min(end_id, state["last_seq"])
+        first = max(start_id or 1, state["first_seq"])
+        if not state["messages"] or first > last:
             return
         config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=first,
                                 ack_policy=AckPolicy.NONE, inactive_threshold=CONSUMER_IDLE_SECONDS,
                                 description="mqctl read-only reader", mem_storage=True)
-        subject = (info.config.subjects or [channel])[0]
+        subject = (info["config"].get("subjects") or [channel])[0]
         sub = self._run(self._js.pull_subscribe(subject, stream=channel, config=config))
         try:
             while True:
@@ -304,6 +288,18 @@ class JetStreamSource:
             name = (await sub.consumer_info()).name
             await sub.unsubscribe()
             await self._js.delete_consumer(stream, name)
+
+
+def _details(stream: dict) -> StreamDetails:
+    """StreamDetails from a JetStream API stream object (max_age in nanoseconds there)."""
+    config, state = stream["config"], stream["state"]
+    return StreamDetails(
+        name=config["name"], subjects=list(config.get("subjects") or []),
+        max_age_seconds=config.get("max_age", 0) / NANOS, max_bytes=config.get("max_bytes", UNLIMITED),
+        max_msgs=config.get("max_msgs", UNLIMITED), storage=config.get("storage", ""),
+        retention=config.get("retention", ""), discard=config.get("discard", ""), replicas=config.get("num_replicas", 1),
+        messages=state["messages"], bytes=state["bytes"], first_seq=state["first_seq"], last_seq=state["last_seq"],
+        consumers=state.get("consumer_count", 0))
 
 
 def _nats_time(text: str | None) -> dt.datetime | None:
