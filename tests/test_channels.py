@@ -204,6 +204,11 @@ def test_config_derives_the_source(cli, tmp_path, live_nats):
     assert live.json()["source"] == f"nats://127.0.0.1:{port}"
     assert [c["messages"] for c in live.json()["channels"]] == [c["messages"] for c in from_store.json()["channels"]]
 
+    elsewhere = tmp_path / "elsewhere.yaml"
+    elsewhere.write_text("mq:\n  type: rocksmq\nrocksmq:\n  path: /nonexistent/rdb_data\n")
+    missing = cli("channels", "list", "--config", str(elsewhere))
+    assert missing.code == 2 and f"rocksmq.path from {elsewhere}:4" in missing.stderr
+
     pulsar = tmp_path / "pulsar.yaml"
     pulsar.write_text("mq:\n  type: pulsar\npulsar:\n  address: pulsar.example\n")
     refused = cli("channels", "list", "--config", str(pulsar))

@@ -98,6 +98,9 @@ def open_source(options: SourceOptions, *, resolution=None, writable_store: bool
     elif options.config:
         derived = derive_source(resolution if resolution is not None else load_config(options.config))
         kind, location = derived.kind, derived.location
+        if kind != "nats" and not Path(location).expanduser().exists():
+            raise InputError(f"{location} does not exist on this host ({derived.reason})",
+                             hint="run mqctl on the Milvus host, or pass --rocksmq, --nats-store or --nats explicitly")
     else:
         raise InputError("no MQ source given",
                          hint="pass --rocksmq PATH, --nats URL, --nats-store DIR, or --config FILE to derive it")
