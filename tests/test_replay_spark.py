@@ -280,3 +280,36 @@ def test_table_target_with_checkpoint_reruns_without_duplicates(spark, tmp_path)
     assert inserts == expected_inserts("rocksmq", "items") and deletes == expected_deletes("rocksmq", "items")
     with pytest.raises(PreconditionError, match="already exists"):
         run_replay(ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), table="replayed_items", collection="items"), spark=spark)
+
+
+@pytest.mark.milvus
+def test_schema_from_milvus_for_a_live_rocksmq_found_through_its_config(spark, tmp_path):
+    """A real Milvus 2.3.5 on RocksMQ: --config finds its rocksmq.path, --milvus describes the collection."""
+    from pymilvus import DataType, MilvusClient
+
+    from mqctl import sandbox
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.job import ReplayRequest, run_replay
+
+    box = tmp_path / "milvus"
+    info = sandbox.up(str(box), mq="rocksmq")
+    try:
+        client = MilvusClient(uri=info.uri)
+        schema = client.create_schema(auto_id=False, enable_dynamic_field=False)
+        schema.add_field("doc", DataType.INT64, is_primary=True)
+        schema.add_field("tag", DataType.VARCHAR, max_length=16)
+        schema.add_field("vec", DataType.FLOAT_VECTOR, dim=4)
+        client.create_collection("docs", schema=schema, num_shards=1)
+        rows = [{"doc": i, "tag": f"t{i}", "vec": [i / 2, 0.0, 1.0, -i / 4]} for i in range(6)]
+        client.insert("docs", rows)
+        client.delete("docs", ids=[5])
+        client.close()
+        result = run_replay(ReplayRequest(SourceOptions(config=[Path(info.config)]), output=str(tmp_path / "out"),
+                                          collection="docs", milvus=info.uri), spark=spark)
+    finally:
+        sandbox.down(str(box), timeout=30)
+    assert result.schema_origin == "milvus" and result.source.startswith("rocksmq:")
+    replayed_rows = spark.read.parquet(str(tmp_path / "out")).collect()
+    assert sorted((r.doc, r.tag, r.vec) for r in replayed_rows if r._op == "insert") == \
+        [(r["doc"], r["tag"], r["vec"]) for r in rows]
+    assert [r.doc for r in replayed_rows if r._op == "delete"] == [5]
