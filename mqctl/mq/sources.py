@@ -85,25 +85,30 @@ def derive_source(resolution) -> DerivedSource:
                                               f" (nothing listens on port {port_text})")
 
 
-@contextlib.contextmanager
-def open_source(options: SourceOptions, *, resolution=None, writable_store: bool = False) -> Iterator[MQSource]:
-    """Open the chosen source read-only (a store only `writable_store` for retention apply); closes it after."""
+def choose_source(options: SourceOptions, resolution=None) -> tuple[str, str]:
+    """(kind, location) of the one source: kind is rocksmq, nats or nats-store. An explicit option wins;
+    otherwise --config derives it (and a derived path must exist on this host)."""
     explicit = options.explicit
     if len(explicit) > 1:
         raise InputError(f"choose one source, not {' and '.join(explicit)}",
                          hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR (or --config FILE)")
     if explicit:
         kind = explicit[0].lstrip("-")
-        location = {"rocksmq": options.rocksmq, "nats": options.nats, "nats-store": options.nats_store}[kind]
-    elif options.config:
-        derived = derive_source(resolution if resolution is not None else load_config(options.config))
-        kind, location = derived.kind, derived.location
-        if kind != "nats" and not Path(location).expanduser().exists():
-            raise InputError(f"{location} does not exist on this host ({derived.reason})",
-                             hint="run mqctl on the Milvus host, or pass --rocksmq, --nats-store or --nats explicitly")
-    else:
+        return kind, str({"rocksmq": options.rocksmq, "nats": options.nats, "nats-store": options.nats_store}[kind])
+    if not options.config:
         raise InputError("no MQ source given",
                          hint="pass --rocksmq PATH, --nats URL, --nats-store DIR, or --config FILE to derive it")
+    derived = derive_source(resolution if resolution is not None else load_config(options.config))
+    if derived.kind != "nats" and not Path(derived.location).expanduser().exists():
+        raise InputError(f"{derived.location} does not exist on this host ({derived.reason})",
+                         hint="run mqctl on the Milvus host, or pass --rocksmq, --nats-store or --nats explicitly")
+    return derived.kind, derived.location
+
+
+@contextlib.contextmanager
+def open_source(options: SourceOptions, *, resolution=None, writable_store: bool = False) -> Iterator[MQSource]:
+    """Open the chosen source read-only (a store only `writable_store` for retention apply); closes it after."""
+    kind, location = choose_source(options, resolution)
     if kind == "rocksmq":
         from mqctl.mq.rocksmq import RocksMQSource
 
