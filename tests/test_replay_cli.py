@@ -102,6 +102,8 @@ def test_unreachable_nats_is_exit_3(cli, tmp_path):
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "last week"), "from 'last week'"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--master", "mars"), "not a Spark master URL"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--spark-conf", "novalue"), "not KEY=VALUE"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--partition-by", "nope"),
+     "--partition-by 'nope' is not a column of the messages shape"),
 ])
 def test_bad_usage_is_one_line_and_exit_2(cli, tmp_path, args, message):
     result = cli("replay", "--shape", "messages", *args, cwd=str(tmp_path))

@@ -60,16 +60,15 @@ class MilvusMQReader(DataSourceReader):
 
     def partitions(self) -> list[ChannelRangePartition]:
         from mqctl.replay.options import parse_options
-        from mqctl.replay.planning import plan_spans, split_spans
+        from mqctl.replay.planning import plan_partitions
 
         opts = parse_options(self.options)
         source = opts.open_source()
         try:
-            spans = plan_spans(source, opts)
+            pieces = plan_partitions(source, opts)
         finally:
             source.close()
-        return [ChannelRangePartition(s.channel, s.first, s.last, s.messages)
-                for s in split_spans(spans, opts.partitions, opts.messages_per_partition)]
+        return [ChannelRangePartition(p.channel, p.first, p.last, p.messages) for p in pieces]
 
     def read(self, partition: ChannelRangePartition | None):
         if partition is None:  # Spark's stand-in when there is nothing to read

@@ -146,14 +146,18 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
         checkpoint = Checkpoint.load(request.checkpoint) if request.checkpoint else None
         if checkpoint is not None:
             checkpoint.check_belongs_to(label, target)
-        spans, schema_origin = _plan(opts, options, checkpoint)
         if request.output and request.mode == "error" and Path(target).exists():
             raise PreconditionError(f"output {target} already exists and --mode is error",
                                     hint="use --mode append or --mode overwrite, or another --output")
-        pieces = split_spans(spans, opts.partitions, opts.messages_per_partition)
+        plan = _plan(opts, options, checkpoint)
+        unknown = [column for column in request.partition_by if column not in plan.columns]
+        if unknown:
+            raise InputError(f"--partition-by {unknown[0]!r} is not a column of the {opts.shape} shape",
+                             hint=f"columns: {', '.join(plan.columns)}")
+        spans = plan.spans
         result = ReplayResult(
             source=label, target=target, format=request.format, mode=request.mode, shape=opts.shape,
-            collection=opts.collection, schema_origin=schema_origin, partitions=len(pieces),
+            collection=opts.collection, schema_origin=plan.schema_origin, partitions=len(plan.pieces),
             run=checkpoint.next_run if checkpoint else None, checkpoint=request.checkpoint, written=False,
             messages=0, rows=0, bytes=0, seconds=0.0, rows_per_second=None, messages_per_second=None,
             spark_startup_seconds=None,
@@ -185,11 +189,20 @@ def _read_options(request: ReplayRequest) -> dict[str, str]:
     return {key: value for key, value in values.items() if value}
 
 
-def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: Checkpoint | None) -> tuple[list[ChannelSpan], str | None]:
-    """Fix the id range of every channel now (a checkpoint records exactly these ends), and find
-    the collection's schema; both are handed to the data source as options."""
+@dataclass
+class Plan:
+    spans: list[ChannelSpan]  # one per channel: what this run replays
+    pieces: list[ChannelSpan]  # one per Spark partition
+    schema_origin: str | None
+    columns: list[str]  # of the shape being written
+
+
+def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: Checkpoint | None) -> Plan:
+    """Fix the id range of every channel now (a checkpoint records exactly these ends), cut them
+    into partitions, and find the collection's schema; pieces and schema go to the data source as
+    options."""
     from mqctl.replay.collection import find_schema
-    from mqctl.replay.schema import rows_ddl, schema_to_json
+    from mqctl.replay.schema import MESSAGE_COLUMNS, ROW_META_COLUMNS, rows_ddl, schema_to_json
 
     if checkpoint is not None and opts.end is not None and opts.end.kind == "tso":
         raise InputError("--checkpoint needs --to as a sequence/id (or no --to): a time or TSO end is not a position "
@@ -197,18 +210,20 @@ def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: Checkpoint |
     source = opts.open_source()
     try:
         spans = plan_spans(source, opts)
-        origin = None
+        origin, columns = None, [name for name, _ in MESSAGE_COLUMNS]
         if opts.shape == "rows":
             schema, origin = find_schema(source, opts)
             rows_ddl(schema)  # fails now for a type replay cannot represent
             options["collection_schema"] = schema_to_json(schema, origin)
+            columns = [f.name for f in schema.fields] + [name for name, _ in ROW_META_COLUMNS]
     finally:
         source.close()
     if checkpoint is not None:
         spans = [ChannelSpan(s.channel, start, s.last, s.messages - _skipped(s, start))
                  for s in spans for start in [checkpoint.start_after(s.channel, s.first)] if start <= s.last]
-    options["ranges"] = ranges_option({s.channel: (s.first, s.last) for s in spans})
-    return spans, origin
+    pieces = split_spans(spans, opts.partitions, opts.messages_per_partition)
+    options["ranges"] = ranges_option(pieces)
+    return Plan(spans, pieces, origin, columns)
 
 
 def _skipped(span: ChannelSpan, start: int) -> int:
@@ -275,10 +290,6 @@ def _write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: C
     from mqctl.replay.datasource import FORMAT
 
     df = spark.read.format(FORMAT).options(**options).load()
-    unknown = [col for col in request.partition_by if col not in df.columns]
-    if unknown:
-        raise InputError(f"--partition-by {unknown[0]!r} is not a column of the {request.shape} shape",
-                         hint=f"columns: {', '.join(df.columns)}")
     partition_by = list(request.partition_by)
     mode = request.mode
     if checkpoint is not None:

@@ -61,7 +61,7 @@ class ReplayOptions:
     channels: list[str] = field(default_factory=list)  # names or globs; empty = every channel
     start: Bound | None = None
     end: Bound | None = None
-    ranges: dict[str, tuple[int, int]] | None = None  # channel -> (first, last) id, fixed by the caller
+    ranges: list[tuple[str, int, int]] | None = None  # exact (channel, first, last) pieces, one partition each
     types: frozenset[int] | None = None  # message type codes; None = all
     collection: str | None = None  # name or id
     shape: str = "messages"
@@ -178,13 +178,13 @@ def _parse_types(text: str) -> frozenset[int]:
     return frozenset(codes)
 
 
-def _parse_ranges(text: str) -> dict[str, tuple[int, int]]:
+def _parse_ranges(text: str) -> list[tuple[str, int, int]]:
     try:
-        data = json.loads(text)
-        return {str(channel): (int(first), int(last)) for channel, (first, last) in data.items()}
-    except (ValueError, TypeError, AttributeError):
-        raise InputError("option ranges must be JSON like {\"by-dev-rootcoord-dml_0\": [FIRST_ID, LAST_ID]}") from None
+        return [(str(channel), int(first), int(last)) for channel, first, last in json.loads(text)]
+    except (ValueError, TypeError):
+        raise InputError('option ranges must be JSON like [["by-dev-rootcoord-dml_0", FIRST_ID, LAST_ID], ...]') from None
 
 
-def ranges_option(ranges: dict[str, tuple[int, int]]) -> str:
-    return json.dumps({channel: [first, last] for channel, (first, last) in ranges.items()})
+def ranges_option(pieces) -> str:
+    """The `ranges` option for pieces (anything with channel, first and last)."""
+    return json.dumps([[piece.channel, piece.first, piece.last] for piece in pieces])

@@ -26,30 +26,39 @@ class ChannelSpan:
 
 
 def plan_spans(source: MQSource, opts: ReplayOptions) -> list[ChannelSpan]:
-    """One span per selected, non-empty channel, bounded by `from`/`to` ids or by fixed `ranges`."""
+    """One span per selected, non-empty channel, bounded by the `from`/`to` ids."""
     infos = {info.name: info for info in source.list_channels()}
-    if opts.ranges is not None:
-        unknown = sorted(set(opts.ranges) - set(infos))
-        if unknown:
-            raise InputError(f"unknown channel {unknown[0]!r} in {opts.source_label}",
-                             hint=f"known channels: {', '.join(infos) or 'none'}")
-        names = list(opts.ranges)
-    else:
-        names = opts.select_channels(list(infos))
     spans = []
-    for name in names:
+    for name in opts.select_channels(list(infos)):
         full = source.id_range(name)
         if full is None:
             continue
-        first, last = opts.ranges[name] if opts.ranges is not None else full
+        first, last = full
         if opts.start is not None and opts.start.kind == "id":
             first = max(first, opts.start.value)
         if opts.end is not None and opts.end.kind == "id":
             last = min(last, opts.end.value)
-        first, last = max(first, full[0]), min(last, full[1])
         if first <= last:
             spans.append(ChannelSpan(name, first, last, _estimate(infos[name].messages, full, first, last)))
     return spans
+
+
+def plan_partitions(source: MQSource, opts: ReplayOptions) -> list[ChannelSpan]:
+    """The pieces to read, one per Spark partition: the caller's exact `ranges`, or the selected
+    channels split by message count."""
+    if opts.ranges is None:
+        return split_spans(plan_spans(source, opts), opts.partitions, opts.messages_per_partition)
+    infos = {info.name: info for info in source.list_channels()}
+    unknown = sorted({channel for channel, _, _ in opts.ranges} - set(infos))
+    if unknown:
+        raise InputError(f"unknown channel {unknown[0]!r} in {opts.source_label}",
+                         hint=f"known channels: {', '.join(infos) or 'none'}")
+    pieces = []
+    for channel, first, last in opts.ranges:
+        full = source.id_range(channel) or (first, last)
+        pieces.append(ChannelSpan(channel, first, last, _estimate(infos[channel].messages, full, first, last)))
+    return pieces
+
 
 def _estimate(total: int, full: tuple[int, int], first: int, last: int) -> int:
     """Messages in [first, last], assuming ids spread evenly over the channel's full range."""
