@@ -110,18 +110,9 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
     opens its own), and its label for people and checkpoints. A natsmq store gets a private
     nats-server that lives as long as this context."""
     from mqctl.mq.jetstream import private_nats_server, public_url
-    from mqctl.mq.sources import derive_source, load_config
+    from mqctl.mq.sources import choose_source
 
-    explicit = choice.explicit
-    if len(explicit) != 1 and not (choice.config and not explicit):
-        raise InputError(f"choose one source, not {' and '.join(explicit)}" if explicit else "no MQ source given",
-                         hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR (or --config FILE)")
-    if explicit:
-        kind = explicit[0].lstrip("-")
-        location = str({"rocksmq": choice.rocksmq, "nats": choice.nats, "nats-store": choice.nats_store}[kind])
-    else:
-        derived = derive_source(load_config(choice.config))
-        kind, location = derived.kind, derived.location
+    kind, location = choose_source(choice)
     timeout = {"timeout": str(choice.timeout)}
     if kind == "rocksmq":
         path = str(Path(location).expanduser().resolve())
