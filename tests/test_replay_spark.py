@@ -179,6 +179,8 @@ def test_messages_shape_carries_every_insert_and_delete(spark):
         assert totals[("Insert", collection)] == len(expected_inserts("rocksmq", collection))
         assert totals[("Delete", collection)] == len(expected_deletes("rocksmq", collection))
     assert df.where("time IS NULL OR tso IS NULL OR payload_size <= 0").count() == 0
+    partitions = {r.partition for r in df.where("type = 'Insert' AND collection = 'items'").select("partition").collect()}
+    assert partitions == {b["partition"] for b in EXPECTED["inserts"] if b["phase"] == "rocksmq" and b["collection"] == "items"}
 
 
 def test_from_a_tso_keeps_only_later_rows(spark):

@@ -27,7 +27,7 @@ class MessageBatch:
 
     def add(self, raw: RawMessage, msg: DecodedMessage) -> int:
         values = (raw.channel, raw.id, msg.type, msg.type_code, msg.tso, msg.time, msg.collection_id, msg.collection,
-                  msg.partition_id, msg.segment_id, msg.shard, msg.rows, msg.payload_size, msg.error)
+                  msg.partition_id, msg.partition, msg.segment_id, msg.shard, msg.rows, msg.payload_size, msg.error)
         for column, value in zip(self.columns, values):
             column.append(value)
         self.size += 1

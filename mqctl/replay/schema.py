@@ -26,6 +26,7 @@ MESSAGE_COLUMNS: list[tuple[str, str]] = [
     ("collection_id", "bigint"),
     ("collection", "string"),
     ("partition_id", "bigint"),
+    ("partition", "string"),
     ("segment_id", "bigint"),
     ("shard", "string"),
     ("rows", "bigint"),
