@@ -102,6 +102,8 @@ def test_unreachable_nats_is_exit_3(cli, tmp_path):
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "last week"), "from 'last week'"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--master", "mars"), "not a Spark master URL"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--spark-conf", "novalue"), "not KEY=VALUE"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "c", "--to", "2024-05-01T00:00:00Z"),
+     "--checkpoint needs --to as a sequence/id"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--partition-by", "nope"),
      "--partition-by 'nope' is not a column of the messages shape"),
 ])

@@ -195,6 +195,26 @@ def test_from_a_tso_keeps_only_later_rows(spark):
     assert later.agg(F.min("_ts")).first()[0] >= cut
 
 
+def test_csv_holds_vectors_as_json_and_binary_as_base64(spark, tmp_path):
+    import base64
+
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.job import ReplayRequest, run_replay
+
+    def replay_csv(collection: str) -> list:
+        out = tmp_path / f"{collection}.csv"
+        run_replay(ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), output=str(out), format="csv", collection=collection,
+                                 types="insert"), spark=spark)
+        return spark.read.option("header", "false").csv(str(out)).collect()
+
+    skus, items = replay_csv("skus"), replay_csv("items")
+    expected = expected_inserts("rocksmq", "skus")
+    assert {r[0]: base64.b64decode(r[2]) for r in skus} == {pk: row["fingerprint"] for pk, row in expected.items()}
+    assert {r[0]: json.loads(r[3]) for r in skus} == {pk: row["$meta"] for pk, row in expected.items()}
+    vectors = {int(r[0]): json.loads(r[9]) for r in items}
+    assert vectors == {pk: row["embedding"] for pk, row in expected_inserts("rocksmq", "items").items()}
+
+
 # ---------------------------------------------------------------------------- checkpoints
 def _new_inserts(url: str, first_pk: int, count: int) -> tuple[str, bytes, dict]:
     """A real-format insert for `items`: a stored one re-serialized with new keys, titles and later
