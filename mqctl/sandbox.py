@@ -17,7 +17,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -90,6 +89,9 @@ class Sandbox:
         state_path = self.dir / STATE_FILE
         try:
             return json.loads(state_path.read_text())["ports"]
+        except FileNotFoundError:
+            raise PreconditionError(f"{self.dir} is not a sandbox (no {STATE_FILE} in it)",
+                                    hint=f"create one with `mqctl sandbox up --dir {self.dir}`") from None
         except (OSError, ValueError, KeyError) as err:
             raise PreconditionError(f"{self.dir} is not a sandbox ({state_path}: {err})",
                                     hint=f"create one with `mqctl sandbox up --dir {self.dir}`") from err

@@ -162,6 +162,10 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
     options = _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd,
                        start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
                        clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, flush_timeout, start_timeout)
+    if json_mode and not yes:
+        from mqctl.errors import InputError
+
+        raise InputError("--json runs unattended and needs --yes", hint="look first with `mqctl migrate plan --json`")
     if not yes:
         result = run.plan(options)
         out.emit(result, render_plan)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from mqctl.errors import MqctlError, PreconditionError
 from mqctl.migrate import steps as S
-from mqctl.migrate.journal import (COMPLETED, DONE, FAILED, IN_PROGRESS, PENDING, ROLLED_BACK, ROLLING_BACK, RUNNING,
+from mqctl.migrate.journal import (COMPLETED, DONE, FAILED, PENDING, ROLLED_BACK, ROLLING_BACK, RUNNING,
                                    SKIPPED, Journal, StepRecord, archive_finished, now)
 from mqctl.migrate.milvus import MilvusTarget
 
@@ -215,7 +215,3 @@ def rollback(path: Path, milvus: MilvusTarget, overrides: dict, report: S.Report
         journal.state = ROLLING_BACK
         journal.save()
     return execute(S.Context(journal, options, report, rollback=True))
-
-
-def is_active(journal: Journal) -> bool:
-    return journal.state in (IN_PROGRESS, ROLLING_BACK)

@@ -18,7 +18,7 @@ from typing import Callable
 
 from mqctl.errors import MqctlError, PreconditionError
 from mqctl.migrate import hooks
-from mqctl.migrate.journal import DONE, FAILED, PENDING, RUNNING, SKIPPED, Journal, StepRecord, now
+from mqctl.migrate.journal import PENDING, SKIPPED, Journal, StepRecord, now
 from mqctl.migrate.milvus import MilvusTarget
 
 FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
@@ -370,8 +370,10 @@ def _apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) ->
         evidence.update(log_offset=options.log.mark(), edited_at=now())
         ctx.journal.save()
     value = "true" if restore is None else next(iter(restore.values()))
-    if etcd:
-        etcd.delete(FORCE_DENY_ETCD) if value is None else etcd.put(FORCE_DENY_ETCD, value)
+    if etcd and value is None:
+        etcd.delete(FORCE_DENY_ETCD)
+    elif etcd:
+        etcd.put(FORCE_DENY_ETCD, value)
     else:
         result = unset_key(options.live_config, FORCE_DENY) if value is None else \
             set_key(options.live_config, FORCE_DENY, value)
