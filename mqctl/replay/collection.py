@@ -37,22 +37,34 @@ def find_schema(source: MQSource, opts: ReplayOptions) -> tuple[CollectionSchema
 
 
 def scan_stream(source: MQSource, channels: list[str], wanted: str) -> tuple[CollectionSchemaInfo, str] | None:
-    """Read each channel from its start up to the collection's first message: a CreateCollection
-    gives the schema; an insert first means this channel no longer holds one (it precedes inserts)."""
+    """The collection's first message in the stream: a CreateCollection gives the schema, an insert
+    first means the stream no longer holds one (it precedes inserts), so the schema is inferred.
+    Channels are read in turn, a message each, so channels without the collection are not read to
+    their end first."""
     from mqctl.mq.messages import decode, schema_from_create, schema_from_insert
 
-    inferred = None
-    for channel in channels:
-        for raw in source.iter_messages(channel):
-            msg = decode(raw.data, raw.headers)
-            if msg.type_code == CREATE_COLLECTION:
-                schema = schema_from_create(msg)
-                if schema is not None and (schema.name == wanted or (wanted.isdigit() and schema.collection_id == int(wanted))):
-                    return schema, "stream"
-            elif msg.type_code == INSERT and collection_matches(msg, wanted):
-                inferred = inferred or schema_from_insert(msg)
-                break
-    return (inferred, "inferred") if inferred is not None else None
+    readers = [source.iter_messages(channel) for channel in channels]
+    try:
+        while readers:
+            for reader in list(readers):
+                raw = next(reader, None)
+                if raw is None:
+                    readers.remove(reader)
+                    continue
+                msg = decode(raw.data, raw.headers)
+                if msg.type_code == CREATE_COLLECTION:
+                    schema = schema_from_create(msg)
+                    if schema is not None and (schema.name == wanted or
+                                               (wanted.isdigit() and schema.collection_id == int(wanted))):
+                        return schema, "stream"
+                elif msg.type_code == INSERT and collection_matches(msg, wanted):
+                    inferred = schema_from_insert(msg)
+                    if inferred is not None:
+                        return inferred, "inferred"
+    finally:
+        for reader in readers:
+            reader.close()
+    return None
 
 
 def fetch_from_milvus(uri: str, token: str | None, wanted: str) -> CollectionSchemaInfo:
