@@ -49,23 +49,23 @@ def plan(options: S.MigrateOptions) -> Plan:
                       milvus_version=evidence.get("milvus_version"), dry_run=True).diff
     mechanism = evidence.get("stop_writes", "file")
     where = {"file": f"in {options.live_config} (Milvus re-reads it)", "etcd": f"in etcd {options.etcd}"}.get(mechanism)
-    store = evidence.get("store_dir") or evidence.get("rocksmq_path") or ""
+    store = evidence.get("store_dir") or evidence.get("rocksmq_path") or "natsmq.server.storeDir"
     dirs = ", ".join(str(d) for d in S.mq_dirs(S.resolution(options, evidence.get("milvus_version")),
                                                 evidence.get("source_mq") or ""))
     actions = {
         "preflight": "check target, Milvus, overrides, storage, ports; record every collection's row count",
         "stop-writes": f"set {S.FORCE_DENY}=true {where}; wait for Milvus's update event" if where else mechanism,
         "flush": f"FlushAll through gRPC at {options.milvus.uri}; wait up to {options.flush_timeout:.0f} s; count rows",
-        "stop": f"run `{options.stop_cmd}`; wait until Milvus stops answering",
+        "stop": f"run `{options.stop_cmd}`; wait until Milvus stops answering" if options.stop_cmd else "no --stop-cmd",
         "switch": f"switch {options.live_config} to {options.to} (atomic, with a backup; diff below)",
-        "start": f"run `{options.start_cmd}`; wait for health",
+        "start": f"run `{options.start_cmd}`; wait for health" if options.start_cmd else "no --start-cmd",
         "verify": f"`try to init mq ... mqType={options.to}` in the log" + (f"; jetstream/ under {store}" if options.to ==
                   "natsmq" else "") + "; every collection loads with the same row count",
         "resume-writes": f"put {S.FORCE_DENY} back to its old value; wait for the update event",
         "backup": (f"archive {dirs} with a checksum manifest into {options.backup_dir}, read it back" +
                    ("; then delete them" if options.cleanup else "")) if options.backup_dir else "skipped (no --backup-dir)",
     }
-    return Plan(evidence.get("source_mq"), options.to, evidence.get("milvus_version"),
+    return Plan(evidence.get("source_mq"), options.to, evidence.get("milvus_version") or options.milvus_version,
                 [PlannedStep(name, actions[name]) for name in actions], findings, evidence.get("counts", {}), diff)
 
 
