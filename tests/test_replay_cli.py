@@ -119,3 +119,17 @@ def test_broken_checkpoint_is_exit_2_with_its_location(cli, tmp_path):
     result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "o"),
                  "--checkpoint", str(ckpt))
     assert result.code == 2 and f"{ckpt}:1:2" in result.stderr
+
+
+@pytest.mark.spark
+def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
+    import sys
+
+    bare_python = getattr(sys, "_base_executable", None)  # the interpreter under the venv, without mqctl
+    if not bare_python or bare_python == sys.executable:
+        pytest.skip("needs a virtualenv whose base interpreter lacks mqctl")
+    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output",
+                 str(tmp_path / "o"), "--master", "local[1]", env={"PYSPARK_PYTHON": bare_python}, cwd=str(tmp_path))
+    assert result.code == 3 and "Traceback" not in result.stderr
+    assert "error: the Spark job failed: ModuleNotFoundError: No module named 'mqctl'" in result.stderr
+    assert "set PYSPARK_PYTHON" in result.stderr

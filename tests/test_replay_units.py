@@ -132,6 +132,8 @@ def test_spark_error_line_prefers_the_mqctl_error_raised_in_a_worker():
             "mqctl.errors.PreconditionError: cannot connect to NATS at nats://127.0.0.1:1: refused\n")
     assert spark_error_line(Exception(text)) == "cannot connect to NATS at nats://127.0.0.1:1: refused"
     assert spark_error_line(Exception("plain\nmore")) == "plain"
+    worker = "[PYTHON_DATA_SOURCE_ERROR] Failed: Traceback\n  File x\nModuleNotFoundError: No module named 'mqctl'\n"
+    assert spark_error_line(Exception(worker)) == "ModuleNotFoundError: No module named 'mqctl'"
 
 
 def test_rows_of_every_vector_and_array_type_become_their_spark_values():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from mqctl.replay.progress import PartitionCounts, ProgressCollector
 FORMATS = ("parquet", "json", "orc", "csv")
 MODES = ("append", "overwrite", "error")
 PROGRESS_INTERVAL = 0.3
+PYTHON_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): ")
 
 
 @dataclass
@@ -276,6 +278,19 @@ def _apply_counts(result: ReplayResult, counts: dict[str, PartitionCounts], *, c
 
 
 def _write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
+    """Read with `milvus_mq` and write; a Spark failure becomes one line (and a fix when known)."""
+    try:
+        _read_and_write(spark, request, options, checkpoint)
+    except (InputError, PreconditionError):
+        raise
+    except Exception as err:  # noqa: BLE001 - Spark's errors carry JVM and Python traces; keep one line
+        line = spark_error_line(err)
+        hint = ("executors need a Python with mqctl installed: set PYSPARK_PYTHON (or spark.pyspark.python) to it"
+                if "No module named 'mqctl'" in line else "run with --debug for Spark's full error")
+        raise PreconditionError(f"the Spark job failed: {line}", hint=hint) from err
+
+
+def _read_and_write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
     from pyspark.sql import functions as F
 
     from mqctl.replay.datasource import FORMAT
@@ -291,19 +306,13 @@ def _write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: C
         mode = "overwrite"
     if request.format == "csv":
         df = _flat_for_csv(df)
-    try:
-        if request.table:
-            _write_table(spark, df, request, mode, partition_by, checkpoint is not None)
-        else:
-            writer = df.write.format(request.format).mode(mode)
-            if partition_by:
-                writer = writer.partitionBy(*partition_by)
-            writer.save(request.output)
-    except Exception as err:  # noqa: BLE001 - Spark's errors carry JVM and Python traces; keep one line
-        if isinstance(err, (InputError, PreconditionError)):
-            raise
-        raise PreconditionError(f"the Spark job failed: {spark_error_line(err)}",
-                                hint="run with --debug for Spark's full error") from err
+    if request.table:
+        _write_table(spark, df, request, mode, partition_by, checkpoint is not None)
+        return
+    writer = df.write.format(request.format).mode(mode)
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    writer.save(request.output)
 
 
 def _write_table(spark, df, request: ReplayRequest, mode: str, partition_by: list[str], resumable: bool) -> None:
@@ -337,11 +346,14 @@ def _flat_for_csv(df):
 
 
 def spark_error_line(err: Exception) -> str:
-    """The one line of a Spark error that says what went wrong (an mqctl error raised in a worker wins)."""
-    text = str(err)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    """The one line of a Spark error that says what went wrong: an mqctl error raised in a Python
+    worker, else the last Python exception line of the worker's traceback, else the first line."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     for line in lines:
         for marker in ("mqctl.errors.InputError: ", "mqctl.errors.PreconditionError: "):
             if marker in line:
                 return line.split(marker, 1)[1]
+    python_errors = [line for line in lines if PYTHON_ERROR_LINE.match(line)]
+    if python_errors:
+        return python_errors[-1]
     return lines[0] if lines else type(err).__name__
