@@ -183,6 +183,13 @@ def test_messages_shape_carries_every_insert_and_delete(spark):
     assert partitions == {b["partition"] for b in EXPECTED["inserts"] if b["phase"] == "rocksmq" and b["collection"] == "items"}
 
 
+def test_collection_by_id_replays_the_same_rows_as_by_name(spark):
+    messages = spark.read.format("milvus_mq").option("rocksmq", str(ROCKSMQ)).option("types", "insert").load()
+    collection_id = messages.where("collection = 'skus'").select("collection_id").first()[0]
+    by_id = rows_frame(spark, {"rocksmq": str(ROCKSMQ)}, str(collection_id))
+    assert replayed(by_id.collect(), "skus") == (expected_inserts("rocksmq", "skus"), expected_deletes("rocksmq", "skus"))
+
+
 def test_from_a_tso_keeps_only_later_rows(spark):
     from pyspark.sql import functions as F
 
