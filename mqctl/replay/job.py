@@ -231,7 +231,10 @@ def _write_with_progress(spark, request: ReplayRequest, options: dict[str, str],
 
     master = spark.sparkContext.master
     host = "127.0.0.1" if is_local(master) else spark.conf.get("spark.driver.host", "127.0.0.1")
-    collector = ProgressCollector(host)
+    try:
+        collector = ProgressCollector(host)
+    except OSError:  # the driver's advertised address is not bindable here: executors cannot report
+        collector = ProgressCollector("127.0.0.1")
     options["progress"] = collector.address
     stop = threading.Event()
 
