@@ -133,3 +133,17 @@ def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
     assert result.code == 3 and "Traceback" not in result.stderr
     assert "error: the Spark job failed: ModuleNotFoundError: No module named 'mqctl'" in result.stderr
     assert "set PYSPARK_PYTHON" in result.stderr
+
+
+@pytest.mark.spark
+def test_same_job_on_a_pseudo_cluster_with_separate_executors(cli, spark, tmp_path):  # noqa: F811
+    """`--master local-cluster[...]` runs executors in JVMs of their own, as a real cluster does."""
+    from mqctl.mq.rocksmq import RocksMQSource
+
+    out = tmp_path / "messages.orc"
+    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(out), "--format", "orc",
+                 "--master", "local-cluster[2,1,1024]", "--json")
+    assert result.code == 0, result.stderr
+    with RocksMQSource(ROCKSMQ) as rocks:
+        stored = sum(channel.messages for channel in rocks.list_channels())
+    assert result.json()["messages"] == stored == spark.read.orc(str(out)).count()
