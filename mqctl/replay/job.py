@@ -132,14 +132,19 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
     """Replay what the request names into its target. `spark`: an existing session to use (its
     master wins over request.master); otherwise one is started and stopped here."""
     request = resolved_request(request)
-    target = f"table:{request.table}" if request.table else str(Path(request.output).expanduser().resolve())
+    remote = bool(request.output) and "://" in request.output  # s3a://, hdfs://...: Spark checks those itself
+    if request.table:
+        target = f"table:{request.table}"
+    else:
+        target = request.output if remote else str(Path(request.output).expanduser().resolve())
+        request = dataclasses.replace(request, output=target)
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
         opts = parse_options(options)
         checkpoint = Checkpoint.load(request.checkpoint) if request.checkpoint else None
         if checkpoint is not None:
             checkpoint.check_belongs_to(label, target)
-        if request.output and request.mode == "error" and Path(target).exists():
+        if request.output and not remote and request.mode == "error" and Path(target).exists():
             raise PreconditionError(f"output {target} already exists and --mode is error",
                                     hint="use --mode append or --mode overwrite, or another --output")
         plan = _plan(opts, options, checkpoint)
