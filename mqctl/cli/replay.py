@@ -34,8 +34,8 @@ def _render(result):
              + (f", run {result.run}" if result.run else "")]
     if result.rows is not None:
         lines.append(f"{count(result.messages)} messages, {count(result.rows)} rows, {count(result.bytes)} bytes in "
-                     f"{result.seconds:.2f} s: {result.rows_per_second:,.0f} rows/s, "
-                     f"{result.messages_per_second:,.0f} messages/s")
+                     f"{result.seconds:.2f} s: {result.rows_per_second or 0:,.0f} rows/s, "
+                     f"{result.messages_per_second or 0:,.0f} messages/s")
     else:
         lines.append(f"done in {result.seconds:.2f} s (executors could not report their counts to the driver)")
     if result.spark_startup_seconds is not None:
