@@ -11,6 +11,9 @@ from typing import Any, Callable, Iterator
 
 from mqctl.mq.messages import CollectionSchemaInfo, DecodedMessage, insert_columns
 from mqctl.mq.model import RawMessage
+from mqctl.replay.options import ReplayOptions
+from mqctl.replay.planning import ChannelSpan
+from mqctl.replay.progress import ProgressReporter
 from mqctl.replay.schema import MESSAGE_COLUMNS, ROW_META_COLUMNS, type_key
 
 BATCH_ROWS = 8192
@@ -133,7 +136,8 @@ def collection_matches(msg: DecodedMessage, wanted: str) -> bool:
     return msg.collection == wanted
 
 
-def read_span(opts, span, arrow_schema, schema: CollectionSchemaInfo | None, reporter) -> Iterator:
+def read_span(opts: ReplayOptions, span: ChannelSpan, arrow_schema, schema: CollectionSchemaInfo | None,
+              reporter: ProgressReporter) -> Iterator:
     """Arrow record batches of one channel span; counts go to `reporter` as messages are read."""
     from mqctl.mq.messages import decode
 
@@ -162,7 +166,8 @@ def read_span(opts, span, arrow_schema, schema: CollectionSchemaInfo | None, rep
     reporter.finish()
 
 
-def _selected(opts, msg: DecodedMessage, schema, start_tso, end_tso) -> bool:
+def _selected(opts: ReplayOptions, msg: DecodedMessage, schema: CollectionSchemaInfo | None,
+              start_tso: int | None, end_tso: int | None) -> bool:
     if not opts.wants(msg.type_code):
         return False
     if (start_tso is not None or end_tso is not None) and msg.tso is None:
