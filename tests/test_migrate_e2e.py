@@ -159,3 +159,20 @@ def test_rollback_before_cleanup_returns_to_rocksmq(box):
     assert_deleted_rows_stay_deleted(box)
     status = run_cli("sandbox", "status", "--dir", box["dir"], "--json").json()
     assert status["mq"] == "rocksmq" and status["running"] is True
+
+
+def test_rollback_after_cleanup_restores_the_archived_rocksmq(box, tmp_path):
+    before = counts(box)
+    done = migrate(box, "--to", "natsmq", "--store-dir", str(tmp_path / "nats"), "--backup-dir", str(tmp_path / "bk"),
+                   "--cleanup", "--json")
+    assert done.code == 0, done.stderr
+    deleted = next(s for s in done.json()["steps"] if s["name"] == "backup")["evidence"]["deleted"]
+    assert deleted and not any(Path(d).exists() for d in deleted)
+    back = run_cli("migrate", "rollback", "--sandbox", box["dir"], "--yes", "--json", timeout=600)
+    assert back.code == 0, back.stderr
+    steps = {s["name"]: s for s in back.json()["rollback"]}
+    assert steps["restore-data"]["evidence"]["restored"] == deleted
+    assert all(Path(d).is_dir() for d in deleted)
+    assert "mqType=rocksmq" in steps["verify"]["evidence"]["init_mq_line"]
+    assert counts(box) == before
+    assert_deleted_rows_stay_deleted(box)

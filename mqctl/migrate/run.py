@@ -191,7 +191,7 @@ def step_restore_data(ctx: S.Context, record: StepRecord) -> None:
     from mqctl.migrate.backup import restore_archive
 
     backup = ctx.journal.step("backup").evidence
-    if all(Path(d).exists() for d in backup["dirs"]):
+    if all(S.non_empty_dir(Path(d)) for d in backup["dirs"]):
         record.evidence.setdefault("result", "already restored")
         return
     restore_archive(Path(backup["archive"]), backup["manifest"], backup["dirs"])
