@@ -128,7 +128,7 @@ def test_rocksmq_purge_rule():
 
 def test_blocked_pages_are_a_finding_exit_1(cli, tmp_path):
     """A real RocksMQ whose closed pages were never acked: the metadata copy has its acks removed."""
-    from rocksdict import AccessType, Options, Rdict
+    from rocksdict import Options, Rdict
 
     shutil.copytree(ROCKSMQ, tmp_path / "rdb_data")
     meta = tmp_path / "rdb_data_meta_kv"

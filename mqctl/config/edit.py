@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from mqctl.config.schema import (CLUSTER, MQ_BACKENDS, STANDALONE, coerce_value,
                                  spec_for, valid_mq_types)
 from mqctl.config.splice import Splice, embedded_region, set_splice, unset_splice
 from mqctl.errors import InputError, PreconditionError
+from mqctl.files import replace_atomically
 from mqctl.output import REDACTED, is_secret_key
 
 CR_TOP = ("apiVersion", "kind", "metadata", "spec", "status")
@@ -125,23 +125,7 @@ def atomic_write(path: Path, text: str, *, bom: bool = False, expected: str | No
     backup = target.with_name(f"{target.name}.{stamp}.bak")
     shutil.copy2(target, backup)
     mode = stat.S_IMODE(target.stat().st_mode)
-    fd, temp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(((BOM if bom else "") + text).encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
-    directory = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
+    replace_atomically(target, ((BOM if bom else "") + text).encode("utf-8"), mode=mode)
     return backup
 
 

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from mqctl.errors import InputError, PreconditionError
+from mqctl.files import replace_atomically
 
 JOURNAL_NAME = ".mqctl-migrate.json"
 MIGRATION_STEPS = ("preflight", "stop-writes", "flush", "stop", "switch", "start", "verify", "resume-writes", "backup")
@@ -71,10 +72,7 @@ class Journal:
         """Atomic write: a reader never sees half a journal."""
         self.updated = now()
         target = Path(self.path)
-        tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-        data = asdict(self)
-        tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
-        os.replace(tmp, target)
+        replace_atomically(target, (json.dumps(asdict(self), indent=2, default=str) + "\n").encode("utf-8"))
 
     @classmethod
     def load(cls, path: Path) -> "Journal":

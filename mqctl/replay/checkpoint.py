@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqctl.errors import InputError
+from mqctl.files import replace_atomically
 
 FORMAT = "mqctl-replay-checkpoint/1"
 RUN_COLUMN = "replay_run"  # no leading underscore: Spark hides folders named `_...` from readers
@@ -76,21 +75,4 @@ class Checkpoint:
         """Write atomically: a crash leaves either the old or the new checkpoint, never half of one."""
         data = {"format": FORMAT, "source": self.source, "target": self.target, "runs": self.runs,
                 "positions": self.positions, "updated": self.updated}
-        folder = self.path.parent
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, temp = tempfile.mkstemp(dir=folder, prefix=f".{self.path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as handle:
-                json.dump(data, handle, indent=2)
-                handle.write("\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, self.path)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
-        directory = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        replace_atomically(self.path, (json.dumps(data, indent=2) + "\n").encode("utf-8"))
