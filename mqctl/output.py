@@ -14,11 +14,12 @@ import os
 import sys
 from pathlib import PurePath
 from typing import Any, Callable, Iterable
+from urllib.parse import SplitResult, urlsplit
 
 from rich.console import Console, RenderableType
 from rich.table import Table
 
-from mqctl.errors import MqctlError, PreconditionError
+from mqctl.errors import InputError, MqctlError, PreconditionError
 
 SECRET_MARKERS = ("password", "token", "secret", "sasl", "authparams", "credential", "accesskey", "privatekey")
 REDACTED = "******"
@@ -39,6 +40,32 @@ def redact(value: Any, key: str = "") -> Any:
     if isinstance(value, (list, tuple)):
         return [redact(v) for v in value]
     return value
+
+
+def split_url(url: str, option: str) -> tuple[SplitResult, str | None, str | None]:
+    """A server URL without its user:password@ part, and that user and password.
+
+    Raises InputError (exit 2) naming the option when the URL cannot be parsed, e.g. `http://[::1`.
+    """
+    try:
+        parts = urlsplit(url)
+        _ = parts.port  # a non-numeric port only fails here
+    except ValueError as err:
+        raise InputError(f"{option} {safe_url(url)!r} is not a valid URL: {err}",
+                         hint="write scheme://host:port; an IPv6 host goes in brackets, e.g. [::1]") from None
+    if parts.username is None and parts.password is None:
+        return parts, None, None
+    host = parts.netloc.rsplit("@", 1)[1]
+    return parts._replace(netloc=host), parts.username, parts.password
+
+
+def safe_url(url: str) -> str:
+    """A URL fit to print: the password of a user:password@ part becomes ******."""
+    head, sep, rest = url.partition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not sep or not at or ":" not in userinfo:
+        return url
+    return f"{head}://{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"
 
 
 def to_jsonable(obj: Any) -> Any:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from mqctl.config.documents import Setting
 from mqctl.config.schema import normalize_key
 from mqctl.errors import InputError, PreconditionError
+from mqctl.output import safe_url, split_url
 
 
 def env_settings(env: dict[str, str], wanted: dict[str, str]) -> dict[str, Setting]:
@@ -72,7 +73,9 @@ class EtcdConfig:
     def __init__(self, url: str, root: str = "by-dev", timeout: float = 5.0):
         if not url.startswith(("http://", "https://")):
             url = "http://" + url
+        split_url(url, "--etcd")
         self.url = url.rstrip("/")
+        self.shown = safe_url(self.url)  # the URL may carry user:password@
         self.root = root.strip("/")
         self.timeout = timeout
 
@@ -86,15 +89,15 @@ class EtcdConfig:
         try:
             response = httpx.post(f"{self.url}{endpoint}", json=body, timeout=self.timeout)
         except httpx.HTTPError as err:
-            raise PreconditionError(f"etcd at {self.url} is unreachable: {err}",
+            raise PreconditionError(f"etcd at {self.shown} is unreachable: {err}",
                                     hint="check --etcd URL (the client port, e.g. http://127.0.0.1:2379)") from None
         if response.status_code != 200:
-            raise PreconditionError(f"etcd at {self.url} answered {endpoint} with HTTP {response.status_code}: "
+            raise PreconditionError(f"etcd at {self.shown} answered {endpoint} with HTTP {response.status_code}: "
                                     f"{response.text.strip()[:200]}")
         try:
             return response.json()
         except ValueError:
-            raise PreconditionError(f"{self.url} did not answer like etcd's JSON gateway",
+            raise PreconditionError(f"{self.shown} did not answer like etcd's JSON gateway",
                                     hint="give etcd's client URL") from None
 
     def read(self) -> NormalizedKeys:

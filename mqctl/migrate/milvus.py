@@ -6,8 +6,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Callable
+from urllib.parse import unquote
 
 from mqctl.errors import PreconditionError
+from mqctl.output import split_url
 
 
 @dataclass
@@ -20,6 +22,16 @@ class MilvusTarget:
     token: str = ""
     server_pem: str = ""  # CA / server certificate for TLS
     server_name: str = ""
+
+    def __post_init__(self) -> None:
+        """Credentials written into the URI (http://user:password@host) become user/password,
+        so the URI can be printed and journaled."""
+        if not self.uri:
+            return
+        parts, user, password = split_url(self.uri, "--milvus")
+        self.uri = parts.geturl()
+        self.user = self.user or unquote(user or "")
+        self.password = self.password or unquote(password or "")
 
     def public(self) -> dict:
         return {"uri": self.uri, "user": self.user, "password_set": bool(self.password),

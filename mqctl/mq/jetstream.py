@@ -53,9 +53,17 @@ class StreamDetails:
     consumers: int
 
 
+NATS_SCHEMES = ("nats", "tls", "ws", "wss")
+
+
 def public_url(url: str) -> str:
-    """The URL without user:password@ (never printed)."""
-    parts = urlsplit(url if "://" in url else f"nats://{url}")
+    """The URL without user:password@ (never printed); exit 2 when it is not a NATS URL."""
+    from mqctl.output import safe_url, split_url
+
+    parts = split_url(url if "://" in url else f"nats://{url}", "--nats")[0]
+    if parts.scheme not in NATS_SCHEMES or not parts.hostname:
+        raise InputError(f"--nats {safe_url(url)!r} is not a NATS server URL",
+                         hint="e.g. nats://127.0.0.1:4222 (schemes: " + ", ".join(NATS_SCHEMES) + ")")
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
@@ -406,7 +414,7 @@ def _wait_ready(proc: subprocess.Popen, work: Path, log: Path, timeout: float) -
 
 def listening_process(url: str) -> str | None:
     """'pid (name)' of the local process listening on a loopback NATS URL's port, when visible in /proc."""
-    parts = urlsplit(url if "://" in url else f"nats://{url}")
+    parts = urlsplit(public_url(url))
     if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
         return None
     port = parts.port or 4222

@@ -1,0 +1,72 @@
+"""End-to-end checks of rough edges an operator meets: bad URLs, secrets in URLs, misspelled
+targets, out-of-range ports, negative values, files where folders are expected."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+
+import pytest
+
+from tests.conftest import SAMPLES
+
+
+def _closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture
+def config(tmp_path):
+    path = tmp_path / "milvus.yaml"
+    shutil.copy(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml", path)
+    return path
+
+
+def _one_clean_line(result) -> None:
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("url", ["nats://[::1", "nats://127.0.0.1:port", "foo://127.0.0.1:4222", "nats://"])
+def test_malformed_nats_url_is_bad_input(cli, url):
+    result = cli("channels", "list", "--nats", url)
+    assert result.code == 2, result.stderr
+    _one_clean_line(result)
+    assert "--nats" in result.stderr
+
+
+def test_malformed_milvus_and_etcd_urls_are_bad_input(cli, config):
+    milvus = cli("migrate", "plan", "--config", str(config), "--to", "natsmq", "--milvus", "http://[::1")
+    assert milvus.code == 2
+    _one_clean_line(milvus)
+    assert "--milvus 'http://[::1' is not a valid URL" in milvus.stderr
+    etcd = cli("config", "explain", str(config), "--etcd", "http://[::1")
+    assert etcd.code == 2
+    _one_clean_line(etcd)
+    assert "--etcd" in etcd.stderr
+
+
+def test_password_in_milvus_uri_is_never_printed_nor_journaled(cli, config):
+    uri = f"http://root:Sup3rS3cret@127.0.0.1:{_closed_port()}"
+    plan = cli("migrate", "plan", "--config", str(config), "--to", "natsmq", "--milvus", uri, "--json")
+    assert plan.code == 3
+    assert plan.json()["findings"][0]["code"] == "milvus-unreachable"
+    assert "Sup3rS3cret" not in plan.stdout + plan.stderr
+    run = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", uri, "--stop-cmd", "true",
+              "--start-cmd", "true", "--log-file", "milvus.log", "--yes")
+    assert run.code == 3 and "not reachable" in run.stderr
+    journal = config.parent / ".mqctl-migrate.json"
+    assert journal.is_file() and "Sup3rS3cret" not in journal.read_text()
+    status = cli("migrate", "status", "--config", str(config), "--json")
+    milvus = status.json()["options"]["milvus"]
+    assert milvus["uri"].startswith("http://127.0.0.1:") and milvus["user"] == "root" and milvus["password_set"]
+
+
+def test_password_in_etcd_url_is_not_printed(cli, config):
+    result = cli("config", "explain", str(config), "--etcd", f"http://root:EtcdPw9@127.0.0.1:{_closed_port()}")
+    assert result.code == 3
+    _one_clean_line(result)
+    assert "EtcdPw9" not in result.stderr and "root:******@" in result.stderr
