@@ -70,3 +70,10 @@ def test_password_in_etcd_url_is_not_printed(cli, config):
     assert result.code == 3
     _one_clean_line(result)
     assert "EtcdPw9" not in result.stderr and "root:******@" in result.stderr
+
+
+def test_misspelled_migration_target_is_bad_input(cli, config):
+    result = cli("migrate", "plan", "--config", str(config), "--to", "natmq", "--milvus", "http://127.0.0.1:1")
+    assert result.code == 2
+    _one_clean_line(result)
+    assert "unknown MQ 'natmq'" in result.stderr and "did you mean 'natsmq'?" in result.stderr

@@ -100,6 +100,7 @@ def render_journal(journal):
 def _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd, start_cmd,
              shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped, clear_etcd_override, store_dir,
              nats_port, milvus_version, sandbox, flush_timeout, start_timeout):
+    from mqctl.config.edit import check_backend_name
     from mqctl.errors import InputError
     from mqctl.migrate.steps import MigrateOptions
 
@@ -109,6 +110,7 @@ def _options(config, to, milvus, user, password, token, server_pem, server_name,
         raise InputError("no --config given", hint="pass the milvus.yaml Milvus reads (or --sandbox DIR)")
     if not to:
         raise InputError("no --to given", hint="pass --to natsmq|rocksmq|pulsar|kafka|woodpecker")
+    check_backend_name(to)
     uri = milvus or filled.get("milvus")
     if not uri:
         raise InputError("no --milvus given", hint="pass the gRPC URI, e.g. http://127.0.0.1:19530")

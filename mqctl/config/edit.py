@@ -271,12 +271,17 @@ def get_key(path: Path | str, key: str, *, kind: str | None = None):
 
 # ---------------------------------------------------------------------------- switch
 
-def check_target(to: str, mode: str, version) -> None:
-    """Refuse a target Milvus would not start with (exit 3, with the reason)."""
+def check_backend_name(to: str) -> None:
+    """A misspelled MQ name is bad input (exit 2), before any version or mode check."""
     if to not in MQ_BACKENDS:
         guess = nearest(to, MQ_BACKENDS)
         raise InputError(f"unknown MQ {to!r}", hint=f"did you mean {guess!r}?" if guess else
                          f"use one of {', '.join(MQ_BACKENDS)}")
+
+
+def check_target(to: str, mode: str, version) -> None:
+    """Refuse a target Milvus would not start with (exit 3, with the reason)."""
+    check_backend_name(to)
     if version is not None and to not in valid_mq_types(version):
         reason = ("natsmq was removed in Milvus 2.6 (milvus #41564): move to rocksmq, pulsar, kafka or woodpecker"
                   if to == "natsmq" else f"{to} needs Milvus 2.6 or later")
