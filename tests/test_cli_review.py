@@ -77,3 +77,35 @@ def test_misspelled_migration_target_is_bad_input(cli, config):
     assert result.code == 2
     _one_clean_line(result)
     assert "unknown MQ 'natmq'" in result.stderr and "did you mean 'natsmq'?" in result.stderr
+
+
+@pytest.mark.parametrize("port", ["70000", "0", "-5"])
+def test_set_refuses_a_port_validate_rejects(cli, config, port):
+    before = config.read_bytes()
+    result = cli("config", "set", str(config), "natsmq.server.port", port, "--yes")
+    assert result.code == 2
+    _one_clean_line(result)
+    assert f"natsmq.server.port must be a port, got '{port}'" in result.stderr
+    assert config.read_bytes() == before
+
+
+def test_switch_refuses_an_out_of_range_port(cli, config):
+    result = cli("config", "switch", str(config), "--to", "natsmq", "--port", "70000", "--yes")
+    assert result.code == 2 and "must be a port" in result.stderr
+
+
+def test_set_takes_a_negative_value(cli, config):
+    result = cli("config", "set", str(config), "natsmq.server.port", "-1", "--yes")
+    assert result.code == 0, result.stderr
+    assert "port: -1" in config.read_text()
+    get = cli("config", "get", str(config), "natsmq.server.port", "--json")
+    assert get.json()["value"] == "-1"
+    validate = cli("config", "validate", str(config), "--json")
+    assert "MQ112" in {finding["code"] for finding in validate.json()["findings"]}
+
+
+def test_unknown_option_after_set_is_still_refused(cli, config):
+    before = config.read_bytes()
+    result = cli("config", "set", str(config), "natsmq.server.port", "4223", "--yse")
+    assert result.code == 2 and "--yse" in result.stderr
+    assert config.read_bytes() == before

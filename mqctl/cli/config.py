@@ -171,7 +171,8 @@ def _apply(plan, *, yes: bool, dry_run: bool, json_mode: bool) -> None:
     out.emit(outcome, render)
 
 
-@app.command(name="set")
+# a negative VALUE such as -1 (natsmq's random port) is a value, not an unknown option
+@app.command(name="set", context_settings={"ignore_unknown_options": True})
 def set_command(file: FileArg, key: KeyArg,
                 value: Annotated[str, typer.Argument(help="New value (checked against the key's type).",
                                                      show_default=False)],

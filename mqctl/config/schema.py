@@ -194,6 +194,15 @@ def go_parse_int(text: str | None) -> int | None:
     return None
 
 
+# the same ranges `validate` checks (MQ111), so an edit never writes a port Milvus cannot listen on
+PORT_KEYS = {"natsmq.server.port": "1-65535, or -1 for a random port", "pulsar.port": "1-65535",
+             "pulsar.webport": "1-65535"}
+
+
+def _is_port(key: str, number: int) -> bool:
+    return 1 <= number <= 65535 or (number == -1 and key == "natsmq.server.port")
+
+
 def coerce_value(key: str, raw: str) -> str:
     """Check a value typed by a user against the key's schema type; return its YAML text.
 
@@ -207,6 +216,8 @@ def coerce_value(key: str, raw: str) -> str:
         if go_parse_int(value) is None:
             raise InputError(f"{spec.key} must be an integer, got {raw!r}",
                              hint=f"e.g. {spec.default or '0'}" + (" (minutes)" if spec.type == "minutes" else ""))
+        if spec.key in PORT_KEYS and not _is_port(spec.key, int(value)):
+            raise InputError(f"{spec.key} must be a port, got {raw!r}", hint=PORT_KEYS[spec.key])
         return str(int(value))
     if spec.type == "bytes":
         match = re.fullmatch(r"(\d+)\s*([a-zA-Z]*)", value)
