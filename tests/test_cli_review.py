@@ -109,3 +109,18 @@ def test_unknown_option_after_set_is_still_refused(cli, config):
     result = cli("config", "set", str(config), "natsmq.server.port", "4223", "--yse")
     assert result.code == 2 and "--yse" in result.stderr
     assert config.read_bytes() == before
+
+
+@pytest.mark.parametrize("option", ["--rocksmq", "--nats-store"])
+def test_a_file_where_a_store_folder_is_expected(cli, option):
+    result = cli("channels", "list", option, str(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"))
+    assert result.code == 2
+    _one_clean_line(result)
+    assert "is not a directory" in result.stderr
+
+
+def test_a_folder_where_a_config_file_is_expected(cli):
+    result = cli("config", "explain", str(SAMPLES))
+    assert result.code == 2
+    _one_clean_line(result)
+    assert "is a directory, not a config file" in result.stderr

@@ -58,8 +58,11 @@ def read_text(path: Path) -> tuple[str, bool, str]:
         raw = path.read_bytes()
     except FileNotFoundError:
         raise InputError(f"{path}: no such file", hint="check the path") from None
+    except IsADirectoryError:
+        raise InputError(f"{path}: is a directory, not a config file",
+                         hint="pass the milvus.yaml/user.yaml (or CR, Helm values) file itself") from None
     except OSError as err:
-        raise InputError(f"{path}: cannot read: {err.strerror}") from None
+        raise InputError(f"{path}: cannot read: {err.strerror}", hint="check the file's permissions") from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

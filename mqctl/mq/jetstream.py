@@ -333,7 +333,8 @@ def store_root(store_dir: str | Path) -> Path:
     """The natsmq storeDir (holding `jetstream/`); the `jetstream` folder itself is accepted too."""
     path = Path(store_dir).expanduser().resolve()
     if not path.is_dir():
-        raise InputError(f"NATS store directory {path} does not exist",
+        what = "is not a directory" if path.exists() else "does not exist"
+        raise InputError(f"NATS store directory {path} {what}",
                          hint="pass natsmq.server.storeDir of the stopped Milvus (e.g. /var/lib/milvus/nats)")
     if (path / "jetstream").is_dir():
         return path

@@ -91,7 +91,8 @@ class RocksMQSource:
     def __init__(self, path: str | Path):
         self.path = Path(path).expanduser()
         if not self.path.is_dir():
-            raise InputError(f"RocksMQ directory {self.path} does not exist",
+            what = "is not a directory" if self.path.exists() else "does not exist"
+            raise InputError(f"RocksMQ directory {self.path} {what}",
                              hint="pass rocksmq.path of the Milvus instance (e.g. /var/lib/milvus/rdb_data)")
         if not (self.path / "CURRENT").is_file():
             raise InputError(f"{self.path} is not a RocksDB directory (no CURRENT file)",
