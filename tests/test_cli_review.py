@@ -8,7 +8,7 @@ import socket
 
 import pytest
 
-from tests.conftest import SAMPLES
+from tests.conftest import FIXTURES, SAMPLES
 
 
 def _closed_port() -> int:
@@ -124,3 +124,11 @@ def test_a_folder_where_a_config_file_is_expected(cli):
     assert result.code == 2
     _one_clean_line(result)
     assert "is a directory, not a config file" in result.stderr
+
+
+def test_peek_type_without_a_name_is_bad_input(cli):
+    result = cli("channels", "peek", "by-dev-rootcoord-dml_0", "--rocksmq", str(FIXTURES / "rocksmq" / "rdb_data"),
+                 "--type", ",")
+    assert result.code == 2
+    _one_clean_line(result)
+    assert "--type ',' names no message type" in result.stderr

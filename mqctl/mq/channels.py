@@ -160,6 +160,8 @@ def parse_types(text: str | None) -> set[int] | None:
             raise InputError(f"--type {name!r} is not a Milvus message type",
                              hint="use names like insert, delete, timetick, createcollection, or a number")
         codes.add(code)
+    if not codes:  # `--type ,` would otherwise match nothing, silently
+        raise InputError(f"--type {text!r} names no message type", hint="e.g. --type insert,delete")
     return codes
 
 
