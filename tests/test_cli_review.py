@@ -132,3 +132,15 @@ def test_peek_type_without_a_name_is_bad_input(cli):
     assert result.code == 2
     _one_clean_line(result)
     assert "--type ',' names no message type" in result.stderr
+
+
+def test_rollback_says_there_is_no_journal_before_asking(cli, config):
+    missing = cli("migrate", "rollback", "--config", str(config))
+    assert missing.code == 3
+    _one_clean_line(missing)
+    assert "no migration journal" in missing.stderr
+    failed = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", f"http://127.0.0.1:{_closed_port()}",
+                 "--stop-cmd", "true", "--start-cmd", "true", "--log-file", "milvus.log", "--yes")
+    assert failed.code == 3 and (config.parent / ".mqctl-migrate.json").is_file()
+    unconfirmed = cli("migrate", "rollback", "--config", str(config))
+    assert unconfirmed.code == 3 and "needs confirmation" in unconfirmed.stderr

@@ -208,13 +208,15 @@ def status(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: Sandbo
 
 
 def _continue(action, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name, stop_cmd,
-              start_cmd, log_file, log_cmd, json_mode):
+              start_cmd, log_file, log_cmd, json_mode, *, confirm: str | None = None, yes: bool = False):
     out = output(json_mode)
     filled = _sandbox_fill(sandbox)
     path = _journal_path(state_dir, config, sandbox)
     from mqctl.migrate.journal import Journal
 
-    journaled = Journal.load(path).options["milvus"]
+    journaled = Journal.load(path).options["milvus"]  # no journal: say so before asking anything
+    if confirm and not out.confirm(confirm, assume_yes=yes):
+        exit_with(3)
     target = _target(milvus or journaled["uri"], user or journaled["user"], password, token,
                      server_pem or journaled["server_pem"], server_name or journaled["server_name"])
     overrides = {"stop_cmd": stop_cmd or filled.get("stop_cmd"), "start_cmd": start_cmd or filled.get("start_cmd"),
@@ -243,7 +245,5 @@ def rollback(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: Sand
     """Undo the journaled migration: restore the config and etcd values (and data from the backup), restart, verify."""
     from mqctl.migrate import run
 
-    if not output(json_mode).confirm("Roll the migration back?", assume_yes=yes):
-        exit_with(3)
     _continue(run.rollback, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
-              stop_cmd, start_cmd, log_file, log_cmd, json_mode)
+              stop_cmd, start_cmd, log_file, log_cmd, json_mode, confirm="Roll the migration back?", yes=yes)
