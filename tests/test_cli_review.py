@@ -144,3 +144,13 @@ def test_rollback_says_there_is_no_journal_before_asking(cli, config):
     assert failed.code == 3 and (config.parent / ".mqctl-migrate.json").is_file()
     unconfirmed = cli("migrate", "rollback", "--config", str(config))
     assert unconfirmed.code == 3 and "needs confirmation" in unconfirmed.stderr
+
+
+@pytest.mark.parametrize(("sample", "key"), [("milvus-2.3-standalone-rocksmq.yaml", "rocksmq"),
+                                             ("operator-cr-natsmq.yaml", "spec.config"),
+                                             ("helm-values-natsmq.yaml", "standalone")])
+def test_get_of_a_section_is_refused_not_shown_as_unset(cli, sample, key):
+    result = cli("config", "get", str(SAMPLES / sample), key)
+    assert result.code == 2
+    _one_clean_line(result)
+    assert f"{key} is a section" in result.stderr and "(not set)" not in result.stdout

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqctl.config.documents import (BOM, CONFIGMAP, HELM_VALUES, OPERATOR_CR, Document, compose, load_document,
-                                    lookup, scalar_text)
+                                    is_mapping, lookup, scalar_text)
 from mqctl.config.schema import (CLUSTER, MQ_BACKENDS, STANDALONE, coerce_value, format_version, nearest,
                                  spec_for, valid_mq_types)
 from mqctl.config.splice import Splice, embedded_region, set_splice, unset_splice
@@ -266,6 +266,9 @@ def get_key(path: Path | str, key: str, *, kind: str | None = None):
     pair = lookup(root, addr.parts) if root is not None else None
     if pair is None:
         return None, None
+    if is_mapping(pair[1]):
+        raise InputError(f"{key} is a section (it has keys under it), not a value",
+                         hint=f"ask for one of its keys, e.g. {key}.<name>")
     return scalar_text(pair[1]), pair[0].start_mark.line + 1 + line_offset
 
 
@@ -382,11 +385,11 @@ def read_key(path: Path | str, key: str, *, kind: str | None = None, mode: str |
 
     doc = load_document(path, kind)
     addr = address(doc, key)
+    value, line = get_key(path, key, kind=kind)  # refuses a section, whose "value" would read as unset
     if addr.milvus_key and not (doc.kind == OPERATOR_CR and addr.parts[:2] != ["spec", "config"]):
         origin = resolve([path], kind=kind, mode=mode, milvus_version=milvus_version, env=env,
                          etcd=etcd).origin(addr.milvus_key)
         return KeyValue(key, origin.value, origin.source, origin.file, origin.line, origin.detail)
-    value, line = get_key(path, key, kind=kind)
     if line is None:
         return KeyValue(key, None, "absent", str(doc.path), None, "not in the document")
     return KeyValue(key, value, "yaml", str(doc.path), line, key)
