@@ -154,3 +154,35 @@ def test_get_of_a_section_is_refused_not_shown_as_unset(cli, sample, key):
     assert result.code == 2
     _one_clean_line(result)
     assert f"{key} is a section" in result.stderr and "(not set)" not in result.stdout
+
+
+FLOW_AND_LIST_SECRETS = """\
+minio: {address: localhost, secretAccessKey: FlowSecret1, accessKeyID: FlowKey1}
+etcd:
+  auth:
+    password:
+      - ListPw4
+pulsar:
+  authParams: |
+    {"token": "BlockTok5"}
+natsmq:
+  server:
+    port: 4222
+"""
+
+
+@pytest.mark.parametrize(("command", "key", "value"), [("set", "minio.address", "minio"),
+                                                       ("set", "natsmq.server.port", "4223"),
+                                                       ("set", "etcd.auth.enabled", "true"),
+                                                       ("unset", "etcd", None),
+                                                       ("set", "minio.secretAccessKey", "NewSecret6")])
+def test_diff_hides_secrets_in_flow_mappings_lists_and_blocks(cli, tmp_path, command, key, value):
+    path = tmp_path / "milvus.yaml"
+    path.write_text(FLOW_AND_LIST_SECRETS)
+    result = cli("config", command, str(path), key, *([value] if value else []), "--dry-run", "--json")
+    assert result.code == 0, result.stderr
+    diff = result.json()["diff"]
+    assert diff and diff in result.stderr
+    for secret in ("FlowSecret1", "FlowKey1", "ListPw4", "BlockTok5", "NewSecret6"):
+        assert secret not in result.stdout + result.stderr
+    assert path.read_text() == FLOW_AND_LIST_SECRETS

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqctl.config.documents import (BOM, CONFIGMAP, HELM_VALUES, OPERATOR_CR, Document, compose, load_document,
-                                    is_mapping, lookup, scalar_text)
+                                    is_mapping, is_scalar, is_sequence, lookup,
+                                    scalar_text)
 from mqctl.config.schema import (CLUSTER, MQ_BACKENDS, STANDALONE, coerce_value, format_version, nearest,
                                  spec_for, valid_mq_types)
 from mqctl.config.splice import Splice, embedded_region, set_splice, unset_splice
@@ -83,10 +84,8 @@ class EditPlan:
 
     @property
     def diff(self) -> str:
-        name = str(self.document.path)
-        lines = difflib.unified_diff(self.document.text.splitlines(keepends=True),
-                                     self.new_text.splitlines(keepends=True), f"a/{name.lstrip('/')}",
-                                     f"b/{name.lstrip('/')}")
+        name = str(self.document.path).lstrip("/")
+        lines = unified_diff(self.document.text, self.new_text, f"a/{name}", f"b/{name}")
         text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
         return redact_diff(text)
 
@@ -101,6 +100,64 @@ class EditPlan:
 
 
 SECRET_LINE = re.compile(r"^([+ -])(\s*)([^\s:#][^:]*):(\s+)(\S.*?)(\r?\n)?$")
+
+
+def _secret_spans(node, spans: list[tuple[int, int]]) -> None:
+    """Character spans of the values of secret keys anywhere in a node tree."""
+    if is_mapping(node):
+        for key, value in node.value:
+            if is_scalar(key) and is_secret_key(str(key.value)):
+                spans.append((value.start_mark.index, value.end_mark.index))
+            else:
+                _secret_spans(value, spans)
+    elif is_sequence(node):
+        for item in node.value:
+            _secret_spans(item, spans)
+
+
+def shown_lines(text: str) -> list[str]:
+    """The lines of a YAML text with every secret value replaced, whatever its style (flow mappings,
+    lists, block scalars); the line count stays, so a diff's line numbers still hold."""
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    spans: list[tuple[int, int]] = []
+    try:
+        for root in YAML(typ="rt").compose_all(text):
+            _secret_spans(root, spans)
+    except YAMLError:
+        pass  # redact_diff still hides `key: value` lines of text that does not parse
+    for start, end in sorted(spans, reverse=True):
+        pieces = text[start:end].split("\n")
+        if text[start:end].strip():
+            text = text[:start] + "\n".join(
+                piece[:len(piece) - len(piece.lstrip(" -"))] + REDACTED if piece.strip() else piece
+                for piece in pieces) + text[end:]
+    return text.splitlines(keepends=True)
+
+
+def unified_diff(old: str, new: str, old_name: str, new_name: str):
+    """difflib.unified_diff, except that lines are matched as written but shown through shown_lines."""
+    old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    old_shown, new_shown = shown_lines(old), shown_lines(new)
+
+    def span(start: int, stop: int) -> str:
+        length = stop - start
+        first = start + 1 if length else start
+        return str(first) if length == 1 else f"{first},{length}"
+
+    groups = list(difflib.SequenceMatcher(None, old_lines, new_lines).get_grouped_opcodes(3))
+    if groups:
+        yield f"--- {old_name}\n"
+        yield f"+++ {new_name}\n"
+    for group in groups:
+        yield f"@@ -{span(group[0][1], group[-1][2])} +{span(group[0][3], group[-1][4])} @@\n"
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                yield from (" " + line for line in old_shown[i1:i2])
+                continue
+            yield from ("-" + line for line in old_shown[i1:i2])
+            yield from ("+" + line for line in new_shown[j1:j2])
 
 
 def redact_diff(diff: str) -> str:
