@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import shutil
 import socket
+import subprocess
+import time
 
 import pytest
 
@@ -16,6 +18,16 @@ def _closed_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def _wait_listening(port: int, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
 
 
 @pytest.fixture
@@ -186,3 +198,31 @@ def test_diff_hides_secrets_in_flow_mappings_lists_and_blocks(cli, tmp_path, com
     for secret in ("FlowSecret1", "FlowKey1", "ListPw4", "BlockTok5", "NewSecret6"):
         assert secret not in result.stdout + result.stderr
     assert path.read_text() == FLOW_AND_LIST_SECRETS
+
+
+@pytest.mark.parametrize("how", ["store-dir-option", "config-file"])
+def test_a_store_served_by_an_idle_nats_server_is_refused(cli, tmp_path, how):
+    """An idle nats-server keeps no store file open; its command line or config names the store."""
+    from mqctl.mq.jetstream import nats_server_binary
+
+    store = tmp_path / "store"
+    shutil.copytree(FIXTURES / "natsmq" / "store", store)
+    port = _closed_port()
+    if how == "config-file":
+        conf = tmp_path / "server.conf"
+        conf.write_text(f'listen: 127.0.0.1:{port}\njetstream {{ store_dir: "{store}" }}\n')
+        args = ["-c", str(conf)]
+    else:
+        args = ["-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store)]
+    server = subprocess.Popen([nats_server_binary(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_listening(port)
+        config = tmp_path / "milvus.yaml"
+        shutil.copy(SAMPLES / "milvus-2.3-standalone-natsmq.yaml", config)
+        result = cli("retention", "apply", "--config", str(config), "--nats-store", str(store), "--yes")
+        assert result.code == 3, result.stdout
+        _one_clean_line(result)
+        assert f"in use by {server.pid} (nats-server)" in result.stderr
+    finally:
+        server.kill()
+        server.wait()

@@ -345,20 +345,45 @@ def store_root(store_dir: str | Path) -> Path:
 
 
 def processes_using(path: Path) -> list[str]:
-    """'pid (name)' of every process with a file open below path (Linux /proc; unreadable ones skipped)."""
+    """'pid (name)' of every process with a file open below path, and of every nats-server naming it
+    on its command line or in its config file (an idle one keeps no store file open); from Linux
+    /proc, unreadable ones skipped."""
     users = []
     prefix = str(path)
+
+    def below(target: str) -> bool:
+        return target == prefix or target.startswith(prefix + os.sep)
+
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit() or int(proc.name) == os.getpid():
             continue
         try:
             targets = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
             name = (proc / "comm").read_text().strip()
+            named = _named_paths(proc) if name.startswith("nats-server") else []
         except OSError:
             continue
-        if any(t == prefix or t.startswith(prefix + os.sep) for t in targets):
+        if any(below(t) for t in targets + named) or any(_mentions(config, prefix) for config in named):
             users.append(f"{proc.name} ({name})")
     return users
+
+
+def _named_paths(proc: Path) -> list[str]:
+    """The command-line arguments of a process as absolute paths (`--store_dir=DIR` gives DIR)."""
+    cwd = os.readlink(proc / "cwd")
+    args = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+    return [os.path.realpath(os.path.join(cwd, arg.split("=", 1)[-1])) for arg in args if arg]
+
+
+def _mentions(config: str, store: str) -> bool:
+    """Whether a small file given on a command line (`nats-server -c FILE`) names the store."""
+    try:
+        if not os.path.isfile(config) or os.path.getsize(config) > 1 << 20:
+            return False
+        with open(config, "rb") as handle:
+            return store.encode() in handle.read()
+    except OSError:
+        return False
 
 
 @contextlib.contextmanager
