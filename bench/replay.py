@@ -4,6 +4,8 @@ Fills a NATS stream (a real nats-server) and a RocksMQ directory (Milvus's key l
 real-format Milvus insert messages (`msg_pb2.InsertRequest`, column based, as Milvus's proxy
 serializes them), then prints in one run:
 - the bare read rate: nats-py pull consumer (no decode, no write) and a rocksdict range scan;
+- the rate of the executor-side read alone (the `milvus_mq` reader's `read()` called in this process,
+  Arrow batches produced and dropped: no Spark task, no write), which shows the decoding cost;
 - the rate of the replay job (rows shape, schema inferred from the inserts) to Parquet with 1 and
   2 partitions on local[2], and the ratios.
 Spark start-up is printed separately and left out of the rates; each timed replay follows a small
@@ -126,6 +128,21 @@ def timed(fn) -> float:
     return time.perf_counter() - start
 
 
+def executor_read_rate(source_options: dict[str, str], count: int, label: str) -> None:
+    """What one executor does per partition, without Spark around it: the reader's `read()`."""
+    from pyspark.sql.types import StructType
+
+    from mqctl.replay.datasource import MilvusMQDataSource
+
+    data_source = MilvusMQDataSource({**source_options, "collection": COLLECTION, "partitions": "1"})
+    reader = data_source.reader(StructType.fromDDL(data_source.schema()))
+    started = time.perf_counter()
+    rows = sum(batch.num_rows for partition in reader.partitions() for batch in reader.read(partition))
+    seconds = time.perf_counter() - started
+    assert rows == count, (rows, count)
+    print(f"  executor read {label} (no Spark task, no write): {seconds:.2f} s, {count / seconds:,.0f} messages/s")
+
+
 def replay_rate(spark, source, work: Path, partitions: int, count: int, label: str) -> float:
     from mqctl.replay.job import ReplayRequest, run_replay
 
@@ -177,6 +194,8 @@ def main() -> None:
             spark = start_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
             print(f"Spark start-up: {time.perf_counter() - started:.2f} s (not in the rates)")
             try:
+                executor_read_rate({"nats": url}, args.messages, "nats")
+                executor_read_rate({"rocksmq": str(rocks)}, args.messages, "rocksmq")
                 rates = {}
                 for label, source in (("nats", SourceOptions(nats=url)), ("rocksmq", SourceOptions(rocksmq=rocks))):
                     rates[label] = [replay_rate(spark, source, work, n, args.messages, label) for n in (1, 2)]

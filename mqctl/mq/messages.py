@@ -3,6 +3,8 @@
 The bytes are parsed as `common_pb2.MsgHeader` to read `base.msg_type`, then again as the
 concrete class from `pymilvus.grpc_gen`. Used by `mqctl channels`, migrate and replay.
 Nothing here raises on bad bytes: the error is reported on the result instead.
+Replay decodes every message of a channel, so modules, classes, type names and per-class field
+accessors are looked up once and cached.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 TSO_LOGICAL_BITS = 18  # Milvus TSO: (unix_ms << 18) | logical
+INSERT = 400
 
 # msg_type -> (module, class) of the concrete request; everything else is decoded from its header only.
 MESSAGE_CLASSES: dict[int, tuple[str, str]] = {
-    400: ("msg_pb2", "InsertRequest"),
+    INSERT: ("msg_pb2", "InsertRequest"),
     401: ("msg_pb2", "DeleteRequest"),
     1200: ("msg_pb2", "TimeTickMsg"),
     1208: ("msg_pb2", "DataNodeTtMsg"),
@@ -40,6 +43,9 @@ MESSAGE_CLASSES: dict[int, tuple[str, str]] = {
 }
 
 
+_MODULES: dict[str, Any] = {}
+
+
 def pb2(name: str):
     """A pymilvus.grpc_gen protobuf module (common_pb2, msg_pb2, schema_pb2, milvus_pb2).
 
@@ -47,6 +53,13 @@ def pb2(name: str):
     When pymilvus is not imported yet, the generated modules are loaded under their real names through
     short-lived stand-ins for the two parent packages; a later `import pymilvus` then finds and reuses the
     very same modules, so message classes stay identical (import them with `from pymilvus.grpc_gen import x`)."""
+    module = _MODULES.get(name)
+    if module is None:
+        module = _MODULES[name] = _import_pb2(name)
+    return module
+
+
+def _import_pb2(name: str):
     full = f"pymilvus.grpc_gen.{name}"
     if full in sys.modules or "pymilvus" in sys.modules:
         return importlib.import_module(full)
@@ -80,12 +93,19 @@ def datetime_to_tso(when: dt.datetime) -> int:
     return int(when.timestamp() * 1000) << TSO_LOGICAL_BITS
 
 
+_TYPE_NAMES: dict[int, str] = {}
+
+
 def type_name(code: int) -> str:
     """Milvus MsgType name, or the number as text for types this pymilvus does not know."""
-    try:
-        return pb2("common_pb2").MsgType.Name(code)
-    except ValueError:
-        return str(code)
+    name = _TYPE_NAMES.get(code)
+    if name is None:
+        try:
+            name = pb2("common_pb2").MsgType.Name(code)
+        except ValueError:
+            name = str(code)
+        _TYPE_NAMES[code] = name
+    return name
 
 
 def type_code(name: str) -> int | None:
@@ -161,9 +181,12 @@ def _header_type(headers: dict | None) -> int | None:
     return int(value) if str(value).isdigit() else type_code(str(value))
 
 
-def decode(data: bytes, headers: dict | None = None, *, schemas: dict[int, CollectionSchemaInfo] | None = None) -> DecodedMessage:
+def decode(data: bytes, headers: dict | None = None, *, schemas: dict[int, CollectionSchemaInfo] | None = None,
+           insert_keys: bool = True) -> DecodedMessage:
     """Decode one message. `schemas` (collection id -> schema, e.g. from earlier CreateCollection
-    messages) names the primary key of inserts; without it the key field is inferred."""
+    messages) names the primary key of inserts; without it the key field is inferred.
+    `insert_keys=False` leaves `pks`/`pk_field` of an insert empty, for callers that read every
+    column with `insert_columns` anyway."""
     from google.protobuf.message import DecodeError
 
     header = pb2("common_pb2").MsgHeader()
@@ -181,17 +204,65 @@ def decode(data: bytes, headers: dict | None = None, *, schemas: dict[int, Colle
     if code not in MESSAGE_CLASSES:
         msg._proto = header
         return msg
-    module_name, class_name = MESSAGE_CLASSES[code]
-    proto = getattr(pb2(module_name), class_name)()
+    proto = _message_class(code)()
     try:
         proto.ParseFromString(data)
     except DecodeError as err:
-        msg.error = f"{msg.type} message does not parse as {class_name}: {err or 'protobuf decode error'}"
+        msg.error = f"{msg.type} message does not parse as {MESSAGE_CLASSES[code][1]}: {err or 'protobuf decode error'}"
         msg._proto = header
         return msg
     msg._proto = proto
-    _fill(msg, proto, schemas or {})
+    _fill(msg, proto, schemas or {}, insert_keys)
     return msg
+
+
+def parse_insert(data: bytes):
+    """`data` as an InsertRequest when it is one (type Insert in its header, and it parses), else None.
+    A shortcut for readers that need only an insert's own fields and columns (replay's rows shape):
+    one parse, no DecodedMessage; `decode` tells what anything else is. InsertRequest starts with the
+    header's `base` field, so the type is read from the same parse."""
+    from google.protobuf.message import DecodeError
+
+    proto = _message_class(INSERT)()
+    try:
+        proto.ParseFromString(data)
+    except DecodeError:
+        return None
+    return proto if proto.base.msg_type == INSERT else None
+
+
+_CLASSES: dict[int, Any] = {}
+
+
+def _message_class(code: int):
+    """The concrete protobuf class of a type in MESSAGE_CLASSES."""
+    cls = _CLASSES.get(code)
+    if cls is None:
+        module_name, class_name = MESSAGE_CLASSES[code]
+        cls = _CLASSES[code] = getattr(pb2(module_name), class_name)
+    return cls
+
+
+# DecodedMessage attribute -> the request fields that may carry it (the first non-empty one wins).
+COMMON_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("collection", ("collection_name", "collectionName")),
+    ("collection_id", ("collectionID",)),
+    ("partition", ("partition_name", "partitionName")),
+    ("partition_id", ("partitionID",)),
+    ("segment_id", ("segmentID", "segment_id")),
+    ("shard", ("shardName", "channel_name")),
+)
+_ACCESSORS: dict[Any, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+
+
+def _accessors(descriptor) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """COMMON_FIELDS narrowed to the fields one request class has."""
+    found = _ACCESSORS.get(descriptor)
+    if found is None:
+        names = {f.name for f in descriptor.fields}
+        found = _ACCESSORS[descriptor] = tuple(
+            (attr, tuple(name for name in candidates if name in names)) for attr, candidates in COMMON_FIELDS)
+    return found
 
 
 def _set_time(msg: DecodedMessage, tso: int) -> None:
@@ -199,29 +270,20 @@ def _set_time(msg: DecodedMessage, tso: int) -> None:
     msg.time = tso_to_datetime(tso)
 
 
-def _fill(msg: DecodedMessage, proto: Any, schemas: dict[int, CollectionSchemaInfo]) -> None:
+def _fill(msg: DecodedMessage, proto: Any, schemas: dict[int, CollectionSchemaInfo], insert_keys: bool) -> None:
     """Copy the common fields of the concrete request onto the result."""
-    names = {f.name for f in proto.DESCRIPTOR.fields}
-
-    def get(*candidates):
+    for attr, candidates in _accessors(proto.DESCRIPTOR):
         for name in candidates:
-            if name in names:
-                value = getattr(proto, name)
-                if value not in ("", 0):
-                    return value
-        return None
-
-    msg.collection = get("collection_name", "collectionName")
-    msg.collection_id = get("collectionID")
-    msg.partition = get("partition_name", "partitionName")
-    msg.partition_id = get("partitionID")
-    msg.segment_id = get("segmentID", "segment_id")
-    msg.shard = get("shardName", "channel_name")
-    if msg.type_code == 400:
+            value = getattr(proto, name)
+            if value not in ("", 0):
+                setattr(msg, attr, value)
+                break
+    if msg.type_code == INSERT:
         msg.rows = proto.num_rows or len(proto.rowIDs)
         if not msg.tso and proto.timestamps:
             _set_time(msg, max(proto.timestamps))
-        msg.pk_field, msg.pks = _insert_pks(proto, schemas.get(proto.collectionID))
+        if insert_keys:
+            msg.pk_field, msg.pks = _insert_pks(proto, schemas.get(proto.collectionID))
     elif msg.type_code == 401:
         msg.pks = _delete_pks(proto)
         msg.rows = proto.num_rows or len(msg.pks)
@@ -257,7 +319,7 @@ def _insert_pks(proto, schema: CollectionSchemaInfo | None) -> tuple[str | None,
         if not candidates:
             return None, []
         name = min(candidates, key=lambda fd: (fd.field_id or 1 << 62)).field_name
-    return name, _column_values(columns[name])
+    return name, column_values(columns[name])
 
 
 def field_types(decoded: DecodedMessage) -> dict[str, str]:
@@ -273,26 +335,24 @@ def insert_columns(decoded: DecodedMessage) -> dict[str, list]:
     JSON as str, varchar as str, sparse vectors as {index: value}."""
     if decoded.type_code != 400 or decoded.proto is None or decoded.error:
         return {}
-    return {fd.field_name: _column_values(fd) for fd in decoded.proto.fields_data}
+    return {fd.field_name: column_values(fd) for fd in decoded.proto.fields_data}
 
 
 def _chunks(seq, size: int) -> list:
     return [seq[i:i + size] for i in range(0, len(seq), size)] if size else []
 
 
+# DataType -> the ScalarField member whose `data` holds the values as they are (Bool, Int8/16/32,
+# Int64, Float, Double, String, VarChar, Text).
+SCALAR_DATA: dict[int, str] = {1: "bool_data", 2: "int_data", 3: "int_data", 4: "int_data", 5: "long_data",
+                               10: "float_data", 11: "double_data", 20: "string_data", 21: "string_data",
+                               25: "string_data"}
+
+
 def _scalar_values(scalars, data_type: int) -> list:
-    if data_type == 1:
-        return list(scalars.bool_data.data)
-    if data_type in (2, 3, 4):
-        return list(scalars.int_data.data)
-    if data_type == 5:
-        return list(scalars.long_data.data)
-    if data_type == 10:
-        return list(scalars.float_data.data)
-    if data_type == 11:
-        return list(scalars.double_data.data)
-    if data_type in (20, 21, 25):
-        return list(scalars.string_data.data)
+    member = SCALAR_DATA.get(data_type)
+    if member is not None:
+        return list(getattr(scalars, member).data)
     if data_type == 23:
         return [raw.decode("utf-8", errors="replace") for raw in scalars.json_data.data]
     if data_type == 22:
@@ -306,8 +366,8 @@ def _sparse_row(raw: bytes) -> dict[int, float]:
     return {index: value for index, value in pairs}
 
 
-def _column_values(fd) -> list:
-    """One FieldData column as Python values."""
+def column_values(fd) -> list:
+    """One FieldData column as Python values (the conversions of `insert_columns`)."""
     kind = fd.WhichOneof("field")
     if kind == "scalars":
         return _scalar_values(fd.scalars, fd.type)

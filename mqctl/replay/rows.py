@@ -7,40 +7,146 @@ primary key. Arrow batches go to Spark without a per-value Python conversion ste
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, NamedTuple
 
-from mqctl.mq.messages import CollectionSchemaInfo, DecodedMessage, insert_columns
+from mqctl.mq.messages import SCALAR_DATA, CollectionSchemaInfo, DecodedMessage, column_values
 from mqctl.mq.model import RawMessage
 from mqctl.replay.options import ReplayOptions
 from mqctl.replay.planning import ChannelSpan
 from mqctl.replay.progress import ProgressReporter
-from mqctl.replay.schema import MESSAGE_COLUMNS, ROW_META_COLUMNS, type_key
+from mqctl.replay.schema import type_key
 
 BATCH_ROWS = 8192
 INSERT, DELETE, TIME_TICK = 400, 401, 1200
 
 
 class MessageBatch:
-    """Columns of the `messages` shape."""
+    """Rows of the `messages` shape, kept as tuples and turned into columns once per batch."""
 
     def __init__(self, arrow_schema):
         self.arrow_schema = arrow_schema
-        self.columns: list[list] = [[] for _ in MESSAGE_COLUMNS]
+        self.rows: list[tuple] = []
         self.size = 0
 
     def add(self, raw: RawMessage, msg: DecodedMessage) -> int:
-        values = (raw.channel, raw.id, msg.type, msg.type_code, msg.tso, msg.time, msg.collection_id, msg.collection,
-                  msg.partition_id, msg.partition, msg.segment_id, msg.shard, msg.rows, msg.payload_size, msg.error)
-        for column, value in zip(self.columns, values):
-            column.append(value)
+        self.rows.append((raw.channel, raw.id, msg.type, msg.type_code, msg.tso, msg.time, msg.collection_id,
+                          msg.collection, msg.partition_id, msg.partition, msg.segment_id, msg.shard, msg.rows,
+                          msg.payload_size, msg.error))
         self.size += 1
         return 1
 
     def flush(self):
-        batch = _record_batch(self.columns, self.arrow_schema)
-        self.columns = [[] for _ in MESSAGE_COLUMNS]
+        import pyarrow as pa
+
+        columns = zip(*self.rows)
+        arrays = [pa.array(column, type=field.type) for column, field in zip(columns, self.arrow_schema)]
+        self.rows = []
         self.size = 0
-        return batch
+        return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
+
+
+class ValueColumn:
+    """A column held as Python values, converted by pyarrow once per batch."""
+
+    def __init__(self, arrow_type, convert: Callable[[Any], Any] | None):
+        self.arrow_type = arrow_type
+        self.convert = convert
+        self.values: list = []
+
+    def add_field(self, fd) -> int:
+        """Append an insert's FieldData; returns its row count."""
+        if self.convert is None and fd.WhichOneof("field") == "scalars":
+            member = SCALAR_DATA.get(fd.type)
+            if member is not None:  # the protobuf container as it is: no intermediate list
+                data = getattr(fd.scalars, member).data
+                self.values.extend(data)
+                return len(data)
+        values = column_values(fd)
+        self.add_values(values)
+        return len(values)
+
+    def add_values(self, values: list) -> None:
+        convert = self.convert
+        self.values.extend(values if convert is None else [None if v is None else convert(v) for v in values])
+
+    def add_nulls(self, count: int) -> None:
+        self.values.extend([None] * count)
+
+    def take(self):
+        import pyarrow as pa
+
+        array = pa.array(self.values, type=self.arrow_type)
+        self.values = []
+        return array
+
+
+class FloatVectorColumn:
+    """Float vectors held flat (all floats, plus where each row starts): no Python list per row."""
+
+    def __init__(self, arrow_type):
+        self.arrow_type = arrow_type
+        self._reset()
+
+    def _reset(self) -> None:
+        self.floats: list[float] = []
+        self.offsets: list[int] = [0]
+        self.nulls: list[bool] = []
+        self.has_nulls = False
+
+    def add_field(self, fd) -> int:
+        vectors = fd.vectors
+        if fd.WhichOneof("field") != "vectors" or vectors.WhichOneof("data") != "float_vector":
+            values = column_values(fd)
+            self.add_values(values)
+            return len(values)
+        data, dim = vectors.float_vector.data, vectors.dim
+        size = len(data)
+        rows = -(-size // dim) if dim else 0  # a short last vector still makes a row, as column_values does
+        if not rows:
+            return 0
+        end = self.offsets[-1]
+        self.floats.extend(data)
+        if rows == 1:
+            self.offsets.append(end + size)
+        else:
+            self.offsets.extend(end + min(k * dim, size) for k in range(1, rows + 1))
+        self.nulls.extend([False] * rows)
+        return rows
+
+    def add_values(self, values: list) -> None:
+        for vector in values:
+            if vector is None:
+                self.add_nulls(1)
+            else:
+                self.floats.extend(vector)
+                self.offsets.append(len(self.floats))
+                self.nulls.append(False)
+
+    def add_nulls(self, count: int) -> None:
+        self.offsets.extend([self.offsets[-1]] * count)
+        self.nulls.extend([True] * count)
+        self.has_nulls = self.has_nulls or count > 0
+
+    def take(self):
+        import pyarrow as pa
+
+        floats = pa.array(self.floats, type=self.arrow_type.value_type)
+        mask = pa.array(self.nulls, type=pa.bool_()) if self.has_nulls else None
+        array = pa.ListArray.from_arrays(pa.array(self.offsets, type=pa.int32()), floats, type=self.arrow_type,
+                                         mask=mask)
+        self._reset()
+        return array
+
+
+class Layout(NamedTuple):
+    """Where an insert's fields go, worked out once per distinct list of field names: the field
+    whose values give the row count, the other fields that are columns (by position; the last of
+    a repeated name wins), and the columns the insert lacks (nulls)."""
+
+    first: int
+    first_column: ValueColumn | FloatVectorColumn | None
+    others: list[tuple[int, ValueColumn | FloatVectorColumn]]
+    missing: list[ValueColumn | FloatVectorColumn]
 
 
 class EntityBatch:
@@ -48,55 +154,84 @@ class EntityBatch:
 
     def __init__(self, arrow_schema, schema: CollectionSchemaInfo):
         self.arrow_schema = arrow_schema
-        self.fields = [f.name for f in schema.fields]
         self.primary_key = schema.primary.name if schema.primary else None
-        self.converters = {f.name: _converter(f.type) for f in schema.fields}
-        self.columns: list[list] = []
-        self.size = 0
-        self._reset()
+        self.columns = {f.name: _column(f.type, arrow_field.type) for f, arrow_field in zip(schema.fields, arrow_schema)}
+        self.layouts: dict[tuple[str, ...], Layout] = {}
+        self.not_in_delete = [column for name, column in self.columns.items() if name != self.primary_key]
+        self._reset_meta()
 
-    def _reset(self) -> None:
-        self.columns = [[] for _ in range(len(self.fields) + len(ROW_META_COLUMNS))]
+    def _reset_meta(self) -> None:
+        self.ops: list[str] = []
+        self.timestamps: list[int | None] = []
+        self.channels: list[str] = []
+        self.seqs: list[int] = []
         self.size = 0
 
     def add(self, raw: RawMessage, msg: DecodedMessage) -> int:
         if msg.type_code == INSERT:
-            values = insert_columns(msg)
-            count = len(next(iter(values.values()), []))
-        else:
-            values = {self.primary_key: msg.pks} if self.primary_key else {}
-            count = len(msg.pks)
+            return self.add_insert(raw, msg.proto, msg.tso)
+        count = len(msg.pks)
         if not count:
             return 0
-        for column, name in zip(self.columns, self.fields):
-            data = values.get(name)
-            if data is None:
-                column.extend([None] * count)
-            else:
-                convert = self.converters[name]
-                column.extend(data if convert is None else [None if v is None else convert(v) for v in data])
-        timestamps = list(msg.proto.timestamps) if msg.proto is not None else []
-        if len(timestamps) != count:
-            timestamps = [msg.tso] * count
-        op, ts, channel, seq = self.columns[len(self.fields):]
-        op.extend(["insert" if msg.type_code == INSERT else "delete"] * count)
-        ts.extend(timestamps)
-        channel.extend([raw.channel] * count)
-        seq.extend([raw.id] * count)
+        if self.primary_key:
+            self.columns[self.primary_key].add_values(msg.pks)
+        return self._add_meta(raw, "delete", msg.proto.timestamps, msg.tso, count, self.not_in_delete)
+
+    def add_insert(self, raw: RawMessage, proto, tso: int | None) -> int:
+        """Rows of an InsertRequest (`tso`: the message's, for rows without their own timestamp)."""
+        fields = proto.fields_data
+        if not fields:
+            return 0
+        names = tuple([fd.field_name for fd in fields])
+        layout = self.layouts.get(names) or self._layout(names)
+        first = fields[layout.first]
+        count = layout.first_column.add_field(first) if layout.first_column is not None else len(column_values(first))
+        if not count:
+            return 0
+        for position, column in layout.others:
+            column.add_field(fields[position])
+        return self._add_meta(raw, "insert", proto.timestamps, tso, count, layout.missing)
+
+    def _layout(self, names: tuple[str, ...]) -> Layout:
+        last = {name: position for position, name in enumerate(names)}
+        first_name = names[0]
+        layout = Layout(last[first_name], self.columns.get(first_name),
+                        [(position, self.columns[name]) for name, position in last.items()
+                         if name != first_name and name in self.columns],
+                        [column for name, column in self.columns.items() if name not in last])
+        self.layouts[names] = layout
+        return layout
+
+    def _add_meta(self, raw: RawMessage, op: str, timestamps, tso: int | None, count: int, missing) -> int:
+        """Nulls for the columns a message lacks, then the bookkeeping columns."""
+        for column in missing:
+            column.add_nulls(count)
+        self.timestamps.extend(timestamps if len(timestamps) == count else [tso] * count)
+        if count == 1:
+            self.ops.append(op)
+            self.channels.append(raw.channel)
+            self.seqs.append(raw.id)
+        else:
+            self.ops.extend([op] * count)
+            self.channels.extend([raw.channel] * count)
+            self.seqs.extend([raw.id] * count)
         self.size += count
         return count
 
     def flush(self):
-        batch = _record_batch(self.columns, self.arrow_schema)
-        self._reset()
-        return batch
+        import pyarrow as pa
+
+        arrays = [column.take() for column in self.columns.values()]
+        meta = (self.ops, self.timestamps, self.channels, self.seqs)
+        arrays += [pa.array(values, type=self.arrow_schema.field(len(arrays) + n).type) for n, values in enumerate(meta)]
+        self._reset_meta()
+        return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
 
 
-def _record_batch(columns: list[list], arrow_schema):
-    import pyarrow as pa
-
-    arrays = [pa.array(column, type=field.type) for column, field in zip(columns, arrow_schema)]
-    return pa.RecordBatch.from_arrays(arrays, schema=arrow_schema)
+def _column(milvus_type: str, arrow_type) -> ValueColumn | FloatVectorColumn:
+    if type_key(milvus_type) == "FLOATVECTOR":
+        return FloatVectorColumn(arrow_type)
+    return ValueColumn(arrow_type, _converter(milvus_type))
 
 
 def _converter(milvus_type: str) -> Callable[[Any], Any] | None:
@@ -123,38 +258,55 @@ def _bfloat16s(raw: bytes) -> list[float]:
     return (np.frombuffer(raw, dtype="<u2").astype("uint32") << 16).view("float32").tolist()
 
 
-def entity_matches(msg: DecodedMessage, schema: CollectionSchemaInfo) -> bool:
-    if schema.collection_id is not None and msg.collection_id is not None:
-        return msg.collection_id == schema.collection_id
-    return msg.collection == schema.name
-
-
 def collection_matches(msg: DecodedMessage, wanted: str) -> bool:
     """True when a message belongs to the collection named by `wanted` (a name or a decimal id)."""
-    if wanted.isdigit() and msg.collection_id is not None and int(wanted) == msg.collection_id:
+    return _names_collection(msg.collection_id, msg.collection, wanted)
+
+
+def _names_collection(collection_id: int | None, collection: str | None, wanted: str) -> bool:
+    if wanted.isdigit() and collection_id is not None and int(wanted) == collection_id:
         return True
-    return msg.collection == wanted
+    return collection == wanted
+
+
+def _is_entity_of(collection_id: int | None, collection: str | None, schema: CollectionSchemaInfo) -> bool:
+    if schema.collection_id is not None and collection_id is not None:
+        return collection_id == schema.collection_id
+    return collection == schema.name
 
 
 def read_span(opts: ReplayOptions, span: ChannelSpan, arrow_schema, schema: CollectionSchemaInfo | None,
               reporter: ProgressReporter) -> Iterator:
-    """Arrow record batches of one channel span; counts go to `reporter` as messages are read."""
-    from mqctl.mq.messages import decode
+    """Arrow record batches of one channel span; counts go to `reporter` as messages are read.
+    In the rows shape an insert is parsed once, straight into its columns (the hot path of a replay);
+    every other message goes through `decode`."""
+    from mqctl.mq.messages import decode, parse_insert
 
     batch = EntityBatch(arrow_schema, schema) if schema is not None else MessageBatch(arrow_schema)
     start_tso = opts.start.value if opts.start is not None and opts.start.kind == "tso" else None
     end_tso = opts.end.value if opts.end is not None and opts.end.kind == "tso" else None
-    schemas = {schema.collection_id: schema} if schema is not None and schema.collection_id else None
+    inserts = schema is not None and opts.wants(INSERT)
     source = opts.open_source()
     try:
         for raw in source.iter_messages(span.channel, span.first, span.last):
-            msg = decode(raw.data, raw.headers, schemas=schemas)
+            insert = parse_insert(raw.data) if inserts else None
+            if insert is not None:
+                tso = insert.base.timestamp or (max(insert.timestamps) if insert.timestamps else 0) or None
+                added = 0
+                if _selected(opts, INSERT, tso, insert.collectionID or None, insert.collection_name or None, schema,
+                             start_tso, end_tso):
+                    added = batch.add_insert(raw, insert, tso)
+                reporter.add(1, added, len(raw.data))
+                if batch.size >= BATCH_ROWS:
+                    yield batch.flush()
+                continue
+            msg = decode(raw.data, raw.headers, insert_keys=False)  # neither shape has an insert's key list
             if end_tso is not None and msg.type_code == TIME_TICK and (msg.tso or 0) > end_tso:
                 # After a time tick T no message with a TSO below T follows on this channel.
                 reporter.add(1, 0, len(raw.data))
                 break
             added = 0
-            if _selected(opts, msg, schema, start_tso, end_tso):
+            if _selected(opts, msg.type_code, msg.tso, msg.collection_id, msg.collection, schema, start_tso, end_tso):
                 added = batch.add(raw, msg)
             reporter.add(1, added, len(raw.data))
             if batch.size >= BATCH_ROWS:
@@ -166,16 +318,16 @@ def read_span(opts: ReplayOptions, span: ChannelSpan, arrow_schema, schema: Coll
     reporter.finish()
 
 
-def _selected(opts: ReplayOptions, msg: DecodedMessage, schema: CollectionSchemaInfo | None,
-              start_tso: int | None, end_tso: int | None) -> bool:
-    if not opts.wants(msg.type_code):
+def _selected(opts: ReplayOptions, type_code: int, tso: int | None, collection_id: int | None, collection: str | None,
+              schema: CollectionSchemaInfo | None, start_tso: int | None, end_tso: int | None) -> bool:
+    if not opts.wants(type_code):
         return False
-    if (start_tso is not None or end_tso is not None) and msg.tso is None:
+    if (start_tso is not None or end_tso is not None) and tso is None:
         return False
-    if start_tso is not None and msg.tso < start_tso:
+    if start_tso is not None and tso < start_tso:
         return False
-    if end_tso is not None and msg.tso > end_tso:
+    if end_tso is not None and tso > end_tso:
         return False
     if schema is not None:
-        return entity_matches(msg, schema)
-    return opts.collection is None or collection_matches(msg, opts.collection)
+        return _is_entity_of(collection_id, collection, schema)
+    return opts.collection is None or _names_collection(collection_id, collection, opts.collection)
