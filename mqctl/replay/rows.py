@@ -17,7 +17,7 @@ from mqctl.replay.progress import ProgressReporter
 from mqctl.replay.schema import type_key
 
 BATCH_ROWS = 8192
-INSERT, DELETE, TIME_TICK = 400, 401, 1200
+INSERT, TIME_TICK = 400, 1200
 
 
 class MessageBatch:
