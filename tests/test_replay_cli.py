@@ -91,6 +91,15 @@ def test_unreachable_nats_is_exit_3(cli, tmp_path):
     assert "cannot connect to NATS" in result.stderr
 
 
+def test_unreachable_milvus_never_prints_the_password_of_its_uri(cli, tmp_path):
+    milvus = f"http://reader:s3cr3t-pw@127.0.0.1:{_free_port()}"
+    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--milvus", milvus,
+                 "--output", str(tmp_path / "o"))
+    assert result.code == 3 and "Traceback" not in result.stderr
+    assert "cannot connect to Milvus at http://127.0.0.1:" in result.stderr
+    assert "s3cr3t-pw" not in result.stderr + result.stdout and "reader" not in result.stderr
+
+
 @pytest.mark.parametrize("args,message", [
     ((), "choose where to replay to: --to-spark"),
     (("--to-spark", "--output", "o"), "no MQ source given"),
@@ -99,7 +108,8 @@ def test_unreachable_nats_is_exit_3(cli, tmp_path):
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--format", "xml"), "--format 'xml'"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "c", "--mode", "overwrite"),
      "--mode overwrite cannot go with it"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "last week"), "from 'last week'"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "last week"), "--from 'last week' is neither"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--to", "soon"), "--to 'soon' is neither"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--master", "mars"), "not a Spark master URL"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--spark-conf", "novalue"), "not KEY=VALUE"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "c", "--to", "2024-05-01T00:00:00Z"),

@@ -69,11 +69,18 @@ def scan_stream(source: MQSource, channels: list[str], wanted: str) -> tuple[Col
 
 def fetch_from_milvus(uri: str, token: str | None, wanted: str) -> CollectionSchemaInfo:
     """Describe the collection through Milvus's gRPC API (pymilvus)."""
+    from urllib.parse import unquote
+
     from pymilvus import MilvusClient
     from pymilvus.exceptions import MilvusException
 
+    from mqctl.output import split_url
+
+    parts, user, password = split_url(uri, "--milvus")  # user:password@ becomes the login, never printed
+    uri = parts.geturl()
     try:
-        client = MilvusClient(uri=uri, token=token or "", timeout=15)
+        client = MilvusClient(uri=uri, user=unquote(user or ""), password=unquote(password or ""),
+                              token=token or "", timeout=15)
     except MilvusException as err:
         raise PreconditionError(f"cannot connect to Milvus at {uri}: {err.message}",
                                 hint="check --milvus (e.g. http://127.0.0.1:19530) and that Milvus runs") from None

@@ -18,7 +18,7 @@ from typing import Callable, Iterator
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.sources import SourceOptions
 from mqctl.replay.checkpoint import RUN_COLUMN, Checkpoint
-from mqctl.replay.options import NATS_AUTH_OPTIONS, ReplayOptions, parse_options, ranges_option
+from mqctl.replay.options import NATS_AUTH_OPTIONS, ReplayOptions, parse_bound, parse_options, ranges_option
 from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
 from mqctl.replay.progress import PartitionCounts, ProgressCollector
 
@@ -103,6 +103,9 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
     from mqctl.replay.session import check_master
 
     check_master(request.master)
+    for text, option, upper in ((request.start, "--from", False), (request.end, "--to", True)):
+        if text:
+            parse_bound(text, option, upper=upper)  # named as the command line names it
     return dataclasses.replace(request, shape=shape, mode=mode)
 
 
