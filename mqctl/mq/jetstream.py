@@ -25,7 +25,8 @@ from urllib.parse import urlsplit, urlunsplit
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelInfo, RawMessage
 
-FETCH_BATCH = 1000
+READ_BATCH = 2000  # messages per pull request
+READ_BATCH_BYTES = 32 * 1024 * 1024  # a batch of large messages is smaller
 CONSUMER_IDLE_SECONDS = 30.0  # the server deletes a forgotten ephemeral consumer after this
 NANOS = 1_000_000_000
 UNLIMITED = -1
@@ -260,42 +261,103 @@ class JetStreamSource:
         return (state["first_seq"], state["last_seq"]) if state["messages"] else None
 
     def iter_messages(self, channel: str, start_id: int | None = None, end_id: int | None = None) -> Iterator[RawMessage]:
-        from nats.js.api import AckPolicy, ConsumerConfig, DeliverPolicy
-        from nats.errors import TimeoutError as NatsTimeout
-
         info = self._run(self._stream_info(channel))
         state = info["state"]
         last = state["last_seq"] if end_id is None else min(end_id, state["last_seq"])
         first = max(start_id or 1, state["first_seq"])
         if not state["messages"] or first > last:
             return
-        config = ConsumerConfig(deliver_policy=DeliverPolicy.BY_START_SEQUENCE, opt_start_seq=first,
-                                ack_policy=AckPolicy.NONE, inactive_threshold=CONSUMER_IDLE_SECONDS,
-                                description="mqctl read-only reader", mem_storage=True)
-        subject = (info["config"].get("subjects") or [channel])[0]
-        sub = self._run(self._js.pull_subscribe(subject, stream=channel, config=config))
+        batch = max(1, min(READ_BATCH, READ_BATCH_BYTES * state["messages"] // max(state["bytes"], 1)))
+        reader = _PullReader(self, channel, last, batch)
         try:
-            while True:
-                try:
-                    batch = self._run(sub.fetch(FETCH_BATCH, timeout=self.timeout))
-                except NatsTimeout:
-                    return
-                for msg in batch:
-                    meta = msg.metadata
-                    seq = meta.sequence.stream
-                    if seq > last:
-                        return
-                    yield RawMessage(channel=channel, id=seq, data=msg.data or b"", headers=dict(msg.headers or {}))
-                    if seq == last or meta.num_pending == 0:
-                        return
+            self._run(reader.open(first))
+            while not reader.done:
+                yield from self._run(reader.next_batch())
         finally:
-            self._run(self._drop_consumer(channel, sub))
+            self._run(reader.close())
 
-    async def _drop_consumer(self, stream: str, sub) -> None:
-        with contextlib.suppress(Exception):  # the consumer also expires by itself
-            name = (await sub.consumer_info()).name
-            await sub.unsubscribe()
-            await self._js.delete_consumer(stream, name)
+
+class _PullReader:
+    """An ephemeral consumer (ack_policy none) read through a plain subscription on a private inbox.
+
+    nats-py's pull_subscribe/fetch starts a task per message and builds metadata objects; here pull
+    requests are published by hand, the stream sequence and the pending count come straight from
+    the reply subject, and messages are handed over in batches, one event-loop run per batch."""
+
+    def __init__(self, source: JetStreamSource, stream: str, last: int, batch: int):
+        self._source, self._nc = source, source._nc
+        self.stream, self.last, self.batch = stream, last, batch
+        self.done = False
+        self.consumer: str | None = None
+        self._sub = None
+        self._inbox = ""
+        self._received: list[RawMessage] = []
+        self._due = 0  # messages the current pull request still owes
+        self._ready = asyncio.Event()
+
+    async def open(self, first: int) -> None:
+        self._inbox = self._nc.new_inbox()
+        self._sub = await self._nc.subscribe(self._inbox, cb=self._on_message, pending_bytes_limit=0)
+        config = {"deliver_policy": "by_start_sequence", "opt_start_seq": first, "ack_policy": "none",
+                  "replay_policy": "instant", "inactive_threshold": int(CONSUMER_IDLE_SECONDS * NANOS),
+                  "mem_storage": True, "description": "mqctl read-only reader"}
+        created = await self._source._api(f"CONSUMER.CREATE.{self.stream}", {"stream_name": self.stream, "config": config})
+        self.consumer = created["name"]
+        await self._pull()
+
+    async def _pull(self) -> None:
+        self._due = self.batch
+        request = {"batch": self.batch, "expires": int(self._source.timeout * NANOS)}
+        await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{self.stream}.{self.consumer}", json.dumps(request).encode(),
+                               reply=self._inbox)
+
+    async def _on_message(self, msg) -> None:
+        if self.done:
+            return
+        if not msg.reply.startswith("$JS.ACK."):  # a status: 408 request expired, 404/409 nothing more to read
+            if (msg.headers or {}).get("Status") != "100":  # 100 = heartbeat
+                self._finish()
+            return
+        # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>, or since
+        # nats-server 2.9 $JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivered>...<pending>.<token>
+        tokens = msg.reply.split(".")
+        at = 5 if len(tokens) == 9 else 7
+        seq, pending = int(tokens[at]), int(tokens[at + 3])
+        if seq > self.last:
+            self._finish()
+            return
+        self._received.append(RawMessage(channel=self.stream, id=seq, data=msg.data or b"",
+                                         headers=dict(msg.headers) if msg.headers else {}))
+        self._due -= 1
+        if seq == self.last or pending == 0:
+            self._finish()
+            return
+        if self._due == 0:
+            await self._pull()  # the next batch travels while this one is being processed
+        if len(self._received) >= self.batch:
+            self._ready.set()
+
+    def _finish(self) -> None:
+        self.done = True
+        self._ready.set()
+
+    async def next_batch(self) -> list[RawMessage]:
+        """The messages received so far: at least a batch unless the read is done."""
+        if len(self._received) < self.batch and not self.done:
+            self._ready.clear()
+            await self._ready.wait()
+        received, self._received = self._received, []
+        return received
+
+    async def close(self) -> None:
+        """Stop listening and delete the consumer (it would also expire by itself)."""
+        self.done = True
+        if self._sub is not None:
+            with contextlib.suppress(Exception):
+                await self._sub.unsubscribe()
+        if self.consumer is not None:
+            with contextlib.suppress(Exception):
+                await self._source._api(f"CONSUMER.DELETE.{self.stream}.{self.consumer}")
 
 
 def _details(stream: dict) -> StreamDetails:
