@@ -3,7 +3,8 @@
 Fills a NATS stream (a real nats-server) and a RocksMQ directory (Milvus's key layout) with
 real-format Milvus insert messages (`msg_pb2.InsertRequest`, column based, as Milvus's proxy
 serializes them), then prints in one run:
-- the bare read rate: nats-py pull consumer (no decode, no write) and a rocksdict range scan;
+- the bare read rate: nats-py pull consumer with `fetch` (no decode, no write), nats-py with
+  hand-made pull requests on a core subscription (the way mqctl's reader goes) and a rocksdict range scan;
 - the rate of the executor-side read alone (the `milvus_mq` reader's `read()` called in this process,
   Arrow batches produced and dropped: no Spark task, no write), which shows the decoding cost;
 - the rate of the replay job (rows shape, schema inferred from the inserts) to Parquet with 1 and
@@ -111,6 +112,36 @@ async def bare_nats_read(url: str, count: int) -> int:
     return size
 
 
+async def bare_nats_raw_read(url: str, count: int) -> int:
+    """Every message through hand-made pull requests on a core subscription (the fastest nats-py
+    read, as mqctl's reader does it): no decode, no metadata objects, no write."""
+    import json
+
+    import nats
+
+    nc = await nats.connect(url)
+    created = json.loads((await nc.request(f"$JS.API.CONSUMER.CREATE.{CHANNEL}", json.dumps(
+        {"stream_name": CHANNEL, "config": {"ack_policy": "none", "mem_storage": True}}).encode(), timeout=5)).data)
+    next_subject, inbox = f"$JS.API.CONSUMER.MSG.NEXT.{CHANNEL}.{created['name']}", nc.new_inbox()
+    pull = json.dumps({"batch": FETCH_BATCH, "expires": 10_000_000_000}).encode()
+    done, read, size = asyncio.Event(), 0, 0
+
+    async def on_message(msg) -> None:
+        nonlocal read, size
+        read += 1
+        size += len(msg.data)
+        if read == count:
+            done.set()
+        elif read % FETCH_BATCH == 0:
+            await nc.publish(next_subject, pull, reply=inbox)
+
+    await nc.subscribe(inbox, cb=on_message, pending_bytes_limit=0)
+    await nc.publish(next_subject, pull, reply=inbox)
+    await asyncio.wait_for(done.wait(), 600)
+    await nc.close()
+    return size
+
+
 def bare_rocksdict_scan(path: Path) -> int:
     from rocksdict import AccessType, Options, Rdict, ReadOptions
 
@@ -187,8 +218,10 @@ def main() -> None:
             asyncio.run(fill_stream(url, payloads))
             del payloads
             bare_nats = args.messages / timed(lambda: asyncio.run(bare_nats_read(url, args.messages)))
+            bare_raw = args.messages / timed(lambda: asyncio.run(bare_nats_raw_read(url, args.messages)))
             bare_rocks = args.messages / timed(lambda: bare_rocksdict_scan(rocks))
-            print(f"bare read: nats-py {bare_nats:,.0f} messages/s, rocksdict scan {bare_rocks:,.0f} messages/s")
+            print(f"bare read: nats-py fetch {bare_nats:,.0f} messages/s, nats-py raw pull requests {bare_raw:,.0f} "
+                  f"messages/s, rocksdict scan {bare_rocks:,.0f} messages/s")
 
             started = time.perf_counter()
             spark = start_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
@@ -205,6 +238,7 @@ def main() -> None:
             one, two = rates[label]
             print(f"{label}: replay/bare read (1 partition) {one / bare:.2f} (goal >= 0.7); "
                   f"2 partitions/1 partition {two / one:.2f} (goal >= 1.6)")
+        print(f"nats: replay (1 partition)/raw pull-request read {rates['nats'][0] / bare_raw:.2f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

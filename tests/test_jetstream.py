@@ -15,7 +15,8 @@ from make_fixtures import free_port, load_expected, rows_by_pk
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq import messages
-from mqctl.mq.jetstream import JetStreamSource, nats_server_binary, private_nats_server, public_url
+from mqctl.mq.jetstream import (JetStreamSource, nats_server_binary, private_nats_server, public_url,
+                                sequence_and_pending)
 from test_rocksmq import tree_fingerprint
 
 STORE = FIXTURES / "natsmq" / "store"
@@ -115,6 +116,59 @@ def test_reading_leaves_no_consumer_behind(source):
     gc.collect()
     assert source.stream(name).consumers == before
     assert source.id_range(name) == (1, source.stream(name).last_seq)
+
+
+def _fill(url: str, stream: str, count: int, *, delete: tuple[int, ...] = (), purge_below: int = 0) -> None:
+    """A stream of `count` messages with a header each; some deleted inside, the head purged."""
+    import asyncio
+
+    import nats
+
+    async def fill():
+        nc = await nats.connect(url)
+        js = nc.jetstream()
+        await js.add_stream(name=stream, subjects=[stream])
+        for n in range(1, count + 1):
+            await nc.publish(stream, f"m{n}".encode(), headers={"msg_type": str(n % 7)})
+        await nc.flush()
+        while (await js.stream_info(stream)).state.messages < count:
+            await asyncio.sleep(0.05)
+        for seq in delete:
+            await js.delete_msg(stream, seq)
+        if purge_below:
+            await js.purge_stream(stream, seq=purge_below)
+        await nc.close()
+
+    asyncio.run(fill())
+
+
+def test_reads_many_batches_with_bounds_gaps_trimmed_head_and_headers(tmp_path):
+    proc, url = start_nats(tmp_path)
+    try:
+        _fill(url, "gappy", 5_000, delete=(2_500, 4_000, 5_000), purge_below=101)
+        _fill(url, "empty", 0)
+        with JetStreamSource(url, timeout=2) as src:
+            started = time.monotonic()
+            everything = list(src.iter_messages("gappy"))
+            want = [n for n in range(101, 5_000) if n not in (2_500, 4_000)]
+            assert [m.id for m in everything] == want
+            assert everything[0].data == b"m101" and everything[0].headers == {"msg_type": str(101 % 7)}
+            assert [m.id for m in src.iter_messages("gappy", 1, 105)] == list(range(101, 106))
+            assert [m.id for m in src.iter_messages("gappy", 2_498, 2_502)] == [2_498, 2_499, 2_501, 2_502]
+            assert [m.id for m in src.iter_messages("gappy", 3_999, 4_000)] == [3_999]
+            assert [m.id for m in src.iter_messages("gappy", 4_999)] == [4_999]
+            assert list(src.iter_messages("gappy", 6_000)) == [] and list(src.iter_messages("empty")) == []
+            assert time.monotonic() - started < 2, "a read waited for a pull request to expire"
+            assert src.stream("gappy").consumers == 0
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def test_sequence_and_pending_from_both_reply_subject_forms():
+    assert sequence_and_pending("$JS.ACK.dml_0.c1.1.4711.12.1700000000000000000.88") == (4711, 88)
+    assert sequence_and_pending("$JS.ACK.hub.ACCHASH.dml_0.c1.1.4711.12.1700000000000000000.88.tok") == (4711, 88)
+    assert sequence_and_pending("$JS.ACK.hub.ACCHASH.dml_0.c1.1.4711.12.1700000000000000000.88") == (4711, 88)
 
 
 def test_unknown_stream_is_input_error(source):

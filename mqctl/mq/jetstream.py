@@ -277,6 +277,15 @@ class JetStreamSource:
             self._run(reader.close())
 
 
+def sequence_and_pending(reply: str) -> tuple[int, int]:
+    """The stream sequence of a delivered message and the count still pending, from its reply subject:
+    $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>, or since
+    nats-server 2.9 $JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivered>.<stream seq>...<pending>.<token>."""
+    tokens = reply.split(".")
+    at = 5 if len(tokens) == 9 else 7
+    return int(tokens[at]), int(tokens[at + 3])
+
+
 class _PullReader:
     """An ephemeral consumer (ack_policy none) read through a plain subscription on a private inbox.
 
@@ -318,11 +327,7 @@ class _PullReader:
             if (msg.headers or {}).get("Status") != "100":  # 100 = heartbeat
                 self._finish()
             return
-        # $JS.ACK.<stream>.<consumer>.<delivered>.<stream seq>.<consumer seq>.<ts>.<pending>, or since
-        # nats-server 2.9 $JS.ACK.<domain>.<account hash>.<stream>.<consumer>.<delivered>...<pending>.<token>
-        tokens = msg.reply.split(".")
-        at = 5 if len(tokens) == 9 else 7
-        seq, pending = int(tokens[at]), int(tokens[at + 3])
+        seq, pending = sequence_and_pending(msg.reply)
         if seq > self.last:
             self._finish()
             return
