@@ -8,6 +8,7 @@ consumers (`ack_policy: none`, removed afterwards), so reading never moves anyth
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import datetime as dt
 import json
@@ -214,26 +215,50 @@ class JetStreamSource:
         return _details(self._run(self._api(f"STREAM.UPDATE.{name}", config)))
 
     # MQSource -----------------------------------------------------------------------------
-    async def _message_time(self, stream: str, seq: int) -> dt.datetime | None:
-        from nats.js.errors import NotFoundError
+    async def _message_times(self, wanted: list[tuple[str, int]]) -> list[dt.datetime | None]:
+        """The Milvus time of each (stream, sequence) message, None when it is gone. Every
+        STREAM.MSG.GET is published at once on one reply subscription and answers are matched by
+        their reply subject: no task, future or timer per request, one round trip in all."""
+        from google.protobuf.message import DecodeError
 
-        from mqctl.mq.messages import decode
+        from mqctl.mq.messages import pb2, tso_to_datetime
 
+        header = pb2("common_pb2").MsgHeader()  # the TSO is all that is needed: no full decode
+        times: list[dt.datetime | None] = [None] * len(wanted)
+        if not wanted:
+            return times
+        left, done, inbox = len(wanted), asyncio.Event(), self._nc.new_inbox()
+
+        async def on_answer(msg) -> None:
+            nonlocal left
+            message = json.loads(msg.data).get("message")  # absent with error 10037: no message found
+            with contextlib.suppress(DecodeError):
+                if message:
+                    header.ParseFromString(base64.b64decode(message.get("data") or ""))
+                    times[int(msg.subject.rpartition(".")[2])] = tso_to_datetime(header.base.timestamp)
+            left -= 1
+            if not left:
+                done.set()
+
+        sub = await self._nc.subscribe(f"{inbox}.*", cb=on_answer, pending_bytes_limit=0)
         try:
-            raw = await self._js.get_msg(stream, seq)
-        except NotFoundError:
-            return None
-        return decode(raw.data or b"", raw.headers).time
+            for index, (stream, seq) in enumerate(wanted):
+                await self._nc.publish(f"$JS.API.STREAM.MSG.GET.{stream}", json.dumps({"seq": seq}).encode(),
+                                       reply=f"{inbox}.{index}")
+            try:
+                await asyncio.wait_for(done.wait(), self.timeout)
+            except asyncio.TimeoutError:
+                raise PreconditionError(f"{self.description}: {left} of {len(wanted)} message reads got no answer "
+                                        f"within {self.timeout:g}s", hint="retry, or raise --timeout") from None
+        finally:
+            await sub.unsubscribe()
+        return times
 
     async def _channels(self, message_times: bool) -> list[ChannelInfo]:
         streams = await self._stream_list()
-        lookups = []
-        if message_times:
-            for stream in streams:
-                name, state = stream["config"]["name"], stream["state"]
-                if state["messages"]:
-                    lookups += [self._message_time(name, state["first_seq"]), self._message_time(name, state["last_seq"])]
-        times = iter(await asyncio.gather(*lookups))  # all lookups in flight at once
+        ends = [(stream["config"]["name"], stream["state"][end]) for stream in streams if stream["state"]["messages"]
+                for end in ("first_seq", "last_seq")] if message_times else []
+        times = iter(await self._message_times(ends))
         channels = []
         for stream in streams:
             state, empty = stream["state"], not stream["state"]["messages"]
