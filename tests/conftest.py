@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,3 +39,10 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 600, cwd: str 
 @pytest.fixture
 def cli():
     return run_cli
+
+
+def write_yaml(tmp_path: Path, text: str, name: str = "milvus.yaml") -> Path:
+    """Write a dedented YAML snippet into tmp_path (the config tests' input files)."""
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path

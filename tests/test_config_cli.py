@@ -6,8 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import SAMPLES, CORPUS
 
-SAMPLES = Path(__file__).resolve().parent.parent / "sample-configs"
 REPORT_KEYS = {"effective_mq", "mode", "milvus_version", "explanation", "findings"}
 FINDING_KEYS = {"code", "severity", "message", "key", "file", "line", "hint"}
 
@@ -163,9 +163,6 @@ def test_kind_can_be_forced(cli, tmp_path):
     assert cli("config", "explain", str(path)).code == 2
     forced = cli("config", "explain", str(path), "--kind", "milvus-yaml", "--json")
     assert forced.code == 0 and forced.json()["effective_mq"] == "rocksmq"
-
-
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus absent")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,17 +13,10 @@ from hypothesis import strategies as st
 from mqctl.config.edit import plan_set, plan_switch, plan_unset, set_key, switch, unset_key
 from mqctl.config.resolve import resolve
 from mqctl.errors import InputError, PreconditionError
+from conftest import SAMPLES, CORPUS, write_yaml as write
 
 PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
                                                          HealthCheck.filter_too_much])
-SAMPLES = Path(__file__).resolve().parent.parent / "sample-configs"
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
-
-
-def write(tmp_path: Path, text: str, name: str = "milvus.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text))
-    return path
 
 
 def changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:

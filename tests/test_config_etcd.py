@@ -14,6 +14,7 @@ from mqctl.config.resolve import resolve
 from mqctl.config.rules import validate
 from mqctl.config.sources import EtcdConfig
 from mqctl.errors import PreconditionError
+from conftest import SAMPLES
 
 
 def _free_port() -> int:
@@ -59,9 +60,6 @@ def etcd_url(tmp_path_factory):
     yield url
     proc.terminate()
     proc.wait(timeout=10)
-
-
-SAMPLES = Path(__file__).resolve().parent.parent / "sample-configs"
 
 
 def test_put_read_delete_normalises_keys(etcd_url):

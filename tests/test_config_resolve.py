@@ -2,22 +2,13 @@
 
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 
 import pytest
 
 from mqctl.config.resolve import PANIC_NOTHING, PANIC_STANDALONE_ONLY, resolve
 from mqctl.errors import InputError
-
-SAMPLES = Path(__file__).resolve().parent.parent / "sample-configs"
-CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "corpus"
-
-
-def write(tmp_path: Path, text: str, name: str = "milvus.yaml") -> Path:
-    path = tmp_path / name
-    path.write_text(textwrap.dedent(text))
-    return path
+from conftest import SAMPLES, CORPUS, write_yaml as write
 
 
 def test_stock_23_standalone_defaults_to_rocksmq_with_provenance():

@@ -10,8 +10,7 @@ import pytest
 
 from mqctl.config.resolve import resolve
 from mqctl.config.rules import RULES, exit_code, validate
-
-SAMPLES = Path(__file__).resolve().parent.parent / "sample-configs"
+from conftest import SAMPLES
 
 
 def findings_for(tmp_path: Path, text: str, name: str = "milvus.yaml", **options):
