@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import mqctl  # noqa: F401  (first, so gRPC's fork handlers are off before any test imports grpc)
+
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample-configs"
 CORPUS = REPO.parent / "shared" / "corpus"
