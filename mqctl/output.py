@@ -11,6 +11,7 @@ import datetime as _dt
 import enum
 import json
 import os
+import re
 import sys
 from pathlib import PurePath
 from typing import Any, Callable, Iterable
@@ -68,6 +69,18 @@ def safe_url(url: str) -> str:
     return f"{head}://{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"
 
 
+# `user:password@host` in a URL or a broker list (pulsar.address, kafka.brokerList, etcd endpoints...)
+URL_PASSWORD = re.compile(r"(?P<user>(?:[A-Za-z][A-Za-z0-9+.-]*://|(?<![^\s'\"(\[,=]))[^\s:/@'\"]+:)"
+                          r"(?P<password>[^\s/@'\"]+)(?=@[^\s@]+)")
+
+
+def mask_url_passwords(text: str) -> str:
+    """Any text fit to print: the password of every `user:password@` becomes ******."""
+    if "@" not in text:
+        return text
+    return URL_PASSWORD.sub(lambda m: m["user"] + REDACTED if m["password"] != REDACTED else m[0], text)
+
+
 def to_jsonable(obj: Any) -> Any:
     """Dataclasses, enums, paths and datetimes to plain JSON values (times as ISO-8601 UTC)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
@@ -86,6 +99,8 @@ def to_jsonable(obj: Any) -> Any:
         return obj.astimezone(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
     if isinstance(obj, bytes):
         return obj.hex()
+    if isinstance(obj, str):
+        return mask_url_passwords(obj)
     return obj
 
 
@@ -94,6 +109,19 @@ def natural_key(name: str) -> list:
     import re
 
     return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def _masked(renderable: Any) -> Any:
+    """Plain strings and Rich Text with URL passwords masked; other renderables mask their own cells."""
+    from rich.text import Text
+
+    if isinstance(renderable, str):
+        return mask_url_passwords(renderable)
+    if isinstance(renderable, Text) and "@" in renderable.plain:
+        masked = mask_url_passwords(renderable.plain)
+        if masked != renderable.plain:
+            return Text(masked, style=renderable.style)
+    return renderable
 
 
 class Output:
@@ -114,9 +142,9 @@ class Output:
         rendered = render(result)
         if isinstance(rendered, (list, tuple)) or (hasattr(rendered, "__iter__") and not hasattr(rendered, "__rich_console__") and not isinstance(rendered, str)):
             for item in rendered:
-                self.console.print(item)
+                self.console.print(_masked(item))
         else:
-            self.console.print(rendered)
+            self.console.print(_masked(rendered))
 
     def print_json(self, data: Any) -> None:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
@@ -133,19 +161,19 @@ class Output:
             table.add_column(col, justify="right" if col in right else "left",
                              footer=str(footer_cells[i]) if i < len(footer_cells) else "")
         for row in rows:
-            table.add_row(*["" if cell is None else str(cell) for cell in row])
+            table.add_row(*["" if cell is None else mask_url_passwords(str(cell)) for cell in row])
         return table
 
     def info(self, message: str) -> None:
         """Progress notes for people; silent in JSON mode so stdout stays one object."""
         if not self.json_mode:
-            self.err.print(message)
+            self.err.print(_masked(message))
 
     def warn(self, message: str) -> None:
-        self.err.print(f"[yellow]warning:[/yellow] {message}")
+        self.err.print(f"[yellow]warning:[/yellow] {mask_url_passwords(message)}")
 
     def error(self, err: MqctlError) -> None:
-        self.err.print(f"[red]error:[/red] {err.one_line()}", markup=True, soft_wrap=True)
+        self.err.print(f"[red]error:[/red] {mask_url_passwords(err.one_line())}", markup=True, soft_wrap=True)
 
     def diff(self, diff_text: str) -> None:
         """Show a unified diff (on stderr in JSON mode so stdout stays parseable)."""
@@ -155,7 +183,7 @@ class Output:
         if not diff_text:
             target.print("(no change)")
             return
-        target.print(Syntax(diff_text, "diff", theme="ansi_dark", background_color="default"))
+        target.print(Syntax(mask_url_passwords(diff_text), "diff", theme="ansi_dark", background_color="default"))
 
     def confirm(self, question: str, *, assume_yes: bool) -> bool:
         """Ask before a mutation; without a terminal the caller must pass --yes."""

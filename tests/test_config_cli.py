@@ -177,3 +177,46 @@ def test_every_corpus_file_gives_a_clean_result_or_a_clean_error(cli):
         else:
             assert result.code in (0, 1), (path, result.stderr)
             assert REPORT_KEYS <= set(result.json())
+
+
+def test_passwords_inside_urls_are_never_printed(cli, tmp_path):
+    path = tmp_path / "milvus.yaml"
+    path.write_text("mq:\n  type: pulsar\npulsar:\n  address: pulsar+ssl://admin:S3CRETPW@broker:6651\n"
+                    "  port: 6650\nkafka:\n  brokerList: user:KPW2@b:9092\n")
+    runs = [cli("config", "explain", str(path)), cli("config", "explain", str(path), "--json"),
+            cli("config", "validate", str(path), "--json"), cli("config", "get", str(path), "pulsar.address"),
+            cli("config", "set", str(path), "pulsar.port", "6651", "--dry-run")]
+    for run in runs:
+        assert run.code in (0, 1), run.stderr
+        assert "S3CRETPW" not in run.stdout + run.stderr and "KPW2" not in run.stdout + run.stderr
+    assert "pulsar+ssl://admin:******@broker:6651" in runs[3].stdout
+    assert any(f["code"] == "MQ122" for f in runs[2].json()["findings"])
+
+
+def test_helm_chart_supplies_the_address_of_what_it_deploys(cli, tmp_path):
+    in_cluster = tmp_path / "standalone-kafka.yaml"
+    in_cluster.write_text("cluster:\n  enabled: false\nstandalone:\n  messageQueue: kafka\nkafka:\n  enabled: true\n")
+    external = tmp_path / "external-kafka.yaml"
+    external.write_text("cluster:\n  enabled: true\npulsarv3:\n  enabled: false\nexternalKafka:\n  enabled: true\n"
+                        "  brokerList: kafka.example:9092\n")
+    for path in (in_cluster, external):
+        result = cli("config", "validate", str(path), "--strict", "--json")
+        assert result.code == 0, result.stdout
+        assert result.json()["effective_mq"] == "kafka"
+        assert not [f for f in result.json()["findings"] if f["code"] == "MQ105"]
+    assert "kafka.brokerList = kafka.example:9092" in cli("config", "explain", str(external)).stdout
+
+
+def test_rocksmq_with_an_empty_path_and_a_bad_port_are_errors_once(cli, tmp_path):
+    path = tmp_path / "milvus.yaml"
+    path.write_text('mq:\n  type: rocksmq\nrocksmq:\n  path: ""\nnatsmq:\n  server:\n    port: abc\n')
+    result = cli("config", "validate", str(path), "--json")
+    assert result.code == 1
+    codes = [f["code"] for f in result.json()["findings"]]
+    assert "MQ107" in codes and codes.count("MQ111") == 1 and "MQ115" not in codes
+
+
+def test_get_of_a_misspelled_key_says_so(cli):
+    result = cli("config", "get", str(SAMPLES / "milvus-2.3-standalone-natsmq.yaml"), "natsmq.server.prot")
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert "unknown key 'natsmq.server.prot'" in result.stderr and "did you mean natsmq.server.port?" in result.stderr

@@ -135,9 +135,11 @@ def test_dry_run_writes_nothing(tmp_path):
 def test_switch_23_rocksmq_gives_the_natsmq_sample(tmp_path):
     path = tmp_path / "milvus.yaml"
     path.write_bytes((SAMPLES / "milvus-2.3-standalone-rocksmq.yaml").read_bytes())
+    before = path.read_text()
     switch(path, "natsmq", milvus_version="2.3.5")
     expected = (SAMPLES / "milvus-2.3-standalone-natsmq.yaml").read_text().splitlines()[3:]
     assert path.read_text().splitlines()[3:] == expected
+    assert changed_lines(before, path.read_text()) == (["  type: default"], ["  type: natsmq"])  # stock has natsmq
     res = resolve([path], milvus_version="2.3.5")
     assert res.effective_mq == "natsmq" and res.origin("natsmq.server.storeDir").source == "yaml"
 
@@ -199,6 +201,39 @@ def test_cluster_helm_switch_turns_toggles(tmp_path):
     switch(path, "kafka")
     assert path.read_text() == "cluster:\n  enabled: true\npulsarv3:\n  enabled: false\nkafka:\n  enabled: true\n"
     assert resolve([path]).effective_mq == "kafka"
+
+
+def test_standalone_helm_switch_deploys_what_messagequeue_names(tmp_path):
+    from mqctl.config.rules import validate
+
+    path = tmp_path / "values.yaml"
+    path.write_bytes((SAMPLES / "helm-values-natsmq.yaml").read_bytes())
+    switch(path, "pulsar")
+    assert "  messageQueue: pulsar\n" in path.read_text() and "pulsarv3:\n  enabled: true\n" in path.read_text()
+    assert not [f for f in validate(resolve([path])) if f.severity == "error"]
+    switch(path, "natsmq")  # back to an embedded MQ: the chart's Pulsar is turned off again
+    assert "pulsarv3:\n  enabled: false\n" in path.read_text()
+    assert not [f for f in validate(resolve([path])) if f.code == "MQ140"]
+
+
+def test_switch_fills_empty_and_null_settings(tmp_path):
+    path = write(tmp_path, 'mq:\n  type: rocksmq\nnatsmq:\n  server:\n    storeDir: ""\n    port:\n')
+    switch(path, "natsmq")
+    text = path.read_text()
+    assert 'storeDir: "/var/lib/milvus/nats"\n' in text and "    port: 4222\n" in text
+    from mqctl.config.rules import validate
+
+    assert not [f for f in validate(resolve([path])) if f.severity == "error"]
+
+
+def test_anchors_tags_and_aliases_survive_edits(tmp_path):
+    path = write(tmp_path, "rocksmq:\n  path: &p /var/lib/rdb\n  other: *p\nnatsmq:\n  server:\n    port: !!str 4222\n")
+    set_key(path, "rocksmq.path", "/new")
+    set_key(path, "natsmq.server.port", "4333")
+    assert path.read_text() == "rocksmq:\n  path: &p /new\n  other: *p\nnatsmq:\n  server:\n    port: !!str 4333\n"
+    set_key(path, "rocksmq.other", "/own")  # the alias is replaced, the anchored value stays
+    assert "  path: &p /new\n  other: /own\n" in path.read_text()
+    assert resolve([path]).value("rocksmq.path") == "/new"
 
 
 # ------------------------------------------------------------------ property test

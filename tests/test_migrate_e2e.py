@@ -97,14 +97,18 @@ def test_refuses_stale_jetstream_dir(box, tmp_path):
 def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
     before = counts(box)
     crashed = migrate(box, "--to", "natsmq", "--backup-dir", str(tmp_path / "backup"), "--cleanup",
-                      env={"MQCTL_CRASH_AFTER_STEP": "stop-writes"})
+                      env={"MQCTL_CRASH_AFTER_STEP": "preflight"})
     assert crashed.code == KILLED
     status = run_cli("migrate", "status", "--sandbox", box["dir"], "--json").json()
-    assert [s["status"] for s in status["steps"][:3]] == ["done", "done", "pending"]
-    for step in ("flush", "switch"):  # Milvus is not restarted needlessly: each resume goes on from the journal
+    names = [s["name"] for s in status["steps"]]
+    assert names == ["preflight", "stop-writes", "flush", "stop", "switch", "start", "verify", "resume-writes", "backup"]
+    assert [s["status"] for s in status["steps"][:2]] == ["done", "pending"]
+    # SIGKILL right after every other step too; each resume goes on from the journal (Milvus is not
+    # restarted needlessly) and the step that was killed after stays done.
+    for step in names[1:]:
         crashed = run_cli("migrate", "resume", "--sandbox", box["dir"], env={"MQCTL_CRASH_AFTER_STEP": step}, timeout=600)
-        assert crashed.code == KILLED, crashed.stderr
-        assert journal(box)["steps"][[s["name"] for s in journal(box)["steps"]].index(step)]["status"] == "done"
+        assert crashed.code == KILLED, (step, crashed.stderr)
+        assert journal(box)["steps"][names.index(step)]["status"] == "done", step
     done = run_cli("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
     assert done.code == 0, done.stderr
     result = done.json()

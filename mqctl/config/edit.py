@@ -369,8 +369,7 @@ def plan_switch(path: Path | str, to: str, *, store_dir: str | None = None, port
     elif doc.kind == HELM_VALUES:
         if resolution.mode == STANDALONE:
             edits.append(("standalone.messageQueue", to))
-        else:
-            edits += _helm_cluster_toggles(doc, to)
+        edits += _helm_deploy_toggles(doc, to)
         user_type = get_key(path, f"{HELM_USER_YAML}.mq.type", kind=kind)[0]
         if user_type is not None and user_type != to:
             edits.append((f"{HELM_USER_YAML}.mq.type", to))
@@ -389,7 +388,8 @@ def plan_switch(path: Path | str, to: str, *, store_dir: str | None = None, port
     # the operator and the chart write the settings of the Pulsar/Kafka/Woodpecker they deploy themselves
     fill_settings = doc.kind not in (OPERATOR_CR, HELM_VALUES) or to in ("natsmq", "rocksmq")
     for key, value in wanted.items() if fill_settings else ():
-        if explicit.get(key) is not None or resolution.yaml_setting(key) is None:
+        written = resolution.yaml_setting(key)
+        if explicit.get(key) is not None or written is None or not written.value:  # absent, empty or null
             edits.append((key, value))
     text = doc.text
     for key, value in edits:
@@ -400,14 +400,13 @@ def plan_switch(path: Path | str, to: str, *, store_dir: str | None = None, port
     return EditPlan(doc, text, [f"switch sets {key} = {value}" for key, value in edits])
 
 
-def _helm_cluster_toggles(doc: Document, to: str) -> list[tuple[str, str]]:
-    """In a cluster the chart deploys the MQ whose `*.enabled` is true; turn the others off."""
-    if to not in ("pulsar", "kafka", "woodpecker"):
-        return []
+def _helm_deploy_toggles(doc: Document, to: str) -> list[tuple[str, str]]:
+    """The chart deploys the Pulsar/Kafka/Woodpecker whose `*.enabled` is true: turn the target on and the others
+    off (in a cluster this is the switch itself; in standalone messageQueue picks and the toggle deploys)."""
     edits = []
     pulsar_keys = [k for k in ("pulsarv3.enabled", "pulsar.enabled") if lookup(doc.main, k.split("."))]
     targets = {"pulsar": pulsar_keys[:1] or ["pulsarv3.enabled"], "kafka": ["kafka.enabled"],
-               "woodpecker": ["woodpecker.enabled"]}[to]
+               "woodpecker": ["woodpecker.enabled"]}.get(to, [])  # rocksmq/natsmq run inside Milvus
     for key in ("pulsarv3.enabled", "pulsar.enabled", "kafka.enabled", "woodpecker.enabled"):
         if key in targets:
             edits.append((key, "true"))
@@ -435,6 +434,21 @@ class KeyValue:
     detail: str = ""
 
 
+def _check_known(key: str) -> None:
+    """A key under mq/natsmq/rocksmq that Milvus does not have is a typo, not an unset value."""
+    from mqctl.config.schema import BY_NORMAL, CHECKED_SECTIONS, normalize_key
+
+    section = key.split(".")[0]
+    if section not in CHECKED_SECTIONS or normalize_key(key) in BY_NORMAL:
+        return
+    if any(normal.startswith(normalize_key(key) + ".") for normal in BY_NORMAL):
+        return  # a section such as natsmq.server
+    candidates = [spec.key for spec in BY_NORMAL.values() if spec.key.split(".")[0] == section]
+    guess = nearest(key, candidates)
+    raise InputError(f"unknown key {key!r}: Milvus has no such setting",
+                     hint=f"did you mean {guess}?" if guess else f"see `mqctl config rules`; known: {', '.join(candidates[:6])}")
+
+
 def read_key(path: Path | str, key: str, *, kind: str | None = None, mode: str | None = None,
              milvus_version: str | None = None, env: dict[str, str] | None = None, etcd=None) -> KeyValue:
     """A Milvus key's effective value (overrides and defaults included) or a document path's value."""
@@ -443,6 +457,8 @@ def read_key(path: Path | str, key: str, *, kind: str | None = None, mode: str |
     doc = load_document(path, kind)
     addr = address(doc, key)
     value, line = get_key(path, key, kind=kind)  # refuses a section, whose "value" would read as unset
+    if line is None and addr.milvus_key:
+        _check_known(addr.milvus_key)
     if addr.milvus_key and not (doc.kind == OPERATOR_CR and addr.parts[:2] != ["spec", "config"]):
         origin = resolve([path], kind=kind, mode=mode, milvus_version=milvus_version, env=env,
                          etcd=etcd).origin(addr.milvus_key)

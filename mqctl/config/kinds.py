@@ -151,6 +151,9 @@ def _helm_values(doc: Document, mode: str, version: Version | None) -> KindView:
         line = origin.line if origin else 1
         detail = origin.detail if origin else "chart default"
         result.settings.append(Setting("mq.type", chosen, doc.name, line, "helm", detail))
+        endpoint = _helm_endpoint(doc, chosen, result.fields, line)
+        if endpoint is not None:
+            result.settings.append(endpoint)
     user = embedded_yaml(doc, ["extraConfigFiles", "user.yaml"])
     if user is not None:
         result.notes.append("extraConfigFiles.user.yaml is merged last (user.yaml wins over the chart's settings)")
@@ -158,6 +161,20 @@ def _helm_values(doc: Document, mode: str, version: Version | None) -> KindView:
             result.settings += flatten(root, doc.name, line_offset=user.line_offset,
                                        detail_prefix="extraConfigFiles.user.yaml:")
     return result
+
+
+def _helm_endpoint(doc: Document, chosen: str, toggles: dict[str, Setting], line: int) -> Setting | None:
+    """The address the chart writes for the Pulsar/Kafka it deploys or points at (externalPulsar/externalKafka)."""
+    address_key = {"pulsar": "pulsar.address", "kafka": "kafka.brokerList"}.get(chosen)
+    if address_key is None:
+        return None
+    external = f"external{chosen.capitalize()}"
+    external_on = (toggles.get(f"{external}.enabled") and (toggles[f"{external}.enabled"].value or "").lower() == "true")
+    given = field_setting(doc, f"{external}.host" if chosen == "pulsar" else f"{external}.brokerList")
+    if external_on and given is not None and given.value:
+        return Setting(address_key, given.value, doc.name, given.line, "helm", given.detail)
+    return Setting(address_key, f"{chosen} deployed in-cluster by the chart", doc.name, line, "helm",
+                   f"{external}.enabled is not true: the chart points Milvus at its own {chosen}")
 
 
 def _configmap(doc: Document, mode: str, version: Version | None) -> KindView:

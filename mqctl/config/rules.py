@@ -54,6 +54,8 @@ RULES: tuple[Rule, ...] = (
     Rule("MQ105", WARNING, "chosen backend has no address", "an explicit pulsar/kafka with an empty address cannot connect."),
     Rule("MQ106", WARNING, "natsmq configured but mq.type is default",
          "natsmq never takes part in `default` (PR #26791): customised natsmq settings are ignored."),
+    Rule("MQ107", ERROR, "rocksmq without path", "an explicit rocksmq with an empty rocksmq.path has nowhere to "
+         "open its RocksDB; Milvus fails at startup."),
     Rule("MQ110", ERROR, "natsmq without storeDir", "JetStream needs a store directory; an empty one fails at startup."),
     Rule("MQ111", ERROR, "natsmq port out of range", "natsmq.server.port must be 1-65535, or -1 for a random port."),
     Rule("MQ112", INFO, "natsmq port is random", "-1 lets the embedded NATS server pick a port at each start."),
@@ -164,6 +166,9 @@ def _mq_type(res: Resolution) -> list[Finding]:
 
 def _backend_settings(res: Resolution) -> list[Finding]:
     mq = res.effective_mq
+    if mq == "rocksmq" and res.mq_type != "default" and not res.value("rocksmq.path"):
+        return [_finding("MQ107", "rocksmq is chosen but rocksmq.path is empty", _located(res, "rocksmq.path"),
+                         key="rocksmq.path", hint="set it to a persistent directory, e.g. /var/lib/milvus/rdb_data")]
     if mq not in ("pulsar", "kafka") or res.mq_type == "default":
         return []
     key = ENABLED_BY[mq]
@@ -231,8 +236,8 @@ def _numbers(res: Resolution) -> list[Finding]:
         if spec.type not in ("int", "bytes", "minutes") or not spec.key.split(".")[0] in CHECKED_SECTIONS:
             continue
         origin = _located(res, spec.key)
-        if origin.source == "default" or origin.value in (None, ""):
-            continue
+        if origin.source == "default" or origin.value in (None, "") or spec.key == "natsmq.server.port":
+            continue  # the port has a rule of its own (MQ111)
         if go_parse_int(origin.value) is None:
             effect = "no age limit" if spec.key.endswith("maxAge") else "0"
             found.append(_finding("MQ115", f"{spec.key} {origin.value!r} is not an integer: Milvus reads it as 0 "
@@ -283,7 +288,7 @@ def _several_backends(res: Resolution) -> list[Finding]:
 def _pulsar_address(res: Resolution) -> list[Finding]:
     origin = _located(res, "pulsar.address")
     value = origin.value or ""
-    if origin.source in ("default", "operator") or ":" not in value:
+    if origin.source in ("default", "operator", "helm") or ":" not in value:
         return []
     return [_finding("MQ122", f"pulsar.address {value!r} has a scheme or port: it is used as is and "
                      "pulsar.port is ignored", origin, hint="write the host only (e.g. pulsar) and the port in "

@@ -16,6 +16,8 @@ from mqctl.errors import InputError
 PLAIN_SAFE = re.compile(r"^(?:[A-Za-z0-9_/.]|-(?=\d))[A-Za-z0-9_/.:@+~ -]*$")
 BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off", "y", "n"}
 NULL_WORDS = {"null", "~"}
+NODE_PROPERTIES = re.compile(r"(?:(?:&[^\s]+|![^\s]*)[ \t]+)*")
+ALIAS_AFTER_KEY = re.compile(r"[ \t]*:[ \t]*(\*[^\s,\]}#]+)")
 
 
 @dataclass
@@ -176,6 +178,12 @@ def _replace_value(text: str, key_node, value_node, value: str, newline: str, *,
     if value_node.style in ("|", ">"):
         raise InputError(f"{label} holds a block text (| or >)", hint="edit that text by hand")
     start, end = value_node.start_mark.index, value_node.end_mark.index
+    if start < key_node.end_mark.index:  # `key: *name`: the node lives at its anchor, the edit replaces the alias
+        alias = ALIAS_AFTER_KEY.match(text, key_node.end_mark.index)
+        if alias is None:
+            raise InputError(f"{label} refers to a value written elsewhere", hint="edit that value by hand")
+        return Splice(*alias.span(1), render_scalar(value, string=string))
+    start = NODE_PROPERTIES.match(text, start).end()  # keep `&anchor` and `!!tag` in front of the value
     if value_node.value == value and value_node.style is None and start != end:
         return None
     rendered = render_scalar(value, value_node, string=string)
