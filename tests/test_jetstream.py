@@ -152,13 +152,15 @@ def test_reads_many_batches_with_bounds_gaps_trimmed_head_and_headers(tmp_path):
             everything = list(src.iter_messages("gappy"))
             want = [n for n in range(101, 5_000) if n not in (2_500, 4_000)]
             assert [m.id for m in everything] == want
+            for _ in range(10):  # the last batches may arrive, and end the read, while a batch is handed over
+                assert [m.id for m in src.iter_messages("gappy")] == want
             assert everything[0].data == b"m101" and everything[0].headers == {"msg_type": str(101 % 7)}
             assert [m.id for m in src.iter_messages("gappy", 1, 105)] == list(range(101, 106))
             assert [m.id for m in src.iter_messages("gappy", 2_498, 2_502)] == [2_498, 2_499, 2_501, 2_502]
             assert [m.id for m in src.iter_messages("gappy", 3_999, 4_000)] == [3_999]
             assert [m.id for m in src.iter_messages("gappy", 4_999)] == [4_999]
             assert list(src.iter_messages("gappy", 6_000)) == [] and list(src.iter_messages("empty")) == []
-            assert time.monotonic() - started < 2, "a read waited for a pull request to expire"
+            assert time.monotonic() - started < 5, "a read waited for a pull request to expire"
             assert src.stream("gappy").consumers == 0
     finally:
         proc.terminate()

@@ -296,8 +296,8 @@ class JetStreamSource:
         reader = _PullReader(self, channel, last, batch)
         try:
             self._run(reader.open(first))
-            while not reader.done:
-                yield from self._run(reader.next_batch())
+            while (batch := self._run(reader.next_batch())) is not None:
+                yield from batch
         finally:
             self._run(reader.close())
 
@@ -371,11 +371,14 @@ class _PullReader:
         self.done = True
         self._ready.set()
 
-    async def next_batch(self) -> list[RawMessage]:
-        """The messages received so far: at least a batch unless the read is done."""
+    async def next_batch(self) -> list[RawMessage] | None:
+        """The messages received so far: at least a batch unless the read is done; None once the read is
+        done and all was handed over (messages may arrive, and end the read, after a batch was taken)."""
         if len(self._received) < self.batch and not self.done:
             self._ready.clear()
             await self._ready.wait()
+        if self.done and not self._received:
+            return None
         received, self._received = self._received, []
         return received
 
