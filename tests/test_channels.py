@@ -267,3 +267,10 @@ def test_peek_reports_unknown_types_and_bad_bytes(cli, tmp_path):
     finally:
         proc.terminate()
         proc.wait()
+
+
+@pytest.mark.parametrize("timeout", ["0", "-2"])
+def test_a_timeout_that_is_not_positive_is_bad_input(cli, timeout):
+    result = cli("channels", "list", "--nats", "nats://127.0.0.1:4222", "--timeout", timeout)
+    assert result.code == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == f"error: --timeout {timeout} is not a positive number of seconds — e.g. --timeout 5"

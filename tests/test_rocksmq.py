@@ -141,6 +141,9 @@ def test_iter_messages_range():
         middle = ids[len(ids) // 3: 2 * len(ids) // 3]
         assert [m.id for m in source.iter_messages(channel.name, middle[0], middle[-1])] == middle
         assert [m.id for m in source.iter_messages(channel.name, start_id=ids[-1])] == [ids[-1]]
+        # ids are decimal text: a shorter --from is smaller than every id, a longer one larger
+        assert [m.id for m in source.iter_messages(channel.name, start_id=5)] == ids
+        assert list(source.iter_messages(channel.name, start_id=ids[-1] * 10)) == []
         assert list(source.iter_messages("no-such-topic")) == []
         assert source.id_range("no-such-topic") is None
 
@@ -150,3 +153,19 @@ def test_missing_or_wrong_directory_is_input_error(tmp_path):
         RocksMQSource(tmp_path / "nope")
     with pytest.raises(InputError, match="not a RocksDB directory"):
         RocksMQSource(tmp_path)
+
+
+def test_the_metadata_database_is_refused_under_any_name(tmp_path):
+    meta = ROCKSMQ.with_name(ROCKSMQ.name + "_meta_kv")
+    with pytest.raises(InputError, match="metadata database") as caught:
+        RocksMQSource(meta)
+    assert str(ROCKSMQ) in caught.value.one_line()
+    import tempfile
+    from pathlib import Path
+
+    shadows = set(Path(tempfile.gettempdir()).glob("mqctl-rocksmq-*"))
+    renamed = tmp_path / "renamed"
+    shutil.copytree(meta, renamed)
+    with pytest.raises(InputError, match="metadata database"):
+        RocksMQSource(renamed)
+    assert set(Path(tempfile.gettempdir()).glob("mqctl-rocksmq-*")) == shadows  # no shadow folder left behind

@@ -107,6 +107,8 @@ class JetStreamSource:
                  tls_cert: str | None = None, tls_key: str | None = None, timeout: float = 5.0):
         self.url = url if "://" in url else f"nats://{url}"
         self.description = public_url(self.url)
+        if not timeout > 0:
+            raise InputError(f"--timeout {timeout:g} is not a positive number of seconds", hint="e.g. --timeout 5")
         self.timeout = timeout
         _require_nkeys(creds, nkey)
         options: dict[str, Any] = {

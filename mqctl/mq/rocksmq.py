@@ -23,6 +23,7 @@ from mqctl.mq.model import ChannelInfo, RawMessage
 
 SKIPPED_DB_FILES = ("LOCK", "LOG", "rocksdict-config.json")  # LOG also covers LOG.old.*
 META_SUFFIX = "_meta_kv"
+META_ONLY_KEY = b"rmq_id"  # the id allocator's bound lives in the metadata database only
 _AFTER_SLASH = b"0"  # b"/" + 1: the upper bound of every key of one topic
 
 
@@ -106,6 +107,11 @@ class RocksMQSource:
         self._db = self._meta_db = None
         try:
             self._db = _open_read_only(self.path, self._shadow_root)
+            if self._db.get(META_ONLY_KEY) is not None:
+                messages = self.path.with_name(self.path.name.removesuffix(META_SUFFIX))
+                raise InputError(f"{self.path} is RocksMQ's metadata database ({META_SUFFIX}), not its messages",
+                                 hint=f"pass rocksmq.path itself (e.g. {messages}); the {META_SUFFIX} beside it is "
+                                      "read too")
             has_meta = (self.meta_path / "CURRENT").is_file()
             self._meta_db = _open_read_only(self.meta_path, self._shadow_root) if has_meta else None
         except BaseException:
@@ -175,7 +181,10 @@ class RocksMQSource:
         it = self._db.iter()
         it.seek_to_first()
         while it.valid():
-            topic = it.key().rpartition(b"/")[0]
+            topic, slash, _ = it.key().rpartition(b"/")
+            if not slash:  # not a message key (e.g. rmq_id in a metadata database): step over it
+                it.seek(it.key() + b"\x00")
+                continue
             yield topic.decode("utf-8", errors="replace")
             it.seek(topic + _AFTER_SLASH)
 
@@ -237,7 +246,13 @@ class RocksMQSource:
 
     def iter_messages(self, channel: str, start_id: int | None = None, end_id: int | None = None) -> Iterator[RawMessage]:
         prefix, options = self._key_range(channel)
-        start_key = prefix + str(start_id).encode() if start_id is not None else prefix
+        start_key = prefix
+        if start_id is not None:
+            # ids are decimal text, so byte order is numeric order only between ids of one length (all of a
+            # topic's ids have the allocator's length): seek to a shorter or longer id and the order breaks
+            bounds = self.id_range(channel)
+            if bounds and len(str(start_id)) == len(str(bounds[0])):
+                start_key = prefix + str(start_id).encode()
         for key, value in self._db.items(from_key=start_key, read_opt=options):
             message_id = self._id_of(key)
             if start_id is not None and message_id < start_id:
