@@ -307,3 +307,37 @@ def test_tls_and_client_certificates(tmp_path):
         proc.wait()
     with pytest.raises(InputError, match="go together"):
         JetStreamSource(url, tls_cert=str(cert))
+
+
+def test_store_in_use_is_told_by_command_line_and_config_not_by_a_prefix(tmp_path):
+    """An idle server keeps no store file open: its -sd argument or config file tells it serves the store; a
+    config naming `store_live` does not claim `store`, and the caller's own command line never counts."""
+    store, live = tmp_path / "store", tmp_path / "store_live"
+    shutil.copytree(STORE, store)
+    shutil.copytree(STORE, live)
+    renamed = tmp_path / "milvus"  # Milvus's process name, serving the store given on its command line
+    shutil.copy(nats_server_binary(), renamed)
+    port = free_port()
+    by_argument = subprocess.Popen([str(renamed), "-js", "-sd", str(store), "-a", "127.0.0.1", "-p", str(port)],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    by_config, _ = start_nats(tmp_path, store_dir=live)
+    try:
+        deadline = time.monotonic() + 10
+        while not list(store.rglob("jetstream")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with pytest.raises(PreconditionError, match=r"in use by \d+ \(milvus\)"):
+            with private_nats_server(store):
+                pass
+        by_argument.terminate()
+        by_argument.wait()
+        wrapper = subprocess.run([sys.executable, "-c", "import sys; from mqctl.mq.jetstream import private_nats_server\n"
+                                  "with private_nats_server(sys.argv[1]) as url: print(url)", str(store)],
+                                 capture_output=True, text=True, timeout=60)
+        assert wrapper.returncode == 0 and wrapper.stdout.startswith("nats://127.0.0.1:"), wrapper.stderr
+        with pytest.raises(PreconditionError, match=r"in use by \d+"):
+            with private_nats_server(live):
+                pass
+    finally:
+        for proc in (by_argument, by_config):
+            proc.terminate()
+            proc.wait()

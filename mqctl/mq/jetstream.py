@@ -13,6 +13,7 @@ import contextlib
 import datetime as dt
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -442,11 +443,13 @@ def store_root(store_dir: str | Path) -> Path:
 
 
 def processes_using(path: Path) -> list[str]:
-    """'pid (name)' of every process with a file open below path, and of every nats-server naming it
-    on its command line or in its config file (an idle one keeps no store file open); from Linux
-    /proc, unreadable ones skipped."""
+    """'pid (name)' of every process with a file open below path, naming it on its command line, or
+    naming it in a config file given on its command line (an idle NATS server keeps no store file
+    open, and Milvus's embedded one is configured by milvus.yaml); from Linux /proc, unreadable ones
+    skipped."""
     users = []
     prefix = str(path)
+    callers = _ancestors()  # `sudo mqctl ... --nats-store DIR` names the store too
 
     def below(target: str) -> bool:
         return target == prefix or target.startswith(prefix + os.sep)
@@ -457,12 +460,29 @@ def processes_using(path: Path) -> list[str]:
         try:
             targets = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
             name = (proc / "comm").read_text().strip()
-            named = _named_paths(proc) if name.startswith("nats-server") else []
+            named = [] if int(proc.name) in callers else [arg for arg in _named_paths(proc) if os.path.exists(arg)]
         except OSError:
             continue
-        if any(below(t) for t in targets + named) or any(_mentions(config, prefix) for config in named):
+        configs = [arg for arg in named if arg.endswith(CONFIG_SUFFIXES)] + _milvus_configs(proc, name)
+        if any(below(t) for t in targets + named) or any(_mentions(config, prefix) for config in configs):
             users.append(f"{proc.name} ({name})")
     return users
+
+
+def _ancestors() -> set[int]:
+    """The pids of the processes that started this one (shell, sudo, timeout...)."""
+    found, pid = set(), os.getppid()
+    while pid > 1 and pid not in found:
+        found.add(pid)
+        try:
+            stat = (Path("/proc") / str(pid) / "stat").read_text()
+        except OSError:
+            break
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return found
+
+
+CONFIG_SUFFIXES = (".conf", ".cfg", ".json", ".yaml", ".yml")
 
 
 def _named_paths(proc: Path) -> list[str]:
@@ -472,15 +492,28 @@ def _named_paths(proc: Path) -> list[str]:
     return [os.path.realpath(os.path.join(cwd, arg.split("=", 1)[-1])) for arg in args if arg]
 
 
+def _milvus_configs(proc: Path, name: str) -> list[str]:
+    """Where a Milvus process reads natsmq.server.storeDir: $MILVUSCONF or configs/ below its working directory."""
+    if name != "milvus":
+        return []
+    with contextlib.suppress(OSError):
+        environ = dict(item.split("=", 1) for item in (proc / "environ").read_bytes().decode(errors="replace")
+                       .split("\0") if "=" in item)
+        folder = environ.get("MILVUSCONF") or os.path.join(os.readlink(proc / "cwd"), "configs")
+        return [os.path.join(folder, file) for file in ("milvus.yaml", "user.yaml")]
+    return []
+
+
 def _mentions(config: str, store: str) -> bool:
-    """Whether a small file given on a command line (`nats-server -c FILE`) names the store."""
+    """Whether a small config file names the store itself (not merely a path that starts like it)."""
     try:
         if not os.path.isfile(config) or os.path.getsize(config) > 1 << 20:
             return False
         with open(config, "rb") as handle:
-            return store.encode() in handle.read()
+            text = handle.read()
     except OSError:
         return False
+    return re.search(re.escape(store.encode()) + rb"(?![\w.-])", text) is not None
 
 
 @contextlib.contextmanager
