@@ -56,6 +56,21 @@ def test_config_source_messages_as_json_with_checkpoint(cli, spark, tmp_path):  
     assert json.loads(ckpt.read_text())["positions"] == positions and spark.read.json(str(out)).count() == frame.count()
 
 
+@pytest.mark.spark
+def test_a_table_outlives_the_run_that_wrote_it(cli, spark, tmp_path):  # noqa: F811
+    """Each CLI run is a new Spark session: the table must be in a catalog that remembers it."""
+    args = ("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "skus", "--table", "skus_t",
+            "--master", "local[1]")
+    first = cli(*args, "--json", cwd=str(tmp_path))
+    assert first.code == 0, first.stderr
+    again = cli(*args, "--mode", "append", "--json", cwd=str(tmp_path))
+    assert again.code == 0, again.stderr
+    refused = cli(*args, "--mode", "error", cwd=str(tmp_path))
+    assert refused.code == 3 and "table skus_t already exists and --mode is error" in refused.stderr
+    stored = spark.read.parquet(str(tmp_path / "spark-warehouse" / "skus_t")).count()
+    assert first.json()["rows"] > 0 and stored == first.json()["rows"] + again.json()["rows"]
+
+
 def test_unknown_channel_is_exit_2(cli, tmp_path):
     result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--channels", "by-dev-rootcoord-dml_99",
                  "--output", str(tmp_path / "o"))

@@ -170,7 +170,10 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
             from mqctl.replay.session import start_session
 
             started = time.monotonic()
-            spark = start_session(request.master, request.spark_conf)
+            conf = dict(request.spark_conf)
+            if request.table:  # Spark's in-memory catalog forgets the table when the run ends; the next run
+                conf.setdefault("spark.sql.catalogImplementation", "hive")  # would find its folder and fail
+            spark = start_session(request.master, conf)
             result.spark_startup_seconds = round(time.monotonic() - started, 3)
         try:
             _write_with_progress(spark, request, options, result, checkpoint, on_progress)
