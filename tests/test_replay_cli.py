@@ -55,6 +55,9 @@ def test_config_source_messages_as_json_with_checkpoint(cli, spark, tmp_path):  
     assert second.json()["written"] is False and second.json()["rows"] == 0
     assert json.loads(ckpt.read_text())["positions"] == positions and spark.read.json(str(out)).count() == frame.count()
 
+    other_types = cli(*[("insert" if arg == "insert,delete" else arg) for arg in args])
+    assert other_types.code == 2 and "belongs to a replay of types insert,delete, not of types insert" in other_types.stderr
+
 
 @pytest.mark.spark
 def test_a_table_outlives_the_run_that_wrote_it(cli, spark, tmp_path):  # noqa: F811

@@ -116,6 +116,22 @@ def test_checkpoint_is_written_atomically_and_resumes_after_the_last_id(tmp_path
         loaded.check_belongs_to("nats://h:4222", "/out")
 
 
+def test_checkpoint_refuses_another_collection_shape_or_type_selection(tmp_path):
+    path = tmp_path / "ckpt.json"
+    items = {"channels": "", "shape": "rows", "collection": "items", "types": ""}
+    Checkpoint.load(path).advanced("rocksmq:/d", "/out", {"ch": 20}, items).save()
+    loaded = Checkpoint.load(path)
+    loaded.check_belongs_to("rocksmq:/d", "/out", dict(items))  # the same selection resumes
+    with pytest.raises(InputError) as caught:
+        loaded.check_belongs_to("rocksmq:/d", "/out", {**items, "collection": "skus", "types": "insert"})
+    assert "belongs to a replay of collection items, types (all), not of collection skus, types insert" in \
+        caught.value.one_line()
+    legacy = json.loads(path.read_text())
+    del legacy["selection"]  # a checkpoint written before selections were recorded still resumes
+    path.write_text(json.dumps(legacy))
+    Checkpoint.load(path).check_belongs_to("rocksmq:/d", "/out", {**items, "collection": "skus"})
+
+
 def test_broken_checkpoint_names_file_and_line(tmp_path):
     path = tmp_path / "ckpt.json"
     path.write_text('{"format": "mqctl-replay-checkpoint/1",\n "positions": {')

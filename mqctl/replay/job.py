@@ -146,7 +146,7 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
         opts = parse_options(options)
         checkpoint = Checkpoint.load(request.checkpoint) if request.checkpoint else None
         if checkpoint is not None:
-            checkpoint.check_belongs_to(label, target)
+            checkpoint.check_belongs_to(label, target, _selection(request))
         if request.output and not remote and request.mode == "error" and Path(target).exists():
             raise PreconditionError(f"output {target} already exists and --mode is error",
                                     hint="use --mode append or --mode overwrite, or another --output")
@@ -181,8 +181,14 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
             if own_session:
                 spark.stop()
         if checkpoint is not None:
-            checkpoint.advanced(label, target, {s.channel: s.last for s in spans}).save()
+            checkpoint.advanced(label, target, {s.channel: s.last for s in spans}, _selection(request)).save()
         return result
+
+
+def _selection(request: ReplayRequest) -> dict[str, str]:
+    """What a checkpoint's positions cover: the same channels, shape, collection and message types."""
+    return {"channels": ",".join(request.channels), "shape": request.shape or "", "collection": request.collection or "",
+            "types": request.types or ""}
 
 
 def _read_options(request: ReplayRequest) -> dict[str, str]:
