@@ -41,6 +41,9 @@ def test_options_need_exactly_one_source_and_a_collection_for_rows():
         parse_options({"nats": "nats://x", "shape": "rows"})
     with pytest.raises(InputError, match="unknown message type"):
         parse_options({"nats": "nats://x", "types": "insert,bogus"})
+    with pytest.raises(InputError, match="select no insert or delete message"):
+        parse_options({"nats": "nats://x", "collection": "items", "types": "timetick"})
+    assert parse_options({"nats": "nats://x", "collection": "items", "types": "delete"}).types == frozenset({401})
     opts = parse_options({"NATS": "nats://x", "Types": "insert, Delete", "channels": "a, b_*", "partitions": "3"})
     assert opts.types == frozenset({400, 401}) and opts.channels == ["a", "b_*"] and opts.partitions == 3
 

@@ -138,6 +138,9 @@ def parse_options(options) -> ReplayOptions:
     )
     if shape == "rows" and not result.collection:
         raise InputError("shape 'rows' needs a collection (option 'collection', a name or an id)")
+    if shape == "rows" and result.types is not None and not result.types & INSERT_DELETE:
+        raise InputError(f"types {opts['types']!r} select no insert or delete message, and rows come only from those",
+                         hint="add insert and/or delete to the types, or use the messages shape")
     return result
 
 
