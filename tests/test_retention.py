@@ -159,6 +159,11 @@ def test_apply_live_server(cli, tmp_path, milvus_like_server):
     assert dry.code == 0, dry.stderr
     assert dry.json()["dry_run"] is True and len(dry.json()["changes"]) == 2 * len(before)
     assert "+max_age: 60 min" in dry.stderr and "-max_msgs: unlimited" in dry.stderr and "+max_msgs: 10" in dry.stderr
+    fuller = sorted(name for name, limits in before.items() if limits[3] > 10)
+    assert fuller, "the fixture holds streams over the new max_msgs"
+    assert sorted(loss.split(":")[0].removeprefix("stream ") for loss in dry.json()["losses"]
+                  if "max_msgs 10 deletes the oldest" in loss) == fuller
+    assert dry.stderr.count("warning: stream") == len(dry.json()["losses"])
     assert stream_limits(url) == before
 
     unconfirmed = cli("retention", "apply", "--config", str(config), "--nats", url)
@@ -215,6 +220,8 @@ def test_apply_refuses_while_milvus_serves_nats(cli, tmp_path):
         config = natsmq_yaml(tmp_path)
         refused = cli("retention", "apply", "--config", str(config), "--nats", url, "--yes")
         assert refused.code == 3 and "served by Milvus itself" in refused.stderr
+        looked = cli("retention", "apply", "--config", str(config), "--nats", url, "--dry-run", "--json")
+        assert looked.code == 0 and looked.json()["dry_run"] is True, looked.stderr  # a dry run changes nothing
         forced = cli("retention", "apply", "--config", str(config), "--nats", url, "--yes", "--force")
         assert forced.code == 0, forced.stderr
     finally:

@@ -120,13 +120,15 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
     resolution = load_config(options.config)
     wanted = stream_limits_from_config(ConfiguredRetention(resolution).nats_limits())
     out = output(json_mode)
-    if nats:
+    if nats and not dry_run:  # a dry run changes nothing, so it may look at Milvus's own server
         _refuse_if_milvus_serves(nats, force)
     with open_source(options, writable_store=not dry_run) as source:
         plan = plan_apply(source, wanted)
         out.diff(plan.diff())
+        for loss in plan.losses:
+            out.warn(loss)
         if not plan.changes or dry_run:
-            out.emit(ApplyOutcome(plan.source, dry_run, plan.changes, [], None), _render_outcome)
+            out.emit(ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses), _render_outcome)
             return
         if not out.confirm(f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?",
                            assume_yes=yes):
@@ -136,7 +138,8 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
     if nats_store and not mismatches:
         with open_source(options) as reopened:  # the limits survive a restart of the store
             mismatches = verify(reopened, plan)
-    out.emit(ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches), _render_outcome)
+    out.emit(ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, plan.losses),
+             _render_outcome)
     exit_with(1 if mismatches else 0)
 
 

@@ -54,6 +54,7 @@ class StreamDetails:
     first_seq: int
     last_seq: int
     consumers: int
+    first_time: dt.datetime | None = None  # when the server stored the oldest message
 
 
 NATS_SCHEMES = ("nats", "tls", "ws", "wss")
@@ -405,7 +406,7 @@ def _details(stream: dict) -> StreamDetails:
         max_msgs=config.get("max_msgs", UNLIMITED), storage=config.get("storage", ""),
         retention=config.get("retention", ""), discard=config.get("discard", ""), replicas=config.get("num_replicas", 1),
         messages=state["messages"], bytes=state["bytes"], first_seq=state["first_seq"], last_seq=state["last_seq"],
-        consumers=state.get("consumer_count", 0))
+        consumers=state.get("consumer_count", 0), first_time=_nats_time(state.get("first_ts")))
 
 
 def _nats_time(text: str | None) -> dt.datetime | None:

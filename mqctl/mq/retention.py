@@ -208,6 +208,7 @@ class ApplyPlan:
     wanted: dict
     changes: list[LimitChange]
     streams: list[str]
+    losses: list[str] = field(default_factory=list)  # messages the new limits delete as soon as they apply
 
     def diff(self) -> str:
         """A per-stream unified diff of the limits (actual -> configured)."""
@@ -224,13 +225,34 @@ class ApplyPlan:
 
 def plan_apply(source, wanted: dict) -> ApplyPlan:
     """The limit changes that make every stream hold `wanted` (see stream_limits_from_config)."""
-    changes, streams = [], []
+    changes, streams, losses = [], [], []
+    now = dt.datetime.now(dt.timezone.utc)
     for stream in source.stream_details():
         streams.append(stream.name)
         actual = {"max_age": stream.max_age_seconds, "max_bytes": stream.max_bytes, "max_msgs": stream.max_msgs}
-        changes += [LimitChange(stream.name, limit, actual[limit], want) for limit, want in wanted.items()
-                    if actual[limit] != want]
-    return ApplyPlan(source.description, wanted, changes, streams)
+        changed = [LimitChange(stream.name, limit, actual[limit], want) for limit, want in wanted.items()
+                   if actual[limit] != want]
+        changes += changed
+        losses += _losses(stream, {c.limit for c in changed}, wanted, now)
+    return ApplyPlan(source.description, wanted, changes, streams, losses)
+
+
+def _losses(stream, changed: set[str], wanted: dict, now: dt.datetime) -> list[str]:
+    """What JetStream deletes at once when the new limits apply: it enforces them on the stored messages."""
+    found = []
+    age = wanted["max_age"]
+    if "max_age" in changed and age > 0 and stream.messages and stream.first_time is not None:
+        oldest = (now - stream.first_time).total_seconds()
+        if oldest > age:
+            found.append(f"stream {stream.name}: max_age {show_limit('max_age', age)} deletes every message older "
+                         f"than that at once (the oldest is {oldest / 60:,.0f} min old)")
+    if "max_bytes" in changed and 0 < wanted["max_bytes"] < stream.bytes:
+        found.append(f"stream {stream.name}: max_bytes {show_limit('max_bytes', wanted['max_bytes'])} deletes the "
+                     f"oldest messages at once (it holds {show_limit('max_bytes', stream.bytes)})")
+    if "max_msgs" in changed and 0 < wanted["max_msgs"] < stream.messages:
+        found.append(f"stream {stream.name}: max_msgs {wanted['max_msgs']} deletes the oldest "
+                     f"{stream.messages - wanted['max_msgs']} message(s) at once")
+    return found
 
 
 @dataclass
@@ -241,6 +263,7 @@ class ApplyOutcome:
     applied: list[str]  # streams updated
     verified: bool | None  # None: nothing applied
     mismatches: list[str] = field(default_factory=list)
+    losses: list[str] = field(default_factory=list)  # see ApplyPlan.losses
 
 
 def apply_plan(source, plan: ApplyPlan) -> list[str]:
