@@ -12,6 +12,7 @@ import base64
 import contextlib
 import datetime as dt
 import json
+import logging
 import os
 import re
 import shutil
@@ -101,6 +102,10 @@ def _tls_context(ca: str | None, cert: str | None, key: str | None):
     return context
 
 
+def _quiet_tls_close(record: logging.LogRecord) -> bool:
+    return "eof_received()" not in record.getMessage()
+
+
 class JetStreamSource:
     """An MQSource over a live NATS JetStream server."""
 
@@ -123,6 +128,9 @@ class JetStreamSource:
             "error_cb": self._remember_error, "disconnected_cb": self._ignore, "closed_cb": self._ignore,
         }
         self._last_error: Exception | None = None
+        # asyncio logs "returning true from eof_received() has no effect when using ssl" when a TLS server
+        # closes; it is noise on a command's stderr
+        logging.getLogger("asyncio").addFilter(_quiet_tls_close)
         self._loop = asyncio.new_event_loop()
         try:
             self._nc = self._run(self._connect({k: v for k, v in options.items() if v is not None}))
