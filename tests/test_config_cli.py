@@ -220,3 +220,13 @@ def test_get_of_a_misspelled_key_says_so(cli):
     result = cli("config", "get", str(SAMPLES / "milvus-2.3-standalone-natsmq.yaml"), "natsmq.server.prot")
     assert result.code == 2 and "Traceback" not in result.stderr
     assert "unknown key 'natsmq.server.prot'" in result.stderr and "did you mean natsmq.server.port?" in result.stderr
+
+
+def test_get_reads_a_quoted_user_yaml_in_helm_values(cli, tmp_path):
+    values = tmp_path / "values.yaml"
+    values.write_text('cluster:\n  enabled: false\nextraConfigFiles:\n  user.yaml: "mq:\\n  type: natsmq\\n"\n')
+    result = cli("config", "get", str(values), "mq.type", "--json")
+    assert result.code == 0, result.stderr
+    assert result.json()["value"] == "natsmq" and result.json()["source"] == "yaml"
+    edit = cli("config", "set", str(values), "mq.type", "rocksmq", "--yes")  # an edit still needs a block text
+    assert edit.code == 2 and "block text" in edit.stderr

@@ -16,7 +16,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mqctl.config.documents import (BOM, CONFIGMAP, HELM_VALUES, OPERATOR_CR, Document, compose, load_document,
+from mqctl.config.documents import (BOM, CONFIGMAP, HELM_VALUES, OPERATOR_CR, Document, compose, embedded_yaml,
+                                    load_document,
                                     is_mapping, is_scalar, is_sequence, lookup,
                                     scalar_text)
 from mqctl.config.schema import (CLUSTER, MQ_BACKENDS, STANDALONE, coerce_value, format_version, nearest,
@@ -313,13 +314,12 @@ def get_key(path: Path | str, key: str, *, kind: str | None = None):
     addr = address(doc, key)
     root = doc.main
     line_offset = 0
-    if addr.embedded:
-        pair = lookup(root, ["extraConfigFiles", "user.yaml"])
-        if pair is None:
+    if addr.embedded:  # a read needs no block text (an edit does): a quoted user.yaml string reads too
+        embedded = embedded_yaml(doc, ["extraConfigFiles", "user.yaml"])
+        if embedded is None:
             return None, None
-        region = embedded_region(doc.text, pair[1], str(doc.path))
-        root = region.roots[0] if region.roots else None
-        line_offset = pair[1].start_mark.line + 1
+        root = embedded.roots[0] if embedded.roots else None
+        line_offset = embedded.line_offset
     pair = lookup(root, addr.parts) if root is not None else None
     if pair is None:
         return None, None
