@@ -183,7 +183,8 @@ def test_apply_live_server(cli, tmp_path, milvus_like_server):
 def test_apply_nats_store_persists(cli, tmp_path):
     store = tmp_path / "store"
     shutil.copytree(STORE, store)
-    config = natsmq_yaml(tmp_path, max_age="4320")
+    # ten years: JetStream deletes what is older than max_age at once, and the fixture ages with every day
+    config = natsmq_yaml(tmp_path, max_age=str(10 * 365 * 24 * 60))
     result = cli("retention", "apply", "--config", str(config), "--nats-store", str(store), "--yes", "--json")
     assert result.code == 0, result.stderr
     assert result.json()["verified"] is True
