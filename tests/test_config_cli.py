@@ -214,6 +214,10 @@ def test_rocksmq_with_an_empty_path_and_a_bad_port_are_errors_once(cli, tmp_path
     assert result.code == 1
     codes = [f["code"] for f in result.json()["findings"]]
     assert "MQ107" in codes and codes.count("MQ111") == 1 and "MQ115" not in codes
+    path.write_text("mq:\n  type: natsmq\nnatsmq:\n  server:\n    storeDir: /srv/nats\n    port:\n")
+    empty = cli("config", "validate", str(path), "--json").json()["findings"]
+    assert [f["message"] for f in empty if f["code"] == "MQ111"] == [
+        "natsmq.server.port is empty (1-65535, or -1 for random)"]
 
 
 def test_get_of_a_misspelled_key_says_so(cli):

@@ -209,7 +209,8 @@ def _natsmq(res: Resolution) -> list[Finding]:
                               key="natsmq.server.port", hint="fine for Milvus; set a fixed port to inspect it with "
                               "NATS tools"))
     elif number is None or not 1 <= number <= 65535:
-        found.append(_finding("MQ111", f"natsmq.server.port {port.value!r} is not a port (1-65535, or -1 for random)",
+        shown = "is empty" if port.value in (None, "") else f"{port.value!r} is not a port"
+        found.append(_finding("MQ111", f"natsmq.server.port {shown} (1-65535, or -1 for random)",
                               port, key="natsmq.server.port", hint="e.g. 4222"))
     payload = _located(res, "natsmq.server.maxPayload")
     size = go_parse_int(payload.value)
