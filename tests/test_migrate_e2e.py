@@ -94,6 +94,14 @@ def test_refuses_stale_jetstream_dir(box, tmp_path):
     assert journal(box)["steps"][1]["status"] == "pending"  # nothing after preflight ran
 
 
+def test_plan_reads_milvus_environment_and_warns_of_an_unreachable_kafka(box):
+    result = run_cli("migrate", "plan", "--sandbox", box["dir"], "--to", "kafka", "--json")
+    assert result.code == 0, result.stderr  # warnings only
+    findings = {f["code"]: f for f in result.json()["findings"]}
+    assert findings["target-unreachable"]["level"] == "warning" and "localhost:9092" in findings["target-unreachable"]["message"]
+    assert "env-not-checked" not in findings  # the sandbox's milvus process is local: its environment was read
+
+
 def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
     before = counts(box)
     crashed = migrate(box, "--to", "natsmq", "--backup-dir", str(tmp_path / "backup"), "--cleanup",
@@ -135,10 +143,18 @@ def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
         source.close()
 
 
-def test_natsmq_to_rocksmq_after_a_failing_start_command(box, tmp_path):
+def test_natsmq_to_rocksmq_after_a_flush_timeout_and_a_failing_start_command(box, tmp_path):
+    too_short = migrate(box, "--to", "rocksmq", "--flush-timeout", "0.01", "--backup-dir", str(tmp_path / "backup"),
+                        "--cleanup")
+    assert too_short.code == 3 and "step flush failed" in too_short.stderr
+    assert "Milvus still runs on its old MQ, so writes were resumed" in too_short.stderr
+    assert journal(box)["steps"][1]["status"] == "pending"  # resume denies writes again first
+    c = client(box)
+    c.insert("demo_events", [{"id": 70_000 + i, "tag": 2, "vector": [0.25] * 8} for i in range(5)])  # writes work
+    c.close()
     before = counts(box)
-    failed = migrate(box, "--to", "rocksmq", "--start-cmd", "false", "--backup-dir", str(tmp_path / "backup"),
-                     "--cleanup")
+    failed = run_cli("migrate", "resume", "--sandbox", box["dir"], "--flush-timeout", "600", "--start-cmd", "false",
+                     timeout=600)
     assert failed.code == 3
     assert "step start failed" in failed.stderr and "writes stay denied" in failed.stderr
     done = run_cli("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
@@ -150,9 +166,17 @@ def test_natsmq_to_rocksmq_after_a_failing_start_command(box, tmp_path):
 
 
 def test_rollback_before_cleanup_returns_to_rocksmq(box):
+    """forceDeny absent from the config: resuming writes removes it again, which Milvus logs as a DELETE event."""
+    unset = run_cli("config", "unset", box["config"], "quotaAndLimits.limitWriting.forceDeny", "--yes")
+    assert unset.code == 0, unset.stderr
     before = counts(box)
     done = migrate(box, "--to", "natsmq")
     assert done.code == 0, done.stderr
+    from mqctl.config.edit import get_key
+
+    resumed = next(s for s in journal(box)["steps"] if s["name"] == "resume-writes")
+    assert "DELETE" in resumed["evidence"]["confirmed"]
+    assert get_key(box["config"], "quotaAndLimits.limitWriting.forceDeny") == (None, None)
     back = run_cli("migrate", "rollback", "--sandbox", box["dir"], "--yes", "--json", timeout=600)
     assert back.code == 0, back.stderr
     result = back.json()

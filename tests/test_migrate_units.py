@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import pytest
 
@@ -23,6 +24,8 @@ def test_update_event_matches_the_value_milvus_logged():
     assert update_event("true")(EVENT)
     assert not update_event("false")(EVENT)
     assert not update_event("true")(EVENT.replace("forcedeny", "forcedenyreading"))
+    removed = EVENT.replace("UPDATE", "DELETE")  # a removed key is logged with its old value
+    assert update_event(None)(removed) and not update_event(None)(EVENT) and not update_event("false")(removed)
 
 
 def test_init_mq_line_and_log_time():
@@ -101,3 +104,53 @@ def test_rollback_undoes_what_was_done(tmp_path, done, cleaned, expected):
     if cleaned:
         journal.step("backup").evidence["deleted"] = ["/x"]
     assert rollback_steps(journal) == expected
+
+
+def test_the_journal_holds_no_password_of_milvus_or_etcd():
+    from mqctl.migrate.milvus import MilvusTarget
+    from mqctl.migrate.steps import MigrateOptions
+
+    options = MigrateOptions(configs=["/etc/milvus.yaml"], to="natsmq",
+                             milvus=MilvusTarget("http://127.0.0.1:19530", user="root", password="Milvus-S3cret"),
+                             etcd="http://etcduser:Etcd-S3cret@127.0.0.1:2379")
+    journaled = json.dumps(options.journaled())
+    assert "S3cret" not in journaled
+    assert options.journaled()["etcd"] == "http://etcduser@127.0.0.1:2379"
+    assert options.journaled()["milvus"]["user"] == "root" and options.journaled()["milvus"]["password_set"] is True
+
+
+def test_milvus_environment_is_read_from_the_local_milvus_process(tmp_path):
+    """A process named milvus listening on the --milvus port: its MQ_TYPE overrides the yaml."""
+    import os
+    import subprocess
+    import sys
+
+    from make_fixtures import free_port
+    from mqctl.migrate.milvus import MilvusTarget
+    from mqctl.migrate.steps import MigrateOptions, milvus_environment, resolution
+
+    config = tmp_path / "milvus.yaml"
+    config.write_text("mq:\n  type: natsmq\n")
+    port = free_port()
+    listener = ("import socket, sys, time\ns = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen()\n"
+                "print('ready', flush=True); time.sleep(60)\n")
+    options = MigrateOptions(configs=[str(config)], to="rocksmq", milvus=MilvusTarget(f"http://127.0.0.1:{port}"))
+    assert milvus_environment(options)[0] is None  # nothing listens yet
+    named = tmp_path / "milvus"
+    named.symlink_to(sys.executable)  # the process name comes from the file name it was started by
+    for program, found in ((sys.executable, False), (str(named), True)):
+        proc = subprocess.Popen([program, "-c", listener, str(port)], stdout=subprocess.PIPE, text=True,
+                                env={**os.environ, "MQ_TYPE": "rocksmq"})
+        try:
+            assert proc.stdout.readline().strip() == "ready"
+            env, where = milvus_environment(options)
+            assert (env is not None) == found, where
+            if found:
+                assert where == f"read from {proc.pid} (milvus)"
+                origin = resolution(options, env=env).origin("mq.type")
+                assert (origin.source, origin.value, origin.detail) == ("env", "rocksmq", "MQ_TYPE")
+            else:
+                assert "not by a milvus process" in where
+        finally:
+            proc.kill()
+            proc.wait()

@@ -208,7 +208,8 @@ def status(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: Sandbo
 
 
 def _continue(action, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name, stop_cmd,
-              start_cmd, log_file, log_cmd, json_mode, *, confirm: str | None = None, yes: bool = False):
+              start_cmd, log_file, log_cmd, json_mode, *, confirm: str | None = None, yes: bool = False,
+              more: dict | None = None):
     out = output(json_mode)
     filled = _sandbox_fill(sandbox)
     path = _journal_path(state_dir, config, sandbox)
@@ -220,7 +221,7 @@ def _continue(action, config, state_dir, sandbox, milvus, user, password, token,
     target = _target(milvus or journaled["uri"], user or journaled["user"], password, token,
                      server_pem or journaled["server_pem"], server_name or journaled["server_name"])
     overrides = {"stop_cmd": stop_cmd or filled.get("stop_cmd"), "start_cmd": start_cmd or filled.get("start_cmd"),
-                 "log_file": log_file, "log_cmd": log_cmd}
+                 "log_file": log_file, "log_cmd": log_cmd, **(more or {})}
     journal = action(path, target, overrides, reporter(out))
     out.emit(journal, render_journal)
 
@@ -229,21 +230,35 @@ def _continue(action, config, state_dir, sandbox, milvus, user, password, token,
 def resume(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None, milvus: MilvusOpt = None,
            user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
            server_name: ServerNameOpt = "", stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
-           log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, json_mode: JsonOpt = False):
-    """Continue a stopped or crashed migration from its journal (commands may be given anew)."""
+           log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, etcd: EtcdOpt = None,
+           writes_stopped: WritesStoppedOpt = False, flush_timeout: Annotated[Optional[float], typer.Option(
+               "--flush-timeout", help="Seconds to wait for FlushAll (default: as journaled).")] = None,
+           start_timeout: Annotated[Optional[float], typer.Option(
+               "--start-timeout", help="Seconds to wait for Milvus to start (default: as journaled).")] = None,
+           json_mode: JsonOpt = False):
+    """Continue a stopped or crashed migration from its journal (commands, timeouts, etcd may be given anew)."""
     from mqctl.migrate import run
 
     _continue(run.resume, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
-              stop_cmd, start_cmd, log_file, log_cmd, json_mode)
+              stop_cmd, start_cmd, log_file, log_cmd, json_mode,
+              more=_more(etcd, writes_stopped, flush_timeout, start_timeout))
+
+
+def _more(etcd, writes_stopped, flush_timeout=None, start_timeout=None) -> dict:
+    """What resume and rollback may change from the journal (None keeps the journaled value)."""
+    return {"etcd": etcd, "writes_stopped": True if writes_stopped else None, "flush_timeout": flush_timeout,
+            "start_timeout": start_timeout}
 
 
 @app.command()
 def rollback(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None, milvus: MilvusOpt = None,
              user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
              server_name: ServerNameOpt = "", stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
-             log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, yes: YesOpt = False, json_mode: JsonOpt = False):
+             log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, etcd: EtcdOpt = None,
+             writes_stopped: WritesStoppedOpt = False, yes: YesOpt = False, json_mode: JsonOpt = False):
     """Undo the journaled migration: restore the config and etcd values (and data from the backup), restart, verify."""
     from mqctl.migrate import run
 
     _continue(run.rollback, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
-              stop_cmd, start_cmd, log_file, log_cmd, json_mode, confirm="Roll the migration back?", yes=yes)
+              stop_cmd, start_cmd, log_file, log_cmd, json_mode, confirm="Roll the migration back?", yes=yes,
+              more=_more(etcd, writes_stopped))

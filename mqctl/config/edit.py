@@ -93,11 +93,12 @@ class EditPlan:
     def result(self, backup: Path | None = None) -> EditResult:
         return EditResult(self.document.path, self.diff, self.changed, backup)
 
-    def commit(self) -> EditResult:
+    def commit(self, backup: Path | None = None) -> EditResult:
+        """Write the edit; `backup`: a copy of the file taken (and recorded) before, instead of a new one."""
         if not self.changed:
             return self.result()
         return self.result(atomic_write(self.document.path, self.new_text, bom=self.document.bom,
-                                        expected=self.document.text))
+                                        expected=self.document.text, backup=backup))
 
 
 SECRET_LINE = re.compile(r"^([+ -])(\s*)([^\s:#][^:]*):(\s+)(\S.*?)(\r?\n)?$")
@@ -172,16 +173,25 @@ def redact_diff(diff: str) -> str:
     return "".join(lines)
 
 
-def atomic_write(path: Path, text: str, *, bom: bool = False, expected: str | None = None) -> Path:
-    """Back the file up next to itself, then replace it atomically, keeping its mode. Returns the backup."""
+def backup_copy(path: Path | str) -> Path:
+    """A timestamped copy next to the file (mode and times kept)."""
+    target = Path(os.path.realpath(path))
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    backup = target.with_name(f"{target.name}.{stamp}.bak")
+    shutil.copy2(target, backup)
+    return backup
+
+
+def atomic_write(path: Path, text: str, *, bom: bool = False, expected: str | None = None,
+                 backup: Path | None = None) -> Path:
+    """Back the file up next to itself (unless `backup` was taken already), then replace it atomically,
+    keeping its mode. Returns the backup."""
     target = Path(os.path.realpath(path))
     if expected is not None:
         current = target.read_bytes().decode("utf-8")
         if current.lstrip(BOM) != expected:
             raise PreconditionError(f"{path} changed while the edit was prepared", hint="run the command again")
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    backup = target.with_name(f"{target.name}.{stamp}.bak")
-    shutil.copy2(target, backup)
+    backup = backup or backup_copy(target)
     mode = stat.S_IMODE(target.stat().st_mode)
     replace_atomically(target, ((BOM if bom else "") + text).encode("utf-8"), mode=mode)
     return backup

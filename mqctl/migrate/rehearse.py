@@ -44,21 +44,27 @@ def rehearse(directory: str | None, report, say: Callable[[str], None], keep: bo
     info = sandbox.up(str(folder), mq="rocksmq", seed=True)
     seconds["sandbox up + seed"] = round(time.monotonic() - began, 1)
     say(f"    Milvus at {info.uri}, config {info.config}, log {info.log}")
-    say("2/4 migrating RocksMQ -> natsmq, exactly as in production (stop-writes, FlushAll, stop, switch, start, "
-        "verify, resume-writes, backup) ...")
-    fill = info.migrate_fill()
-    options = MigrateOptions(to="natsmq", milvus=MilvusTarget(fill.pop("milvus")), **fill,
-                             backup_dir=str(folder / "backup"))
-    mark = time.monotonic()
-    journal = run.start(options, journal_path(state_dir=None, config=info.config), report)
-    seconds["migration"] = round(time.monotonic() - mark, 1)
-    say("3/4 listing the new NATS JetStream streams (one per Milvus channel) ...")
-    port = sandbox.Sandbox(folder).ports["natsmq_port"]
-    source = JetStreamSource(f"nats://127.0.0.1:{port}")
     try:
-        streams = source.list_channels()
-    finally:
-        source.close()
+        say("2/4 migrating RocksMQ -> natsmq, exactly as in production (stop-writes, FlushAll, stop, switch, start, "
+            "verify, resume-writes, backup) ...")
+        fill = info.migrate_fill()
+        options = MigrateOptions(to="natsmq", milvus=MilvusTarget(fill.pop("milvus")), **fill,
+                                 backup_dir=str(folder / "backup"))
+        mark = time.monotonic()
+        journal = run.start(options, journal_path(state_dir=None, config=info.config), report)
+        seconds["migration"] = round(time.monotonic() - mark, 1)
+        say("3/4 listing the new NATS JetStream streams (one per Milvus channel) ...")
+        port = sandbox.Sandbox(folder).ports["natsmq_port"]
+        source = JetStreamSource(f"nats://127.0.0.1:{port}")
+        try:
+            streams = source.list_channels()
+        finally:
+            source.close()
+    except BaseException:
+        say(f"rehearsal failed: stopping the sandbox; {folder} is kept to read (log {info.log}, journal beside "
+            f"{info.config}); remove it when done")
+        sandbox.down(str(folder))
+        raise
     say("4/4 sandbox down ...")
     mark = time.monotonic()
     sandbox.down(str(folder))

@@ -87,9 +87,11 @@ def execute(ctx: S.Context) -> Journal:
         except MqctlError as err:
             _finish(journal, record, FAILED, began, err.one_line())
             ctx.report.step_finished(record)
-            if isinstance(err, S.StepFailed):
-                raise
-            raise S.StepFailed(record.name, err.message, err.hint or "fix it, then `mqctl migrate resume`") from None
+            failed = err if isinstance(err, S.StepFailed) else \
+                S.StepFailed(record.name, err.message, err.hint or "fix it, then `mqctl migrate resume`")
+            if not ctx.rollback and record.name in BEFORE_THE_SWITCH:
+                failed = _reopen_writes(ctx, failed)
+            raise failed from None
         except KeyboardInterrupt:
             _finish(journal, record, FAILED, began, "interrupted (Ctrl-C)")
             raise
@@ -100,6 +102,34 @@ def execute(ctx: S.Context) -> Journal:
     journal.state = ROLLED_BACK if ctx.rollback else COMPLETED
     journal.save()
     return journal
+
+
+BEFORE_THE_SWITCH = ("flush", "stop")  # Milvus may still run on its old MQ, as before the migration
+
+
+def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
+    """After a failure before the switch, a Milvus still running as before gets its writes back: they
+    stay denied only when its state is unknown. stop-writes goes back to pending (its journaled old
+    value kept), so `resume` denies writes again before it retries."""
+    stop = ctx.journal.step("stop-writes")
+    if "old" not in stop.evidence:  # mqctl did not deny writes
+        return failed
+    if not S.milvus_up(ctx.options):
+        return S.StepFailed(failed.step, failed.seen, failed.next_action,
+                            writes_note="Milvus does not answer, its state is unknown: writes stay denied")
+    old = stop.evidence["old"]
+    stop.status, stop.evidence = PENDING, {"old": old, "mechanism": stop.evidence.get("mechanism"),
+                                           "reopened_after": failed.step}
+    ctx.journal.save()
+    try:
+        S._apply_force_deny(ctx, StepRecord("resume-writes"), old)
+    except MqctlError as err:
+        stop.status = DONE
+        ctx.journal.save()
+        return S.StepFailed(failed.step, failed.seen, failed.next_action,
+                            writes_note=f"writes stay denied: putting forceDeny back failed: {err.message}")
+    return S.StepFailed(failed.step, failed.seen, failed.next_action + "; resume denies writes again first",
+                        writes_note="Milvus still runs on its old MQ, so writes were resumed")
 
 
 def _finish(journal: Journal, record: StepRecord, status: str, began: float, error: str | None) -> None:

@@ -33,7 +33,16 @@ class StepFailed(PreconditionError):
     def __init__(self, step: str, seen: str, next_action: str, *, writes_note: str = ""):
         message = f"step {step} failed: {seen}" + (f" ({writes_note})" if writes_note else "")
         super().__init__(message, hint=next_action)
-        self.step = step
+        self.step, self.seen, self.next_action = step, seen, next_action
+
+
+def without_password(url: str) -> str:
+    """The URL with the password of its user:password@ part left out (the user stays)."""
+    head, sep, rest = url.rpartition("://")
+    userinfo, at, host = rest.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    return f"{head}{sep}{userinfo.split(':', 1)[0]}@{host}"
 
 
 @dataclass
@@ -67,6 +76,8 @@ class MigrateOptions:
     def journaled(self) -> dict:
         data = {k: v for k, v in self.__dict__.items() if k != "milvus"}
         data["milvus"] = self.milvus.public()
+        if self.etcd:  # an etcd password is given again to resume (--etcd), like Milvus's
+            data["etcd"] = without_password(self.etcd)
         return data
 
     @classmethod
@@ -147,10 +158,28 @@ def parse_time(text: str) -> dt.datetime:
     return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
-def resolution(options: MigrateOptions, version: str | None = None):
+def resolution(options: MigrateOptions, version: str | None = None, env: dict[str, str] | None = None):
     from mqctl.config.resolve import resolve
 
-    return resolve(options.configs, milvus_version=version or options.milvus_version, etcd=options.etcd_client())
+    return resolve(options.configs, milvus_version=version or options.milvus_version, env=env,
+                   etcd=options.etcd_client())
+
+
+def milvus_environment(options: MigrateOptions) -> tuple[dict[str, str] | None, str]:
+    """The environment the local Milvus process runs with (MQ_TYPE and the like override its yaml), and
+    where it came from; None when Milvus is not a process of this host that mqctl may read."""
+    from mqctl.procfs import listening_pid, process_environ, process_name
+
+    pid = listening_pid(options.milvus.uri, 19530)
+    if pid is None:
+        return None, f"no local process listens on {options.milvus.uri}"
+    name = process_name(pid)
+    if name != "milvus":
+        return None, f"{options.milvus.uri} is served by {pid} ({name}), not by a milvus process (a proxy?)"
+    env = process_environ(pid)
+    if env is None:
+        return None, f"the environment of {pid} ({name}) is not readable by this user"
+    return env, f"read from {pid} ({name})"
 
 
 def milvus_up(options: MigrateOptions) -> bool:
@@ -190,10 +219,14 @@ def mq_dirs(res, mq: str, store_dir: str | None = None) -> list[Path]:
     return []
 
 
-def update_event(value: str) -> Callable[[str], bool]:
-    """Matches Milvus's `"receive update event"` log line for forceDeny set to `value`."""
+def update_event(value: str | None) -> Callable[[str], bool]:
+    """Matches Milvus's `"receive update event"` log line for forceDeny set to `value`, or for its
+    removal when `value` is None (a DELETE event, which carries the old value)."""
     key = re.compile(r'\\?"Key\\?":\\?"quotaandlimits\.limitwriting\.forcedeny\\?"', re.IGNORECASE)
-    val = re.compile(r'\\?"Value\\?":\\?"' + re.escape(value) + r'\\?"', re.IGNORECASE)
+    if value is None:
+        val = re.compile(r'\\?"EventType\\?":\\?"DELETE\\?"', re.IGNORECASE)
+    else:
+        val = re.compile(r'\\?"Value\\?":\\?"' + re.escape(value) + r'\\?"', re.IGNORECASE)
     return lambda line: "receive update event" in line and bool(key.search(line)) and bool(val.search(line))
 
 
@@ -223,7 +256,12 @@ def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict
         findings.append(Finding("error", "milvus-unreachable", err.message, err.hint or ""))
         return findings, evidence
     evidence["milvus_version"] = version
-    res = resolution(options, version)
+    env, evidence["environment"] = milvus_environment(options)
+    if env is None:
+        findings.append(Finding("info", "env-not-checked", f"environment overrides of Milvus not checked: "
+                                f"{evidence['environment']}", "make sure Milvus's environment (unit file, compose "
+                                "file, pod spec) sets no MQ_TYPE"))
+    res = resolution(options, version, env)
     evidence["source_mq"], evidence["mode"] = res.effective_mq, res.mode
     try:
         check_target(options.to, res.mode, res.version)
@@ -250,6 +288,11 @@ def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict
 
 
 def _override_findings(options, res, findings, evidence) -> None:
+    if not options.etcd and (res.value("etcd.use.embed") or "false").lower() != "true":
+        findings.append(Finding("warning", "etcd-not-checked", "Milvus also reads its config from etcd "
+                                f"({res.value('etcd.endpoints') or 'localhost:2379'}, under {res.value('etcd.rootPath') or 'by-dev'}/config/); "
+                                "an mq.type there would defeat the switch (milvus #50217) and is not checked",
+                                "pass --etcd http://HOST:2379"))
     origin = res.origin("mq.type")
     if origin.source == "etcd":
         evidence["etcd_mq_type"] = origin.value
@@ -292,6 +335,14 @@ def _storage_findings(options, res, findings, evidence) -> None:
         if port > 0 and hooks.port_open(f"127.0.0.1:{port}"):
             findings.append(Finding("error", "nats-port-busy", f"NATS port {port} is in use on this host",
                                     "pass --nats-port with a free port (or -1 for a random one)"))
+    elif options.to in ("pulsar", "kafka"):
+        endpoint = _mq_endpoint(res, options.to)
+        evidence["target_endpoint"] = endpoint
+        if not hooks.port_open(endpoint, timeout=3):
+            findings.append(Finding("warning", "target-unreachable", f"{options.to} at {endpoint} does not answer from "
+                                    "this host: Milvus would fail to start on it (rollback brings it back)",
+                                    f"set the {options.to} address in the config first (`mqctl config set`), or check "
+                                    "that Milvus's host can reach it"))
     elif options.to == "rocksmq":
         path = Path(options.store_dir or res.value("rocksmq.path") or "")
         evidence["rocksmq_path"] = str(path)
@@ -301,6 +352,16 @@ def _storage_findings(options, res, findings, evidence) -> None:
     if not source_dirs and res.effective_mq in ("rocksmq", "natsmq"):
         findings.append(Finding("warning", "source-not-local", f"the {res.effective_mq} data is not on this host: disk "
                                 "space and the backup cannot be checked here"))
+
+
+def _mq_endpoint(res, mq: str) -> str:
+    """host:port Milvus will connect to for a Pulsar or Kafka target (Milvus's defaults when unset)."""
+    if mq == "kafka":
+        return (res.value("kafka.brokerList") or "localhost:9092").split(",")[0].strip()
+    address = res.value("pulsar.address") or "localhost"
+    if "://" in address:  # used as is, with its own port (MQ122)
+        return address.split("://", 1)[1].rstrip("/")
+    return f"{address}:{res.value('pulsar.port') or 6650}"
 
 
 def _stop_writes_findings(options, res, findings, evidence) -> None:
@@ -362,14 +423,22 @@ def _apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) ->
     preflight = ctx.journal.step("preflight").evidence
     mechanism = evidence.setdefault("mechanism", preflight["stop_writes"])
     etcd = options.etcd_client() if mechanism == "etcd" else None
-    if "edited_at" not in evidence:
-        if restore is None:
-            current = etcd.read().get(normalize_key(FORCE_DENY)) if etcd else None
-            evidence["old"] = {"etcd": current.value if current else None} if etcd else \
-                {"file": get_key(options.live_config, FORCE_DENY)[0]}
-        evidence.update(log_offset=options.log.mark(), edited_at=now())
-        ctx.journal.save()
+
+    def current() -> str | None:
+        if etcd:
+            found = etcd.read().get(normalize_key(FORCE_DENY))
+            return found.value if found else None
+        return get_key(options.live_config, FORCE_DENY)[0]
+
     value = "true" if restore is None else next(iter(restore.values()))
+    if "edited_at" not in evidence:
+        now_value = current()
+        if restore is None and "old" not in evidence:
+            evidence["old"] = {mechanism: now_value}
+        # Milvus logs an event only for a real change; whether there is one is known before the edit only
+        evidence.update(log_offset=options.log.mark(), edited_at=now(),
+                        needs_event=(now_value or "").lower() != (value or "").lower())
+        ctx.journal.save()
     if etcd and value is None:
         etcd.delete(FORCE_DENY_ETCD)
     elif etcd:
@@ -379,23 +448,24 @@ def _apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) ->
             set_key(options.live_config, FORCE_DENY, value)
         if result.changed:
             evidence.update(diff=result.diff, backup=str(result.backup))
-    value = value or "false"
-    if restore is None and (next(iter(evidence["old"].values())) or "").lower() == "true":
-        evidence["confirmed"] = "forceDeny was already true"
+    effective = value or "false (Milvus's default)"
+    if not evidence.get("needs_event", True):
+        evidence["confirmed"] = f"forceDeny was already {effective}: nothing for Milvus to apply"
         return
     if not milvus_up(options):
         evidence["confirmed"] = "Milvus is not running: it reads the value when it starts"
         return
-    ctx.report.waiting(f"waiting for Milvus to apply forceDeny={value} ...")
+    ctx.report.waiting(f"waiting for Milvus to apply forceDeny={effective} ...")
     started = utc_now()
     line = options.log.wait_for(update_event(value), offset=evidence["log_offset"],
                                 since=parse_time(evidence["edited_at"]) - dt.timedelta(seconds=1),
                                 timeout=options.confirm_timeout)
     if line is None:
-        raise StepFailed(record.name, f"Milvus did not log the forceDeny={value} update event within "
+        skip = ", or stop writers yourself and pass --writes-stopped" if restore is None else ""
+        raise StepFailed(record.name, f"Milvus did not log the forceDeny={effective} update event within "
                          f"{options.confirm_timeout:.0f} s ({mechanism})",
                          "check that Milvus reads this config (or that its etcd config source is active); "
-                         "run `mqctl migrate resume` to wait again, or stop writers yourself and pass --writes-stopped")
+                         f"run `mqctl migrate resume` to wait again{skip}")
     # Proxies pick up the new rate limits at the quota center's next collection round.
     time.sleep(2 * preflight["quota_interval_seconds"])
     evidence.update(confirmed=line.strip()[:400], milvus_wait_seconds=round((utc_now() - started).total_seconds(), 3))
@@ -410,7 +480,7 @@ def step_stop_writes(ctx: Context, record: StepRecord) -> None:
 
 def step_resume_writes(ctx: Context, record: StepRecord) -> None:
     stop = ctx.record("stop-writes")
-    if ctx.options.writes_stopped or "old" not in stop.evidence:
+    if "old" not in stop.evidence:  # what mqctl denied it puts back, also when resumed with --writes-stopped
         record.evidence["confirmed"] = "writes were not stopped by mqctl"
         return
     _apply_force_deny(ctx, record, stop.evidence["old"])
@@ -476,14 +546,17 @@ def step_start(ctx: Context, record: StepRecord) -> None:
 # ------------------------------------------------------------------ switch
 
 def step_switch(ctx: Context, record: StepRecord) -> None:
-    from mqctl.config.edit import switch
+    from mqctl.config.edit import backup_copy, plan_switch
 
     options, journal = ctx.options, ctx.journal
     version = journal.step("preflight").evidence.get("milvus_version")
-    result = switch(options.live_config, options.to, store_dir=options.store_dir, port=options.nats_port,
-                    milvus_version=version)
+    if "backup" not in record.evidence:  # journaled before the edit: a crash right after it keeps the way back
+        record.evidence["backup"] = str(backup_copy(options.live_config))
+        journal.save()
+    result = plan_switch(options.live_config, options.to, store_dir=options.store_dir, port=options.nats_port,
+                         milvus_version=version).commit(backup=Path(record.evidence["backup"]))
     if result.changed:
-        record.evidence.update(diff=result.diff, backup=str(result.backup))
+        record.evidence["diff"] = result.diff
     else:
         record.evidence.setdefault("result", "config already switched")
     etcd_old = journal.step("preflight").evidence.get("etcd_mq_type")

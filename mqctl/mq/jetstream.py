@@ -503,12 +503,13 @@ def _named_paths(proc: Path) -> list[str]:
 
 def _milvus_configs(proc: Path, name: str) -> list[str]:
     """Where a Milvus process reads natsmq.server.storeDir: $MILVUSCONF or configs/ below its working directory."""
+    from mqctl.procfs import process_environ
+
     if name != "milvus":
         return []
     with contextlib.suppress(OSError):
-        environ = dict(item.split("=", 1) for item in (proc / "environ").read_bytes().decode(errors="replace")
-                       .split("\0") if "=" in item)
-        folder = environ.get("MILVUSCONF") or os.path.join(os.readlink(proc / "cwd"), "configs")
+        folder = (process_environ(int(proc.name)) or {}).get("MILVUSCONF") or os.path.join(os.readlink(proc / "cwd"),
+                                                                                          "configs")
         return [os.path.join(folder, file) for file in ("milvus.yaml", "user.yaml")]
     return []
 
@@ -579,25 +580,7 @@ def _wait_ready(proc: subprocess.Popen, work: Path, log: Path, timeout: float) -
 
 def listening_process(url: str) -> str | None:
     """'pid (name)' of the local process listening on a loopback NATS URL's port, when visible in /proc."""
-    parts = urlsplit(public_url(url))
-    if parts.hostname not in ("127.0.0.1", "localhost", "::1"):
-        return None
-    port = parts.port or 4222
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        with contextlib.suppress(OSError):
-            for line in Path(table).read_text().splitlines()[1:]:
-                fields = line.split()
-                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:  # 0A = LISTEN
-                    inodes.add(f"socket:[{fields[9]}]")
-    if not inodes:
-        return None
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
-                return f"{proc.name} ({(proc / 'comm').read_text().strip()})"
-        except OSError:
-            continue
-    return None
+    from mqctl.procfs import listening_pid, process_name
+
+    pid = listening_pid(public_url(url), 4222)
+    return None if pid is None else f"{pid} ({process_name(pid)})"
