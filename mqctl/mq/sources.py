@@ -82,7 +82,9 @@ def derive_source(resolution) -> DerivedSource:
     if port > 0 and _listening(port):
         return DerivedSource("nats", f"nats://127.0.0.1:{port}", f"natsmq.server.port {port} is listening (Milvus runs)")
     return DerivedSource("nats-store", store, f"natsmq.server.storeDir from {resolution.where('natsmq.server.storeDir')}"
-                                              f" (nothing listens on port {port_text})")
+                                              f" (nothing listens on port {port}"
+                                              + ("" if str(port) == port_text else f", the default for {port_text!r}")
+                                              + ")")
 
 
 def choose_source(options: SourceOptions, resolution=None) -> tuple[str, str]:
