@@ -7,8 +7,10 @@ kept as the strings Milvus itself would see.
 
 from __future__ import annotations
 
+import functools
+
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.errors import InputError
@@ -42,7 +44,7 @@ class Document:
     bom: bool
     newline: str
     kind: str
-    roots: list  # composed ruamel nodes, one per YAML document
+    roots: tuple  # composed ruamel nodes, one per YAML document
     main: object | None  # the node this kind is about (CR, values mapping, milvus.yaml mapping)
 
     @property
@@ -86,14 +88,23 @@ def check_placeholders(text: str, where: str, line_offset: int = 0) -> None:
                              hint="render the template first (envsubst, helm template) and pass the result")
 
 
-def compose(text: str, where: str, line_offset: int = 0) -> list:
-    """Parse YAML text into node trees; invalid YAML is an InputError at file:line:column."""
+def compose(text: str, where: str, line_offset: int = 0) -> tuple:
+    """Parse YAML text into node trees; invalid YAML is an InputError at file:line:column.
+
+    One command reads the same file many times (resolve, get, set, switch: a migration step does
+    all four) and a milvus.yaml takes ~60 ms to parse, so trees are kept by text; nothing here
+    changes a node, and the tuple keeps callers from changing the list."""
+    return _compose(text, where, line_offset)
+
+
+@functools.lru_cache(maxsize=16)
+def _compose(text: str, where: str, line_offset: int) -> tuple:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
     check_placeholders(text, where, line_offset)
     try:
-        return [node for node in YAML(typ="rt").compose_all(text) if node is not None]
+        return tuple(node for node in YAML(typ="rt").compose_all(text) if node is not None)
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         location = f"{where}:{mark.line + 1 + line_offset}:{mark.column + 1}" if mark else where
@@ -255,7 +266,7 @@ class Embedded:
     name: str  # document path, e.g. extraConfigFiles.user.yaml
     text: str
     line_offset: int  # add to an embedded 1-based line to get the outer file's line
-    roots: list = field(default_factory=list)
+    roots: tuple = ()
 
 
 def embedded_yaml(doc: Document, parts: list[str]) -> Embedded | None:

@@ -120,14 +120,11 @@ def _secret_spans(node, spans: list[tuple[int, int]]) -> None:
 def shown_lines(text: str) -> list[str]:
     """The lines of a YAML text with every secret value replaced, whatever its style (flow mappings,
     lists, block scalars); the line count stays, so a diff's line numbers still hold."""
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
     spans: list[tuple[int, int]] = []
     try:
-        for root in YAML(typ="rt").compose_all(text):
+        for root in compose(text, "diff"):  # the texts of an edit are parsed anyway: cached
             _secret_spans(root, spans)
-    except YAMLError:
+    except InputError:
         pass  # redact_diff still hides `key: value` lines of text that does not parse
     for start, end in sorted(spans, reverse=True):
         pieces = text[start:end].split("\n")

@@ -86,8 +86,10 @@ class EtcdConfig:
     def _post(self, endpoint: str, body: dict) -> dict:
         import httpx
 
+        from mqctl import http
+
         try:
-            response = httpx.post(f"{self.url}{endpoint}", json=body, timeout=self.timeout)
+            response = http.client().post(f"{self.url}{endpoint}", json=body, timeout=self.timeout)
         except httpx.HTTPError as err:
             raise PreconditionError(f"etcd at {self.shown} is unreachable: {err}",
                                     hint="check --etcd URL (the client port, e.g. http://127.0.0.1:2379)") from None

@@ -222,7 +222,7 @@ class Region:
     """A YAML file embedded as a block scalar (`user.yaml: |`), as its own dedented text."""
 
     text: str
-    roots: list
+    roots: tuple
     line_starts: list[int]  # outer offset of each embedded line
     cut: list[int]  # indentation removed from each line
     indent: int

@@ -73,8 +73,10 @@ def http_healthy(url: str, timeout: float = 2.0) -> bool:
     """Milvus's /healthz answers 200 with `OK` only when every component is healthy."""
     import httpx
 
+    from mqctl import http
+
     try:
-        response = httpx.get(url, timeout=timeout)
+        response = http.client().get(url, timeout=timeout)
     except httpx.HTTPError:
         return False
     return response.status_code == 200 and "OK" in response.text

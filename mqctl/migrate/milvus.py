@@ -78,14 +78,16 @@ def wait_loaded(client, collection: str, timeout: float) -> bool:
     return False
 
 
-def each_collection(target: MilvusTarget):
-    """(client, database, collection) for every collection of every database.
+def each_collection(target: MilvusTarget, main=None):
+    """(client, database, collection) for every collection of every database; `main`: a client on the
+    default database to use (and leave open) instead of a new one.
 
     One client per database: `use_database` calls DescribeDatabase, which 2.3 does not have.
     """
     from pymilvus.exceptions import MilvusException
 
-    main = connect(target)
+    own = main is None
+    main = main or connect(target)
     try:
         for db in main.list_databases():
             client = main if db == "default" else connect(target, db=db)
@@ -98,7 +100,8 @@ def each_collection(target: MilvusTarget):
     except MilvusException as err:
         raise PreconditionError(f"Milvus at {target.uri} failed: {err.message}") from None
     finally:
-        main.close()
+        if own:
+            main.close()
 
 
 def is_loaded(client, collection: str) -> bool:
@@ -107,14 +110,15 @@ def is_loaded(client, collection: str) -> bool:
     return client.get_load_state(collection)["state"] == LoadState.Loaded
 
 
-def collection_counts(target: MilvusTarget, *, load: bool = True, load_timeout: float = 300) -> dict[str, dict]:
+def collection_counts(target: MilvusTarget, *, load: bool = True, load_timeout: float = 300,
+                      client=None) -> dict[str, dict]:
     """`db/collection` -> {rows, was_loaded} for every collection of every database.
 
     Counting needs a loaded collection. With `load`, collections that were not loaded are
     loaded (the verify step has to load them anyway); without, their rows are None.
     """
     counts: dict[str, dict] = {}
-    for client, db, name in each_collection(target):
+    for client, db, name in each_collection(target, client):
         was_loaded = is_loaded(client, name)
         if not was_loaded and not load:
             counts[f"{db}/{name}"] = {"rows": None, "was_loaded": False}

@@ -279,11 +279,13 @@ def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict
     if not options.log.available:
         findings.append(Finding("error", "log-missing", "no way to read Milvus's log (verify needs the `try to init mq` line)",
                                 "pass --log-file PATH or --log-cmd 'docker logs --since 10m milvus-standalone'"))
-    client.close()
-    if not any(f.level == "error" for f in findings):
-        waited = time.monotonic()
-        evidence["counts"] = collection_counts(options.milvus, load=load)
-        evidence["milvus_wait_seconds"] = round(time.monotonic() - waited, 3)
+    try:
+        if not any(f.level == "error" for f in findings):
+            waited = time.monotonic()
+            evidence["counts"] = collection_counts(options.milvus, load=load, client=client)
+            evidence["milvus_wait_seconds"] = round(time.monotonic() - waited, 3)
+    finally:
+        client.close()
     return findings, evidence
 
 
@@ -492,12 +494,14 @@ def step_flush(ctx: Context, record: StepRecord) -> None:
     from mqctl.migrate.milvus import collection_counts, flush_all
 
     client = ctx.client()
-    ctx.report.waiting("FlushAll: waiting for every channel to pass the flush timestamp ...")
-    flushed = flush_all(client, ctx.options.flush_timeout,
-                        on_wait=lambda s: ctx.report.waiting(f"FlushAll: {s:.0f} s ..."))
-    client.close()
-    waited = time.monotonic()
-    record.evidence["counts"] = collection_counts(ctx.options.milvus)
+    try:
+        ctx.report.waiting("FlushAll: waiting for every channel to pass the flush timestamp ...")
+        flushed = flush_all(client, ctx.options.flush_timeout,
+                            on_wait=lambda s: ctx.report.waiting(f"FlushAll: {s:.0f} s ..."))
+        waited = time.monotonic()
+        record.evidence["counts"] = collection_counts(ctx.options.milvus, client=client)
+    finally:
+        client.close()
     record.evidence.update(flushed, milvus_wait_seconds=round(flushed["seconds"] + time.monotonic() - waited, 3))
 
 
@@ -615,8 +619,10 @@ def _runtime_info(options, expected: str) -> str:
         return "not checked: no --health-url"
     import httpx
 
+    from mqctl import http
+
     try:
-        text = httpx.get(options.health_url.rsplit("/", 1)[0] + "/metrics", timeout=5).text
+        text = http.client().get(options.health_url.rsplit("/", 1)[0] + "/metrics", timeout=5).text
     except httpx.HTTPError as err:
         return f"not checked: {err}"
     match = re.search(r'milvus_runtime_info\{[^}]*mq="([a-z]+)"', text)
