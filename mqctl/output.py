@@ -69,16 +69,22 @@ def safe_url(url: str) -> str:
     return f"{head}://{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"
 
 
-# `user:password@host` in a URL or a broker list (pulsar.address, kafka.brokerList, etcd endpoints...)
-URL_PASSWORD = re.compile(r"(?P<user>(?:[A-Za-z][A-Za-z0-9+.-]*://|(?<![^\s'\"(\[,=]))[^\s:/@'\"]+:)"
-                          r"(?P<password>[^\s/@'\"]+)(?=@[^\s@]+)")
+# `user:password@host` in a URL (the password runs to the last `@` before the host, as `safe_url` reads
+# it) or in a broker list without a scheme (pulsar.address, kafka.brokerList, etcd endpoints...)
+URL_PASSWORD = re.compile(r"(?P<user>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@'\"]*:)(?P<password>[^\s'\",]+)(?=@[^\s@'\",]+)"
+                          r"|(?P<user2>(?<![^\s'\"(\[,=])[^\s:/@'\"]+:)(?P<password2>[^\s/@'\",]+)(?=@[^\s@]+)")
 
 
 def mask_url_passwords(text: str) -> str:
     """Any text fit to print: the password of every `user:password@` becomes ******."""
     if "@" not in text:
         return text
-    return URL_PASSWORD.sub(lambda m: m["user"] + REDACTED if m["password"] != REDACTED else m[0], text)
+
+    def masked(match: re.Match) -> str:
+        user = match["user"] or match["user2"]
+        return match[0] if (match["password"] or match["password2"]) == REDACTED else user + REDACTED
+
+    return URL_PASSWORD.sub(masked, text)
 
 
 def to_jsonable(obj: Any) -> Any:

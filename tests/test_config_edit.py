@@ -234,6 +234,9 @@ def test_anchors_tags_and_aliases_survive_edits(tmp_path):
     set_key(path, "rocksmq.other", "/own")  # the alias is replaced, the anchored value stays
     assert "  path: &p /new\n  other: /own\n" in path.read_text()
     assert resolve([path]).value("rocksmq.path") == "/new"
+    split = write(tmp_path, "natsmq:\n  server:\n    port: &port\n      4222\n    other: *port\n", "split.yaml")
+    set_key(split, "natsmq.server.port", "4223")  # the anchor on the line before the value stays too
+    assert split.read_text() == "natsmq:\n  server:\n    port: &port\n      4223\n    other: *port\n"
 
 
 # ------------------------------------------------------------------ property test

@@ -341,3 +341,13 @@ def test_store_in_use_is_told_by_command_line_and_config_not_by_a_prefix(tmp_pat
         for proc in (by_argument, by_config):
             proc.terminate()
             proc.wait()
+
+
+def test_a_config_names_a_store_only_by_its_whole_path(tmp_path):
+    from mqctl.mq.jetstream import _mentions
+
+    config = tmp_path / "server.conf"
+    config.write_text('jetstream { store_dir: "/backup/data/nats" }\n')
+    assert not _mentions(str(config), "/data/nats") and not _mentions(str(config), "/backup/data/na")
+    config.write_text('jetstream { store_dir: "/data/nats" }\n')
+    assert _mentions(str(config), "/data/nats")

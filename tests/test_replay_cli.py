@@ -66,12 +66,14 @@ def test_a_table_outlives_the_run_that_wrote_it(cli, spark, tmp_path):  # noqa: 
             "--master", "local[1]")
     first = cli(*args, "--json", cwd=str(tmp_path))
     assert first.code == 0, first.stderr
-    again = cli(*args, "--mode", "append", "--json", cwd=str(tmp_path))
+    again = cli(*args, "--mode", "append", "--partitions", "1", cwd=str(tmp_path))
     assert again.code == 0, again.stderr
+    channels = len(first.json()["channels"])
+    assert f"--partitions 1 raised to {channels}: every channel is read in at least one partition" in again.stderr
     refused = cli(*args, "--mode", "error", cwd=str(tmp_path))
     assert refused.code == 3 and "table skus_t already exists and --mode is error" in refused.stderr
     stored = spark.read.parquet(str(tmp_path / "spark-warehouse" / "skus_t")).count()
-    assert first.json()["rows"] > 0 and stored == first.json()["rows"] + again.json()["rows"]
+    assert first.json()["rows"] > 0 and stored == 2 * first.json()["rows"]
 
 
 def test_unknown_channel_is_exit_2(cli, tmp_path):

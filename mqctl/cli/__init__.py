@@ -124,5 +124,8 @@ def run(args: list[str]) -> int:
     except Exception as err:  # noqa: BLE001 - last line of defence: one line, no traceback
         if debug:
             raise
-        sys.stderr.write(f"error: internal error: {type(err).__name__}: {err} (run with --debug for a traceback)\n")
+        from mqctl.output import mask_url_passwords
+
+        sys.stderr.write(mask_url_passwords(f"error: internal error: {type(err).__name__}: {err} "
+                                            "(run with --debug for a traceback)") + "\n")
         return EXIT_PRECONDITION

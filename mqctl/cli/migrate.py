@@ -246,6 +246,11 @@ def resume(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: Sandbo
 
 def _more(etcd, writes_stopped, flush_timeout=None, start_timeout=None) -> dict:
     """What resume and rollback may change from the journal (None keeps the journaled value)."""
+    from mqctl.errors import InputError
+
+    for option, seconds in (("--flush-timeout", flush_timeout), ("--start-timeout", start_timeout)):
+        if seconds is not None and seconds <= 0:
+            raise InputError(f"{option} {seconds:g} is not a positive number of seconds")
     return {"etcd": etcd, "writes_stopped": True if writes_stopped else None, "flush_timeout": flush_timeout,
             "start_timeout": start_timeout}
 

@@ -138,4 +138,7 @@ def replay(
     out.info("planning the replay ...")
     with out.progress(transient=True) as progress:
         result = run_replay(request, on_progress=_ChannelProgress(progress))
+    if partitions and result.partitions > partitions:
+        out.info(f"--partitions {partitions} raised to {result.partitions}: every channel is read in at least one "
+                 "partition of its own")
     out.emit(result, _render)

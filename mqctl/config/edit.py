@@ -25,7 +25,7 @@ from mqctl.config.schema import (CLUSTER, MQ_BACKENDS, STANDALONE, coerce_value,
 from mqctl.config.splice import Splice, embedded_region, set_splice, unset_splice
 from mqctl.errors import InputError, PreconditionError
 from mqctl.files import replace_atomically
-from mqctl.output import REDACTED, is_secret_key
+from mqctl.output import REDACTED, is_secret_key, mask_url_passwords
 
 CR_TOP = ("apiVersion", "kind", "metadata", "spec", "status")
 HELM_USER_YAML = "extraConfigFiles.user.yaml"
@@ -88,7 +88,7 @@ class EditPlan:
         name = str(self.document.path).lstrip("/")
         lines = unified_diff(self.document.text, self.new_text, f"a/{name}", f"b/{name}")
         text = "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
-        return redact_diff(text)
+        return mask_url_passwords(redact_diff(text))
 
     def result(self, backup: Path | None = None) -> EditResult:
         return EditResult(self.document.path, self.diff, self.changed, backup)
@@ -97,6 +97,11 @@ class EditPlan:
         """Write the edit; `backup`: a copy of the file taken (and recorded) before, instead of a new one."""
         if not self.changed:
             return self.result()
+        try:
+            compose(self.new_text, str(self.document.path))
+        except InputError as err:
+            raise PreconditionError(f"the edit would leave {self.document.path} unreadable ({err.message}); nothing "
+                                    "was written", hint="edit this part by hand") from None
         return self.result(atomic_write(self.document.path, self.new_text, bom=self.document.bom,
                                         expected=self.document.text, backup=backup))
 

@@ -16,7 +16,7 @@ from mqctl.errors import InputError
 PLAIN_SAFE = re.compile(r"^(?:[A-Za-z0-9_/.]|-(?=\d))[A-Za-z0-9_/.:@+~ -]*$")
 BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off", "y", "n"}
 NULL_WORDS = {"null", "~"}
-NODE_PROPERTIES = re.compile(r"(?:(?:&[^\s]+|![^\s]*)[ \t]+)*")
+NODE_PROPERTIES = re.compile(r"(?:(?:&[^\s]+|![^\s]*)\s+)*")
 ALIAS_AFTER_KEY = re.compile(r"[ \t]*:[ \t]*(\*[^\s,\]}#]+)")
 
 

@@ -88,7 +88,7 @@ def port_open(uri: str, timeout: float = 1.0) -> bool:
     try:
         with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 19530), timeout=timeout):
             return True
-    except OSError:
+    except (OSError, ValueError):  # ValueError: a port that is not a number or out of range
         return False
 
 

@@ -117,8 +117,18 @@ def collection_counts(target: MilvusTarget, *, load: bool = True, load_timeout: 
     Counting needs a loaded collection. With `load`, collections that were not loaded are
     loaded (the verify step has to load them anyway); without, their rows are None.
     """
+    from pymilvus.exceptions import MilvusException
+
+    try:
+        return _counts(target, load, load_timeout, main=client)
+    except MilvusException as err:
+        raise PreconditionError(f"counting rows at {target.uri} failed: {err.message}",
+                                hint="check Milvus's health and log, then run the command again") from None
+
+
+def _counts(target: MilvusTarget, load: bool, load_timeout: float, main) -> dict[str, dict]:
     counts: dict[str, dict] = {}
-    for client, db, name in each_collection(target, client):
+    for client, db, name in each_collection(target, main):
         was_loaded = is_loaded(client, name)
         if not was_loaded and not load:
             counts[f"{db}/{name}"] = {"rows": None, "was_loaded": False}
@@ -145,19 +155,30 @@ def flush_all(client, timeout: float, on_wait: Callable[[float], None] | None = 
     `MilvusClient.flush_all` polls every 5 s and `MilvusClient.get_flush_all_state` has no way
     to pass the flush ts (pymilvus 2.6.17), so both RPCs go through the client's gRPC handler.
     """
+    import grpc
     from pymilvus.client.prepare import Prepare
     from pymilvus.client.utils import check_status
+    from pymilvus.exceptions import MilvusException
 
     handler = client._get_connection()  # noqa: SLF001 - see docstring
     started = time.monotonic()
-    response = handler._stub.FlushAll(Prepare.flush_all_request(""), timeout=timeout)  # noqa: SLF001
-    check_status(response.status)
-    while not handler.get_flush_all_state(response.flush_all_ts, timeout=timeout):
-        waited = time.monotonic() - started
-        if waited > timeout:
-            raise PreconditionError(f"FlushAll not finished after {timeout:.0f} s (flush_all_ts {response.flush_all_ts})",
-                                    hint="Milvus is still flushing: run `mqctl migrate resume` to wait again")
-        if on_wait:
-            on_wait(waited)
-        time.sleep(0.5)
+    try:
+        response = handler._stub.FlushAll(Prepare.flush_all_request(""), timeout=timeout)  # noqa: SLF001
+        check_status(response.status)
+        while not handler.get_flush_all_state(response.flush_all_ts, timeout=timeout):
+            waited = time.monotonic() - started
+            if waited > timeout:
+                raise PreconditionError(f"FlushAll not finished after {timeout:.0f} s (flush_all_ts "
+                                        f"{response.flush_all_ts})",
+                                        hint="Milvus is still flushing: run `mqctl migrate resume` to wait again")
+            if on_wait:
+                on_wait(waited)
+            time.sleep(0.5)
+    except grpc.RpcError as err:
+        raise PreconditionError(f"FlushAll failed: {err.code().name} {err.details() or ''}".strip(),
+                                hint="check Milvus's health and log, then `mqctl migrate resume`") from None
+    except MilvusException as err:
+        raise PreconditionError(f"FlushAll failed: {err.message}",
+                                hint="check Milvus's health and log, then `mqctl migrate resume`") from None
     return {"flush_all_ts": response.flush_all_ts, "seconds": round(time.monotonic() - started, 3)}
+

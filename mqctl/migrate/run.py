@@ -95,6 +95,9 @@ def execute(ctx: S.Context) -> Journal:
         except KeyboardInterrupt:
             _finish(journal, record, FAILED, began, "interrupted (Ctrl-C)")
             raise
+        except Exception as err:  # a bug or a library error: the journal still says where things stand
+            _finish(journal, record, FAILED, began, f"{type(err).__name__}: {err}")
+            raise
         _finish(journal, record, SKIPPED if record.status == SKIPPED else DONE, began, None)
         ctx.report.step_finished(record)
         if os.environ.get(S.CRASH_ENV) == record.name:
@@ -123,11 +126,9 @@ def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
     ctx.journal.save()
     try:
         S._apply_force_deny(ctx, StepRecord("resume-writes"), old)
-    except MqctlError as err:
-        stop.status = DONE
-        ctx.journal.save()
-        return S.StepFailed(failed.step, failed.seen, failed.next_action,
-                            writes_note=f"writes stay denied: putting forceDeny back failed: {err.message}")
+    except MqctlError as err:  # the edit may have happened: resume denies writes again either way
+        return S.StepFailed(failed.step, failed.seen, failed.next_action + "; resume denies writes again first",
+                            writes_note=f"putting forceDeny back was not confirmed ({err.message}): writes may be open")
     return S.StepFailed(failed.step, failed.seen, failed.next_action + "; resume denies writes again first",
                         writes_note="Milvus still runs on its old MQ, so writes were resumed")
 

@@ -251,9 +251,15 @@ def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict
         return findings, evidence
     try:
         client = ctx.client()
-        version = server_version(client)
     except MqctlError as err:
         findings.append(Finding("error", "milvus-unreachable", err.message, err.hint or ""))
+        return findings, evidence
+    try:
+        version = server_version(client)
+    except Exception as err:  # noqa: BLE001 - any RPC failure here means Milvus does not answer
+        client.close()
+        findings.append(Finding("error", "milvus-unreachable", f"Milvus at {options.milvus.uri} does not answer: "
+                                f"{getattr(err, 'message', err)}", "check --milvus and Milvus's health"))
         return findings, evidence
     evidence["milvus_version"] = version
     env, evidence["environment"] = milvus_environment(options)

@@ -472,8 +472,11 @@ def processes_using(path: Path) -> list[str]:
             named = [] if int(proc.name) in callers else [arg for arg in _named_paths(proc) if os.path.exists(arg)]
         except OSError:
             continue
-        configs = [arg for arg in named if arg.endswith(CONFIG_SUFFIXES)] + _milvus_configs(proc, name)
-        if any(below(t) for t in targets + named) or any(_mentions(config, prefix) for config in configs):
+        # a NATS server's -c FILE may have any name; other programs' config files have the usual suffixes
+        configs = [arg for arg in named if os.path.isfile(arg) and
+                   (name.startswith("nats-server") or arg.endswith(CONFIG_SUFFIXES))]
+        if (any(below(t) for t in targets + named) or any(_mentions(config, prefix) for config in configs)
+                or _milvus_serves(proc, name, prefix)):
             users.append(f"{proc.name} ({name})")
     return users
 
@@ -481,7 +484,7 @@ def processes_using(path: Path) -> list[str]:
 def _ancestors() -> set[int]:
     """The pids of the processes that started this one (shell, sudo, timeout...)."""
     found, pid = set(), os.getppid()
-    while pid > 1 and pid not in found:
+    while pid > 0 and pid not in found:  # pid 1 too: `docker run --init` starts mqctl under tini
         found.add(pid)
         try:
             stat = (Path("/proc") / str(pid) / "stat").read_text()
@@ -501,17 +504,29 @@ def _named_paths(proc: Path) -> list[str]:
     return [os.path.realpath(os.path.join(cwd, arg.split("=", 1)[-1])) for arg in args if arg]
 
 
-def _milvus_configs(proc: Path, name: str) -> list[str]:
-    """Where a Milvus process reads natsmq.server.storeDir: $MILVUSCONF or configs/ below its working directory."""
+def _milvus_serves(proc: Path, name: str, store: str) -> bool:
+    """Whether a Milvus process runs natsmq on `store`, by the milvus.yaml/user.yaml it reads ($MILVUSCONF
+    or configs/ below its working directory): every milvus.yaml names the default storeDir, also on rocksmq."""
+    from mqctl.config.resolve import resolve
+    from mqctl.errors import MqctlError
     from mqctl.procfs import process_environ
 
     if name != "milvus":
-        return []
-    with contextlib.suppress(OSError):
-        folder = (process_environ(int(proc.name)) or {}).get("MILVUSCONF") or os.path.join(os.readlink(proc / "cwd"),
-                                                                                          "configs")
-        return [os.path.join(folder, file) for file in ("milvus.yaml", "user.yaml")]
-    return []
+        return False
+    try:
+        cwd = os.readlink(proc / "cwd")
+    except OSError:
+        return False
+    folder = (process_environ(int(proc.name)) or {}).get("MILVUSCONF") or os.path.join(cwd, "configs")
+    files = [path for path in (os.path.join(folder, f) for f in ("milvus.yaml", "user.yaml")) if os.path.isfile(path)]
+    if not files:
+        return False
+    try:
+        res = resolve(files, mode="standalone", env=process_environ(int(proc.name)) or {})
+    except MqctlError:
+        return any(_mentions(path, store) for path in files)  # unreadable: a mention is enough to hold back
+    served = res.value("natsmq.server.storeDir") or ""
+    return res.effective_mq == "natsmq" and os.path.realpath(os.path.join(cwd, served)) == store
 
 
 def _mentions(config: str, store: str) -> bool:
@@ -523,7 +538,7 @@ def _mentions(config: str, store: str) -> bool:
             text = handle.read()
     except OSError:
         return False
-    return re.search(re.escape(store.encode()) + rb"(?![\w.-])", text) is not None
+    return re.search(rb"(?<![\w./-])" + re.escape(store.encode()) + rb"(?![\w.-])", text) is not None
 
 
 @contextlib.contextmanager

@@ -78,7 +78,7 @@ def derive_source(resolution) -> DerivedSource:
         return DerivedSource("rocksmq", path, f"rocksmq.path from {resolution.where('rocksmq.path')}")
     port_text = resolution.value("natsmq.server.port") or "4222"
     store = resolution.value("natsmq.server.storeDir")
-    port = int(port_text) if port_text.lstrip("-").isdigit() else 4222
+    port = int(port_text) if port_text.lstrip("-").isdigit() and int(port_text) < 65536 else 4222
     if port > 0 and _listening(port):
         return DerivedSource("nats", f"nats://127.0.0.1:{port}", f"natsmq.server.port {port} is listening (Milvus runs)")
     return DerivedSource("nats-store", store, f"natsmq.server.storeDir from {resolution.where('natsmq.server.storeDir')}"
