@@ -143,18 +143,18 @@ def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
         source.close()
 
 
-def test_natsmq_to_rocksmq_after_a_flush_timeout_and_a_failing_start_command(box, tmp_path):
-    too_short = migrate(box, "--to", "rocksmq", "--flush-timeout", "0.01", "--backup-dir", str(tmp_path / "backup"),
-                        "--cleanup")
-    assert too_short.code == 3 and "step flush failed" in too_short.stderr
-    assert "Milvus still runs on its old MQ, so writes were resumed" in too_short.stderr
-    assert journal(box)["steps"][1]["status"] == "pending"  # resume denies writes again first
-    c = client(box)
-    c.insert("demo_events", [{"id": 70_000 + i, "tag": 2, "vector": [0.25] * 8} for i in range(5)])  # writes work
+def test_natsmq_to_rocksmq_after_a_failing_stop_and_a_failing_start_command(box, tmp_path):
+    stop_fails = migrate(box, "--to", "rocksmq", "--stop-cmd", "false", "--backup-dir", str(tmp_path / "backup"),
+                         "--cleanup")
+    assert stop_fails.code == 3 and "step stop failed" in stop_fails.stderr
+    assert "Milvus still runs on its old MQ, so writes were resumed" in stop_fails.stderr
+    steps = {s["name"]: s["status"] for s in journal(box)["steps"]}
+    assert (steps["stop-writes"], steps["flush"], steps["stop"]) == ("pending", "pending", "failed")
+    c = client(box)  # writes work again, and what they add is flushed again before the switch
+    c.insert("demo_events", [{"id": 70_000 + i, "tag": 2, "vector": [0.25] * 8} for i in range(5)])
     c.close()
     before = counts(box)
-    failed = run_cli("migrate", "resume", "--sandbox", box["dir"], "--flush-timeout", "600", "--start-cmd", "false",
-                     timeout=600)
+    failed = run_cli("migrate", "resume", "--sandbox", box["dir"], "--start-cmd", "false", timeout=600)
     assert failed.code == 3
     assert "step start failed" in failed.stderr and "writes stay denied" in failed.stderr
     done = run_cli("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)

@@ -112,8 +112,8 @@ BEFORE_THE_SWITCH = ("flush", "stop")  # Milvus may still run on its old MQ, as 
 
 def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
     """After a failure before the switch, a Milvus still running as before gets its writes back: they
-    stay denied only when its state is unknown. stop-writes goes back to pending (its journaled old
-    value kept), so `resume` denies writes again before it retries."""
+    stay denied only when its state is unknown. stop-writes and flush go back to pending (the journaled
+    old value kept), so `resume` denies writes and flushes again before it goes on."""
     stop = ctx.journal.step("stop-writes")
     if "old" not in stop.evidence:  # mqctl did not deny writes
         return failed
@@ -123,6 +123,8 @@ def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
     old = stop.evidence["old"]
     stop.status, stop.evidence = PENDING, {"old": old, "mechanism": stop.evidence.get("mechanism"),
                                            "reopened_after": failed.step}
+    flush = ctx.journal.step("flush")  # what is written from now on must be flushed again before the stop
+    flush.status, flush.evidence = PENDING, {}
     ctx.journal.save()
     try:
         S._apply_force_deny(ctx, StepRecord("resume-writes"), old)

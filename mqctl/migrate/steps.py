@@ -519,7 +519,7 @@ def step_stop(ctx: Context, record: StepRecord) -> None:
     run = hooks.run_command(options.stop_cmd, shell=options.shell, timeout=options.stop_timeout)
     record.evidence["command"] = run.__dict__
     if run.returncode != 0:
-        raise StepFailed("stop", f"--stop-cmd exited {run.returncode}: {run.output_tail[-300:]}",
+        raise StepFailed("stop", f"--stop-cmd exited {run.returncode}: {run.output_tail[-300:] or '(no output)'}",
                          "fix the stop command and run `mqctl migrate resume --stop-cmd ...`",
                          writes_note="Milvus state unknown: writes stay stopped")
     ctx.report.waiting("waiting for Milvus to go down ...")
