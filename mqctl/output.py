@@ -60,13 +60,26 @@ def split_url(url: str, option: str) -> tuple[SplitResult, str | None, str | Non
     return parts._replace(netloc=host), parts.username, parts.password
 
 
+def _with_password(url: str, password: str | None) -> str:
+    """`url` with the password of its user:password@ part replaced, or left out when `password` is None."""
+    head, sep, rest = url.partition("://")
+    if not sep:
+        head, rest = "", url
+    userinfo, at, host = rest.rpartition("@")
+    if not at or ":" not in userinfo:
+        return url
+    user = userinfo.split(":", 1)[0]
+    return f"{head}{sep}{user}{'' if password is None else ':' + password}@{host}"
+
+
 def safe_url(url: str) -> str:
     """A URL fit to print: the password of a user:password@ part becomes ******."""
-    head, sep, rest = url.partition("://")
-    userinfo, at, host = rest.rpartition("@")
-    if not sep or not at or ":" not in userinfo:
-        return url
-    return f"{head}://{userinfo.split(':', 1)[0]}:{REDACTED}@{host}"
+    return _with_password(url, REDACTED) if "://" in url else url
+
+
+def without_password(url: str) -> str:
+    """The URL with the password of its user:password@ part left out (the user stays), fit to store."""
+    return _with_password(url, None)
 
 
 # `user:password@host` in a URL (the password runs to the last `@` before the host, as `safe_url` reads

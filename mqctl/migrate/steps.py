@@ -36,15 +36,6 @@ class StepFailed(PreconditionError):
         self.step, self.seen, self.next_action = step, seen, next_action
 
 
-def without_password(url: str) -> str:
-    """The URL with the password of its user:password@ part left out (the user stays)."""
-    head, sep, rest = url.rpartition("://")
-    userinfo, at, host = rest.rpartition("@")
-    if not at or ":" not in userinfo:
-        return url
-    return f"{head}{sep}{userinfo.split(':', 1)[0]}@{host}"
-
-
 @dataclass
 class MigrateOptions:
     """Everything a migration needs; `journaled()` is what may be written down (no secrets)."""
@@ -77,6 +68,8 @@ class MigrateOptions:
         data = {k: v for k, v in self.__dict__.items() if k != "milvus"}
         data["milvus"] = self.milvus.public()
         if self.etcd:  # an etcd password is given again to resume (--etcd), like Milvus's
+            from mqctl.output import without_password
+
             data["etcd"] = without_password(self.etcd)
         return data
 
