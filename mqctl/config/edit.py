@@ -448,14 +448,11 @@ class KeyValue:
 
 def _check_known(key: str) -> None:
     """A key under mq/natsmq/rocksmq that Milvus does not have is a typo, not an unset value."""
-    from mqctl.config.schema import BY_NORMAL, CHECKED_SECTIONS, normalize_key
+    from mqctl.config.schema import CHECKED_SECTIONS, known_children, section_keys
 
-    section = key.split(".")[0]
-    if section not in CHECKED_SECTIONS or normalize_key(key) in BY_NORMAL:
-        return
-    if any(normal.startswith(normalize_key(key) + ".") for normal in BY_NORMAL):
-        return  # a section such as natsmq.server
-    candidates = [spec.key for spec in BY_NORMAL.values() if spec.key.split(".")[0] == section]
+    if key.split(".")[0] not in CHECKED_SECTIONS or spec_for(key) or known_children(key):
+        return  # a known key, or a section such as natsmq.server
+    candidates = section_keys(key)
     guess = nearest(key, candidates)
     raise InputError(f"unknown key {key!r}: Milvus has no such setting",
                      hint=f"did you mean {guess}?" if guess else f"see `mqctl config rules`; known: {', '.join(candidates[:6])}")

@@ -17,7 +17,8 @@ from mqctl.config.documents import HELM_VALUES, OPERATOR_CR, Setting
 from mqctl.config.resolve import Resolution
 from mqctl.output import REDACTED, is_secret_key
 from mqctl.config.schema import (CHECKED_SECTIONS, CLUSTER, ENABLED_BY, INT32_MAX, KEYS, MIN_SAFE_PAYLOAD,
-                                 STANDALONE, go_parse_int, nearest, normalize_key, spec_for, valid_mq_types)
+                                 STANDALONE, go_parse_int, nearest, normalize_key, section_keys, spec_for,
+                                 valid_mq_types)
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -267,7 +268,7 @@ def _unknown_keys(res: Resolution) -> list[Finding]:
         if normal in known or normal in seen:
             continue
         seen.add(normal)
-        candidates = [k for k in known.values() if k.split(".")[0] == section]
+        candidates = section_keys(setting.key)
         guess = nearest(setting.key, candidates)
         found.append(_finding("MQ120", f"unknown key {setting.key}: Milvus ignores it", setting,
                               hint=f"did you mean {guess}?" if guess else f"known keys: {', '.join(candidates[:6])}"))

@@ -168,6 +168,12 @@ def nearest(word: str, candidates) -> str | None:
     return lowered[match[0]] if match else None
 
 
+def section_keys(key: str) -> list[str]:
+    """The known keys in the top-level section of `key` (the candidates of a did-you-mean)."""
+    section = key.split(".")[0]
+    return [spec.key for spec in KEYS if spec.key.split(".")[0] == section]
+
+
 def known_children(section_key: str) -> list[str]:
     """Names of the known keys directly under a dotted section, e.g. 'natsmq.server' -> ['port', ...]."""
     prefix = section_key.lower() + "."
