@@ -138,7 +138,7 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
     if nats_store and not mismatches:
         with open_source(options) as reopened:  # the limits survive a restart of the store
             mismatches = verify(reopened, plan)
-    out.emit(ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, plan.losses),
+    out.emit(ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses),
              _render_outcome)
     exit_with(1 if mismatches else 0)
 

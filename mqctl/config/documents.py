@@ -8,7 +8,6 @@ kept as the strings Milvus itself would see.
 from __future__ import annotations
 
 import functools
-
 import re
 from dataclasses import dataclass
 from pathlib import Path

@@ -17,9 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqctl.config.documents import (BOM, CONFIGMAP, HELM_VALUES, OPERATOR_CR, Document, compose, embedded_yaml,
-                                    load_document,
-                                    is_mapping, is_scalar, is_sequence, lookup,
-                                    scalar_text)
+                                    is_mapping, is_scalar, is_sequence, load_document, lookup, scalar_text)
 from mqctl.config.schema import (CLUSTER, MQ_BACKENDS, STANDALONE, coerce_value, format_version, nearest,
                                  spec_for, valid_mq_types)
 from mqctl.config.splice import Splice, embedded_region, set_splice, unset_splice

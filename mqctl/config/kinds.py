@@ -115,11 +115,13 @@ def _operator_cr(doc: Document, mode: str, version: Version | None) -> KindView:
     return result
 
 
+def helm_enabled(toggles: dict[str, Setting], name: str) -> bool:
+    """A Helm `*.enabled` toggle written as true."""
+    return name in toggles and (toggles[name].value or "").lower() == "true"
+
+
 def _helm_choice(doc: Document, mode: str, version: Version | None, toggles: dict[str, Setting]):
     """The MQ the chart configures, and why."""
-    def on(name: str) -> bool:
-        return name in toggles and (toggles[name].value or "").lower() == "true"
-
     if mode == STANDALONE:
         queue = field_setting(doc, "standalone.messageQueue")
         if queue is not None and queue.value:
@@ -127,12 +129,12 @@ def _helm_choice(doc: Document, mode: str, version: Version | None, toggles: dic
         default = "woodpecker" if version and version >= (2, 6, 0) else "rocksmq"
         return default, None, f"standalone.messageQueue not set: the chart's default is {default}"
     for name in HELM_PULSAR_TOGGLES:
-        if on(name):
+        if helm_enabled(toggles, name):
             return "pulsar", toggles[name], f"{name}: true ({_where(toggles[name])})"
     for name in HELM_KAFKA_TOGGLES:
-        if on(name):
+        if helm_enabled(toggles, name):
             return "kafka", toggles[name], f"{name}: true ({_where(toggles[name])})"
-    if on("woodpecker.enabled") or (version and version >= (2, 6, 0)):
+    if helm_enabled(toggles, "woodpecker.enabled") or (version and version >= (2, 6, 0)):
         return "woodpecker", toggles.get("woodpecker.enabled"), "no Pulsar or Kafka enabled: the chart uses woodpecker"
     if not any(name in toggles for name in HELM_PULSAR_TOGGLES):
         return "pulsar", None, "no Pulsar toggle set: the chart deploys Pulsar by default in a cluster"
@@ -169,9 +171,8 @@ def _helm_endpoint(doc: Document, chosen: str, toggles: dict[str, Setting], line
     if address_key is None:
         return None
     external = f"external{chosen.capitalize()}"
-    external_on = (toggles.get(f"{external}.enabled") and (toggles[f"{external}.enabled"].value or "").lower() == "true")
     given = field_setting(doc, f"{external}.host" if chosen == "pulsar" else f"{external}.brokerList")
-    if external_on and given is not None and given.value:
+    if helm_enabled(toggles, f"{external}.enabled") and given is not None and given.value:
         return Setting(address_key, given.value, doc.name, given.line, "helm", given.detail)
     return Setting(address_key, f"{chosen} deployed in-cluster by the chart", doc.name, line, "helm",
                    f"{external}.enabled is not true: the chart points Milvus at its own {chosen}")

@@ -330,11 +330,8 @@ def _helm(res: Resolution) -> list[Finding]:
         fields = view.fields
         queue = fields.get("standalone.messageQueue")
 
-        def on(name: str) -> bool:
-            return name in fields and (fields[name].value or "").lower() == "true"
-
-        pulsar_on = [n for n in kinds.HELM_PULSAR_TOGGLES if on(n)]
-        kafka_on = [n for n in kinds.HELM_KAFKA_TOGGLES if on(n)]
+        pulsar_on = [n for n in kinds.HELM_PULSAR_TOGGLES if kinds.helm_enabled(fields, n)]
+        kafka_on = [n for n in kinds.HELM_KAFKA_TOGGLES if kinds.helm_enabled(fields, n)]
         if res.mode == STANDALONE and queue is not None:
             if queue.value == "pulsar" and not pulsar_on:
                 found.append(_finding("MQ140", "standalone.messageQueue pulsar but no pulsar*.enabled is true: "

@@ -181,4 +181,3 @@ def flush_all(client, timeout: float, on_wait: Callable[[float], None] | None = 
         raise PreconditionError(f"FlushAll failed: {err.message}",
                                 hint="check Milvus's health and log, then `mqctl migrate resume`") from None
     return {"flush_all_ts": response.flush_all_ts, "seconds": round(time.monotonic() - started, 3)}
-

@@ -517,12 +517,13 @@ def _milvus_serves(proc: Path, name: str, store: str) -> bool:
         cwd = os.readlink(proc / "cwd")
     except OSError:
         return False
-    folder = (process_environ(int(proc.name)) or {}).get("MILVUSCONF") or os.path.join(cwd, "configs")
+    env = process_environ(int(proc.name)) or {}
+    folder = env.get("MILVUSCONF") or os.path.join(cwd, "configs")
     files = [path for path in (os.path.join(folder, f) for f in ("milvus.yaml", "user.yaml")) if os.path.isfile(path)]
     if not files:
         return False
     try:
-        res = resolve(files, mode="standalone", env=process_environ(int(proc.name)) or {})
+        res = resolve(files, mode="standalone", env=env)
     except MqctlError:
         return any(_mentions(path, store) for path in files)  # unreadable: a mention is enough to hold back
     served = res.value("natsmq.server.storeDir") or ""
