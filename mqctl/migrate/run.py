@@ -127,7 +127,7 @@ def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
     flush.status, flush.evidence = PENDING, {}
     ctx.journal.save()
     try:
-        S._apply_force_deny(ctx, StepRecord("resume-writes"), old)
+        S.apply_force_deny(ctx, StepRecord("resume-writes"), old)
     except MqctlError as err:  # the edit may have happened: resume denies writes again either way
         return S.StepFailed(failed.step, failed.seen, failed.next_action + "; resume denies writes again first",
                             writes_note=f"putting forceDeny back was not confirmed ({err.message}): writes may be open")

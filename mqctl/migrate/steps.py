@@ -409,7 +409,7 @@ def step_preflight(ctx: Context, record: StepRecord) -> None:
 
 # ------------------------------------------------------------------ stop / resume writes
 
-def _apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) -> None:
+def apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) -> None:
     """Deny writes (`restore` None: the old values are journaled first) or put the journaled values back,
     where Milvus re-reads them (etcd or the live file), then wait for Milvus's update event.
 
@@ -476,7 +476,7 @@ def step_stop_writes(ctx: Context, record: StepRecord) -> None:
     if ctx.options.writes_stopped:
         record.evidence["confirmed"] = "operator stopped writers (--writes-stopped)"
         return
-    _apply_force_deny(ctx, record, None)
+    apply_force_deny(ctx, record, None)
 
 
 def step_resume_writes(ctx: Context, record: StepRecord) -> None:
@@ -484,7 +484,7 @@ def step_resume_writes(ctx: Context, record: StepRecord) -> None:
     if "old" not in stop.evidence:  # what mqctl denied it puts back, also when resumed with --writes-stopped
         record.evidence["confirmed"] = "writes were not stopped by mqctl"
         return
-    _apply_force_deny(ctx, record, stop.evidence["old"])
+    apply_force_deny(ctx, record, stop.evidence["old"])
 
 
 # ------------------------------------------------------------------ flush, stop, start
