@@ -17,8 +17,9 @@ from pathlib import PurePath
 from typing import Any, Callable, Iterable
 from urllib.parse import SplitResult, urlsplit
 
-from rich.console import Console, RenderableType
-from rich.table import Table
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
+from rich.text import Text
 
 from mqctl.errors import InputError, MqctlError, PreconditionError
 
@@ -132,8 +133,6 @@ def natural_key(name: str) -> list:
 
 def _masked(renderable: Any) -> Any:
     """Plain strings and Rich Text with URL passwords masked; other renderables mask their own cells."""
-    from rich.text import Text
-
     if isinstance(renderable, str):
         return mask_url_passwords(renderable)
     if isinstance(renderable, Text) and "@" in renderable.plain:
@@ -143,15 +142,168 @@ def _masked(renderable: Any) -> Any:
     return renderable
 
 
+# Column kinds of `FitTable`: how a column reads, shrinks and hides when the terminal is narrow.
+KEY = "key"  # the identifying column (channel, topic, file:line): never cut, wrapped or hidden
+LABEL = "label"  # short words (status, code, type): shown whole, hidden by priority
+TEXT = "text"  # free text (findings, evidence): wraps inside its cell
+NUMBER = "number"  # counts and sizes: right-aligned, shown whole, hidden by priority
+ID = "id"  # numeric ids: values longer than ID_NARROW_MAX are shown only with --wide
+TIME = "time"  # datetimes: an age ("3m", "1.3d") in the narrow view, ISO-8601 UTC with --wide
+ID_NARROW_MAX = 10
+TEXT_MIN = 16  # a wrapping column is not squeezed below this many characters (or its longest value)
+
+
+@dataclasses.dataclass(frozen=True)
+class Column:
+    """One column of a `FitTable`: header, kind, and when it gives way.
+
+    When the table is wider than the terminal, columns are kept in order of `priority` (0 first; unset means
+    their place from the left) as long as they fit: KEY columns and priority 0 always stay.
+    Columns of one priority are kept or hidden together (e.g. a configured/actual pair).
+    """
+
+    header: str
+    kind: str = TEXT
+    priority: int | None = None
+    wide_header: str | None = None  # the header with --wide, e.g. "first time (UTC)" for an age column
+
+    @property
+    def right(self) -> bool:
+        return self.kind in (NUMBER, ID, TIME)
+
+
+def format_time(value: _dt.datetime | None) -> str:
+    """UTC with milliseconds, e.g. 2024-05-01 12:00:00.123Z."""
+    if value is None:
+        return ""
+    return value.astimezone(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
+
+
+def format_age(seconds: float | None) -> str:
+    """A duration the way kubectl's AGE column shows it: 42s, 3m, 5.2h, 1.3d, 12d."""
+    if seconds is None:
+        return ""
+    sign, seconds = ("-" if seconds < 0 else ""), abs(seconds)
+    for unit, size in (("d", 86400), ("h", 3600)):
+        if seconds >= size:
+            value = seconds / size
+            return f"{sign}{value:.1f}{unit}" if value < 10 else f"{sign}{value:.0f}{unit}"
+    if seconds >= 60:
+        return f"{sign}{seconds // 60:.0f}m"
+    return f"{sign}{seconds:.0f}s"
+
+
+class FitTable:
+    """A Rich table laid out for the width it is printed at, the way kubectl, docker and natscli do it.
+
+    The KEY column is as wide as its longest value; other columns are hidden in their stated priority
+    until the rest fits (a caption names them), TEXT wraps in its cell. With `wide` (--wide/--no-trunc)
+    every column shows, ids and times in full, and a line may run past the terminal.
+    Cells are plain text, never Rich markup; URL passwords are masked.
+    """
+
+    def __init__(self, title: str | None, columns: list[Column], rows: list[list[Any]], footer: list[Any] | None,
+                 *, show_header: bool = True, wide: bool = False):
+        self.title, self.columns, self.rows, self.footer = title, columns, rows, footer
+        self.show_header, self.wide = show_header, wide
+
+    def cell_text(self, column: Column, value: Any, now: _dt.datetime) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, _dt.datetime):
+            if self.wide:
+                return format_time(value)
+            value = value if value.tzinfo else value.replace(tzinfo=_dt.timezone.utc)
+            age = format_age((now - value).total_seconds())
+            return age if column.kind == TIME else f"{age} ago"
+        if isinstance(value, _dt.timedelta):
+            return format_age(value.total_seconds())
+        return mask_url_passwords(str(value))
+
+    def _header(self, column: Column) -> str:
+        return column.wide_header if self.wide and column.wide_header else column.header
+
+    def layout(self, max_width: int) -> tuple[list[int], list[int], list[list[str]], list[str], list[str]]:
+        """(kept column indexes, their widths, cell texts, footer texts, hidden headers) for `max_width` characters."""
+        now = _dt.datetime.now(_dt.timezone.utc)
+        cells = [[self.cell_text(col, row[i] if i < len(row) else None, now) for i, col in enumerate(self.columns)]
+                 for row in self.rows]
+        footer = [self.cell_text(col, self.footer[i] if i < len(self.footer) else None, now)
+                  for i, col in enumerate(self.columns)] if self.footer is not None else []
+        lines = [[line for r in [*cells, footer] if i < len(r) for line in r[i].splitlines()]
+                 for i in range(len(self.columns))]
+        natural, minimum = [], []
+        for i, col in enumerate(self.columns):
+            header = self._header(col) if self.show_header else ""
+            longest_word = max((cell_len(w) for w in header.split()), default=0)
+            values = max((cell_len(line) for line in lines[i]), default=0)
+            full = max(values, cell_len(header) if col.kind == KEY else longest_word)
+            natural.append(max(full, cell_len(header)))
+            minimum.append(min(max(values, longest_word), max(TEXT_MIN, longest_word)) if col.kind == TEXT else full)
+
+        def fits(indexes: list[int]) -> bool:
+            return sum(minimum[i] for i in indexes) + 3 * len(indexes) + 1 <= max_width
+
+        hidden_ids = set() if self.wide else {i for i, col in enumerate(self.columns) if col.kind == ID
+                                              and max((len(line) for line in lines[i]), default=0) > ID_NARROW_MAX}
+        levels: dict[int, list[int]] = {}
+        for i, col in enumerate(self.columns):
+            if i not in hidden_ids:
+                rank = 0 if col.kind == KEY else (col.priority if col.priority is not None else 100 + i)
+                levels.setdefault(rank, []).append(i)
+        kept: list[int] = []
+        for rank in sorted(levels):
+            if rank == 0 or self.wide or fits(kept + levels[rank]):
+                kept = sorted(kept + levels[rank])
+        widths = [minimum[i] for i in kept]
+        if self.wide:  # whole headers even past the terminal's edge
+            max_width = max(max_width, sum(minimum[i] if self.columns[i].kind == TEXT else natural[i] for i in kept)
+                            + 3 * len(kept) + 1)
+        spare = max(0, max_width - (sum(widths) + 3 * len(kept) + 1))
+        for n, i in enumerate(kept):  # first whole headers, then wider text
+            grow = min(spare, max(0, cell_len(self._header(self.columns[i])) - widths[n])) if self.show_header else 0
+            widths[n] += grow
+            spare -= grow
+        for n, i in enumerate(kept):
+            grow = min(spare, natural[i] - widths[n]) if self.columns[i].kind == TEXT else 0
+            if grow > 0:
+                widths[n] += grow
+                spare -= grow
+        hidden = [self._header(self.columns[i]) for i in range(len(self.columns)) if i not in kept]
+        return kept, widths, [[row[i] for i in kept] for row in cells], [footer[i] for i in kept] if footer else [], hidden
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.table import Table
+
+        kept, widths, cells, footer, hidden = self.layout(options.max_width)
+        table = Table(show_header=self.show_header, show_footer=bool(footer))
+        for n, i in enumerate(kept):
+            column = self.columns[i]
+            table.add_column(Text(self._header(column)), width=widths[n], justify="right" if column.right else "left",
+                             footer=Text(footer[n] if footer else ""), overflow="fold")
+        for row in cells:
+            table.add_row(*[Text(value, no_wrap=self.columns[i].kind != TEXT, overflow="fold")
+                            for i, value in zip(kept, row)])
+        # title and caption wrap at the terminal's width, not the (maybe narrow) table's
+        if self.title is not None:
+            yield Text(mask_url_passwords(self.title), style="table.title")
+        yield from console.render(table, options.update_width(sum(widths) + 3 * len(kept) + 1))
+        if hidden:
+            yield Text(f"not shown at {options.max_width} columns: {', '.join(hidden)} (--wide shows all)",
+                       style="table.caption")
+
+
 class Output:
     """Where every command's results and messages go."""
 
-    def __init__(self, json_mode: bool = False, no_color: bool = False):
+    def __init__(self, json_mode: bool = False, no_color: bool = False, wide: bool = False):
         self.json_mode = json_mode
+        self.wide = wide
         no_color = no_color or bool(os.environ.get("NO_COLOR"))
         width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "160"))
-        self.console = Console(no_color=no_color, width=width, highlight=False, soft_wrap=False)
-        self.err = Console(stderr=True, no_color=no_color, highlight=False, width=width)
+        # markup off: file names, keys, values and channel names with [brackets] print as they are
+        self.console = Console(no_color=no_color, width=width, highlight=False, soft_wrap=False, markup=False)
+        self.err = Console(stderr=True, no_color=no_color, highlight=False, width=width, markup=False)
 
     # results ---------------------------------------------------------------
     def emit(self, result: Any, render: Callable[[Any], RenderableType | Iterable[RenderableType]]) -> None:
@@ -160,10 +312,13 @@ class Output:
             return
         rendered = render(result)
         if isinstance(rendered, (list, tuple)) or (hasattr(rendered, "__iter__") and not hasattr(rendered, "__rich_console__") and not isinstance(rendered, str)):
-            for item in rendered:
-                self.console.print(_masked(item))
+            items = list(rendered)
         else:
-            self.console.print(_masked(rendered))
+            items = [rendered]
+        for item in items:
+            if isinstance(item, FitTable):
+                item.wide = self.wide
+            self.console.print(_masked(item), crop=not self.wide)
 
     def print_json(self, data: Any) -> None:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
@@ -171,28 +326,24 @@ class Output:
 
     # building blocks ---------------------------------------------------------
     @staticmethod
-    def table(title: str | None, columns: list[str], rows: Iterable[Iterable[Any]], *, footer: Iterable[Any] | None = None,
-              right: Iterable[str] = ()) -> Table:
+    def table(title: str | None, columns: list[Column | str], rows: Iterable[Iterable[Any]], *,
+              footer: Iterable[Any] | None = None, right: Iterable[str] = (), show_header: bool = True) -> FitTable:
+        """A table that fits the terminal (see `FitTable`); plain-string columns are TEXT, or NUMBER when in `right`."""
         right = set(right)
-        table = Table(title=title, show_footer=footer is not None, title_justify="left")
-        footer_cells = list(footer) if footer is not None else []
-        for i, col in enumerate(columns):
-            table.add_column(col, justify="right" if col in right else "left",
-                             footer=str(footer_cells[i]) if i < len(footer_cells) else "")
-        for row in rows:
-            table.add_row(*["" if cell is None else mask_url_passwords(str(cell)) for cell in row])
-        return table
+        specs = [c if isinstance(c, Column) else Column(c, NUMBER if c in right else TEXT) for c in columns]
+        return FitTable(title, specs, [list(row) for row in rows], None if footer is None else list(footer),
+                        show_header=show_header)
 
-    def info(self, message: str) -> None:
-        """Progress notes for people; silent in JSON mode so stdout stays one object."""
+    def info(self, message: str | Text) -> None:
+        """Progress notes for people (plain text, or Text for styled parts); silent in JSON mode."""
         if not self.json_mode:
             self.err.print(_masked(message))
 
     def warn(self, message: str) -> None:
-        self.err.print(f"[yellow]warning:[/yellow] {mask_url_passwords(message)}")
+        self.err.print(Text.assemble(("warning:", "yellow"), " ", mask_url_passwords(message)))
 
     def error(self, err: MqctlError) -> None:
-        self.err.print(f"[red]error:[/red] {mask_url_passwords(err.one_line())}", markup=True, soft_wrap=True)
+        self.err.print(Text.assemble(("error:", "red"), " ", mask_url_passwords(err.one_line())), soft_wrap=True)
 
     def diff(self, diff_text: str) -> None:
         """Show a unified diff (on stderr in JSON mode so stdout stays parseable)."""
@@ -213,12 +364,12 @@ class Output:
                                     hint="pass --yes to proceed, or --dry-run to only look")
         from rich.prompt import Confirm
 
-        return Confirm.ask(question, console=self.err, default=False)
+        return Confirm.ask(Text(question), console=self.err, default=False)
 
     def progress(self, *, transient: bool = True):
         """A Rich progress bar on stderr; disabled in JSON mode and when stderr is not a terminal."""
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        return Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+        return Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
                         TimeElapsedColumn(), console=self.err, transient=transient,
                         disable=self.json_mode or not self.err.is_terminal)

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
-from mqctl.cli.common import JsonOpt, output
+from mqctl.cli.common import JsonOpt, WideOpt, output
 
 app = typer.Typer(help="Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages.",
                   no_args_is_help=True)
@@ -49,13 +48,6 @@ def source_options(rocksmq, nats, nats_store, config, user, password, token, cre
                          tls_key=tls_key, timeout=timeout)
 
 
-def format_time(value: dt.datetime | None) -> str:
-    """UTC with milliseconds, e.g. 2024-05-01 12:00:00.123Z."""
-    if value is None:
-        return ""
-    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] + "Z"
-
-
 def format_bytes(count: int | None) -> str:
     if count is None:
         return ""
@@ -67,20 +59,21 @@ def format_bytes(count: int | None) -> str:
 
 
 def _render_list(result):
-    from mqctl.output import Output
+    from mqctl.output import ID, KEY, NUMBER, TIME, Column, Output
 
     nats = any(c.consumers is not None for c in result.channels)
-    columns = ["channel", "messages", "bytes", "first id", "last id", "first time (UTC)", "last time (UTC)"]
-    columns += ["consumers"] if nats else []
+    columns = [Column("channel", KEY), Column("messages", NUMBER, 0), Column("bytes", NUMBER, 2),
+               Column("first id", ID, 4), Column("last id", ID, 4),
+               Column("oldest", TIME, 1, wide_header="first time (UTC)"),
+               Column("newest", TIME, 1, wide_header="last time (UTC)")]
+    columns += [Column("consumers", NUMBER, 3)] if nats else []
     rows = []
     for c in result.channels:
-        row = [c.name, c.messages, format_bytes(c.bytes), c.first_id, c.last_id, format_time(c.first_time),
-               format_time(c.last_time)]
+        row = [c.name, c.messages, format_bytes(c.bytes), c.first_id, c.last_id, c.first_time, c.last_time]
         rows.append(row + ([c.consumers] if nats else []))
     totals = result.totals
     footer = [f"total ({totals.channels})", totals.messages, format_bytes(totals.bytes)]
-    return Output.table(f"channels of {result.source}", columns, rows, footer=footer,
-                        right=["messages", "bytes", "first id", "last id", "consumers"])
+    return Output.table(f"channels of {result.source}", columns, rows, footer=footer)
 
 
 @app.command("list")
@@ -91,14 +84,14 @@ def list_command(rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: Sto
                  store_times: Annotated[bool, typer.Option("--store-times", help="NATS: first/last time from the "
                                                            "server's store timestamps, not the Milvus TSO (faster: "
                                                            "no message reads).")] = False,
-                 json_mode: JsonOpt = False):
+                 json_mode: JsonOpt = False, wide: WideOpt = False):
     """One row per physical channel: messages, bytes, first/last id and time (from the Milvus TSO)."""
     from mqctl.mq.channels import list_channels
     from mqctl.mq.sources import open_source
 
     options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
                              tls_key, timeout)
-    out = output(json_mode)
+    out = output(json_mode, wide)
     with open_source(options) as source:
         if getattr(source, "has_metadata", True) is False:
             out.warn(f"{source.description}: no _meta_kv folder beside it, so bytes and pages are unknown")
@@ -106,30 +99,27 @@ def list_command(rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: Sto
 
 
 def _render_show(detail):
-    from rich.table import Table
-
-    from mqctl.output import Output
+    from mqctl.output import KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
     c = detail.channel
-    summary = Table(title=f"{c.name} ({detail.source})", show_header=False, title_justify="left")
     facts = [("messages", c.messages), ("bytes", format_bytes(c.bytes)), ("first id", c.first_id), ("last id", c.last_id),
-             ("first time", format_time(c.first_time)), ("last time", format_time(c.last_time)),
-             ("consumers", c.consumers), ("created", format_time(detail.created_at)),
-             ("open page", format_bytes(detail.open_page_size)), ("undecodable", detail.undecodable)]
-    for key, value in facts:
-        if value not in (None, ""):
-            summary.add_row(key, str(value))
-    parts = [summary,
-             Output.table("messages by type", ["type", "count"], detail.types.items(), right=["count"]),
-             Output.table("collections seen", ["id", "name", "schema in stream"],
+             ("first time", c.first_time), ("last time", c.last_time), ("consumers", c.consumers),
+             ("created", detail.created_at), ("open page", format_bytes(detail.open_page_size)),
+             ("undecodable", detail.undecodable)]
+    parts = [Output.table(f"{c.name} ({detail.source})", [Column("fact", KEY), Column("value", TEXT)],
+                          [(key, value) for key, value in facts if value not in (None, "")], show_header=False),
+             Output.table("messages by type", [Column("type", KEY), Column("count", NUMBER)], detail.types.items()),
+             Output.table("collections seen", [Column("id", KEY), Column("name", LABEL, 0), Column("schema in stream", LABEL)],
                           [(s.id, s.name, "yes" if s.schema_in_stream else "no") for s in detail.collections])]
     if detail.pages is not None:
-        parts.append(Output.table("pages (closed)", ["end id", "size", "closed (UTC)", "acked (UTC)"],
-                                  [(p.end_id, format_bytes(p.size), format_time(p.closed_at),
-                                    format_time(p.acked_at) if p.acked else "not acked") for p in detail.pages],
-                                  right=["end id", "size"]))
+        parts.append(Output.table("pages (closed)", [Column("end id", KEY), Column("size", NUMBER),
+                                                     Column("closed", TIME, wide_header="closed (UTC)"),
+                                                     Column("acked", TIME, wide_header="acked (UTC)")],
+                                  [(p.end_id, format_bytes(p.size), p.closed_at, p.acked_at if p.acked else "not acked")
+                                   for p in detail.pages]))
     if detail.stream is not None:
-        parts.append(Output.table("stream config and state", ["setting", "value"], detail.stream.items()))
+        parts.append(Output.table("stream config and state", [Column("setting", KEY), Column("value", TEXT)],
+                                  detail.stream.items()))
     return parts
 
 
@@ -137,7 +127,7 @@ def _render_show(detail):
 def show(name: NameArg, rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None,
          config: ConfigOpt = None, user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None,
          creds: CredsOpt = None, nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None,
-         tls_key: TlsKeyOpt = None, timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False):
+         tls_key: TlsKeyOpt = None, timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False, wide: WideOpt = False):
     """Everything about one channel: counts by message type, collections, RocksMQ pages or the stream's config."""
     from mqctl.mq.channels import show_channel
     from mqctl.mq.sources import open_source
@@ -145,7 +135,7 @@ def show(name: NameArg, rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_sto
     options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
                              tls_key, timeout)
     with open_source(options) as source:
-        output(json_mode).emit(show_channel(source, name), _render_show)
+        output(json_mode, wide).emit(show_channel(source, name), _render_show)
 
 
 PK_PREVIEW = 5
@@ -163,16 +153,15 @@ def _short_shard(shard: str | None, channel: str, collection_id: int | None) -> 
 
 
 def _render_peek(result):
-    from mqctl.output import Output
+    from mqctl.output import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
-    rows = [(m.id, m.type, format_time(m.time), m.collection or m.collection_id, m.partition_id, m.segment_id,
+    rows = [(m.id, m.type, m.time, m.collection or m.collection_id, m.partition_id, m.segment_id,
              _short_shard(m.shard, result.channel, m.collection_id), m.rows or "",
              f"error: {m.error}" if m.error else _pk_preview(m.pks)) for m in result.messages]
-    table = Output.table(f"{result.channel}: {len(result.messages)} messages", ["id", "type", "time (UTC)", "collection",
-                         "partition", "segment", "shard", "rows", "primary keys"], rows, right=["id", "rows"])
-    for column in table.columns[:3]:
-        column.no_wrap = True
-    return table
+    columns = [Column("id", KEY), Column("type", LABEL, 0), Column("age", TIME, 1, wide_header="time (UTC)"),
+               Column("collection", LABEL, 2), Column("partition", ID, 5), Column("segment", ID, 5),
+               Column("shard", LABEL, 4), Column("rows", NUMBER, 3), Column("primary keys", TEXT, 0)]
+    return Output.table(f"{result.channel}: {len(result.messages)} messages", columns, rows)
 
 
 @app.command()
@@ -186,7 +175,7 @@ def peek(name: NameArg,
          rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None, config: ConfigOpt = None,
          user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
          nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
-         timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False):
+         timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False, wide: WideOpt = False):
     """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys."""
     from mqctl.mq.channels import peek as peek_messages
     from mqctl.mq.sources import open_source
@@ -195,4 +184,4 @@ def peek(name: NameArg,
                              tls_key, timeout)
     with open_source(options) as source:
         result = peek_messages(source, name, start=start, limit=limit, types=types, collection=collection)
-        output(json_mode).emit(result, _render_peek)
+        output(json_mode, wide).emit(result, _render_peek)

@@ -11,15 +11,17 @@ from mqctl.output import Output
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (stable schema, see README).")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+WideOpt = Annotated[bool, typer.Option("--wide", "--no-trunc", help="Show every column, full ids and full times "
+                                                                   "(lines may run past the terminal).")]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")]
 
 
-def output(json_mode: bool = False) -> Output:
+def output(json_mode: bool = False, wide: bool = False) -> Output:
     """The Output for this invocation, honouring the root --no-color flag."""
     ctx = click.get_current_context(silent=True)
     root_obj = ctx.find_root().obj if ctx is not None else None
     no_color = bool(root_obj and root_obj.get("no_color"))
-    return Output(json_mode=json_mode, no_color=no_color)
+    return Output(json_mode=json_mode, no_color=no_color, wide=wide)
 
 
 def exit_with(code: int) -> None:
