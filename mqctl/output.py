@@ -150,7 +150,7 @@ NUMBER = "number"  # counts and sizes: right-aligned, shown whole, hidden by pri
 ID = "id"  # numeric ids: values longer than ID_NARROW_MAX are shown only with --wide
 TIME = "time"  # datetimes: an age ("3m", "1.3d") in the narrow view, ISO-8601 UTC with --wide
 ID_NARROW_MAX = 10
-TEXT_MIN = 16  # a wrapping column is not squeezed below this many characters (or its longest value)
+TEXT_MIN = 24  # a wrapping column is not squeezed below this many characters (or its longest value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,10 +260,11 @@ class FitTable:
             max_width = max(max_width, sum(minimum[i] if self.columns[i].kind == TEXT else natural[i] for i in kept)
                             + 3 * len(kept) + 1)
         spare = max(0, max_width - (sum(widths) + 3 * len(kept) + 1))
-        for n, i in enumerate(kept):  # first whole headers, then wider text
-            grow = min(spare, max(0, cell_len(self._header(self.columns[i])) - widths[n])) if self.show_header else 0
-            widths[n] += grow
-            spare -= grow
+        for n, i in enumerate(kept):  # first headers on one line, then wider text
+            grow = cell_len(self._header(self.columns[i])) - widths[n] if self.show_header else 0
+            if 0 < grow <= spare:
+                widths[n] += grow
+                spare -= grow
         for n, i in enumerate(kept):
             grow = min(spare, natural[i] - widths[n]) if self.columns[i].kind == TEXT else 0
             if grow > 0:

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from mqctl.cli.common import DryRunOpt, JsonOpt, YesOpt, exit_with, output
+from mqctl.cli.common import DryRunOpt, JsonOpt, WideOpt, YesOpt, exit_with, output
 
 app = typer.Typer(help="Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",
                   no_args_is_help=True)
@@ -52,9 +52,10 @@ def _where(finding) -> str:
 
 
 def _findings_table(findings):
-    from mqctl.output import Output
+    from mqctl.output import KEY, LABEL, TEXT, Column, Output
 
-    return Output.table(None, ["severity", "code", "where", "finding"],
+    return Output.table(None, [Column("severity", LABEL, 1), Column("code", LABEL, 0), Column("where", KEY),
+                               Column("finding", TEXT, 0)],
                         [(f.severity, f.code, _where(f), f.message + (f"\nfix: {f.hint}" if f.hint else ""))
                          for f in findings])
 
@@ -85,12 +86,14 @@ def _render_report(report, *, explain: bool):
 
 @app.command()
 def explain(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None, milvus_version: VersionOpt = None,
-            env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, json_mode: JsonOpt = False):
+            env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, json_mode: JsonOpt = False,
+            wide: WideOpt = False):
     """Which MQ this Milvus will start, and why, step by step."""
     from mqctl.config.rules import report, validate
 
     resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root)
-    output(json_mode).emit(report(resolution, validate(resolution)), lambda r: _render_report(r, explain=True))
+    output(json_mode, wide).emit(report(resolution, validate(resolution)),
+                                  lambda r: _render_report(r, explain=True))
 
 
 @app.command(name="validate")
@@ -99,24 +102,25 @@ def validate_command(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None
                      check_host: Annotated[bool, typer.Option("--check-host", help="Also check this host: port free, "
                                                               "store writable, disk space and kind.")] = False,
                      env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
-                     json_mode: JsonOpt = False):
+                     json_mode: JsonOpt = False, wide: WideOpt = False):
     """Findings with stable codes; exit 1 on any error (with --strict, any warning)."""
     from mqctl.config.rules import exit_code, report, validate
 
     resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root)
     findings = validate(resolution, check_host=check_host)
-    output(json_mode).emit(report(resolution, findings), lambda r: _render_report(r, explain=False))
+    output(json_mode, wide).emit(report(resolution, findings), lambda r: _render_report(r, explain=False))
     exit_with(exit_code(findings, strict=strict))
 
 
 @app.command()
-def rules(json_mode: JsonOpt = False):
+def rules(json_mode: JsonOpt = False, wide: WideOpt = False):
     """Every validation rule with its code and why it matters."""
     from mqctl.config.rules import RULES, RuleList
-    from mqctl.output import Output
+    from mqctl.output import KEY, LABEL, TEXT, Column, Output
 
-    output(json_mode).emit(RuleList(list(RULES)), lambda r: Output.table(
-        "config validate rules", ["code", "severity", "rule", "why"],
+    output(json_mode, wide).emit(RuleList(list(RULES)), lambda r: Output.table(
+        "config validate rules", [Column("code", KEY), Column("severity", LABEL, 1), Column("rule", TEXT, 0),
+                                  Column("why", TEXT, 2)],
         [(rule.code, rule.severity, rule.title, rule.why) for rule in r.rules]))
 
 

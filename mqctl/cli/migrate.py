@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from mqctl.cli.common import JsonOpt, YesOpt, exit_with, output
+from mqctl.cli.common import JsonOpt, WideOpt, YesOpt, exit_with, output
 
 app = typer.Typer(help="Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify.",
                   invoke_without_command=True)
@@ -65,6 +65,8 @@ def _journal_path(state_dir, config, sandbox):
 
 
 def reporter(out):
+    from rich.text import Text
+
     from mqctl.migrate.report import summarize
     from mqctl.migrate.steps import Reporter
 
@@ -72,28 +74,32 @@ def reporter(out):
 
     def waiting(text: str) -> None:
         if text != last["text"] and time.monotonic() - last["at"] > 5:
-            out.info(f"    [dim]{text}[/dim]")
+            out.info(Text(f"    {text}", style="dim"))
             last.update(text=text, at=time.monotonic())
 
     def finished(record) -> None:
-        mark = {"done": "[green]✓[/green]", "skipped": "[dim]-[/dim]"}.get(record.status, "[red]✗[/red]")
-        out.info(f"{mark} {record.name:<14} {record.seconds or 0:7.1f} s  {summarize(record)}")
+        mark = {"done": ("✓", "green"), "skipped": ("-", "dim")}.get(record.status, ("✗", "red"))
+        out.info(Text.assemble(mark, f" {record.name:<14} {record.seconds or 0:7.1f} s  {summarize(record)}"))
 
-    return Reporter(step_started=lambda r: out.info(f"[bold]▶ {r.name}[/bold] ..."), step_finished=finished,
+    return Reporter(step_started=lambda r: out.info(Text(f"▶ {r.name} ...", style="bold")), step_finished=finished,
                     waiting=waiting)
 
 
-def render_journal(journal):
+def _steps_table(title, records):
     from mqctl.migrate.report import summarize
-    from mqctl.output import Output
+    from mqctl.output import KEY, LABEL, NUMBER, TEXT, Column, Output
 
+    return Output.table(title, [Column("step", KEY), Column("status", LABEL, 0), Column("seconds", NUMBER, 1),
+                                Column("evidence", TEXT, 0)],
+                        [(r.name, r.status, f"{r.seconds:.1f}" if r.seconds is not None else "", summarize(r))
+                         for r in records])
+
+
+def render_journal(journal):
     title = f"migration {journal.source_mq} -> {journal.target_mq}: {journal.state} (journal {journal.path})"
-    rows = [(r.name, r.status, f"{r.seconds:.1f}" if r.seconds is not None else "", summarize(r)) for r in journal.steps]
-    tables = [Output.table(title, ["step", "status", "seconds", "evidence"], rows, right=["seconds"])]
+    tables = [_steps_table(title, journal.steps)]
     if journal.rollback:
-        rows = [(r.name, r.status, f"{r.seconds:.1f}" if r.seconds is not None else "", summarize(r))
-                for r in journal.rollback]
-        tables.append(Output.table("rollback", ["step", "status", "seconds", "evidence"], rows, right=["seconds"]))
+        tables.append(_steps_table("rollback", journal.rollback))
     return tables
 
 
@@ -125,18 +131,20 @@ def _options(config, to, milvus, user, password, token, server_pem, server_name,
 
 
 def render_plan(result):
-    from mqctl.output import Output
+    from mqctl.output import KEY, LABEL, NUMBER, TEXT, Column, Output
 
     head = (f"migration plan: {result.source_mq} -> {result.target_mq} (Milvus {result.milvus_version or '?'}); "
             "nothing was changed")
-    items = [Output.table(head, ["step", "what it will do"], [(s.name, s.action) for s in result.steps])]
+    items = [Output.table(head, [Column("step", KEY), Column("what it will do", TEXT, 0)],
+                          [(s.name, s.action) for s in result.steps])]
     if result.findings:
-        items.append(Output.table("preflight findings", ["level", "code", "finding", "how to fix"],
-                                  [(f.level, f.code, f.message, f.hint) for f in result.findings]))
+        items.append(Output.table("preflight findings", [Column("code", KEY), Column("level", LABEL, 1),
+                                                         Column("finding", TEXT, 0), Column("how to fix", TEXT, 0)],
+                                  [(f.code, f.level, f.message, f.hint) for f in result.findings]))
     if result.counts:
-        items.append(Output.table("row counts now", ["collection", "rows"],
+        items.append(Output.table("row counts now", [Column("collection", KEY), Column("rows", NUMBER, 0)],
                                   [(n, c["rows"] if c["rows"] is not None else "not loaded (loaded at preflight)")
-                                   for n, c in result.counts.items()], right=["rows"]))
+                                   for n, c in result.counts.items()]))
     if result.config_diff:
         from rich.syntax import Syntax
 
@@ -154,13 +162,13 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
             clear_etcd_override: ClearOpt = False, store_dir: StoreOpt = None, nats_port: NatsPortOpt = None,
             milvus_version: VersionOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None,
             flush_timeout: FlushTimeoutOpt = 600, start_timeout: StartTimeoutOpt = 300,
-            yes: YesOpt = False, json_mode: JsonOpt = False):
+            yes: YesOpt = False, json_mode: JsonOpt = False, wide: WideOpt = False):
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
     if ctx.invoked_subcommand is not None:
         return
     from mqctl.migrate import run
 
-    out = output(json_mode)
+    out = output(json_mode, wide)
     options = _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd,
                        start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
                        clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, flush_timeout, start_timeout)
@@ -187,7 +195,8 @@ def plan(config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None, u
          shell: ShellOpt = False, log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, health_url: HealthOpt = None,
          backup_dir: BackupOpt = None, cleanup: CleanupOpt = False, writes_stopped: WritesStoppedOpt = False,
          clear_etcd_override: ClearOpt = False, store_dir: StoreOpt = None, nats_port: NatsPortOpt = None,
-         milvus_version: VersionOpt = None, sandbox: SandboxOpt = None, json_mode: JsonOpt = False):
+         milvus_version: VersionOpt = None, sandbox: SandboxOpt = None, json_mode: JsonOpt = False,
+         wide: WideOpt = False):
     """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused)."""
     from mqctl.migrate import run
 
@@ -195,22 +204,23 @@ def plan(config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None, u
                        start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
                        clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, 600, 300)
     result = run.plan(options)
-    output(json_mode).emit(result, render_plan)
+    output(json_mode, wide).emit(result, render_plan)
     exit_with(3 if result.refused else 0)
 
 
 @app.command()
-def status(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None, json_mode: JsonOpt = False):
+def status(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None, json_mode: JsonOpt = False,
+           wide: WideOpt = False):
     """Where the journaled migration stands, step by step, with evidence."""
     from mqctl.migrate.journal import Journal
 
-    output(json_mode).emit(Journal.load(_journal_path(state_dir, config, sandbox)), render_journal)
+    output(json_mode, wide).emit(Journal.load(_journal_path(state_dir, config, sandbox)), render_journal)
 
 
 def _continue(action, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name, stop_cmd,
               start_cmd, log_file, log_cmd, json_mode, *, confirm: str | None = None, yes: bool = False,
-              more: dict | None = None):
-    out = output(json_mode)
+              more: dict | None = None, wide: bool = False):
+    out = output(json_mode, wide)
     filled = _sandbox_fill(sandbox)
     path = _journal_path(state_dir, config, sandbox)
     from mqctl.migrate.journal import Journal
@@ -235,13 +245,13 @@ def resume(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: Sandbo
                "--flush-timeout", help="Seconds to wait for FlushAll (default: as journaled).")] = None,
            start_timeout: Annotated[Optional[float], typer.Option(
                "--start-timeout", help="Seconds to wait for Milvus to start (default: as journaled).")] = None,
-           json_mode: JsonOpt = False):
+           json_mode: JsonOpt = False, wide: WideOpt = False):
     """Continue a stopped or crashed migration from its journal (commands, timeouts, etcd may be given anew)."""
     from mqctl.migrate import run
 
     _continue(run.resume, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
               stop_cmd, start_cmd, log_file, log_cmd, json_mode,
-              more=_more(etcd, writes_stopped, flush_timeout, start_timeout))
+              more=_more(etcd, writes_stopped, flush_timeout, start_timeout), wide=wide)
 
 
 def _more(etcd, writes_stopped, flush_timeout=None, start_timeout=None) -> dict:
@@ -260,10 +270,11 @@ def rollback(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: Sand
              user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
              server_name: ServerNameOpt = "", stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
              log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, etcd: EtcdOpt = None,
-             writes_stopped: WritesStoppedOpt = False, yes: YesOpt = False, json_mode: JsonOpt = False):
+             writes_stopped: WritesStoppedOpt = False, yes: YesOpt = False, json_mode: JsonOpt = False,
+             wide: WideOpt = False):
     """Undo the journaled migration: restore the config and etcd values (and data from the backup), restart, verify."""
     from mqctl.migrate import run
 
     _continue(run.rollback, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
               stop_cmd, start_cmd, log_file, log_cmd, json_mode, confirm="Roll the migration back?", yes=yes,
-              more=_more(etcd, writes_stopped))
+              more=_more(etcd, writes_stopped), wide=wide)

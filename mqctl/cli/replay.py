@@ -8,24 +8,24 @@ import typer
 
 from mqctl.cli.channels import (ConfigOpt, CredsOpt, NatsOpt, NkeyOpt, PasswordOpt, RocksOpt, StoreOpt, TimeoutOpt,
                                 TlsCaOpt, TlsCertOpt, TlsKeyOpt, TokenOpt, UserOpt, source_options)
-from mqctl.cli.common import JsonOpt, output
+from mqctl.cli.common import JsonOpt, WideOpt, output
 
 app = typer.Typer(help="Replay MQ topics into Apache Spark (local or cluster) for backfill.", add_completion=False)
 
 
 def _render(result):
-    from mqctl.output import Output
+    from mqctl.output import ID, KEY, NUMBER, Column, Output
 
     def count(value):
         return "?" if value is None else f"{value:,}"
 
     rows = [(c.name, c.first_id, c.last_id, count(c.planned), count(c.messages), count(c.rows), count(c.bytes))
             for c in result.channels]
-    table = Output.table(f"replay {result.source} → {result.target}",
-                         ["channel", "from id", "to id", "planned", "messages", "rows", "bytes"], rows,
+    columns = [Column("channel", KEY), Column("from id", ID, 5), Column("to id", ID, 5), Column("planned", NUMBER, 2),
+               Column("messages", NUMBER, 0), Column("rows", NUMBER, 1), Column("bytes", NUMBER, 3)]
+    table = Output.table(f"replay {result.source} → {result.target}", columns, rows,
                          footer=["total", "", "", count(sum(c.planned for c in result.channels)), count(result.messages),
-                                 count(result.rows), count(result.bytes)],
-                         right=["from id", "to id", "planned", "messages", "rows", "bytes"])
+                                 count(result.rows), count(result.bytes)])
     if not result.written:
         note = "nothing new to replay" + (f" (checkpoint {result.checkpoint} is up to date)" if result.checkpoint else "")
         return [table, note]
@@ -115,7 +115,7 @@ def replay(
     out_path: OutputOpt = None, out_format: FormatOpt = "parquet", table: TableOpt = None, mode: ModeOpt = None,
     partition_by: PartitionByOpt = None, checkpoint: CheckpointOpt = None,
     partitions: PartitionsOpt = None, master: MasterOpt = "local[*]", spark_conf: SparkConfOpt = None,
-    json_mode: JsonOpt = False,
+    json_mode: JsonOpt = False, wide: WideOpt = False,
 ):
     """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table."""
     from mqctl.errors import InputError
@@ -134,7 +134,7 @@ def replay(
         partition_by=_split(partition_by),
         partitions=partitions, master=master, spark_conf=parse_spark_conf(spark_conf or []),
         checkpoint=checkpoint, milvus=milvus, milvus_token=milvus_token)
-    out = output(json_mode)
+    out = output(json_mode, wide)
     out.info("planning the replay ...")
     with out.progress(transient=True) as progress:
         result = run_replay(request, on_progress=_ChannelProgress(progress))

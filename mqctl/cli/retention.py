@@ -8,56 +8,57 @@ import typer
 
 from mqctl.cli.channels import (ConfigOpt, CredsOpt, NatsOpt, NkeyOpt, PasswordOpt, RocksOpt, StoreOpt, TimeoutOpt,
                                 TlsCaOpt, TlsCertOpt, TlsKeyOpt, TokenOpt, UserOpt, format_bytes, source_options)
-from mqctl.cli.common import DryRunOpt, JsonOpt, YesOpt, exit_with, output
+from mqctl.cli.common import DryRunOpt, JsonOpt, WideOpt, YesOpt, exit_with, output
 
 app = typer.Typer(help="Show configured vs actual retention, find drift and purge blockages; apply.",
                   no_args_is_help=True)
 
 
-def _age(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.0f} s"
-
-
 def _findings_table(findings):
-    from mqctl.output import Output
+    from pathlib import Path
 
-    return Output.table("findings", ["severity", "code", "key", "where", "message", "fix"],
-                        [(f.severity, f.code, f.key, f"{f.file}:{f.line}" if f.file else "Milvus default", f.message,
-                          f.hint) for f in findings])
+    from mqctl.output import KEY, LABEL, TEXT, Column, Output
+
+    return Output.table("findings", [Column("where", KEY), Column("code", LABEL, 0), Column("severity", LABEL, 2),
+                                     Column("key", LABEL, 1), Column("finding", TEXT, 0)],
+                        [(f"{Path(f.file).name}:{f.line}" if f.file else "Milvus default", f.code, f.severity, f.key,
+                          f.message + (f"\nfix: {f.hint}" if f.hint else "")) for f in findings])
 
 
 def _render_report(report):
-    from mqctl.output import Output
+    import datetime as dt
 
     from mqctl.mq.retention import show_limit
+    from mqctl.output import KEY, LABEL, NUMBER, TIME, Column, Output
+
+    def oldest(actual):
+        seconds = actual["oldest_message_age_seconds"]
+        return None if seconds is None else dt.timedelta(seconds=seconds)
 
     parts = []
     if report.mq == "natsmq":
         rows = [(r.name, *(show_limit(limit, side[limit]) for limit in ("max_age", "max_bytes", "max_msgs")
                            for side in (r.configured, r.actual)), r.actual["messages"],
-                 _age(r.actual["oldest_message_age_seconds"]), "DRIFT" if r.findings else "ok") for r in report.channels]
-        parts.append(Output.table(f"retention of {report.source} (config: {', '.join(_origins(report))})",
-                                  ["stream", "max_age conf", "max_age actual", "max_bytes conf", "max_bytes actual",
-                                   "max_msgs conf", "max_msgs actual", "messages", "oldest", "status"], rows,
-                                  right=["messages"]))
-        parts[-1].columns[0].no_wrap = True
+                 oldest(r.actual), "DRIFT" if r.findings else "ok") for r in report.channels]
+        columns = [Column("stream", KEY)]
+        for rank, limit in enumerate(("max_age", "max_bytes", "max_msgs"), start=1):
+            columns += [Column(f"{limit} conf", LABEL, rank), Column(f"{limit} actual", LABEL, rank)]
+        columns += [Column("messages", NUMBER, 4), Column("oldest", TIME, 5), Column("status", LABEL, 0)]
+        parts.append(Output.table(f"retention of {report.source} (config: {', '.join(_origins(report))})", columns,
+                                  rows))
     else:
         first = report.channels[0].configured if report.channels else {}
         title = (f"retention of {report.source}: {first.get('retention_time_minutes')} min / "
                  f"{first.get('retention_size_mb')} MB (config: {', '.join(_origins(report))})")
         rows = [(r.name, r.actual["messages"], format_bytes(r.actual["bytes"]), r.actual["pages"], r.actual["acked_pages"],
                  r.actual["purgeable_pages"], format_bytes(r.actual["reclaimable_bytes"]), r.actual["unacked_pages"],
-                 r.actual["never_purged_pages"], _age(r.actual["oldest_message_age_seconds"]),
-                 "BLOCKED" if r.findings else "ok") for r in report.channels]
-        parts.append(Output.table(title, ["topic", "messages", "bytes", "pages", "acked", "purgeable", "reclaimable",
-                                          "unacked", "never purged", "oldest", "status"], rows,
-                                  right=["messages", "bytes", "pages", "acked", "purgeable", "reclaimable", "unacked",
-                                         "never purged"]))
+                 r.actual["never_purged_pages"], oldest(r.actual), "BLOCKED" if r.findings else "ok")
+                for r in report.channels]
+        columns = [Column("topic", KEY), Column("messages", NUMBER, 1), Column("bytes", NUMBER, 1),
+                   Column("pages", NUMBER, 5), Column("acked", NUMBER, 5), Column("purgeable", NUMBER, 3),
+                   Column("reclaimable", NUMBER, 3), Column("unacked", NUMBER, 2), Column("never purged", NUMBER, 2),
+                   Column("oldest", TIME, 4), Column("status", LABEL, 0)]
+        parts.append(Output.table(title, columns, rows))
     if report.findings:
         parts.append(_findings_table(report.findings))
     return parts
@@ -71,7 +72,7 @@ def _origins(report) -> list[str]:
 def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None,
          user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
          nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
-         timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False):
+         timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False, wide: WideOpt = False):
     """Per channel: configured retention beside what the data shows. Exit 1 on drift or a purge blockage."""
     from mqctl.mq.retention import ConfiguredRetention, retention_report
     from mqctl.mq.sources import load_config, open_source
@@ -81,13 +82,13 @@ def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = Non
     resolution = load_config(options.config) if options.config else None
     with open_source(options, resolution=resolution) as source:
         report = retention_report(source, ConfiguredRetention(resolution))
-    output(json_mode).emit(report, _render_report)
+    output(json_mode, wide).emit(report, _render_report)
     exit_with(1 if report.findings else 0)
 
 
 def _render_outcome(outcome):
     from mqctl.mq.retention import show_limit
-    from mqctl.output import Output
+    from mqctl.output import KEY, LABEL, Column, Output
 
     if not outcome.changes:
         return f"{outcome.source}: every stream already matches the configured retention."
@@ -96,7 +97,8 @@ def _render_outcome(outcome):
     rows = [(c.stream, c.limit, show_limit(c.limit, c.actual), show_limit(c.limit, c.wanted)) for c in outcome.changes]
     status = "verified" if outcome.verified else f"NOT verified: {'; '.join(outcome.mismatches)}"
     return Output.table(f"applied to {len(outcome.applied)} stream(s) of {outcome.source}: {status}",
-                        ["stream", "limit", "before", "after"], rows)
+                        [Column("stream", KEY), Column("limit", LABEL, 0), Column("before", LABEL, 1),
+                         Column("after", LABEL, 0)], rows)
 
 
 @app.command()
@@ -107,7 +109,7 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
           token: TokenOpt = None, creds: CredsOpt = None, nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None,
           tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None, timeout: TimeoutOpt = 5.0,
           force: Annotated[bool, typer.Option("--force", help="Apply even though Milvus runs the server.")] = False,
-          yes: YesOpt = False, dry_run: DryRunOpt = False, json_mode: JsonOpt = False):
+          yes: YesOpt = False, dry_run: DryRunOpt = False, json_mode: JsonOpt = False, wide: WideOpt = False):
     """Make the streams' max_age/max_bytes/max_msgs match the configured retention (plan, confirm, apply, verify)."""
     from mqctl.errors import InputError, PreconditionError
     from mqctl.mq.retention import ApplyOutcome, ConfiguredRetention, apply_plan, plan_apply, stream_limits_from_config, verify
@@ -119,7 +121,7 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
                              tls_key, timeout)
     resolution = load_config(options.config)
     wanted = stream_limits_from_config(ConfiguredRetention(resolution).nats_limits())
-    out = output(json_mode)
+    out = output(json_mode, wide)
     if nats and not dry_run:  # a dry run changes nothing, so it may look at Milvus's own server
         _refuse_if_milvus_serves(nats, force)
     with open_source(options, writable_store=not dry_run) as source:

@@ -16,16 +16,13 @@ TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds to wait fo
 
 
 def _render_info(info):
-    from rich.table import Table
+    from mqctl.output import KEY, TEXT, Column, Output
 
-    table = Table(title=f"sandbox {info.dir}", show_header=False, title_justify="left")
     rows = [("running", "yes" if info.running else "no"), ("mq", info.mq), ("pid", info.pid), ("uri", info.uri),
             ("config", info.config), ("log", info.log), ("etcd", info.etcd), ("health_url", info.health_url),
             ("stop_cmd", info.stop_cmd), ("start_cmd", info.start_cmd)]
     rows += [(f"seeded {name}", f"{count} rows") for name, count in info.seeded.items()]
-    for key, value in rows:
-        table.add_row(key, "" if value is None else str(value))
-    return table
+    return Output.table(f"sandbox {info.dir}", [Column("setting", KEY), Column("value", TEXT)], rows, show_header=False)
 
 
 @app.command()
@@ -59,18 +56,20 @@ def status(directory: DirOpt, json_mode: JsonOpt = False):
 
 def _render_rehearsal(result):
     from mqctl.cli.migrate import render_journal
-    from mqctl.output import Output
+    from mqctl.output import KEY, LABEL, NUMBER, Column, Output
 
     before, after = result.counts_before, result.counts_after
     items = render_journal(result.journal)
     items.append(Output.table("row counts before / after the switch",
-                              ["collection", "before", "after", "equal"],
+                              [Column("collection", KEY), Column("before", NUMBER, 0), Column("after", NUMBER, 0),
+                               Column("equal", LABEL, 0)],
                               [(n, before[n]["rows"], after.get(n, {}).get("rows"),
-                                "yes" if before[n]["rows"] == after.get(n, {}).get("rows") else "NO") for n in before],
-                              right=["before", "after"]))
-    items.append(Output.table(f"new NATS JetStream streams ({len(result.streams)})", ["stream", "messages", "bytes"],
-                              [(s.name, s.messages, s.bytes) for s in result.streams], right=["messages", "bytes"]))
-    items.append(Output.table("timings", ["phase", "seconds"], list(result.seconds.items()), right=["seconds"]))
+                                "yes" if before[n]["rows"] == after.get(n, {}).get("rows") else "NO") for n in before]))
+    items.append(Output.table(f"new NATS JetStream streams ({len(result.streams)})",
+                              [Column("stream", KEY), Column("messages", NUMBER, 0), Column("bytes", NUMBER, 1)],
+                              [(s.name, s.messages, s.bytes) for s in result.streams]))
+    items.append(Output.table("timings", [Column("phase", KEY), Column("seconds", NUMBER, 0)],
+                              list(result.seconds.items())))
     where = f"sandbox kept in {result.dir}" if result.kept else "temporary sandbox removed"
     items.append(f"Rehearsal passed: every step verified, no row lost; {where}. A production run journals the same "
                  "steps: see README, 'Migrating a production Milvus'.")
