@@ -232,29 +232,35 @@ class FitTable:
                   for i, col in enumerate(self.columns)] if self.footer is not None else []
         lines = [[line for r in [*cells, footer] if i < len(r) for line in r[i].splitlines()]
                  for i in range(len(self.columns))]
-        natural, minimum = [], []
+        natural, minimum, header_words = [], [], []
         for i, col in enumerate(self.columns):
             header = self._header(col) if self.show_header else ""
-            longest_word = max((cell_len(w) for w in header.split()), default=0)
+            header_words.append(max((cell_len(w) for w in header.split()), default=0))
             values = max((cell_len(line) for line in lines[i]), default=0)
-            full = max(values, cell_len(header) if col.kind == KEY else longest_word)
+            full = max(values, cell_len(header) if col.kind == KEY else header_words[i])
             natural.append(max(full, cell_len(header)))
-            minimum.append(min(max(values, longest_word), max(TEXT_MIN, longest_word)) if col.kind == TEXT else full)
+            minimum.append(min(max(values, header_words[i]), max(TEXT_MIN, header_words[i])) if col.kind == TEXT
+                           else full)
 
-        def fits(indexes: list[int]) -> bool:
-            return sum(minimum[i] for i in indexes) + 3 * len(indexes) + 1 <= max_width
+        def width_of(indexes: list[int]) -> int:
+            return sum(minimum[i] for i in indexes) + 3 * len(indexes) + 1
 
-        hidden_ids = set() if self.wide else {i for i, col in enumerate(self.columns) if col.kind == ID
-                                              and max((len(line) for line in lines[i]), default=0) > ID_NARROW_MAX}
+        ranks = {i: 0 if col.kind == KEY else (100 + i if col.priority is None else col.priority)
+                 for i, col in enumerate(self.columns)
+                 if self.wide or col.kind != ID or max((len(line) for line in lines[i]), default=0) <= ID_NARROW_MAX}
         levels: dict[int, list[int]] = {}
-        for i, col in enumerate(self.columns):
-            if i not in hidden_ids:
-                rank = 0 if col.kind == KEY else (col.priority if col.priority is not None else 100 + i)
-                levels.setdefault(rank, []).append(i)
+        for i, rank in ranks.items():
+            levels.setdefault(rank, []).append(i)
         kept: list[int] = []
         for rank in sorted(levels):
-            if rank == 0 or self.wide or fits(kept + levels[rank]):
+            if rank == 0 or self.wide or width_of(kept + levels[rank]) <= max_width:
                 kept = sorted(kept + levels[rank])
+        if not self.wide:  # too narrow even for what must stay: text narrows, then the least important column goes
+            for i in kept:
+                if self.columns[i].kind == TEXT:
+                    minimum[i] -= max(0, min(width_of(kept) - max_width, minimum[i] - max(8, header_words[i])))
+            while width_of(kept) > max_width and any(self.columns[i].kind != KEY for i in kept):
+                kept.remove(max((i for i in kept if self.columns[i].kind != KEY), key=lambda i: (ranks[i], i)))
         widths = [minimum[i] for i in kept]
         if self.wide:  # whole headers even past the terminal's edge
             max_width = max(max_width, sum(minimum[i] if self.columns[i].kind == TEXT else natural[i] for i in kept)
@@ -317,9 +323,9 @@ class Output:
         else:
             items = [rendered]
         for item in items:
-            if isinstance(item, FitTable):
+            if isinstance(item, FitTable):  # fits the width itself; only a key wider than the terminal runs past it
                 item.wide = self.wide
-            self.console.print(_masked(item), crop=not self.wide)
+            self.console.print(_masked(item), crop=not isinstance(item, FitTable))
 
     def print_json(self, data: Any) -> None:
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
