@@ -116,12 +116,13 @@ def test_table_reads_at_width(name, width, tmp_path):
     assert_readable(result.stdout, width, identifiers)
 
 
+@pytest.mark.spark
 def test_replay_summary_reads_at_every_width(tmp_path):
+    names = [c["name"] for c in run_cli("channels", "list", "--rocksmq", str(ROCKSMQ), "--json").json()["channels"]]
     for width in WIDTHS:
         result = run_cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / f"out{width}"),
                          "--format", "json", env={"COLUMNS": str(width)})
         assert result.code == 0, result.stderr
-        names = [c["name"] for c in run_cli("channels", "list", "--rocksmq", str(ROCKSMQ), "--json").json()["channels"]]
         assert_readable(result.stdout, width, names)
 
 
