@@ -10,7 +10,7 @@ import shutil
 import pytest
 from rich.console import Console
 
-from conftest import FIXTURES, REPO, run_cli
+from conftest import FIXTURES, REPO, SAMPLES, run_cli
 from mqctl.output import Output
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
@@ -105,3 +105,15 @@ def test_progress_descriptions_are_plain_text():
     with out.progress(transient=False) as progress:
         progress.add_task("by-dev[bold]x [red]y", total=1)
     assert "by-dev[bold]x [red]y" in out.err.file.getvalue()
+
+
+def test_bracketed_config_path_in_the_migration_plan(tmp_path):
+    folder = tmp_path / "m[x]"
+    folder.mkdir()
+    config = folder / "milvus.yaml"
+    shutil.copy(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml", config)
+    result = run_cli("migrate", "plan", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1",
+                     "--milvus-version", "2.6.0", "--stop-cmd", "true", "--start-cmd", "true", "--log-file", "m.log",
+                     env={"COLUMNS": "300"})
+    assert result.code == 3
+    assert f"switch {config} to natsmq" in clean(result)
