@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from mqctl.cli.common import JsonOpt, output
+from mqctl.cli.common import JsonOpt, WideOpt, output
 
 app = typer.Typer(help="Run a real embedded Milvus 2.3.5 to rehearse migrations on.", no_args_is_help=True)
 
@@ -29,29 +29,29 @@ def _render_info(info):
 def up(directory: DirOpt,
        mq: Annotated[Optional[str], typer.Option("--mq", help="rocksmq (default) or natsmq; only for a new sandbox.")] = None,
        seed: Annotated[bool, typer.Option("--seed", help="Create two demo collections with inserts and deletes.")] = False,
-       timeout: TimeoutOpt = 180, json_mode: JsonOpt = False):
+       timeout: TimeoutOpt = 180, json_mode: JsonOpt = False, wide: WideOpt = False):
     """Create (first time) and start the sandbox, wait for health, print how to reach it."""
     from mqctl import sandbox
 
-    out = output(json_mode)
+    out = output(json_mode, wide)
     out.info(f"starting Milvus 2.3.5 in {directory} ...")
     out.emit(sandbox.up(str(directory), mq=mq, seed=seed, timeout=timeout), _render_info)
 
 
 @app.command()
-def down(directory: DirOpt, timeout: TimeoutOpt = 5, json_mode: JsonOpt = False):
+def down(directory: DirOpt, timeout: TimeoutOpt = 5, json_mode: JsonOpt = False, wide: WideOpt = False):
     """Stop the sandbox's Milvus (SIGTERM, SIGKILL after --timeout); its data stays."""
     from mqctl import sandbox
 
-    output(json_mode).emit(sandbox.down(str(directory), timeout=timeout), _render_info)
+    output(json_mode, wide).emit(sandbox.down(str(directory), timeout=timeout), _render_info)
 
 
 @app.command()
-def status(directory: DirOpt, json_mode: JsonOpt = False):
+def status(directory: DirOpt, json_mode: JsonOpt = False, wide: WideOpt = False):
     """Where the sandbox is, whether it runs and on which MQ."""
     from mqctl import sandbox
 
-    output(json_mode).emit(sandbox.status(str(directory)), _render_info)
+    output(json_mode, wide).emit(sandbox.status(str(directory)), _render_info)
 
 
 def _render_rehearsal(result):
@@ -79,11 +79,11 @@ def _render_rehearsal(result):
 @app.command()
 def rehearse(directory: Annotated[Optional[Path], typer.Option("--dir", help="Sandbox folder (default: a temporary one, removed after).")] = None,
              keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary sandbox folder.")] = False,
-             json_mode: JsonOpt = False):
+             json_mode: JsonOpt = False, wide: WideOpt = False):
     """The main job on one machine: sandbox up on RocksMQ with data, migrate to natsmq, list the NATS streams, down."""
     from mqctl.cli.migrate import reporter
     from mqctl.migrate.rehearse import rehearse as run_rehearsal
 
-    out = output(json_mode)
+    out = output(json_mode, wide)
     result = run_rehearsal(str(directory) if directory else None, reporter(out), out.info, keep=keep)
     out.emit(result, _render_rehearsal)
