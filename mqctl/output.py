@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from pathlib import PurePath
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, cast
 from urllib.parse import SplitResult, urlsplit
 
 from rich.cells import cell_len
@@ -223,13 +223,14 @@ class FitTable:
     def _header(self, column: Column) -> str:
         return column.wide_header if self.wide and column.wide_header else column.header
 
+    def _texts(self, row: list[Any], now: _dt.datetime) -> list[str]:
+        return [self.cell_text(col, row[i] if i < len(row) else None, now) for i, col in enumerate(self.columns)]
+
     def layout(self, max_width: int) -> tuple[list[int], list[int], list[list[str]], list[str], list[str]]:
         """(kept column indexes, their widths, cell texts, footer texts, hidden headers) for `max_width` characters."""
         now = _dt.datetime.now(_dt.timezone.utc)
-        cells = [[self.cell_text(col, row[i] if i < len(row) else None, now) for i, col in enumerate(self.columns)]
-                 for row in self.rows]
-        footer = [self.cell_text(col, self.footer[i] if i < len(self.footer) else None, now)
-                  for i, col in enumerate(self.columns)] if self.footer is not None else []
+        cells = [self._texts(row, now) for row in self.rows]
+        footer = self._texts(self.footer, now) if self.footer is not None else []
         lines = [[line for r in [*cells, footer] if i < len(r) for line in r[i].splitlines()]
                  for i in range(len(self.columns))]
         natural, minimum, header_words = [], [], []
@@ -319,7 +320,7 @@ class Output:
             return
         rendered = render(result)
         if isinstance(rendered, (list, tuple)) or (hasattr(rendered, "__iter__") and not hasattr(rendered, "__rich_console__") and not isinstance(rendered, str)):
-            items = list(rendered)
+            items = list(cast(Iterable[Any], rendered))
         else:
             items = [rendered]
         for item in items:
