@@ -7,20 +7,12 @@ from typing import Annotated
 import typer
 
 from mqctl.cli.channels import (ConfigOpt, CredsOpt, NatsOpt, NkeyOpt, PasswordOpt, RocksOpt, StoreOpt, TimeoutOpt,
-                                TlsCaOpt, TlsCertOpt, TlsKeyOpt, TokenOpt, UserOpt, format_bytes, source_options)
+                                TlsCaOpt, TlsCertOpt, TlsKeyOpt, TokenOpt, UserOpt, format_age, format_bytes,
+                                source_options)
 from mqctl.cli.common import DryRunOpt, JsonOpt, YesOpt, exit_with, output
 
 app = typer.Typer(help="Show configured vs actual retention, find drift and purge blockages; apply.",
                   no_args_is_help=True)
-
-
-def _age(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.1f} {unit}"
-    return f"{seconds:.0f} s"
 
 
 def _findings_table(findings):
@@ -40,7 +32,7 @@ def _render_report(report):
     if report.mq == "natsmq":
         rows = [(r.name, *(show_limit(limit, side[limit]) for limit in ("max_age", "max_bytes", "max_msgs")
                            for side in (r.configured, r.actual)), r.actual["messages"],
-                 _age(r.actual["oldest_message_age_seconds"]), "DRIFT" if r.findings else "ok") for r in report.channels]
+                 format_age(r.actual["oldest_message_age_seconds"]), "DRIFT" if r.findings else "ok") for r in report.channels]
         parts.append(Output.table(f"retention of {report.source} (config: {', '.join(_origins(report))})",
                                   ["stream", "max_age conf", "max_age actual", "max_bytes conf", "max_bytes actual",
                                    "max_msgs conf", "max_msgs actual", "messages", "oldest", "status"], rows,
@@ -52,7 +44,7 @@ def _render_report(report):
                  f"{first.get('retention_size_mb')} MB (config: {', '.join(_origins(report))})")
         rows = [(r.name, r.actual["messages"], format_bytes(r.actual["bytes"]), r.actual["pages"], r.actual["acked_pages"],
                  r.actual["purgeable_pages"], format_bytes(r.actual["reclaimable_bytes"]), r.actual["unacked_pages"],
-                 r.actual["never_purged_pages"], _age(r.actual["oldest_message_age_seconds"]),
+                 r.actual["never_purged_pages"], format_age(r.actual["oldest_message_age_seconds"]),
                  "BLOCKED" if r.findings else "ok") for r in report.channels]
         parts.append(Output.table(title, ["topic", "messages", "bytes", "pages", "acked", "purgeable", "reclaimable",
                                           "unacked", "never purged", "oldest", "status"], rows,
