@@ -9,7 +9,6 @@ import datetime as dt
 
 import httpx
 import pytest
-
 from conftest import FIXTURES, free_port, run_cli, write_yaml
 
 ROCKS = str(FIXTURES / "rocksmq" / "rdb_data")
