@@ -257,3 +257,14 @@ def checkpoint_report(read_meta: Callable[[], ChannelMeta], source, *, watch_sec
     report = assess(read_meta(), source, previous=previous, **options)
     report.watch_seconds = watch_seconds or None
     return report
+
+
+def seek_positions(meta: ChannelMeta) -> dict[str, tuple[str, int]]:
+    """vchannel -> (pchannel, position) where Milvus would resume each live collection's vchannel: what
+    lies after it is all Milvus has not persisted (replay --from checkpoint)."""
+    found = {}
+    for vchannel, collection in meta.vchannels().items():
+        position = meta.seek_position(vchannel)
+        if collection is not None and position is not None:
+            found[vchannel] = (_pchannel_of(vchannel, collection), position.id)
+    return found
