@@ -217,3 +217,9 @@ def test_unreachable_etcd_and_missing_etcd(cli, tmp_path):
                                   f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKS}\n")
     result = cli("channels", "checkpoints", "--config", str(config))  # etcd comes from the config
     assert result.code == 3 and "unreachable" in result.stderr
+
+
+def test_unreachable_nats_is_exit_3(etcd_url, cli):
+    result = cli("channels", "checkpoints", "--nats", f"nats://127.0.0.1:{free_port()}", "--timeout", "1",
+                 "--etcd", etcd_url, "--etcd-root", "nothing")
+    assert result.code == 3 and "Traceback" not in result.stderr

@@ -186,38 +186,38 @@ def _row(vchannel: str, collection: CollectionMeta | None, pchannel: str, positi
     newest = scan.newest_time if scan else None
     row.lag_seconds = round(max((newest - row.checkpoint_time).total_seconds(), 0.0), 3) \
         if newest and row.checkpoint_time else 0.0
-    _judge(row, state, now, before, milvus_uri)
+    _judge(row, position.id, row.lag_messages, state, now, before, milvus_uri)
     return row
 
 
-def _judge(row: VChannelCheckpoint, state: PChannelState, now: dt.datetime, before: VChannelCheckpoint | None,
-           milvus_uri: str | None) -> None:
+def _judge(row: VChannelCheckpoint, checkpoint: int, lag: int, state: PChannelState, now: dt.datetime,
+           before: VChannelCheckpoint | None, milvus_uri: str | None) -> None:
     """expired > at-risk > ok, with the reason and the fix."""
-    needed = row.position + 1
+    needed = checkpoint + 1
     if state.first_retained is not None and (state.first_retained > needed if state.sequences
-                                             else state.first_retained > row.position):
+                                             else state.first_retained > checkpoint):
         row.status = EXPIRED
         if state.sequences:
             row.lost_messages = state.first_retained - needed
             row.reason = (f"messages {needed}..{state.first_retained - 1} after the checkpoint are gone "
                           f"(first retained {state.first_retained}): Milvus needs them to recover this vchannel")
         else:
-            row.reason = (f"the checkpoint's message {row.position} is gone (first retained {state.first_retained}); "
+            row.reason = (f"the checkpoint's message {checkpoint} is gone (first retained {state.first_retained}); "
                           "RocksMQ ids are sparse, so how many messages after it were purged is unknown")
         row.hint = _flush_hint(milvus_uri)
         return
     age = (now - row.unflushed_since).total_seconds() if row.unflushed_since else None
     window = state.retention_seconds or 0
-    if row.lag_messages and age is not None and window > 0 and age > window / 2:
+    if lag and age is not None and window > 0 and age > window / 2:
         row.status = AT_RISK
-        row.reason = (f"{row.lag_messages} unflushed message(s) since {age:.0f} s, more than half the retention "
+        row.reason = (f"{lag} unflushed message(s), the oldest {age:.0f} s old: more than half the retention "
                       f"window ({window:.0f} s); retention deletes them in {max(window - age, 0):.0f} s")
         row.hint = _flush_hint(milvus_uri)
         return
-    if before is not None and before.checkpoint_ts == row.checkpoint_ts and before.position == row.position \
-            and (row.lag_messages or 0) > (before.lag_messages or 0):
+    if before is not None and before.checkpoint_ts == row.checkpoint_ts and before.position == checkpoint \
+            and lag > (before.lag_messages or 0):
         row.status = AT_RISK
-        row.reason = (f"the checkpoint did not move while {row.lag_messages - (before.lag_messages or 0)} new "
+        row.reason = (f"the checkpoint did not move while {lag - (before.lag_messages or 0)} new "
                       "message(s) of this vchannel arrived: a stuck vchannel's unflushed window grows until "
                       "retention catches it")
         row.hint = _flush_hint(milvus_uri)
