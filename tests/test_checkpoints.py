@@ -223,3 +223,20 @@ def test_unreachable_nats_is_exit_3(etcd_url, cli):
     result = cli("channels", "checkpoints", "--nats", f"nats://127.0.0.1:{free_port()}", "--timeout", "1",
                  "--etcd", etcd_url, "--etcd-root", "nothing")
     assert result.code == 3 and "Traceback" not in result.stderr
+
+
+def test_retention_shorter_than_the_oldest_checkpoint_is_an_error(etcd_url, rocks_messages, tmp_path, cli):
+    messages_, _ = rocks_messages
+    insert = _insert(messages_)
+    _write_collection(etcd_url, "retention", insert, checkpoint=insert["id"] - 1, ts=insert["tso"] - 1)
+    checkpoint_age = dt.datetime.now(dt.timezone.utc) - dt.datetime.fromisoformat(insert["time"].replace("Z", "+00:00"))
+    shorter = int(checkpoint_age.total_seconds() // 60) - 1  # the fixture was written at least a few minutes ago
+    config = _retention_config(tmp_path, shorter)
+    result = cli("retention", "show", "--config", str(config), "--etcd", etcd_url, "--etcd-root", "retention", "--json")
+    assert result.code == 1, result.stdout + result.stderr
+    finding = next(f for f in result.json()["findings"] if f["code"] == "CP104")
+    assert finding["severity"] == "error" and finding["key"] == "rocksmq.retentionTimeInMinutes"
+    assert finding["line"] == 5 and "FlushAll" in finding["hint"]
+    longer = _retention_config(tmp_path, shorter + 10**6)
+    result = cli("retention", "show", "--config", str(longer), "--etcd", etcd_url, "--etcd-root", "retention", "--json")
+    assert "CP104" not in [f["code"] for f in result.json()["findings"]]

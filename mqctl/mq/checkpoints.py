@@ -268,3 +268,23 @@ def seek_positions(meta: ChannelMeta) -> dict[str, tuple[str, int]]:
         if collection is not None and position is not None:
             found[vchannel] = (_pchannel_of(vchannel, collection), position.id)
     return found
+
+
+RULE_RETENTION = "CP104"
+
+
+def retention_against_checkpoints(meta: ChannelMeta, configured, mq: str,
+                                  now: dt.datetime | None = None) -> Finding | None:
+    """An error when the configured retention (a retention.ConfiguredValue in minutes, 0 = none) is shorter than
+    the age of the oldest checkpoint of a live vchannel: retention deletes what Milvus needs to recover it."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    ages = [(now.timestamp() - (p.timestamp >> messages.TSO_LOGICAL_BITS) / 1000, v)
+            for v, c in meta.vchannels().items()
+            if c is not None and (p := meta.seek_position(v)) is not None and p.timestamp]
+    if not ages or configured.value <= 0 or max(ages)[0] <= configured.value * 60:
+        return None
+    age, vchannel = max(ages)
+    return Finding(RULE_RETENTION, ERROR, f"{mq} retention {configured.value} min ({configured.key}) is shorter than "
+                   f"the age of the oldest channel checkpoint ({vchannel}, {age / 60:.1f} min): messages Milvus needs "
+                   "to recover it are deleted", configured.key, configured.file, configured.line,
+                   _flush_hint(None) + "; see `mqctl channels checkpoints`")
