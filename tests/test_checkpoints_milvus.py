@@ -36,10 +36,10 @@ def _start(folder, mq: str, **settings) -> dict:
     return vars(sandbox.up(str(folder), timeout=240))
 
 
-def _insert(info: dict, name: str, ids: range) -> None:
+def _insert(info: dict, name: str, ids: range, db: str = "") -> None:
     from pymilvus import DataType, MilvusClient
 
-    client = MilvusClient(uri=info["uri"])
+    client = MilvusClient(uri=info["uri"], db_name=db)
     try:
         if not client.has_collection(name):
             schema = client.create_schema(auto_id=False)
@@ -67,6 +67,10 @@ def rocks_box(tmp_path_factory):
     folder = tmp_path_factory.mktemp("checkpoints-rocks") / "milvus"
     info = _start(folder, "rocksmq")
     _insert(info, "steady", range(ROWS))
+    from pymilvus import MilvusClient
+
+    MilvusClient(uri=info["uri"]).create_database("analytics")
+    _insert(info, "events", range(10), db="analytics")
     yield info
     run_cli("sandbox", "down", "--dir", str(folder))
     shutil.rmtree(folder, ignore_errors=True)
@@ -126,8 +130,11 @@ def test_rocksmq_unflushed_rows_within_retention_are_ok(rocks_box):
     assert row["status"] == "ok" and row["lag_messages"] == 1 and row["database"] == "default"
     assert (row["position"], row["checkpoint_ts"]) == etcd_checkpoints(rocks_box["etcd"])[row["vchannel"]]
     assert row["first_retained"] <= row["position"] <= row["last"]
+    assert hazard_row(result, "events")["database"] == "analytics"  # root-coord's db-info, decoded
     through_milvus = checkpoints(rocks_box, "--milvus", rocks_box["uri"], "--json")
-    assert through_milvus.code == 0 and hazard_row(through_milvus, "steady")["vchannel"] == row["vchannel"]
+    assert through_milvus.code == 0, through_milvus.stderr
+    assert {(r["vchannel"], r["database"], r["collection"]) for r in through_milvus.json()["checkpoints"]} == \
+        {(r["vchannel"], r["database"], r["collection"]) for r in result.json()["checkpoints"]}
 
 
 def test_retention_past_the_checkpoint_is_expired(nats_box):

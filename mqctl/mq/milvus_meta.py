@@ -266,23 +266,27 @@ def collections_from_milvus(target) -> dict[int, CollectionMeta]:
     from mqctl.migrate.milvus import connect
     from mqctl.mq.messages import pb2
 
-    milvus_pb2 = pb2("milvus_pb2")
-    client = connect(target)
-    found: dict[int, CollectionMeta] = {}
+    request = pb2("milvus_pb2").DescribeCollectionRequest
+    main = connect(target)
     try:
-        handler = client._get_connection()  # noqa: SLF001 - DescribeCollection's channels are not in describe_collection()
-        for database in client.list_databases():
-            for name in client.list_collections(db_name=database) if database else client.list_collections():
-                answer = handler._stub.DescribeCollection(  # noqa: SLF001
-                    milvus_pb2.DescribeCollectionRequest(db_name=database, collection_name=name), timeout=30)
-                if answer.status.code != 0 or answer.status.error_code != 0:
-                    continue
-                found[answer.collectionID] = CollectionMeta(
-                    answer.collectionID, name, database, answer.db_id or DEFAULT_DB_ID, answer.created_timestamp,
-                    dict(zip(answer.virtual_channel_names, answer.physical_channel_names)),
-                    {pair.key: bytes(pair.data) for pair in answer.start_positions})
+        databases = main.list_databases()
     finally:
-        client.close()
+        main.close()
+    found: dict[int, CollectionMeta] = {}
+    for database in databases:
+        client = connect(target, db=database)
+        try:
+            handler = client._get_connection()  # noqa: SLF001 - describe_collection() leaves out the channels
+            for name in client.list_collections():
+                answer = handler._stub.DescribeCollection(request(db_name=database, collection_name=name),  # noqa: SLF001
+                                                          timeout=30)
+                if answer.status.code == 0 and answer.status.error_code == 0 and answer.collectionID:
+                    found[answer.collectionID] = CollectionMeta(
+                        answer.collectionID, name, database, answer.db_id or DEFAULT_DB_ID, answer.created_timestamp,
+                        dict(zip(answer.virtual_channel_names, answer.physical_channel_names)),
+                        {pair.key: bytes(pair.data) for pair in answer.start_positions})
+        finally:
+            client.close()
     return found
 
 
