@@ -240,3 +240,25 @@ def test_retention_shorter_than_the_oldest_checkpoint_is_an_error(etcd_url, rock
     longer = _retention_config(tmp_path, shorter + 10**6)
     result = cli("retention", "show", "--config", str(longer), "--etcd", etcd_url, "--etcd-root", "retention", "--json")
     assert "CP104" not in [f["code"] for f in result.json()["findings"]]
+
+
+def test_an_empty_rocksmq_topic_is_unknown(etcd_url, tmp_path, cli):
+    """A topic known from RocksMQ's metadata but without messages (all purged): what followed is unknowable."""
+    import shutil
+
+    from rocksdict import Rdict
+
+    copy = tmp_path / "rdb_data"
+    shutil.copytree(ROCKS, copy)
+    shutil.copytree(ROCKS + "_meta_kv", str(copy) + "_meta_kv")
+    meta = Rdict(str(copy) + "_meta_kv")
+    meta[b"topic_id/by-dev-rootcoord-dml_9"] = b"1763787887"
+    meta.close()
+    vchannel = "by-dev-rootcoord-dml_9_77v0"
+    put(etcd_url, "empty/meta/root-coord/database/collection-info/1/77",
+        collection_info(77, "purged", {vchannel: "by-dev-rootcoord-dml_9"}))
+    put(etcd_url, f"empty/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, 5, 100))
+    result = cli("channels", "checkpoints", "--rocksmq", str(copy), "--etcd", etcd_url, "--etcd-root", "empty", "--json")
+    assert result.code == 0, result.stderr
+    row = result.json()["checkpoints"][0]
+    assert row["status"] == "unknown" and "holds no message" in row["reason"]

@@ -94,11 +94,13 @@ def pchannel_states(source, names: set[str], rocksmq_retention_seconds: float | 
     if isinstance(source, JetStreamSource):
         return {s.name: PChannelState(s.first_seq, s.last_seq or None, s.max_age_seconds, True)
                 for s in source.stream_details() if s.name in names}
+    known = set(source.topic_meta())  # topics whose messages are all gone are known from metadata only
     states = {}
     for name in names:
         bounds = source.id_range(name)
-        if bounds is not None:
-            states[name] = PChannelState(bounds[0], bounds[1], rocksmq_retention_seconds, False)
+        if bounds is not None or name in known:
+            first, last = bounds or (None, None)
+            states[name] = PChannelState(first, last, rocksmq_retention_seconds, False)
     return states
 
 
