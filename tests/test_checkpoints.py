@@ -205,6 +205,14 @@ def test_empty_meta_says_so(etcd_url, cli):
     result = cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root", "nothing", "--json")
     assert result.code == 0
     assert result.json()["checkpoints"] == [] and result.json()["findings"][0]["code"] == "CP103"
+    assert "etcd-root" in cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root",
+                              "nothing").stdout
+
+
+def test_the_etcd_password_is_never_printed(etcd_url, cli):
+    result = cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd",
+                 etcd_url.replace("http://", "http://root:s3cr3t-pw@"))  # this etcd has no auth: it refuses the token
+    assert result.code == 3 and "root:******@" in result.stderr and "s3cr3t-pw" not in result.stdout + result.stderr
 
 
 def test_unreachable_etcd_and_missing_etcd(cli, tmp_path):
