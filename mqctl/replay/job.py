@@ -18,15 +18,8 @@ from typing import Callable, Iterator
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.sources import SourceOptions
 from mqctl.replay.checkpoint import RUN_COLUMN, Checkpoint
-from mqctl.replay.options import (
-    FROM_CHECKPOINT,
-    NATS_AUTH_OPTIONS,
-    ReplayOptions,
-    after_option,
-    parse_bound,
-    parse_options,
-    ranges_option,
-)
+from mqctl.replay.options import (FROM_CHECKPOINT, NATS_AUTH_OPTIONS, ReplayOptions, after_option, parse_bound,
+                                  parse_options, ranges_option)
 from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
 from mqctl.replay.progress import PartitionCounts, ProgressCollector
 
@@ -208,7 +201,8 @@ def _selection(request: ReplayRequest) -> dict[str, str]:
 
 def _read_options(request: ReplayRequest) -> dict[str, str]:
     values = {"channels": ",".join(request.channels), "collection": request.collection, "shape": request.shape,
-              "from": None if request.start == FROM_CHECKPOINT else request.start, "to": request.end, "types": request.types,
+              "from": None if request.start == FROM_CHECKPOINT else request.start, "to": request.end,
+              "types": request.types,
               "partitions": str(request.partitions) if request.partitions else None,
               "milvus": request.milvus, "milvus_token": request.milvus_token}
     return {key: value for key, value in values.items() if value}
@@ -237,12 +231,7 @@ def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: Checkpoint |
     into partitions, and find the collection's schema; pieces and schema go to the data source as
     options."""
     from mqctl.replay.collection import find_schema
-    from mqctl.replay.schema import (
-        MESSAGE_COLUMNS,
-        ROW_META_COLUMNS,
-        rows_ddl,
-        schema_to_json,
-    )
+    from mqctl.replay.schema import MESSAGE_COLUMNS, ROW_META_COLUMNS, rows_ddl, schema_to_json
 
     if checkpoint is not None and opts.end is not None and opts.end.kind == "tso":
         raise InputError("--checkpoint needs --to as a sequence/id (or no --to): a time or TSO end is not a position "

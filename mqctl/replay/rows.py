@@ -9,12 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterator, NamedTuple
 
-from mqctl.mq.messages import (
-    SCALAR_DATA,
-    CollectionSchemaInfo,
-    DecodedMessage,
-    column_values,
-)
+from mqctl.mq.messages import SCALAR_DATA, CollectionSchemaInfo, DecodedMessage, column_values
 from mqctl.mq.model import RawMessage
 from mqctl.replay.options import ReplayOptions
 from mqctl.replay.planning import ChannelSpan
