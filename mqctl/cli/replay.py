@@ -71,7 +71,14 @@ CollectionOpt = Annotated[Optional[str], typer.Option("--collection", help="Coll
 ShapeOpt = Annotated[Optional[str], typer.Option(
     "--shape", help="rows (the collection's entities; default with --collection) or messages.", rich_help_panel=WHAT)]
 FromOpt = Annotated[Optional[str], typer.Option(
-    "--from", help="First message: id/sequence, tso:N or ISO-8601 time (UTC).", rich_help_panel=WHAT)]
+    "--from", help="First message: id/sequence, tso:N, ISO-8601 time (UTC), or checkpoint (only what Milvus has not "
+                   "persisted: after each vchannel's channel checkpoint in etcd).", rich_help_panel=WHAT)]
+EtcdOpt = Annotated[Optional[str], typer.Option(
+    "--etcd", help="With --from checkpoint: etcd client URL (default with --config: etcd.endpoints).",
+    rich_help_panel=WHAT)]
+EtcdRootOpt = Annotated[Optional[str], typer.Option(
+    "--etcd-root", help="With --from checkpoint: etcd.rootPath (default: from --config, else by-dev).",
+    rich_help_panel=WHAT)]
 ToOpt = Annotated[Optional[str], typer.Option(
     "--to", help="Last message: id/sequence, tso:N or ISO-8601 time (UTC).", rich_help_panel=WHAT)]
 TypesOpt = Annotated[Optional[str], typer.Option("--types", help="Message types, e.g. insert,delete.", rich_help_panel=WHAT)]
@@ -112,6 +119,7 @@ def replay(
     timeout: TimeoutOpt = 5.0,
     channels: ChannelsOpt = None, collection: CollectionOpt = None, shape: ShapeOpt = None, start: FromOpt = None,
     end: ToOpt = None, types: TypesOpt = None, milvus: MilvusOpt = None, milvus_token: MilvusTokenOpt = None,
+    etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
     out_path: OutputOpt = None, out_format: FormatOpt = "parquet", table: TableOpt = None, mode: ModeOpt = None,
     partition_by: PartitionByOpt = None, checkpoint: CheckpointOpt = None,
     partitions: PartitionsOpt = None, master: MasterOpt = "local[*]", spark_conf: SparkConfOpt = None,
@@ -133,7 +141,7 @@ def replay(
         collection=collection, shape=shape.lower() if shape else None, start=start, end=end, types=types,
         partition_by=_split(partition_by),
         partitions=partitions, master=master, spark_conf=parse_spark_conf(spark_conf or []),
-        checkpoint=checkpoint, milvus=milvus, milvus_token=milvus_token)
+        checkpoint=checkpoint, milvus=milvus, milvus_token=milvus_token, etcd=etcd, etcd_root=etcd_root)
     out = output(json_mode, wide)
     out.info("planning the replay ...")
     with out.progress(transient=True) as progress:

@@ -6,8 +6,9 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.channels import (ConfigOpt, CredsOpt, NatsOpt, NkeyOpt, PasswordOpt, RocksOpt, StoreOpt, TimeoutOpt,
-                                TlsCaOpt, TlsCertOpt, TlsKeyOpt, TokenOpt, UserOpt, format_bytes, source_options)
+from mqctl.cli.channels import (ConfigOpt, CredsOpt, EtcdOpt, EtcdRootOpt, NatsOpt, NkeyOpt, PasswordOpt, RocksOpt,
+                                StoreOpt, TimeoutOpt, TlsCaOpt, TlsCertOpt, TlsKeyOpt, TokenOpt, UserOpt, format_bytes,
+                                source_options)
 from mqctl.cli.common import DryRunOpt, JsonOpt, WideOpt, YesOpt, exit_with, output
 
 app = typer.Typer(help="Show configured vs actual retention, find drift and purge blockages; apply.",
@@ -72,8 +73,10 @@ def _origins(report) -> list[str]:
 def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None,
          user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
          nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
-         timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False, wide: WideOpt = False):
-    """Per channel: configured retention beside what the data shows. Exit 1 on drift or a purge blockage."""
+         timeout: TimeoutOpt = 5.0, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, json_mode: JsonOpt = False,
+         wide: WideOpt = False):
+    """Per channel: configured retention beside what the data shows. Exit 1 on drift, a purge blockage or (--etcd)
+    a retention shorter than the oldest channel checkpoint's age."""
     from mqctl.mq.retention import ConfiguredRetention, retention_report
     from mqctl.mq.sources import load_config, open_source
 
@@ -82,6 +85,15 @@ def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = Non
     resolution = load_config(options.config) if options.config else None
     with open_source(options, resolution=resolution) as source:
         report = retention_report(source, ConfiguredRetention(resolution))
+    if etcd or etcd_root:
+        from mqctl.mq.checkpoints import retention_against_checkpoints
+        from mqctl.mq.milvus_meta import meta_reader
+        from mqctl.mq.retention import NATS_KEYS, ROCKS_TIME_KEY
+
+        key = NATS_KEYS["max_age"] if report.mq == "natsmq" else ROCKS_TIME_KEY
+        found = retention_against_checkpoints(meta_reader(etcd, etcd_root, resolution).read(),
+                                              ConfiguredRetention(resolution).get(key), report.mq)
+        report.findings += [found] if found else []
     output(json_mode, wide).emit(report, _render_report)
     exit_with(1 if report.findings else 0)
 

@@ -102,14 +102,17 @@ class EtcdConfig:
             raise PreconditionError(f"{self.shown} did not answer like etcd's JSON gateway",
                                     hint="give etcd's client URL") from None
 
+    def get_prefix(self, prefix: str) -> list[tuple[str, bytes]]:
+        """Every (key, raw value) under `prefix`, in key order; values stay bytes (Milvus meta is protobuf)."""
+        answer = self._post("/v3/kv/range", {"key": _b64(prefix), "range_end": _prefix_end(prefix)})
+        return [(base64.b64decode(kv["key"]).decode(errors="replace"), base64.b64decode(kv.get("value", "")))
+                for kv in answer.get("kvs", [])]
+
     def read(self) -> NormalizedKeys:
         """Milvus key ('mq.type', matched as Milvus normalises it) -> raw etcd key and value."""
-        answer = self._post("/v3/kv/range", {"key": _b64(self.prefix), "range_end": _prefix_end(self.prefix)})
         values = NormalizedKeys()
-        for kv in answer.get("kvs", []):
-            raw_key = base64.b64decode(kv["key"]).decode(errors="replace")
-            value = base64.b64decode(kv.get("value", "")).decode(errors="replace")
-            values[raw_key[len(self.prefix):].replace("/", ".")] = EtcdValue(raw_key, value)
+        for raw_key, value in self.get_prefix(self.prefix):
+            values[raw_key[len(self.prefix):].replace("/", ".")] = EtcdValue(raw_key, value.decode(errors="replace"))
         return values
 
     def _full_key(self, path: str) -> str:

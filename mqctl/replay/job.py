@@ -18,7 +18,8 @@ from typing import Callable, Iterator
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.sources import SourceOptions
 from mqctl.replay.checkpoint import RUN_COLUMN, Checkpoint
-from mqctl.replay.options import NATS_AUTH_OPTIONS, ReplayOptions, parse_bound, parse_options, ranges_option
+from mqctl.replay.options import (FROM_CHECKPOINT, NATS_AUTH_OPTIONS, ReplayOptions, after_option, parse_bound,
+                                  parse_options, ranges_option)
 from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
 from mqctl.replay.progress import PartitionCounts, ProgressCollector
 
@@ -48,6 +49,8 @@ class ReplayRequest:
     checkpoint: str | None = None
     milvus: str | None = None
     milvus_token: str | None = None
+    etcd: str | None = None  # --from checkpoint: where Milvus keeps its channel checkpoints
+    etcd_root: str | None = None
 
 
 @dataclass
@@ -103,8 +106,11 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
     from mqctl.replay.session import check_master
 
     check_master(request.master)
+    if (request.etcd or request.etcd_root) and request.start != FROM_CHECKPOINT:
+        raise InputError("--etcd/--etcd-root are read only with --from checkpoint",
+                         hint="add --from checkpoint, or drop --etcd")
     for text, option, upper in ((request.start, "--from", False), (request.end, "--to", True)):
-        if text:
+        if text and text != FROM_CHECKPOINT:
             parse_bound(text, option, upper=upper)  # named as the command line names it
     return dataclasses.replace(request, shape=shape, mode=mode)
 
@@ -143,6 +149,8 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
         request = dataclasses.replace(request, output=target)
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
+        if request.start == FROM_CHECKPOINT:
+            options["after"] = after_option(_milvus_checkpoints(request))
         opts = parse_options(options)
         checkpoint = Checkpoint.load(request.checkpoint) if request.checkpoint else None
         if checkpoint is not None:
@@ -193,10 +201,21 @@ def _selection(request: ReplayRequest) -> dict[str, str]:
 
 def _read_options(request: ReplayRequest) -> dict[str, str]:
     values = {"channels": ",".join(request.channels), "collection": request.collection, "shape": request.shape,
-              "from": request.start, "to": request.end, "types": request.types,
+              "from": None if request.start == FROM_CHECKPOINT else request.start, "to": request.end,
+              "types": request.types,
               "partitions": str(request.partitions) if request.partitions else None,
               "milvus": request.milvus, "milvus_token": request.milvus_token}
     return {key: value for key, value in values.items() if value}
+
+
+def _milvus_checkpoints(request: ReplayRequest) -> dict[str, tuple[str, int]]:
+    """--from checkpoint: each vchannel's seek position from etcd (what follows is not persisted yet)."""
+    from mqctl.mq.checkpoints import seek_positions
+    from mqctl.mq.milvus_meta import meta_reader
+    from mqctl.mq.sources import load_config
+
+    resolution = load_config(request.source.config) if request.source.config else None
+    return seek_positions(meta_reader(request.etcd, request.etcd_root, resolution).read())
 
 
 @dataclass

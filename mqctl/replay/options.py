@@ -17,6 +17,7 @@ from mqctl.replay.schema import SHAPES
 # Option names of NATS authentication and TLS, the same as `mqctl channels` takes.
 NATS_AUTH_OPTIONS = ("user", "password", "token", "creds", "nkey", "tls_ca", "tls_cert", "tls_key")
 INSERT_DELETE = frozenset({400, 401})
+FROM_CHECKPOINT = "checkpoint"  # --from checkpoint: only what Milvus has not persisted (etcd channel checkpoints)
 DEFAULT_MESSAGES_PER_PARTITION = 50_000
 
 
@@ -62,6 +63,9 @@ class ReplayOptions:
     start: Bound | None = None
     end: Bound | None = None
     ranges: list[tuple[str, int, int]] | None = None  # exact (channel, first, last) pieces, one partition each
+    # --from checkpoint: vchannel -> (pchannel, checkpoint position); a vchannel's messages up to its
+    # checkpoint are persisted by Milvus and skipped, pchannels without a checkpointed vchannel are not read
+    after: dict[str, tuple[str, int]] | None = None
     types: frozenset[int] | None = None  # message type codes; None = all
     collection: str | None = None  # name or id
     shape: str = "messages"
@@ -105,6 +109,18 @@ class ReplayOptions:
             chosen.extend(name for name in matched if name not in chosen)
         return chosen
 
+    def first_unpersisted(self) -> dict[str, int]:
+        """pchannel -> the first position after the earliest checkpoint of its vchannels (--from checkpoint)."""
+        starts: dict[str, int] = {}
+        for pchannel, position in (self.after or {}).values():
+            starts[pchannel] = min(starts.get(pchannel, position + 1), position + 1)
+        return starts
+
+    def persisted(self, shard: str | None, message_id: int) -> bool:
+        """A message of a vchannel at or before its checkpoint (--from checkpoint): Milvus has it already."""
+        checkpoint = (self.after or {}).get(shard or "")
+        return checkpoint is not None and message_id <= checkpoint[1]
+
     def wants(self, type_code: int) -> bool:
         if self.shape == "rows":
             return type_code in INSERT_DELETE and (self.types is None or type_code in self.types)
@@ -129,6 +145,7 @@ def parse_options(options) -> ReplayOptions:
         start=parse_bound(opts["from"], "from", upper=False) if opts.get("from") else None,
         end=parse_bound(opts["to"], "to", upper=True) if opts.get("to") else None,
         ranges=_parse_ranges(opts["ranges"]) if opts.get("ranges") else None,
+        after=_parse_after(opts["after"]) if opts.get("after") else None,
         types=_parse_types(opts["types"]) if opts.get("types") else None,
         collection=opts.get("collection") or None,
         partitions=_positive_int(opts, "partitions"),
@@ -186,6 +203,19 @@ def _parse_ranges(text: str) -> list[tuple[str, int, int]]:
         return [(str(channel), int(first), int(last)) for channel, first, last in json.loads(text)]
     except (ValueError, TypeError):
         raise InputError('option ranges must be JSON like [["by-dev-rootcoord-dml_0", FIRST_ID, LAST_ID], ...]') from None
+
+
+def _parse_after(text: str) -> dict[str, tuple[str, int]]:
+    try:
+        return {str(vchannel): (str(pchannel), int(position)) for vchannel, pchannel, position in json.loads(text)}
+    except (ValueError, TypeError):
+        raise InputError('option after must be JSON like [["<vchannel>", "<pchannel>", CHECKPOINT_POSITION], ...]') \
+            from None
+
+
+def after_option(checkpoints: dict[str, tuple[str, int]]) -> str:
+    """The `after` option for vchannel -> (pchannel, checkpoint position)."""
+    return json.dumps([[vchannel, pchannel, position] for vchannel, (pchannel, position) in checkpoints.items()])
 
 
 def ranges_option(pieces) -> str:

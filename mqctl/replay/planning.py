@@ -26,14 +26,18 @@ class ChannelSpan:
 
 
 def plan_spans(source: MQSource, opts: ReplayOptions) -> list[ChannelSpan]:
-    """One span per selected, non-empty channel, bounded by the `from`/`to` ids."""
+    """One span per selected, non-empty channel, bounded by the `from`/`to` ids (with `after`: from the
+    earliest channel checkpoint of the channel's vchannels, channels without one left out)."""
     infos = {info.name: info for info in source.list_channels()}
+    unpersisted = opts.first_unpersisted() if opts.after is not None else None
     spans = []
     for name in opts.select_channels(list(infos)):
         full = source.id_range(name)
-        if full is None:
+        if full is None or (unpersisted is not None and name not in unpersisted):
             continue
         first, last = full
+        if unpersisted is not None:
+            first = max(first, unpersisted[name])
         if opts.start is not None and opts.start.kind == "id":
             first = max(first, opts.start.value)
         if opts.end is not None and opts.end.kind == "id":

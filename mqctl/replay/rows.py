@@ -293,8 +293,9 @@ def read_span(opts: ReplayOptions, span: ChannelSpan, arrow_schema, schema: Coll
             if insert is not None:
                 tso = insert.base.timestamp or (max(insert.timestamps) if insert.timestamps else 0) or None
                 added = 0
-                if _selected(opts, INSERT, tso, insert.collectionID or None, insert.collection_name or None, schema,
-                             start_tso, end_tso):
+                if not opts.persisted(insert.shardName, raw.id) and _selected(
+                        opts, INSERT, tso, insert.collectionID or None, insert.collection_name or None, schema,
+                        start_tso, end_tso):
                     added = batch.add_insert(raw, insert, tso)
                 reporter.add(1, added, len(raw.data))
                 if batch.size >= BATCH_ROWS:
@@ -306,7 +307,8 @@ def read_span(opts: ReplayOptions, span: ChannelSpan, arrow_schema, schema: Coll
                 reporter.add(1, 0, len(raw.data))
                 break
             added = 0
-            if _selected(opts, msg.type_code, msg.tso, msg.collection_id, msg.collection, schema, start_tso, end_tso):
+            if not opts.persisted(msg.shard, raw.id) and _selected(opts, msg.type_code, msg.tso, msg.collection_id,
+                                                                   msg.collection, schema, start_tso, end_tso):
                 added = batch.add(raw, msg)
             reporter.add(1, added, len(raw.data))
             if batch.size >= BATCH_ROWS:
