@@ -20,6 +20,31 @@ def test_up_refuses_a_non_empty_foreign_folder_and_an_unknown_mq(tmp_path, cli):
     assert not (tmp_path / "new").exists()
 
 
+def _sandbox_folder(tmp_path, embed: bool):
+    """A sandbox folder (its state file and config) whose Milvus is not running."""
+    import json
+    import shutil
+
+    from tests.conftest import SAMPLES
+
+    (tmp_path / "configs").mkdir(parents=True)
+    config = tmp_path / "configs" / "milvus.yaml"
+    shutil.copy(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml", config)
+    text = config.read_text().replace("endpoints: localhost:2379", "endpoints: 10.0.0.7:23790")
+    config.write_text(text.replace("embed: false", f"embed: {str(embed).lower()}"))
+    ports = {"proxy_port": 1, "etcd_port": 2, "etcd_peer_port": 3, "metrics_port": 4}
+    (tmp_path / "sandbox.json").write_text(json.dumps({"ports": ports}))
+    return tmp_path
+
+
+def test_status_reports_the_etcd_the_config_points_milvus_at(tmp_path, cli):
+    external = cli("sandbox", "status", "--dir", str(_sandbox_folder(tmp_path / "a", embed=False)), "--json").json()
+    assert external["etcd"] == "http://10.0.0.7:23790" and external["running"] is False
+    embedded = cli("sandbox", "status", "--dir", str(_sandbox_folder(tmp_path / "b", embed=True)), "--json").json()
+    assert embedded["etcd"] == "http://127.0.0.1:2"  # the embedded etcd listens where the sandbox put it
+    assert embedded["etcd_mode"] == "embedded" and "--keep-etcd" not in embedded["stop_cmd"]
+
+
 @pytest.mark.milvus
 def test_rehearse_runs_the_whole_migration_and_shows_it(tmp_path, cli):
     folder = tmp_path / "rehearsal"

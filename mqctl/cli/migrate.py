@@ -40,6 +40,7 @@ StateOpt = Annotated[Optional[Path], typer.Option("--state-dir", help="Folder fo
 SandboxOpt = Annotated[Optional[Path], typer.Option("--sandbox", help="Fill every option from `mqctl sandbox` in DIR.")]
 FlushTimeoutOpt = Annotated[float, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll.")]
 StartTimeoutOpt = Annotated[float, typer.Option("--start-timeout", help="Seconds to wait for Milvus to start.")]
+ConfirmTimeoutOpt = Annotated[float, typer.Option("--confirm-timeout", help="Seconds to wait for Milvus to log a forceDeny change.")]
 
 
 def _sandbox_fill(sandbox: Path | None) -> dict:
@@ -99,11 +100,13 @@ def render_journal(journal):
 
 def _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd, start_cmd,
              shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped, clear_etcd_override, store_dir,
-             nats_port, milvus_version, sandbox, flush_timeout, start_timeout):
+             nats_port, milvus_version, sandbox, flush_timeout, start_timeout, confirm_timeout):
     from mqctl.config.edit import check_backend_name
     from mqctl.errors import InputError
     from mqctl.migrate.steps import MigrateOptions
 
+    _check_seconds({"--flush-timeout": flush_timeout, "--start-timeout": start_timeout,
+                    "--confirm-timeout": confirm_timeout})
     filled = _sandbox_fill(sandbox)
     configs = [str(p.expanduser().resolve()) for p in config] if config else filled.get("configs")
     if not configs:
@@ -121,7 +124,18 @@ def _options(config, to, milvus, user, password, token, server_pem, server_name,
         health_url=health_url or filled.get("health_url"), etcd=etcd or filled.get("etcd"), etcd_root=etcd_root,
         backup_dir=backup_dir, cleanup=cleanup, writes_stopped=writes_stopped, clear_etcd_override=clear_etcd_override,
         store_dir=store_dir, nats_port=nats_port, milvus_version=milvus_version, flush_timeout=flush_timeout,
-        start_timeout=start_timeout)
+        start_timeout=start_timeout, confirm_timeout=confirm_timeout)
+
+
+def _check_seconds(timeouts: dict[str, float | None]) -> None:
+    """Every timeout a positive, finite number of seconds (None: not given)."""
+    import math
+
+    from mqctl.errors import InputError
+
+    for option, seconds in timeouts.items():
+        if seconds is not None and not (seconds > 0 and math.isfinite(seconds)):
+            raise InputError(f"{option} {seconds:g} is not a positive, finite number of seconds", hint=f"e.g. {option} 600")
 
 
 def render_plan(result):
@@ -154,7 +168,7 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
             clear_etcd_override: ClearOpt = False, store_dir: StoreOpt = None, nats_port: NatsPortOpt = None,
             milvus_version: VersionOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None,
             flush_timeout: FlushTimeoutOpt = 600, start_timeout: StartTimeoutOpt = 300,
-            yes: YesOpt = False, json_mode: JsonOpt = False):
+            confirm_timeout: ConfirmTimeoutOpt = 90, yes: YesOpt = False, json_mode: JsonOpt = False):
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
     if ctx.invoked_subcommand is not None:
         return
@@ -163,7 +177,8 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
     out = output(json_mode)
     options = _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd,
                        start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
-                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, flush_timeout, start_timeout)
+                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, flush_timeout, start_timeout,
+                       confirm_timeout)
     if json_mode and not yes:
         from mqctl.errors import InputError
 
@@ -193,7 +208,7 @@ def plan(config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None, u
 
     options = _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd,
                        start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
-                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, 600, 300)
+                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, 600, 300, 90)
     result = run.plan(options)
     output(json_mode).emit(result, render_plan)
     exit_with(3 if result.refused else 0)
@@ -235,24 +250,23 @@ def resume(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: Sandbo
                "--flush-timeout", help="Seconds to wait for FlushAll (default: as journaled).")] = None,
            start_timeout: Annotated[Optional[float], typer.Option(
                "--start-timeout", help="Seconds to wait for Milvus to start (default: as journaled).")] = None,
+           confirm_timeout: Annotated[Optional[float], typer.Option(
+               "--confirm-timeout", help="Seconds to wait for a forceDeny event (default: as journaled).")] = None,
            json_mode: JsonOpt = False):
     """Continue a stopped or crashed migration from its journal (commands, timeouts, etcd may be given anew)."""
     from mqctl.migrate import run
 
     _continue(run.resume, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
               stop_cmd, start_cmd, log_file, log_cmd, json_mode,
-              more=_more(etcd, writes_stopped, flush_timeout, start_timeout))
+              more=_more(etcd, writes_stopped, flush_timeout, start_timeout, confirm_timeout))
 
 
-def _more(etcd, writes_stopped, flush_timeout=None, start_timeout=None) -> dict:
+def _more(etcd, writes_stopped, flush_timeout=None, start_timeout=None, confirm_timeout=None) -> dict:
     """What resume and rollback may change from the journal (None keeps the journaled value)."""
-    from mqctl.errors import InputError
-
-    for option, seconds in (("--flush-timeout", flush_timeout), ("--start-timeout", start_timeout)):
-        if seconds is not None and seconds <= 0:
-            raise InputError(f"{option} {seconds:g} is not a positive number of seconds")
+    _check_seconds({"--flush-timeout": flush_timeout, "--start-timeout": start_timeout,
+                    "--confirm-timeout": confirm_timeout})
     return {"etcd": etcd, "writes_stopped": True if writes_stopped else None, "flush_timeout": flush_timeout,
-            "start_timeout": start_timeout}
+            "start_timeout": start_timeout, "confirm_timeout": confirm_timeout}
 
 
 @app.command()

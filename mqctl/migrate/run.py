@@ -107,31 +107,41 @@ def execute(ctx: S.Context) -> Journal:
     return journal
 
 
-BEFORE_THE_SWITCH = ("flush", "stop")  # Milvus may still run on its old MQ, as before the migration
+BEFORE_THE_SWITCH = ("stop-writes", "flush", "stop")  # Milvus may still run on its old MQ, as before the migration
 
 
 def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
     """After a failure before the switch, a Milvus still running as before gets its writes back: they
     stay denied only when its state is unknown. stop-writes and flush go back to pending (the journaled
-    old value kept), so `resume` denies writes and flushes again before it goes on."""
+    old value kept), so `resume` denies writes and flushes again before it goes on.
+
+    When stop-writes itself failed, Milvus never logged the deny (or mqctl could not see it), so no
+    event can be expected for putting the old value back: it is put back without waiting."""
     stop = ctx.journal.step("stop-writes")
     if "old" not in stop.evidence:  # mqctl did not deny writes
         return failed
     if not S.milvus_up(ctx.options):
         return S.StepFailed(failed.step, failed.seen, failed.next_action,
                             writes_note="Milvus does not answer, its state is unknown: writes stay denied")
+    deny_seen = failed.step != "stop-writes"
     old = stop.evidence["old"]
     stop.status, stop.evidence = PENDING, {"old": old, "mechanism": stop.evidence.get("mechanism"),
                                            "reopened_after": failed.step}
     flush = ctx.journal.step("flush")  # what is written from now on must be flushed again before the stop
     flush.status, flush.evidence = PENDING, {}
     ctx.journal.save()
+    next_action = failed.next_action + "; resume denies writes again first"
     try:
-        S.apply_force_deny(ctx, StepRecord("resume-writes"), old)
+        S.apply_force_deny(ctx, StepRecord("resume-writes"), old, wait=deny_seen)
     except MqctlError as err:  # the edit may have happened: resume denies writes again either way
-        return S.StepFailed(failed.step, failed.seen, failed.next_action + "; resume denies writes again first",
+        return S.StepFailed(failed.step, failed.seen, next_action,
                             writes_note=f"putting forceDeny back was not confirmed ({err.message}): writes may be open")
-    return S.StepFailed(failed.step, failed.seen, failed.next_action + "; resume denies writes again first",
+    if not deny_seen:
+        value = next(iter(old.values()))
+        put_back = f"put back to {value}" if value is not None else "removed again"
+        return S.StepFailed(failed.step, failed.seen, next_action,
+                            writes_note=f"Milvus still runs on its old MQ; forceDeny was {put_back}, so writes are open")
+    return S.StepFailed(failed.step, failed.seen, next_action,
                         writes_note="Milvus still runs on its old MQ, so writes were resumed")
 
 

@@ -212,15 +212,36 @@ def mq_dirs(res, mq: str, store_dir: str | None = None) -> list[Path]:
     return []
 
 
+EVENT_FIELD = r'\\?"{name}\\?":\\?"([^"\\]*)\\?"'  # a field of the event's JSON, quotes escaped or not
+
+
 def update_event(value: str | None) -> Callable[[str], bool]:
     """Matches Milvus's `"receive update event"` log line for forceDeny set to `value`, or for its
-    removal when `value` is None (a DELETE event, which carries the old value)."""
-    key = re.compile(r'\\?"Key\\?":\\?"quotaandlimits\.limitwriting\.forcedeny\\?"', re.IGNORECASE)
-    if value is None:
-        val = re.compile(r'\\?"EventType\\?":\\?"DELETE\\?"', re.IGNORECASE)
-    else:
-        val = re.compile(r'\\?"Value\\?":\\?"' + re.escape(value) + r'\\?"', re.IGNORECASE)
-    return lambda line: "receive update event" in line and bool(key.search(line)) and bool(val.search(line))
+    removal when `value` is None (a DELETE event, which carries the old value).
+
+    Milvus 2.3-2.5 (config/manager.go) logs the key as its source spells it: the file source
+    `quotaandlimits.limitwriting.forcedeny`; the etcd source the etcd path
+    `quotaAndLimits/limitWriting/forceDeny` (CREATE, UPDATE or DELETE), then the same change once
+    more under the normalised key `quotaandlimitslimitwritingforcedeny`. Keys are compared the way
+    Milvus normalises them (lower case, without `/ _ .`), so every form matches.
+    """
+    from mqctl.config.schema import normalize_key
+
+    key_field, type_field, value_field = (re.compile(EVENT_FIELD.format(name=n), re.IGNORECASE)
+                                          for n in ("Key", "EventType", "Value"))
+    wanted_key = normalize_key(FORCE_DENY)
+
+    def matches(line: str) -> bool:
+        if "receive update event" not in line:
+            return False
+        key, kind, logged = key_field.search(line), type_field.search(line), value_field.search(line)
+        if key is None or kind is None or normalize_key(key.group(1)) != wanted_key:
+            return False
+        if value is None:
+            return kind.group(1).upper() == "DELETE"
+        return kind.group(1).upper() != "DELETE" and logged is not None and logged.group(1).lower() == value.lower()
+
+    return matches
 
 
 INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
@@ -409,9 +430,10 @@ def step_preflight(ctx: Context, record: StepRecord) -> None:
 
 # ------------------------------------------------------------------ stop / resume writes
 
-def apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) -> None:
+def apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None, *, wait: bool = True) -> None:
     """Deny writes (`restore` None: the old values are journaled first) or put the journaled values back,
-    where Milvus re-reads them (etcd or the live file), then wait for Milvus's update event.
+    where Milvus re-reads them (etcd or the live file), then wait for Milvus's update event (unless not
+    `wait`: no event is to be expected when Milvus never applied the deny).
 
     The old value is journaled before the edit and the edit is re-applied on resume, so a crash
     between the two neither loses the old value nor skips the edit.
@@ -450,6 +472,9 @@ def apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) -> 
         if result.changed:
             evidence.update(diff=result.diff, backup=str(result.backup))
     effective = value or "false (Milvus's default)"
+    if not wait:
+        evidence["confirmed"] = f"forceDeny put back to {effective}; Milvus never confirmed the deny, so no event awaited"
+        return
     if not evidence.get("needs_event", True):
         evidence["confirmed"] = f"forceDeny was already {effective}: nothing for Milvus to apply"
         return
