@@ -107,12 +107,12 @@ class Sandbox:
         try:
             state = json.loads(state_path.read_text())
             if not isinstance(state, dict) or not isinstance(state.get("ports"), dict):
-                raise ValueError("no ports in it")
+                raise TypeError("no ports in it")
             return state
         except FileNotFoundError:
             raise PreconditionError(f"{self.dir} is not a sandbox (no {STATE_FILE} in it)",
                                     hint=f"create one with `mqctl sandbox up --dir {self.dir}`") from None
-        except (OSError, ValueError, KeyError) as err:
+        except (OSError, ValueError, TypeError) as err:
             raise PreconditionError(f"{self.dir} is not a sandbox ({state_path}: {err})",
                                     hint=f"create one with `mqctl sandbox up --dir {self.dir}`") from err
 

@@ -104,7 +104,7 @@ def test_backup_round_trip_and_tamper_detection(tmp_path):
 
 def test_journal_round_trip_and_refusal_of_unfinished(tmp_path):
     path = tmp_path / ".mqctl-migrate.json"
-    journal = Journal.new(path, "rocksmq", "natsmq", {"configs": ["x"]})
+    journal = Journal.new(path, "rocksmq", "natsmq", {"configs": ["x"], "to": "natsmq", "milvus": {"uri": "http://m"}})
     journal.step("preflight").status = DONE
     journal.step("stop-writes").status = DONE
     journal.save()

@@ -57,12 +57,19 @@ def _target(milvus, user, password, token, server_pem, server_name):
     return MilvusTarget(milvus or "", user, password, token, server_pem, server_name)
 
 
-def _journal_path(state_dir, config, sandbox):
+def _journal_path(state_dir, config, sandbox, new: bool = False):
     from mqctl.migrate.journal import journal_path
 
     filled = _sandbox_fill(sandbox)
     first = str(config[0]) if config else (filled["configs"][0] if filled else None)
-    return journal_path(state_dir=str(state_dir) if state_dir else None, config=first)
+    return journal_path(state_dir=str(state_dir) if state_dir else None, config=first, new=new)
+
+
+def _asked_configs(config, sandbox) -> list[str] | None:
+    """The configs the operator named (resolved as the journal records them), None when only --state-dir."""
+    if config:
+        return [str(p.expanduser().resolve()) for p in config]
+    return _sandbox_fill(sandbox).get("configs")
 
 
 def reporter(out):
@@ -111,6 +118,9 @@ def _options(config, to, milvus, user, password, token, server_pem, server_name,
     configs = [str(p.expanduser().resolve()) for p in config] if config else filled.get("configs")
     if not configs:
         raise InputError("no --config given", hint="pass the milvus.yaml Milvus reads (or --sandbox DIR)")
+    for path in configs:
+        if not Path(path).is_file():
+            raise InputError(f"--config {path} does not exist or is not a file", hint="pass the milvus.yaml Milvus reads")
     if not to:
         raise InputError("no --to given", hint="pass --to natsmq|rocksmq|pulsar|kafka|woodpecker")
     check_backend_name(to)
@@ -190,7 +200,7 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
             exit_with(3)
         if not out.confirm(f"Migrate Milvus to {options.to}?", assume_yes=False):
             exit_with(3)
-    path = _journal_path(state_dir, config, sandbox)
+    path = _journal_path(state_dir, config, sandbox, new=True)
     journal = run.start(options, path, reporter(out))
     out.emit(journal, render_journal)
 
@@ -230,7 +240,9 @@ def _continue(action, config, state_dir, sandbox, milvus, user, password, token,
     path = _journal_path(state_dir, config, sandbox)
     from mqctl.migrate.journal import Journal
 
-    journaled = Journal.load(path).options["milvus"]  # no journal: say so before asking anything
+    loaded = Journal.load(path)  # no journal, or not this migration's: say so before asking anything
+    loaded.check_belongs(path, _asked_configs(config, sandbox))
+    journaled = loaded.options["milvus"]
     if confirm and not out.confirm(confirm, assume_yes=yes):
         exit_with(3)
     target = _target(milvus or journaled["uri"], user or journaled["user"], password, token,

@@ -7,6 +7,7 @@ journal then says exactly where things stand, and `resume` runs the remaining st
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import re
@@ -33,7 +34,7 @@ class StepFailed(PreconditionError):
     def __init__(self, step: str, seen: str, next_action: str, *, writes_note: str = ""):
         message = f"step {step} failed: {seen}" + (f" ({writes_note})" if writes_note else "")
         super().__init__(message, hint=next_action)
-        self.step, self.seen, self.next_action = step, seen, next_action
+        self.step, self.seen, self.next_action, self.writes_note = step, seen, next_action, writes_note
 
 
 @dataclass
@@ -72,6 +73,25 @@ class MigrateOptions:
 
             data["etcd"] = without_password(self.etcd)
         return data
+
+    @classmethod
+    def check_journaled(cls, data: dict) -> None:
+        """ValueError naming the first journaled option that is missing or of the wrong type."""
+        kinds = {"str": str, "bool": bool, "float": (int, float), "int": int, "None": type(None), "list[str]": list}
+        for name, spec in cls.__dataclass_fields__.items():
+            if name == "milvus":
+                if not isinstance(data.get(name), dict) or not isinstance(data[name].get("uri"), str):
+                    raise ValueError("options.milvus.uri is missing or not text")
+                continue
+            if name not in data:
+                if spec.default is dataclasses.MISSING:
+                    raise ValueError(f"options.{name} is missing")
+                continue
+            value, allowed = data[name], spec.type.split(" | ")  # annotations stay strings here
+            if not isinstance(value, tuple(kinds[t] for t in allowed)) or (isinstance(value, bool) and "bool" not in allowed):
+                raise ValueError(f"options.{name} is {value!r}, not {spec.type}")
+        if not data["configs"] or not all(isinstance(c, str) for c in data["configs"]):
+            raise ValueError("options.configs is not a list of config paths")
 
     @classmethod
     def from_journal(cls, data: dict, milvus: MilvusTarget) -> "MigrateOptions":
@@ -251,7 +271,7 @@ INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
 
 def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict]:
     """Every check before anything changes. `load=False` (plan) never loads a collection."""
-    from mqctl.config.edit import check_target
+    from mqctl.config.edit import check_target, switch
     from mqctl.migrate.milvus import collection_counts, server_version
 
     options, findings = ctx.options, []
@@ -262,6 +282,13 @@ def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict
         check_target(options.to, res.mode, res.version)
     except MqctlError as err:
         findings.append(Finding("error", "target-unsupported", err.message, err.hint or ""))
+        return findings, evidence
+    try:  # the edit the switch step will make, tried now: it must not fail once Milvus is down
+        switch(options.live_config, options.to, store_dir=options.store_dir, port=options.nats_port,
+               milvus_version=options.milvus_version, dry_run=True)
+    except MqctlError as err:
+        findings.append(Finding("error", "switch-impossible", f"the switch cannot edit {options.live_config}: "
+                                f"{err.message}", err.hint or "fix the option or the config, then run it again"))
         return findings, evidence
     try:
         client = ctx.client()
