@@ -170,3 +170,17 @@ def test_a_missing_config_creates_nothing(tmp_path, cli):
     assert result.code == 2 and "m.yaml" in result.stderr and "does not exist" in result.stderr, result.stderr
     assert not (tmp_path / "MISSING").exists()
 
+
+
+def test_etcd_root_defaults_to_the_configs_root_path(config, cli):
+    """forceDeny must go under the root this Milvus watches, not under by-dev."""
+    import json
+
+    config.write_text(config.read_text().replace("rootPath: by-dev # The root path where data is stored in etcd",
+                                                 "rootPath: prod-milvus"))
+    journal = json.loads(_failed_journal(config, cli).read_text())
+    assert journal["options"]["etcd_root"] == "prod-milvus"
+    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS,
+                 "--etcd-root", "other", "--yes")
+    assert result.code == 3
+    assert json.loads((config.parent / ".mqctl-migrate.json").read_text())["options"]["etcd_root"] == "other"

@@ -47,15 +47,20 @@ def test_status_reports_the_etcd_the_config_points_milvus_at(tmp_path, cli):
 
 @pytest.mark.milvus
 def test_rehearse_runs_the_whole_migration_and_shows_it(tmp_path, cli):
+    """On the production topology (its own etcd server); the embedded one is rehearsed by test_migrate_e2e."""
     folder = tmp_path / "rehearsal"
-    result = cli("sandbox", "rehearse", "--dir", str(folder), timeout=600)
+    result = cli("sandbox", "rehearse", "--dir", str(folder), "--external-etcd", timeout=600)
     assert result.code == 0, result.stderr
+    assert "etcd: update event logged" in result.stderr  # writes stopped through etcd, not the file
     for step in ("preflight", "stop-writes", "flush", "stop", "switch", "start", "verify", "resume-writes", "backup"):
         assert f"✓ {step}" in result.stderr, step  # live progress, step by step
     assert "mqType=natsmq" in result.stdout and "by-dev-rootcoord-dml_0" in result.stdout
     assert "Rehearsal passed" in result.stdout
     status = cli("sandbox", "status", "--dir", str(folder), "--json").json()
-    assert status["running"] is False and status["mq"] == "natsmq"
+    assert status["running"] is False and status["mq"] == "natsmq" and status["etcd_mode"] == "external"
+    from mqctl.sandbox import Sandbox
+
+    assert Sandbox(folder).etcd_pid() is None  # down stopped the sandbox's etcd too
     assert (folder / "data" / "natsmq" / "jetstream").is_dir()
     journal = cli("migrate", "status", "--sandbox", str(folder), "--json").json()
     assert journal["state"] == "completed" and journal["source_mq"] == "rocksmq" and journal["target_mq"] == "natsmq"

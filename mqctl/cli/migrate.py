@@ -22,7 +22,8 @@ TokenOpt = Annotated[str, typer.Option("--token", envvar="MQCTL_MILVUS_TOKEN", h
 ServerPemOpt = Annotated[str, typer.Option("--server-pem", help="CA/server certificate for TLS.")]
 ServerNameOpt = Annotated[str, typer.Option("--server-name", help="TLS server name.")]
 EtcdOpt = Annotated[Optional[str], typer.Option("--etcd", help="etcd client URL (overrides; forceDeny where active).")]
-EtcdRootOpt = Annotated[str, typer.Option("--etcd-root", help="etcd.rootPath of this Milvus.")]
+EtcdRootOpt = Annotated[Optional[str], typer.Option(
+    "--etcd-root", help="etcd.rootPath of this Milvus (default: the config's, else by-dev).")]
 StopOpt = Annotated[Optional[str], typer.Option("--stop-cmd", help="Command that stops Milvus.")]
 StartOpt = Annotated[Optional[str], typer.Option("--start-cmd", help="Command that starts Milvus.")]
 ShellOpt = Annotated[bool, typer.Option("--shell", help="Run the commands through /bin/sh.")]
@@ -121,6 +122,10 @@ def _options(config, to, milvus, user, password, token, server_pem, server_name,
     for path in configs:
         if not Path(path).is_file():
             raise InputError(f"--config {path} does not exist or is not a file", hint="pass the milvus.yaml Milvus reads")
+    if etcd_root is None:  # where this Milvus keeps its etcd keys, forceDeny and mq.type overrides included
+        from mqctl.config.resolve import resolve
+
+        etcd_root = resolve(configs).value("etcd.rootPath") or "by-dev"
     if not to:
         raise InputError("no --to given", hint="pass --to natsmq|rocksmq|pulsar|kafka|woodpecker")
     check_backend_name(to)
@@ -171,7 +176,7 @@ def render_plan(result):
 @app.callback()
 def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None,
             user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
-            server_name: ServerNameOpt = "", etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = "by-dev",
+            server_name: ServerNameOpt = "", etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
             stop_cmd: StopOpt = None, start_cmd: StartOpt = None, shell: ShellOpt = False,
             log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, health_url: HealthOpt = None,
             backup_dir: BackupOpt = None, cleanup: CleanupOpt = False, writes_stopped: WritesStoppedOpt = False,
@@ -208,7 +213,7 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
 @app.command()
 def plan(config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None, user: UserOpt = "",
          password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "", server_name: ServerNameOpt = "",
-         etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = "by-dev", stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
+         etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
          shell: ShellOpt = False, log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, health_url: HealthOpt = None,
          backup_dir: BackupOpt = None, cleanup: CleanupOpt = False, writes_stopped: WritesStoppedOpt = False,
          clear_etcd_override: ClearOpt = False, store_dir: StoreOpt = None, nats_port: NatsPortOpt = None,
