@@ -1,14 +1,15 @@
 """The production topology: Milvus 2.3.5 on its own etcd server (`sandbox up --external-etcd`), where
 Milvus's etcd config source is active and `mqctl migrate` stops writes through etcd.
 
-One sandbox shared by the module, in order: the sandbox reports the etcd Milvus uses; a stop-writes
-failure gives writes back; RocksMQ -> natsmq with crashes after stop-writes and after the switch; back to
-RocksMQ. An unindexed (unloadable) collection is present throughout.
+One sandbox shared by the module, in order: the sandbox reports the etcd Milvus uses; a wrong --etcd-root
+is refused; a stop-writes failure gives writes back; RocksMQ -> natsmq with crashes after stop-writes and
+after the switch; back to RocksMQ. An unindexed (unloadable) collection is present throughout.
 """
 
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -83,16 +84,48 @@ def test_sandbox_reports_the_etcd_milvus_uses(box, cli):
     assert "in etcd" in steps(plan)["stop-writes"]["action"]  # the etcd path, not the file
 
 
-def test_a_stop_writes_failure_gives_writes_back(box):
-    """A wrong --etcd-root: Milvus never sees the key, mqctl waits --confirm-timeout, then removes it again."""
-    result = migrate(box, "--to", "natsmq", "--etcd-root", "wrong-root", "--confirm-timeout", "8")
+def test_a_wrong_etcd_root_is_refused_before_anything_changes(box):
+    result = migrate(box, "--to", "natsmq", "--etcd-root", "wrong-root")
     assert result.code == 3, result.stderr
-    assert "step stop-writes failed" in result.stderr and "forceDeny was removed again, so writes are open" in result.stderr
+    assert "no Milvus session under wrong-root/meta/session/" in result.stderr and "nothing was changed" in result.stderr
     assert force_deny(box, "wrong-root") is None and force_deny(box) is None
+
+
+def test_a_stop_writes_failure_gives_writes_back(box, tmp_path):
+    """Milvus applies the deny, but mqctl reads a log Milvus does not write and never sees the event: after
+    --confirm-timeout it deletes the key again, and Milvus reopens writes."""
+    from pymilvus.exceptions import MilvusException
+
+    from mqctl.migrate.hooks import wait_until
+    from mqctl.migrate.steps import update_event
+
+    blind = tmp_path / "not-milvus.log"
+    blind.write_text("")
+    offset = Path(box["log"]).stat().st_size
+    result = migrate(box, "--to", "natsmq", "--log-file", str(blind), "--confirm-timeout", "8")
+    assert result.code == 3, result.stderr
+    assert "step stop-writes failed" in result.stderr and "forceDeny was removed again" in result.stderr
+    assert force_deny(box) is None
     recorded = steps(journal(box))
     assert (recorded["stop-writes"]["status"], recorded["flush"]["status"]) == ("pending", "pending")
+
+    def logged(wanted) -> bool:
+        with open(box["log"], errors="replace") as log:
+            log.seek(offset)
+            return any(wanted(line) for line in log)
+
+    assert logged(update_event("true"))  # the deny was real: Milvus applied it
+    assert wait_until(lambda: logged(update_event(None)), 30)  # and applied its removal
+
+    def insert_works() -> bool:
+        try:
+            insert(box, "demo_events", 80_000)
+            return True
+        except MilvusException:  # still denied until the quota center's next round
+            return False
+
     before = counts(box)["demo_events"]
-    insert(box, "demo_events", 80_000)
+    assert wait_until(insert_works, 30, interval=1)
     assert counts(box)["demo_events"] == before + 5
 
 

@@ -140,7 +140,8 @@ def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
         value = next(iter(old.values()))
         put_back = f"put back to {value}" if value is not None else "removed again"
         return S.StepFailed(failed.step, failed.seen, next_action,
-                            writes_note=f"Milvus still runs on its old MQ; forceDeny was {put_back}, so writes are open")
+                            writes_note=f"Milvus still runs on its old MQ; forceDeny was {put_back}, so writes reopen as "
+                            "soon as Milvus reads it (no event awaited: none was seen for the deny)")
     return S.StepFailed(failed.step, failed.seen, next_action,
                         writes_note="Milvus still runs on its old MQ, so writes were resumed")
 

@@ -423,10 +423,24 @@ def _stop_writes_findings(options, res, findings, evidence) -> None:
     mechanism = stop_writes_mechanism(options, res)
     evidence["stop_writes"] = mechanism
     evidence["quota_interval_seconds"] = float(res.value("quotaAndLimits.quotaCenterCollectInterval") or 3)
+    if mechanism == "etcd":
+        _etcd_root_findings(options, res, findings)
     if mechanism == "none":
         findings.append(Finding("error", "no-stop-writes", "writes cannot be stopped from here: the config is not a "
                                 "milvus.yaml Milvus re-reads and no etcd config source is active",
                                 "pass --etcd URL, or stop the writers yourself and pass --writes-stopped"))
+
+
+def _etcd_root_findings(options, res, findings) -> None:
+    """A running Milvus registers its sessions under `<rootPath>/<metaSubPath>/session/`: none there means
+    forceDeny put under `--etcd-root` (or into this etcd) would never reach it, and stop-writes would time out."""
+    etcd = options.etcd_client()
+    session = f"{res.value('etcd.metaSubPath') or 'meta'}/session"
+    if etcd.count_under(session) == 0:
+        findings.append(Finding("error", "etcd-root-unused", f"no Milvus session under {options.etcd_root}/{session}/ "
+                                f"in etcd {etcd.shown}: this Milvus does not keep its keys there, so "
+                                "forceDeny would never reach it", "pass --etcd-root with this Milvus's etcd.rootPath "
+                                f"(the config says {res.value('etcd.rootPath') or 'by-dev'}) and --etcd with its etcd"))
 
 
 def stop_writes_mechanism(options, res) -> str:
