@@ -78,8 +78,18 @@ def test_sandbox_reports_the_etcd_milvus_uses(box, cli):
     from mqctl.sandbox import Sandbox
 
     assert Sandbox(box["dir"]).etcd_pid() is not None
+    down = cli("sandbox", "down", "--dir", box["dir"], "--json")  # down stops etcd too, up brings both back
+    assert down.code == 0 and down.json()["running"] is False and Sandbox(box["dir"]).etcd_pid() is None
+    up = cli("sandbox", "up", "--dir", box["dir"], "--json", timeout=300)
+    assert up.code == 0, up.stderr
+    assert Sandbox(box["dir"]).etcd_pid() is not None and up.json()["running"] is True
     status = cli("sandbox", "status", "--dir", box["dir"], "--json").json()
     assert status["etcd"] == box["etcd"] and status["running"] is True
+    c = client(box)  # Milvus came back on the same etcd: its collections are there
+    try:
+        assert {"demo_docs", "demo_events", RAW} <= set(c.list_collections())
+    finally:
+        c.close()
     plan = cli("migrate", "plan", "--sandbox", box["dir"], "--to", "natsmq", "--json").json()
     assert "in etcd" in steps(plan)["stop-writes"]["action"]  # the etcd path, not the file
 

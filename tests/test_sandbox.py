@@ -66,3 +66,9 @@ def test_rehearse_runs_the_whole_migration_and_shows_it(tmp_path, cli):
     assert journal["state"] == "completed" and journal["source_mq"] == "rocksmq" and journal["target_mq"] == "natsmq"
     rows = {s["name"]: {n: c["rows"] for n, c in s["evidence"].get("counts", {}).items()} for s in journal["steps"]}
     assert rows["flush"] == rows["verify"] == {"default/demo_docs": 2700, "default/demo_events": 1080}
+
+
+def test_external_etcd_only_applies_to_a_new_sandbox(tmp_path, cli):
+    folder = _sandbox_folder(tmp_path, embed=True)  # created with Milvus's embedded etcd
+    result = cli("sandbox", "up", "--dir", str(folder), "--external-etcd")
+    assert result.code == 2 and "embedded etcd" in result.stderr and "new --dir" in result.stderr

@@ -77,7 +77,8 @@ class MigrateOptions:
     @classmethod
     def check_journaled(cls, data: dict) -> None:
         """ValueError naming the first journaled option that is missing or of the wrong type."""
-        kinds = {"str": str, "bool": bool, "float": (int, float), "int": int, "None": type(None), "list[str]": list}
+        kinds: dict[str, type | tuple[type, ...]] = {"str": str, "bool": bool, "float": (int, float), "int": int,
+                                                     "None": type(None), "list[str]": list}
         for name, spec in cls.__dataclass_fields__.items():
             if name == "milvus":
                 if not isinstance(data.get(name), dict) or not isinstance(data[name].get("uri"), str):
