@@ -271,6 +271,8 @@ class Embedded:
 def embedded_yaml(doc: Document, parts: list[str]) -> Embedded | None:
     """Parse a block-scalar YAML value at `parts`, keeping outer-file line numbers."""
     pair = lookup(doc.main, parts)
+    if pair is not None and is_mapping(pair[1]):  # Helm's toYaml renders a mapping value as the file itself
+        return Embedded(".".join(parts), "", 0, (pair[1],))
     if pair is None or not is_scalar(pair[1]) or not pair[1].value:
         return None
     value_node = pair[1]
