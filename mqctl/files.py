@@ -13,7 +13,7 @@ from pathlib import Path
 
 from mqctl.errors import InputError, PreconditionError
 
-LOCK_WAIT = 30.0  # seconds an edit waits for another one on the same file before giving up
+LOCK_WAIT = 30.0  # seconds an edit waits for another one on the same file before giving up (MQCTL_LOCK_WAIT)
 _held: dict[Path, int] = {}  # lock files this process holds, with their depth (nested edits of one file)
 
 
@@ -66,10 +66,13 @@ def lock_path(path: Path | str) -> Path:
 
 
 @contextlib.contextmanager
-def edit_lock(path: Path | str, *, wait: float = LOCK_WAIT) -> Iterator[None]:
+def edit_lock(path: Path | str, *, wait: float | None = None) -> Iterator[None]:
     """Hold an exclusive advisory lock (flock on the sidecar lock file) while a file is read, changed
     and written, so two mqctl edits of one file run one after the other instead of one losing its
-    change. Re-entrant within a process; waits at most `wait` seconds for another holder."""
+    change. Re-entrant within a process; waits at most `wait` seconds (default: MQCTL_LOCK_WAIT, else
+    LOCK_WAIT) for another holder."""
+    if wait is None:
+        wait = _lock_wait()
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such file", hint="check the path")
     lock = lock_path(path)
@@ -94,8 +97,8 @@ def edit_lock(path: Path | str, *, wait: float = LOCK_WAIT) -> Iterator[None]:
             except BlockingIOError:
                 if time.monotonic() >= deadline:
                     raise PreconditionError(f"another mqctl edit of {path} has held its lock ({lock}) for "
-                                            f"{wait:.0f} s", hint="wait for it to finish, then run the command "
-                                            "again") from None
+                                            f"{wait:g} s; nothing was written", hint="run the command again once "
+                                            "it is done (MQCTL_LOCK_WAIT sets how long to wait)") from None
                 time.sleep(0.02)
         _held[lock] = 1
         try:
@@ -106,11 +109,20 @@ def edit_lock(path: Path | str, *, wait: float = LOCK_WAIT) -> Iterator[None]:
         os.close(fd)  # closing releases the flock
 
 
+def _lock_wait() -> float:
+    text = os.environ.get("MQCTL_LOCK_WAIT", "")
+    try:
+        return max(0.0, float(text)) if text else LOCK_WAIT
+    except ValueError:
+        raise InputError(f"MQCTL_LOCK_WAIT={text!r} is not a number of seconds", hint="e.g. MQCTL_LOCK_WAIT=60") from None
+
+
 def _write_hint(err: OSError, folder: Path) -> str:
     if err.errno in (errno.EROFS,):
         return f"{folder} is on a read-only file system: edit a writable copy and put it in place"
     if err.errno in (errno.EACCES, errno.EPERM):
-        return f"{folder} is not writable by this user: run as the file's owner or give write access to the folder"
+        return (f"this user may not write in {folder} (an edit writes a lock, a backup and the new file there): "
+                "run as a user who may, or edit a copy and put it in place")
     if err.errno == errno.ENOSPC:
         return f"free space on the file system of {folder}"
     return "check the folder"

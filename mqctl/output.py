@@ -189,7 +189,10 @@ class Output:
             self.err.print(_masked(message))
 
     def warn(self, message: str) -> None:
-        self.err.print(f"[yellow]warning:[/yellow] {mask_url_passwords(message)}")
+        from rich.markup import escape
+
+        # one line however long: a warning may end in a command to copy
+        self.err.print(f"[yellow]warning:[/yellow] {escape(mask_url_passwords(message))}", soft_wrap=True)
 
     def error(self, err: MqctlError) -> None:
         self.err.print(f"[red]error:[/red] {mask_url_passwords(err.one_line())}", markup=True, soft_wrap=True)

@@ -344,6 +344,8 @@ def verify_edit(doc: Document, new_text: str, changes: list[Change]) -> None:
                 emptied = not any(len(p) > depth and p[:depth] == section for p in expected)
                 if emptied and expected.get(section) == SECTION and (after.get(section) or ("",))[0] == "scalar":
                     expected[section] = after[section]
+            if expected.get(path[:1]) == SECTION and len(expected) == 1 and path[:1] not in after:
+                del expected[path[:1]]  # the last key of the document: nothing is left to parse
             intended[path] = None
             continue
         expected = {p: v for p, v in expected.items() if p[:len(path)] != path or p == path}
