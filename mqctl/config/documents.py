@@ -260,7 +260,8 @@ def load_document(path: Path | str, kind: str | None = None) -> Document:
 
 @dataclass
 class Embedded:
-    """A YAML file carried as a block string inside another document (Helm user.yaml, ConfigMap data)."""
+    """A YAML file carried inside another document (Helm user.yaml, ConfigMap data): as a block string, or
+    (Helm) as a mapping, which the chart renders with toYaml."""
 
     name: str  # document path, e.g. extraConfigFiles.user.yaml
     text: str
