@@ -23,7 +23,7 @@ from mqctl.config.edit import plan_set, plan_unset
 from mqctl.errors import InputError, PreconditionError
 
 STOCK_23 = SAMPLES / "milvus-2.3-standalone-natsmq.yaml"
-PROPERTY = settings(deadline=None, max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture,
+PROPERTY = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture,
                                                                           HealthCheck.too_slow])
 
 
@@ -188,6 +188,8 @@ def test_random_edits_of_real_configs_change_only_the_intended_key(tmp_path, dat
     if data.draw(st.booleans()):
         parts = parts[:-1] + (data.draw(st.sampled_from(["newKey", "port", "x_1"])),) + (
             ("deeper",) if data.draw(st.booleans()) else ())
+    assume(not (helm and parts[0] in ("mq", "natsmq", "rocksmq")))  # these go into user.yaml
+    assume(not ("operator" in str(source) and parts[0] not in ("apiVersion", "kind", "metadata", "spec")))
     value = data.draw(st.one_of(st.none(), st.integers(0, 10**6).map(str)))
     if value is None and parts not in paths:
         value = "7"

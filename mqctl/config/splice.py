@@ -66,9 +66,9 @@ def _is_empty(node) -> bool:
 
 def _last_line(node, key_node=None) -> int:
     """0-based line of a node's last character (block collections end on the next token's line; an empty
-    value ends on its key's line)."""
-    if key_node is not None and _is_empty(node):
-        return key_node.end_mark.line
+    value or an alias ends on its key's line)."""
+    if key_node is not None and (_is_empty(node) or node.start_mark.index < key_node.end_mark.index):
+        return key_node.end_mark.line  # an empty value, or an alias (`key: *name`: the node is where its anchor is)
     if is_mapping(node) and node.value and node.flow_style is not True:
         return _last_line(node.value[-1][1], node.value[-1][0])
     if is_sequence(node) and node.value and node.flow_style is not True:
