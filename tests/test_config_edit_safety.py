@@ -88,6 +88,14 @@ def test_an_edit_that_would_change_another_key_is_refused(tmp_path, cli):
     assert path.read_bytes() == before and not backups(tmp_path)
 
 
+def test_unset_of_an_alias_removes_its_own_line(tmp_path, cli):
+    path = tmp_path / "milvus.yaml"
+    path.write_text("rocksmq:\n  path: &data /var/lib/milvus/rdb_data\nlocalStorage:\n  path: *data\n  size:\n")
+    result = cli("config", "unset", str(path), "localStorage.path", "--yes")
+    assert result.code == 0 and "Wrote" in result.stdout, result.stderr
+    assert path.read_text() == "rocksmq:\n  path: &data /var/lib/milvus/rdb_data\nlocalStorage:\n  size:\n"
+
+
 # ------------------------------------------------------------------ item 3: property over real and generated shapes
 
 def set_in(tree, parts, value):
