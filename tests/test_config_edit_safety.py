@@ -288,9 +288,8 @@ def test_parallel_sets_of_one_file_lose_nothing(tmp_path):
         procs = [mqctl_process("config", "set", str(path), key, value, "--yes") for key, value in edits]
         results = [(proc.wait(timeout=120), *proc.communicate()) for proc in procs]
         after = safe_load(path.read_text())
-        for (key, value), (code, out, err) in zip(edits, results):
-            section, *rest = key.split(".")
-            got = after_value(after, [section, *rest])
+        for (key, value), (code, out, err) in zip(edits, results, strict=True):
+            got = after_value(after, key.split("."))
             if code == 0:
                 assert str(got) == value, f"round {round_}: {key} was reported written but is {got!r}"
             else:
