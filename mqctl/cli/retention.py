@@ -108,10 +108,13 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
           tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None, timeout: TimeoutOpt = 5.0,
           force: Annotated[bool, typer.Option("--force", help="Apply even though Milvus runs the server.")] = False,
           yes: YesOpt = False, dry_run: DryRunOpt = False, json_mode: JsonOpt = False):
-    """Make the streams' max_age/max_bytes/max_msgs match the configured retention (plan, confirm, apply, verify)."""
-    from mqctl.errors import InputError, PreconditionError
-    from mqctl.mq.retention import ApplyOutcome, ConfiguredRetention, apply_plan, plan_apply, stream_limits_from_config, verify
-    from mqctl.mq.sources import load_config, open_source
+    """Make the streams' max_age/max_bytes/max_msgs match the configured retention (plan, confirm, apply, verify).
+
+    A --nats-store is planned and rehearsed on a private copy and changed only after the confirmation; a
+    stream that refuses its new limits puts back the streams already changed."""
+    from mqctl.errors import InputError
+    from mqctl.mq.retention import ConfiguredRetention, apply_retention, stream_limits_from_config
+    from mqctl.mq.sources import load_config
 
     if not (nats or nats_store):
         raise InputError("retention apply needs the streams to change", hint="pass --nats URL or --nats-store DIR")
@@ -122,25 +125,26 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
     out = output(json_mode)
     if nats and not dry_run:  # a dry run changes nothing, so it may look at Milvus's own server
         _refuse_if_milvus_serves(nats, force)
-    with open_source(options, writable_store=not dry_run) as source:
-        plan = plan_apply(source, wanted)
-        out.diff(plan.diff())
-        for loss in plan.losses:
-            out.warn(loss)
-        if not plan.changes or dry_run:
-            out.emit(ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses), _render_outcome)
-            return
-        if not out.confirm(f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?",
-                           assume_yes=yes):
-            raise PreconditionError("not confirmed; nothing changed")
-        applied = apply_plan(source, plan)
-        mismatches = verify(source, plan)
-    if nats_store and not mismatches:
-        with open_source(options) as reopened:  # the limits survive a restart of the store
-            mismatches = verify(reopened, plan)
-    out.emit(ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses),
-             _render_outcome)
-    exit_with(1 if mismatches else 0)
+
+    def confirm(plan) -> bool:
+        _show_plan(out, plan.changes, plan.losses)
+        return out.confirm(f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?",
+                           assume_yes=yes)
+
+    outcome = apply_retention(options, wanted, dry_run=dry_run, confirm=confirm)
+    if outcome.verified is None:  # nothing applied: the plan was not shown yet
+        _show_plan(out, outcome.changes, outcome.losses)
+    out.emit(outcome, _render_outcome)
+    exit_with(1 if outcome.mismatches else 0)
+
+
+def _show_plan(out, changes, losses) -> None:
+    """The limit diff and the messages the change deletes, before anything is applied."""
+    from mqctl.mq.retention import limits_diff
+
+    out.diff(limits_diff(changes))
+    for loss in losses:
+        out.warn(loss)
 
 
 def _refuse_if_milvus_serves(url: str, force: bool) -> None:

@@ -13,6 +13,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from mqctl.config.rules import ERROR, WARNING, Finding
+from mqctl.errors import InputError, MqctlError, PreconditionError
 
 NATS_KEYS = {"max_age": "natsmq.server.retention.maxAge", "max_bytes": "natsmq.server.retention.maxBytes",
              "max_msgs": "natsmq.server.retention.maxMsgs"}
@@ -116,7 +117,7 @@ def show_limit(limit: str, value: float | int) -> str:
     """A stream limit for people: max_age in minutes (as Milvus configures it), "unlimited" for 0/-1."""
     if value in (UNLIMITED, 0):
         return "unlimited"
-    if limit == "max_age":
+    if limit in ("max_age", "duplicate_window"):
         return f"{value / 60:g} min" if value % 60 == 0 else f"{value:g} s"
     return str(value)
 
@@ -197,7 +198,7 @@ def retention_report(source, configured: ConfiguredRetention, now: dt.datetime |
 @dataclass
 class LimitChange:
     stream: str
-    limit: str
+    limit: str  # max_age, max_bytes, max_msgs, or duplicate_window (capped at max_age as nats-server does on create)
     actual: float | int
     wanted: float | int
 
@@ -209,32 +210,74 @@ class ApplyPlan:
     changes: list[LimitChange]
     streams: list[str]
     losses: list[str] = field(default_factory=list)  # messages the new limits delete as soon as they apply
+    _configs: dict = field(default_factory=dict)  # stream -> (config now, whole new config)
 
-    def diff(self) -> str:
-        """A per-stream unified diff of the limits (actual -> configured)."""
-        text = []
-        by_stream: dict[str, list[LimitChange]] = {}
-        for change in self.changes:
-            by_stream.setdefault(change.stream, []).append(change)
-        for stream, changes in by_stream.items():
-            before = [f"{c.limit}: {show_limit(c.limit, c.actual)}\n" for c in changes]
-            after = [f"{c.limit}: {show_limit(c.limit, c.wanted)}\n" for c in changes]
-            text += difflib.unified_diff(before, after, f"stream {stream} (now)", f"stream {stream} (configured)")
-        return "".join(text)
+    def targets(self) -> set[tuple]:
+        return {(c.stream, c.limit, c.wanted) for c in self.changes}
+
+
+def limits_diff(changes: list[LimitChange]) -> str:
+    """A per-stream unified diff of the limits (actual -> configured)."""
+    text = []
+    by_stream: dict[str, list[LimitChange]] = {}
+    for change in changes:
+        by_stream.setdefault(change.stream, []).append(change)
+    for stream, changed in by_stream.items():
+        before = [f"{c.limit}: {show_limit(c.limit, c.actual)}\n" for c in changed]
+        after = [f"{c.limit}: {show_limit(c.limit, c.wanted)}\n" for c in changed]
+        text += difflib.unified_diff(before, after, f"stream {stream} (now)", f"stream {stream} (configured)")
+    return "".join(text)
+
+
+def _stream_targets(stream, wanted: dict) -> dict:
+    """The limits a stream must hold: the configured ones, and a duplicates window no longer than max_age
+    (JetStream refuses an update otherwise, error 10052; nats-server caps it the same way on create)."""
+    window = stream.duplicate_window_seconds
+    if wanted["max_age"] > 0 and window > wanted["max_age"]:
+        window = wanted["max_age"]
+    return {**wanted, "duplicate_window": window}
 
 
 def plan_apply(source, wanted: dict) -> ApplyPlan:
-    """The limit changes that make every stream hold `wanted` (see stream_limits_from_config)."""
-    changes, streams, losses = [], [], []
+    """The whole new config of every stream that must change to hold `wanted` (see stream_limits_from_config),
+    computed and checked before anything is sent."""
+    from mqctl.mq.jetstream import NANOS
+
+    changes, streams, losses, configs = [], [], [], {}
     now = dt.datetime.now(dt.timezone.utc)
     for stream in source.stream_details():
         streams.append(stream.name)
-        actual = {"max_age": stream.max_age_seconds, "max_bytes": stream.max_bytes, "max_msgs": stream.max_msgs}
-        changed = [LimitChange(stream.name, limit, actual[limit], want) for limit, want in wanted.items()
+        actual = {"max_age": stream.max_age_seconds, "max_bytes": stream.max_bytes, "max_msgs": stream.max_msgs,
+                  "duplicate_window": stream.duplicate_window_seconds}
+        targets = _stream_targets(stream, wanted)
+        changed = [LimitChange(stream.name, limit, actual[limit], want) for limit, want in targets.items()
                    if actual[limit] != want]
+        if not changed:
+            continue
         changes += changed
         losses += _losses(stream, {c.limit for c in changed}, wanted, now)
-    return ApplyPlan(source.description, wanted, changes, streams, losses)
+        before = source.stream_config(stream.name)
+        after = {**before, "max_age": int(targets["max_age"] * NANOS), "max_bytes": targets["max_bytes"],
+                 "max_msgs": targets["max_msgs"], "duplicate_window": int(targets["duplicate_window"] * NANOS)}
+        configs[stream.name] = (before, after)
+    problems = [problem for name, (_, after) in configs.items() for problem in _config_problems(name, after)]
+    if problems:
+        raise InputError(f"the configured retention cannot be applied: {'; '.join(problems)}",
+                         hint="fix natsmq.server.retention.* in the config; nothing was changed")
+    return ApplyPlan(source.description, wanted, changes, streams, losses, configs)
+
+
+def _config_problems(name: str, config: dict) -> list[str]:
+    """What JetStream would refuse in a stream config (checked for every stream before the first update)."""
+    problems = []
+    if config["max_age"] < 0:
+        problems.append(f"stream {name}: max_age must not be negative")
+    if config["max_age"] > 0 and config.get("duplicate_window", 0) > config["max_age"]:
+        problems.append(f"stream {name}: the duplicates window is longer than max_age (JetStream error 10052)")
+    for limit in ("max_bytes", "max_msgs"):
+        if config[limit] < UNLIMITED:
+            problems.append(f"stream {name}: {limit} {config[limit]} is below -1 (unlimited)")
+    return problems
 
 
 def _losses(stream, changed: set[str], wanted: dict, now: dt.datetime) -> list[str]:
@@ -267,13 +310,110 @@ class ApplyOutcome:
 
 
 def apply_plan(source, plan: ApplyPlan) -> list[str]:
-    streams = sorted({c.stream for c in plan.changes})
-    for stream in streams:
-        source.update_limits(stream, max_age_seconds=plan.wanted["max_age"], max_bytes=plan.wanted["max_bytes"],
-                             max_msgs=plan.wanted["max_msgs"])
-    return streams
+    """Send every stream's new config; when one is refused, put back the streams already changed, so the
+    streams either all hold the new limits or all keep the old ones (messages already deleted stay deleted)."""
+    done = []
+    for stream, (_, after) in sorted(plan._configs.items()):
+        try:
+            source.update_config(stream, after)
+        except MqctlError as err:
+            unrestored = _restore(source, plan, done)
+            restored = f"put back the {len(done) - len(unrestored)} stream(s) already changed"
+            if unrestored:
+                restored += f"; could NOT put back {', '.join(unrestored)}"
+            raise PreconditionError(f"stream {stream} refused the new limits: {err.message}; {restored}",
+                                    hint="no stream holds the new limits; fix the cause and run apply again") from err
+        done.append(stream)
+    return done
+
+
+def _restore(source, plan: ApplyPlan, streams: list[str]) -> list[str]:
+    """Give the streams their old config back; the names of those that refused."""
+    failed = []
+    for stream in reversed(streams):
+        try:
+            source.update_config(stream, plan._configs[stream][0])
+        except MqctlError:
+            failed.append(stream)
+    return failed
 
 
 def verify(source, plan: ApplyPlan) -> list[str]:
     """Limits that still differ from the plan's targets, read back from the server."""
     return [f"{c.stream}: {c.limit} is {show_limit(c.limit, c.actual)}" for c in plan_apply(source, plan.wanted).changes]
+
+
+def apply_retention(options, wanted: dict, *, dry_run: bool, confirm) -> ApplyOutcome:
+    """Plan, confirm (`confirm(plan)` shows the plan and answers), apply all-or-nothing, verify.
+
+    A --nats-store is planned and rehearsed on a private copy: the copy shows exactly which messages the new
+    limits delete and whether nats-server would leave tombstones an older Milvus misreads; the store itself is
+    opened only after the change was confirmed. A live --nats server cannot be copied: its losses are estimated."""
+    from mqctl.mq.sources import open_source
+
+    if options.nats_store is None:
+        with open_source(options) as source:
+            plan = plan_apply(source, wanted)
+            if not plan.changes or dry_run:
+                return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
+            _confirmed(confirm, plan)
+            applied = apply_plan(source, plan)
+            mismatches = verify(source, plan)
+        return ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses)
+
+    plan = rehearse(options, wanted)
+    if not plan.changes or dry_run:
+        return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
+    _confirmed(confirm, plan)
+    with open_source(options, writable_store=True) as source:
+        fresh = plan_apply(source, wanted)
+        if fresh.targets() != plan.targets():
+            raise PreconditionError(f"{plan.source} changed since it was planned; nothing applied",
+                                    hint="run apply again to plan from the store as it is now")
+        applied = apply_plan(source, fresh)
+        mismatches = verify(source, fresh)
+    if not mismatches:
+        with open_source(options) as reopened:  # the limits survive a restart of the store
+            mismatches = verify(reopened, fresh)
+    return ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses)
+
+
+def _confirmed(confirm, plan: ApplyPlan) -> None:
+    if not confirm(plan):
+        raise PreconditionError("not confirmed; nothing changed")
+
+
+def rehearse(options, wanted: dict) -> ApplyPlan:
+    """The plan for a --nats-store, applied to a private copy first; its losses are what the copy lost."""
+    from pathlib import Path
+
+    from mqctl.mq.jetstream import store_root
+    from mqctl.mq.natsstore import read_store, written_by_nats_29
+    from mqctl.mq.sources import open_source, store_copy
+
+    root = store_root(options.nats_store)
+    with store_copy(options) as copy:
+        with open_source(copy, writable_store=True) as source:
+            source.description = f"nats-store:{Path(options.nats_store).expanduser()}"
+            plan = plan_apply(source, wanted)
+            if not plan.changes:
+                return plan
+            before = {d.name: d.messages for d in source.stream_details()}
+            try:
+                apply_plan(source, plan)
+            except PreconditionError as err:
+                raise PreconditionError(f"{err.message} (rehearsed on a copy: the store is unchanged)",
+                                        hint=err.hint) from err
+            after = {d.name: d.messages for d in source.stream_details()}
+        tombstoned = sorted(name for name, stream in read_store(copy.nats_store).items() if stream.tombstones)
+    plan.losses = [f"stream {name}: the new limits delete {before[name] - after.get(name, 0)} of its {before[name]} "
+                   f"message(s) at once (rehearsed on a copy of the store)"
+                   for name in before if after.get(name, 0) < before[name]]
+    if tombstoned and written_by_nats_29(root):
+        raise PreconditionError(
+            f"the new limits empty stream(s) {', '.join(tombstoned)}: mqctl's nats-server then keeps each "
+            f"stream's last sequence in a delete tombstone, which the nats-server 2.9 that wrote this store "
+            f"(Milvus 2.3) reads as a message with sequence 2^62+N; nothing changed",
+            hint="raise natsmq.server.retention.maxAge/maxMsgs/maxBytes so every stream keeps a message, or start "
+                 "Milvus with its old config and run apply against its own server (--nats URL --force)")
+    return plan

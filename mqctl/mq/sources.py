@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import shutil
 import socket
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -31,6 +34,11 @@ class SourceOptions:
     tls_cert: str | None = None
     tls_key: str | None = None
     timeout: float = 5.0
+
+    def __post_init__(self) -> None:
+        from mqctl.mq.jetstream import check_timeout
+
+        check_timeout(self.timeout)
 
     @property
     def explicit(self) -> list[str]:
@@ -129,4 +137,19 @@ def open_source(options: SourceOptions, *, resolution=None, writable_store: bool
     with private_nats_server(location, writable=writable_store) as url:
         with JetStreamSource(url, timeout=options.timeout) as source:
             source.description = f"nats-store:{Path(location).expanduser()}"
+            source.store = Path(location)
             yield source
+
+
+@contextlib.contextmanager
+def store_copy(options: SourceOptions) -> Iterator[SourceOptions]:
+    """The same options over a private copy of --nats-store (removed afterwards): `retention apply` plans and
+    rehearses there, so the store itself is touched only once the change is confirmed."""
+    from mqctl.mq.jetstream import copy_store, idle_store_root
+
+    root = idle_store_root(options.nats_store)
+    work = Path(tempfile.mkdtemp(prefix="mqctl-rehearsal-"))
+    try:
+        yield dataclasses.replace(options, nats_store=copy_store(root, work / "store"))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
