@@ -81,8 +81,11 @@ def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = Non
     resolution = load_config(options.config) if options.config else None
     with open_source(options, resolution=resolution) as source:
         report = retention_report(source, ConfiguredRetention(resolution))
-    output(json_mode).emit(report, _render_report)
-    exit_with(1 if report.findings else 0)
+    out = output(json_mode)
+    for warning in report.warnings:
+        out.warn(warning)
+    out.emit(report, _render_report)
+    exit_with(1 if report.findings or report.warnings else 0)
 
 
 def _render_outcome(outcome):

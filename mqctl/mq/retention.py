@@ -81,6 +81,7 @@ class RetentionReport:
     mq: str
     channels: list[ChannelRetention]
     findings: list[Finding]
+    warnings: list[str] = field(default_factory=list)  # data and metadata disagree: the numbers are not the MQ's
 
 
 def _finding(code: str, severity: str, message: str, value: ConfiguredValue, hint: str) -> Finding:
@@ -188,10 +189,12 @@ def rocksmq_report(source, configured: ConfiguredRetention, now: dt.datetime) ->
 def retention_report(source, configured: ConfiguredRetention, now: dt.datetime | None = None) -> RetentionReport:
     from mqctl.mq.rocksmq import RocksMQSource
 
+    from mqctl.mq.channels import data_warnings
+
     now = now or dt.datetime.now(dt.timezone.utc)
-    if isinstance(source, RocksMQSource):
-        return rocksmq_report(source, configured, now)
-    return nats_report(source, configured, now)
+    report = (rocksmq_report if isinstance(source, RocksMQSource) else nats_report)(source, configured, now)
+    report.warnings = data_warnings(source)
+    return report
 
 
 # apply (natsmq) ------------------------------------------------------------------------------------

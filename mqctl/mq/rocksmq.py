@@ -133,10 +133,6 @@ class RocksMQSource:
         self._cleanup()
 
     # metadata -------------------------------------------------------------------
-    @property
-    def has_metadata(self) -> bool:
-        return self._meta_db is not None
-
     def topic_meta(self) -> dict[str, RocksTopicMeta]:
         """Per topic: creation time, open page size and closed pages (from `_meta_kv`)."""
         if self._meta_cache is not None:
@@ -164,6 +160,28 @@ class RocksMQSource:
                 acked_at=_unix(parts["acked_ts"]) if "acked_ts" in parts else None))
         self._meta_cache = topics
         return topics
+
+    def data_warnings(self) -> list[tuple[str | None, str]]:
+        """(topic or None, warning) where `_meta_kv` and the messages disagree: a WAL deleted or cut short leaves
+        page sizes and ids in the metadata for messages that are gone; without `_meta_kv` nothing can be checked."""
+        if self._meta_db is None:
+            return [(None, f"{self.description}: no {self.meta_path.name} folder beside it, so message bytes, pages "
+                           f"and retention are unknown (a RocksMQ always has one)")]
+        meta, found = self.topic_meta(), []
+        for name in sorted(set(meta) | set(self._topics_in_data())):
+            topic, ids = meta.get(name), self.id_range(name)
+            if topic is None:
+                found.append((name, f"topic {name}: messages but no metadata in {self.meta_path.name}"))
+                continue
+            closed_end = topic.pages[-1].end_id if topic.pages else None
+            missing = (closed_end is not None and (ids is None or ids[1] < closed_end)) or \
+                (topic.open_page_size > 0 and (ids is None or (closed_end is not None and ids[1] <= closed_end)))
+            if missing:
+                last = "no message" if ids is None else f"messages up to id {ids[1]}"
+                pages = f"pages up to id {closed_end} and " if closed_end is not None else ""
+                found.append((name, f"topic {name}: the metadata counts {pages}{topic.bytes} bytes, but the data holds "
+                                    f"{last} (write-ahead log deleted or cut short?)"))
+        return found
 
     # keys -------------------------------------------------------------------------
     def _key_range(self, topic: str):
