@@ -233,3 +233,16 @@ def test_apply_refuses_while_milvus_serves_nats(cli, tmp_path):
 def test_apply_needs_a_nats_source(cli, tmp_path):
     result = cli("retention", "apply", "--config", str(natsmq_yaml(tmp_path)))
     assert result.code == 2 and "--nats URL or --nats-store DIR" in result.stderr
+
+
+def test_one_cause_is_one_row_naming_every_stream(cli, tmp_path):
+    """Five streams drifting the same way are one finding row; JSON keeps one finding per stream too."""
+    config = natsmq_yaml(tmp_path)
+    data = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config), "--json").json()
+    names = [c["name"] for c in data["channels"]]
+    assert len(data["findings"]) == len(names) == 5
+    [group] = data["finding_groups"]
+    assert group["channels"] == names and group["code"] == RULE_DRIFT and group["line"] == 8
+    assert group["message"].startswith("max_age is unlimited but the config gives 4320 min")
+    table = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config))
+    assert table.code == 1 and table.stdout.count("RET100") == 1 and "5 channels (by-dev-replicate-msg," in table.stdout

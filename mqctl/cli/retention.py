@@ -23,12 +23,16 @@ def _age(seconds: float | None) -> str:
     return f"{seconds:.0f} s"
 
 
-def _findings_table(findings):
+def _findings_table(groups):
     from mqctl.output import Output
 
     return Output.table("findings", ["severity", "code", "key", "where", "message", "fix"],
-                        [(f.severity, f.code, f.key, f"{f.file}:{f.line}" if f.file else "Milvus default", f.message,
-                          f.hint) for f in findings])
+                        [(g.severity, g.code, g.key, f"{g.file}:{g.line}" if g.file else "Milvus default",
+                          f"{_channels_named(g.channels)}: {g.message}", g.hint) for g in groups])
+
+
+def _channels_named(channels: list[str]) -> str:
+    return channels[0] if len(channels) == 1 else f"{len(channels)} channels ({', '.join(channels)})"
 
 
 def _render_report(report):
@@ -58,8 +62,8 @@ def _render_report(report):
                                           "unacked", "never purged", "oldest", "status"], rows,
                                   right=["messages", "bytes", "pages", "acked", "purgeable", "reclaimable", "unacked",
                                          "never purged"]))
-    if report.findings:
-        parts.append(_findings_table(report.findings))
+    if report.finding_groups:
+        parts.append(_findings_table(report.finding_groups))
     return parts
 
 

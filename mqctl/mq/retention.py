@@ -73,6 +73,36 @@ class ChannelRetention:
     configured: dict
     actual: dict
     findings: list[Finding] = field(default_factory=list)
+    _causes: list[str] = field(default_factory=list)  # per finding: its message without this channel's own numbers
+
+    def add(self, finding: Finding, cause: str) -> None:
+        self.findings.append(finding)
+        self._causes.append(cause)
+
+
+@dataclass
+class FindingGroup:
+    """One cause shared by several channels (one table row for 17 streams); every channel is named."""
+
+    code: str
+    severity: str
+    message: str  # the cause, without a channel name
+    key: str | None
+    file: str | None
+    line: int | None
+    hint: str | None
+    channels: list[str]
+
+
+def group_findings(rows: list[ChannelRetention]) -> list[FindingGroup]:
+    groups: dict[tuple, FindingGroup] = {}
+    for row in rows:
+        for finding, cause in zip(row.findings, row._causes):
+            index = (finding.code, finding.key, finding.file, finding.line, cause, finding.hint)
+            group = groups.setdefault(index, FindingGroup(finding.code, finding.severity, cause, finding.key,
+                                                          finding.file, finding.line, finding.hint, []))
+            group.channels.append(row.name)
+    return list(groups.values())
 
 
 @dataclass
@@ -80,8 +110,9 @@ class RetentionReport:
     source: str
     mq: str
     channels: list[ChannelRetention]
-    findings: list[Finding]
+    findings: list[Finding]  # one per channel and cause
     warnings: list[str] = field(default_factory=list)  # data and metadata disagree: the numbers are not the MQ's
+    finding_groups: list[FindingGroup] = field(default_factory=list)  # the findings, one per cause
 
 
 def _finding(code: str, severity: str, message: str, value: ConfiguredValue, hint: str) -> Finding:
@@ -104,12 +135,11 @@ def nats_report(source, configured: ConfiguredRetention, now: dt.datetime) -> Re
         for limit, want in wanted.items():
             have = actual[limit]
             if have != want:
-                row.findings.append(_finding(
-                    RULE_DRIFT, ERROR,
-                    f"stream {stream.name}: {limit} is {show_limit(limit, have)} but the config gives "
-                    f"{show_limit(limit, want)}; Milvus's AddStream fails with JetStream error 10058 and its producers "
-                    f"do not start", limits[limit],
-                    "run `mqctl retention apply` to set the streams to the config, or change the config to match"))
+                cause = (f"{limit} is {show_limit(limit, have)} but the config gives {show_limit(limit, want)}; "
+                         f"Milvus's AddStream fails with JetStream error 10058 and its producers do not start")
+                row.add(_finding(RULE_DRIFT, ERROR, f"stream {stream.name}: {cause}", limits[limit],
+                                 "run `mqctl retention apply` to set the streams to the config, or change the config "
+                                 "to match"), cause)
         rows.append(row)
     return RetentionReport(source.description, "natsmq", rows, [f for r in rows for f in r.findings])
 
@@ -176,12 +206,14 @@ def rocksmq_report(source, configured: ConfiguredRetention, now: dt.datetime) ->
                   "oldest_message_age_seconds": _age_seconds(channel.first_time, now)}
         row = ChannelRetention(channel.name, conf, actual)
         if purge.blocked:
-            row.findings.append(_finding(
+            cause = (f"unacked pages closed more than {time_value.value} min ago: RocksMQ purges only acked pages, so "
+                     f"these are never removed (#24106)")
+            row.add(_finding(
                 RULE_BLOCKED, WARNING,
                 f"topic {channel.name}: {len(purge.blocked)} unacked page(s), {actual['unacked_bytes']} bytes, closed more "
                 f"than {time_value.value} min ago: RocksMQ purges only acked pages, so these are never removed (#24106)",
                 time_value, "a consumer group stopped reading this topic (e.g. a collection released or dropped while "
-                            "loaded); once every group reads past the pages they are purged"))
+                            "loaded); once every group reads past the pages they are purged"), cause)
         rows.append(row)
     return RetentionReport(source.description, "rocksmq", rows, [f for r in rows for f in r.findings])
 
@@ -194,6 +226,7 @@ def retention_report(source, configured: ConfiguredRetention, now: dt.datetime |
     now = now or dt.datetime.now(dt.timezone.utc)
     report = (rocksmq_report if isinstance(source, RocksMQSource) else nats_report)(source, configured, now)
     report.warnings = data_warnings(source)
+    report.finding_groups = group_findings(report.channels)
     return report
 
 
