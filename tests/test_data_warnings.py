@@ -128,6 +128,33 @@ def test_nats_store_whose_server_recovers_fewer_messages_than_its_blocks_hold(cl
                                          f"nats-server recovered {counts[DML0]} (a corrupt .blk file?)"]
 
 
+def test_nats_store_whose_blocks_were_emptied(cli, store):
+    """The index keeps the last sequence, the server shows an empty stream: no limit of it removes messages."""
+    (streams(store) / DML0 / "msgs" / "1.blk").write_bytes(b"")
+    listed = cli("channels", "list", "--nats-store", str(store), "--json")
+    assert listed.code == 1 and listed.json()["warnings"] == [
+        f"stream {DML0}: sequences 1 to 121 are gone although no limit of the stream removes messages (max_age, "
+        "max_bytes and max_msgs unlimited): message blocks deleted or emptied? (or a purge, or limits raised since)"]
+
+
+def test_nats_store_whose_message_folder_was_deleted(cli, store):
+    """Blocks and index gone, the server serves an empty new stream; its consumer's state remembers sequence 121."""
+    shutil.rmtree(streams(store) / DML0 / "msgs")
+    shown = cli("channels", "show", DML0, "--nats-store", str(store), "--json")
+    assert shown.code == 1 and shown.json()["channel"]["messages"] == 0
+    assert shown.json()["warnings"] == [f"stream {DML0}: its consumers were given messages up to sequence 121, but "
+                                        "nats-server recovered the stream only up to 0 (message blocks and index "
+                                        "deleted or cut short?)"]
+
+
+def test_nats_store_whose_streams_folder_is_a_file(cli, store):
+    shutil.rmtree(streams(store))
+    streams(store).write_text("")
+    report = cli("retention", "show", "--nats-store", str(store), "--json")
+    assert report.code == 1 and report.json()["warnings"] == [f"{streams(store)} is not a folder, so no stream can be "
+                                                              "read from this store"]
+
+
 def test_inspection_leaves_every_byte(cli, rocks, store):
     """channels list/show/peek and retention show read RocksMQ and a natsmq store without writing a byte."""
     before = tree_fingerprint(rocks), tree_fingerprint(store)

@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlunsplit
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelInfo, RawMessage
@@ -238,15 +238,15 @@ class JetStreamSource:
         """Replace a stream's config (STREAM.UPDATE takes the whole config, not a patch)."""
         return _details(self._run(self._api(f"STREAM.UPDATE.{name}", config)))
 
-    def data_warnings(self) -> list[tuple[str, str]]:
+    def data_warnings(self) -> list[tuple[str | None, str]]:
         """(stream, warning) where the store's files disagree with what the server recovered from them: a stream
-        folder it did not load, a corrupt block, fewer messages than the blocks hold (--nats-store only)."""
+        folder it did not load, a corrupt block, fewer messages than the blocks hold, messages gone that no limit
+        removes (--nats-store only)."""
         from mqctl.mq.natsstore import disagreements
 
         if self.store is None:
             return []
-        served = {d.name: (d.messages, d.first_seq, d.last_seq) for d in self.stream_details()}
-        return disagreements(store_root(self.store), served)
+        return disagreements(store_root(self.store), {d.name: d for d in self.stream_details()})
 
     # MQSource -----------------------------------------------------------------------------
     async def _message_times(self, wanted: list[tuple[str, int]]) -> list[dt.datetime | None]:

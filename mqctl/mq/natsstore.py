@@ -35,6 +35,7 @@ class StoredStream:
     sequences: array = field(default_factory=lambda: array("Q"))
     tombstones: int = 0
     problems: list[str] = field(default_factory=list)
+    delivered: int = 0  # the highest stream sequence a consumer of the stream was given (from obs/*/o.dat)
 
     def held_from(self, first_seq: int) -> int:
         """Messages the blocks hold at or after first_seq (a server drops older ones by its limits)."""
@@ -63,7 +64,32 @@ def read_stream(folder: Path) -> StoredStream:
             stream.problems.append(f"{block.name} unreadable: {err.strerror or err}")
             continue
         _read_block(stream, block.name, data)
+    stream.delivered = max((_delivered(state) for state in folder.glob("obs/*/o.dat")), default=0)
     return stream
+
+
+CONSUMER_STATE_MAGIC = 22
+
+
+def _delivered(state_file: Path) -> int:
+    """The delivered stream sequence in a consumer's o.dat: magic, version, then uvarints for the ack floor
+    (consumer, stream) and the delivered (consumer, stream) sequences; 0 when unreadable."""
+    try:
+        data = state_file.read_bytes()
+    except OSError:
+        return 0
+    if len(data) < 3 or data[0] != CONSUMER_STATE_MAGIC:
+        return 0
+    values, value, shift = [], 0, 0
+    for byte in data[2:]:
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if not byte & 0x80:
+            values.append(value)
+            value, shift = 0, 0
+            if len(values) == 4:
+                return values[3]
+    return 0
 
 
 def _read_block(stream: StoredStream, name: str, data: bytes) -> None:
@@ -101,22 +127,47 @@ def written_by_nats_29(root: Path) -> bool:
     return any(next((folder / "msgs").glob("*.idx"), None) is not None for folder in stream_folders(root))
 
 
-def disagreements(root: Path, served: dict[str, tuple[int, int, int]]) -> list[tuple[str, str]]:
+def disagreements(root: Path, served: dict) -> list[tuple[str | None, str]]:
     """(stream, warning) where the store's folders and blocks disagree with what a nats-server serves from
-    them; `served` maps each stream to (messages, first_seq, last_seq) as the server reports it."""
-    found = []
+    them; `served` maps each stream name to its StreamDetails as the server reports them."""
+    streams_dir = root / "jetstream" / ACCOUNT / "streams"
+    if streams_dir.exists() and not streams_dir.is_dir():
+        return [(None, f"{streams_dir} is not a folder, so no stream can be read from this store")]
+    found: list[tuple[str | None, str]] = []
     for name, stream in read_store(root).items():
         for problem in stream.problems:
             found.append((name, f"stream {name}: msgs/{problem}; nats-server drops the messages from there on"))
-        if name not in served:
-            what = "meta.inf is unreadable" if not meta_readable(stream.folder) else "its config or checksum is bad"
+        details = served.get(name)
+        if details is None:
             found.append((name, f"stream {name}: its folder holds {len(stream.sequences)} message(s) but nats-server "
-                                f"did not load it ({what}), so it is missing from the list"))
+                                f"did not load it ({_why_not_loaded(stream.folder)}), so it is missing from the list"))
             continue
-        messages, first_seq, last_seq = served[name]
-        held = stream.held_from(first_seq if messages else last_seq + 1)
-        if held != messages and not stream.problems:
-            found.append((name, f"stream {name}: its blocks hold {held} message(s) from sequence "
-                                f"{first_seq if messages else last_seq + 1} on, but nats-server recovered {messages} "
-                                f"(a corrupt .blk file?)"))
+        if stream.problems:
+            continue
+        first = details.first_seq if details.messages else details.last_seq + 1
+        held = stream.held_from(first)
+        if held != details.messages:
+            found.append((name, f"stream {name}: its blocks hold {held} message(s) from sequence {first} on, but "
+                                f"nats-server recovered {details.messages} (a corrupt .blk file?)"))
+        elif details.last_seq < stream.delivered:
+            found.append((name, f"stream {name}: its consumers were given messages up to sequence {stream.delivered}, "
+                                f"but nats-server recovered the stream only up to {details.last_seq} (message blocks "
+                                f"and index deleted or cut short?)"))
+        elif first > 1 and not _limited(details):
+            found.append((name, f"stream {name}: sequences 1 to {first - 1} are gone although no limit of the stream "
+                                f"removes messages (max_age, max_bytes and max_msgs unlimited): message blocks deleted "
+                                f"or emptied? (or a purge, or limits raised since)"))
     return found
+
+
+def _why_not_loaded(folder: Path) -> str:
+    if not meta_readable(folder):
+        return "meta.inf is unreadable"
+    if (folder / "msgs").exists() and not (folder / "msgs").is_dir():
+        return "msgs is not a folder"
+    return "its config or checksum is bad"
+
+
+def _limited(details) -> bool:
+    """Whether a stream has a limit that removes messages by itself (Milvus never deletes one otherwise)."""
+    return details.max_age_seconds > 0 or details.max_bytes > 0 or details.max_msgs > 0
