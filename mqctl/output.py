@@ -18,6 +18,7 @@ from typing import Any, Callable, Iterable
 from urllib.parse import SplitResult, urlsplit
 
 from rich.console import Console, RenderableType
+from rich.markup import escape
 from rich.table import Table
 
 from mqctl.errors import InputError, MqctlError, PreconditionError
@@ -174,13 +175,14 @@ class Output:
     def table(title: str | None, columns: list[str], rows: Iterable[Iterable[Any]], *, footer: Iterable[Any] | None = None,
               right: Iterable[str] = ()) -> Table:
         right = set(right)
-        table = Table(title=title, show_footer=footer is not None, title_justify="left")
+        table = Table(title=None if title is None else escape(title), show_footer=footer is not None,
+                      title_justify="left")
         footer_cells = list(footer) if footer is not None else []
         for i, col in enumerate(columns):
             table.add_column(col, justify="right" if col in right else "left",
                              footer=str(footer_cells[i]) if i < len(footer_cells) else "")
         for row in rows:
-            table.add_row(*["" if cell is None else mask_url_passwords(str(cell)) for cell in row])
+            table.add_row(*["" if cell is None else escape(mask_url_passwords(str(cell))) for cell in row])
         return table
 
     def info(self, message: str) -> None:
@@ -189,10 +191,10 @@ class Output:
             self.err.print(_masked(message))
 
     def warn(self, message: str) -> None:
-        self.err.print(f"[yellow]warning:[/yellow] {mask_url_passwords(message)}")
+        self.err.print(f"[yellow]warning:[/yellow] {escape(mask_url_passwords(message))}")
 
     def error(self, err: MqctlError) -> None:
-        self.err.print(f"[red]error:[/red] {mask_url_passwords(err.one_line())}", markup=True, soft_wrap=True)
+        self.err.print(f"[red]error:[/red] {escape(mask_url_passwords(err.one_line()))}", markup=True, soft_wrap=True)
 
     def diff(self, diff_text: str) -> None:
         """Show a unified diff (on stderr in JSON mode so stdout stays parseable)."""

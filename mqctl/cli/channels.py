@@ -114,19 +114,20 @@ def emit_with_warnings(out, result, render) -> None:
 
 
 def _render_show(detail):
+    from rich.markup import escape
     from rich.table import Table
 
     from mqctl.output import Output
 
     c = detail.channel
-    summary = Table(title=f"{c.name} ({detail.source})", show_header=False, title_justify="left")
+    summary = Table(title=escape(f"{c.name} ({detail.source})"), show_header=False, title_justify="left")
     facts = [("messages", c.messages), ("bytes", format_bytes(c.bytes)), ("first id", c.first_id), ("last id", c.last_id),
              ("first time", format_time(c.first_time)), ("last time", format_time(c.last_time)),
              ("consumers", c.consumers), ("created", format_time(detail.created_at)),
              ("open page", format_bytes(detail.open_page_size)), ("undecodable", detail.undecodable)]
     for key, value in facts:
         if value not in (None, ""):
-            summary.add_row(key, str(value))
+            summary.add_row(key, escape(str(value)))
     parts = [summary,
              Output.table("messages by type", ["type", "count"], detail.types.items(), right=["count"]),
              Output.table("collections seen", ["id", "name", "schema in stream"],

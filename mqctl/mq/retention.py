@@ -97,7 +97,7 @@ class FindingGroup:
 def group_findings(rows: list[ChannelRetention]) -> list[FindingGroup]:
     groups: dict[tuple, FindingGroup] = {}
     for row in rows:
-        for finding, cause in zip(row.findings, row._causes):
+        for finding, cause in zip(row.findings, row._causes, strict=True):
             index = (finding.code, finding.key, finding.file, finding.line, cause, finding.hint)
             group = groups.setdefault(index, FindingGroup(finding.code, finding.severity, cause, finding.key,
                                                           finding.file, finding.line, finding.hint, []))

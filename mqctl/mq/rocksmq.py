@@ -24,7 +24,9 @@ from mqctl.mq.model import ChannelInfo, RawMessage
 SKIPPED_DB_FILES = ("LOCK", "LOG", "rocksdict-config.json")  # LOG also covers LOG.old.*
 META_SUFFIX = "_meta_kv"
 META_ONLY_KEY = b"rmq_id"  # the id allocator's bound lives in the metadata database only
-_AFTER_SLASH = b"0"  # b"/" + 1: the upper bound of every key of one topic
+# a topic's keys are b"<topic>/<decimal id>": all between b"<topic>/0" and b"<topic>/:" (":" follows "9"), which
+# leaves out the keys of a topic named "<topic>/x" (`a/b` beside `a`)
+_FIRST_ID, _AFTER_IDS = b"/0", b"/:"
 
 
 @dataclass
@@ -190,8 +192,8 @@ class RocksMQSource:
 
         prefix = topic.encode() + b"/"
         options = ReadOptions()
-        options.set_iterate_lower_bound(prefix)
-        options.set_iterate_upper_bound(topic.encode() + _AFTER_SLASH)
+        options.set_iterate_lower_bound(topic.encode() + _FIRST_ID)
+        options.set_iterate_upper_bound(topic.encode() + _AFTER_IDS)
         return prefix, options
 
     def _topics_in_data(self) -> Iterator[str]:
@@ -204,12 +206,15 @@ class RocksMQSource:
                 it.seek(it.key() + b"\x00")
                 continue
             yield topic.decode("utf-8", errors="replace")
-            it.seek(topic + _AFTER_SLASH)
+            it.seek(topic + _AFTER_IDS)
 
-    def _count_and_last(self, topic: str) -> tuple[int, bytes | None, bytes | None]:
-        """Message count, first and last key of a topic, reading keys only."""
+    def _count_and_last(self, topic: str, *, nested: bool = False) -> tuple[int, bytes | None, bytes | None]:
+        """Message count, first and last key of a topic, reading keys only; `nested`: another topic is named
+        "<topic>/<digit>...", so its keys fall in this topic's range and are sorted out one by one."""
         prefix, options = self._key_range(topic)
         keys = self._db.keys(from_key=prefix, read_opt=options)
+        if nested:
+            keys = (key for key in keys if self._is_message_of(key, topic))
         first = next(keys, None)
         if first is None:
             return 0, None, None
@@ -243,7 +248,8 @@ class RocksMQSource:
         names = set(meta) | set(self._topics_in_data())
         channels = []
         for name in sorted(names, key=natural_key):
-            count, first, last = self._count_and_last(name)
+            nested = any(other[len(name) + 1:][:1].isdigit() for other in names if other.startswith(name + "/"))
+            count, first, last = self._count_and_last(name, nested=nested)
             topic = meta.get(name)
             channels.append(ChannelInfo(
                 name=name, messages=count, bytes=topic.bytes if topic else 0,
@@ -253,14 +259,20 @@ class RocksMQSource:
         return channels
 
     def id_range(self, channel: str) -> tuple[int, int] | None:
-        prefix = channel.encode() + b"/"
         it = self._db.iter()
-        it.seek(prefix)
-        if not it.valid() or not it.key().startswith(prefix):
+        it.seek(channel.encode() + _FIRST_ID)
+        if not it.valid() or not self._is_message_of(it.key(), channel):
             return None
         first = self._id_of(it.key())
-        it.seek_for_prev(channel.encode() + _AFTER_SLASH)
+        it.seek_for_prev(channel.encode() + _AFTER_IDS)
+        while not self._is_message_of(it.key(), channel):  # a key of a topic named "<channel>/9..."
+            it.prev()
         return first, self._id_of(it.key())
+
+    @staticmethod
+    def _is_message_of(key: bytes, topic: str) -> bool:
+        name, _, message_id = key.rpartition(b"/")
+        return name == topic.encode() and message_id.isdigit()
 
     def iter_messages(self, channel: str, start_id: int | None = None, end_id: int | None = None) -> Iterator[RawMessage]:
         prefix, options = self._key_range(channel)
@@ -272,6 +284,8 @@ class RocksMQSource:
             if bounds and len(str(start_id)) == len(str(bounds[0])):
                 start_key = prefix + str(start_id).encode()
         for key, value in self._db.items(from_key=start_key, read_opt=options):
+            if not self._is_message_of(key, channel):
+                continue
             message_id = self._id_of(key)
             if start_id is not None and message_id < start_id:
                 continue
