@@ -151,3 +151,17 @@ def test_a_refused_stream_puts_back_the_streams_already_changed(cli, tmp_path, s
     assert "by-dev-rootcoord-dml_2 refused the new limits" in result.stderr and "10047" in result.stderr
     assert "put back the 2 stream(s) already changed" in result.stderr
     assert stream_limits(small_streams) == before
+
+
+@pytest.mark.parametrize("limits, key, line", [({"max_age": "153722868"}, "maxAge", 8),
+                                               ({"max_bytes": "99999999999999999999"}, "maxBytes", 9)])
+def test_a_limit_beyond_64_bits_is_bad_input_at_its_line(cli, tmp_path, store, limits, key, line):
+    """JetStream keeps limits in Go int64 (max_age in nanoseconds): it would refuse them (error 10025)."""
+    config = natsmq_yaml(tmp_path, **limits)
+    before = tree_fingerprint(store)
+    for command in (("retention", "apply", "--yes"), ("retention", "show")):
+        result = cli(*command, "--config", str(config), "--nats-store", str(store))
+        assert result.code == 2 and "Traceback" not in result.stderr
+        assert result.stderr.startswith(f"error: {config}:{line}: natsmq.server.retention.{key} "), result.stderr
+        assert "is too large" in result.stderr
+    assert tree_fingerprint(store) == before

@@ -14,12 +14,14 @@ from dataclasses import dataclass, field
 
 from mqctl.config.rules import ERROR, WARNING, Finding
 from mqctl.errors import InputError, MqctlError, PreconditionError
+from mqctl.mq.jetstream import NANOS
 
 NATS_KEYS = {"max_age": "natsmq.server.retention.maxAge", "max_bytes": "natsmq.server.retention.maxBytes",
              "max_msgs": "natsmq.server.retention.maxMsgs"}
 ROCKS_TIME_KEY = "rocksmq.retentionTimeInMinutes"
 ROCKS_SIZE_KEY = "rocksmq.retentionSizeInMB"
 UNLIMITED = -1
+INT64_MAX = (1 << 63) - 1  # JetStream's limits are Go int64 (max_age in nanoseconds)
 
 RULE_DRIFT = "RET100"  # stream limits differ from the configured retention -> JetStream error 10058
 RULE_BLOCKED = "RET101"  # unacked pages older than the retention time: never purged (#24106)
@@ -57,6 +59,14 @@ class ConfiguredRetention:
 
 def stream_limits_from_config(configured: dict[str, ConfiguredValue]) -> dict[str, float | int]:
     """What a stream created by Milvus with this config holds: max_age in seconds (0 = none), -1 = unlimited."""
+    for limit, value in configured.items():
+        if value.value * (60 * NANOS if limit == "max_age" else 1) > INT64_MAX:
+            unit = "minutes (JetStream keeps max_age in 64-bit nanoseconds: at most about 292 years)" \
+                if limit == "max_age" else "(JetStream keeps it in 64 bits)"
+            raise InputError(f"{value.key} {value.raw} is too large: at most "
+                             f"{INT64_MAX // (60 * NANOS) if limit == 'max_age' else INT64_MAX} {unit}",
+                             location=f"{value.file}:{value.line}" if value.file else None,
+                             hint="use 0 (or leave it empty) for no limit")
     age_minutes = configured["max_age"].value
     return {"max_age": max(age_minutes, 0) * 60,
             "max_bytes": configured["max_bytes"].value if configured["max_bytes"].value > 0 else UNLIMITED,
@@ -277,8 +287,6 @@ def _stream_targets(stream, wanted: dict) -> dict:
 def plan_apply(source, wanted: dict) -> ApplyPlan:
     """The whole new config of every stream that must change to hold `wanted` (see stream_limits_from_config),
     computed and checked before anything is sent."""
-    from mqctl.mq.jetstream import NANOS
-
     changes, streams, losses, configs = [], [], [], {}
     now = dt.datetime.now(dt.timezone.utc)
     for stream in source.stream_details():
@@ -296,23 +304,27 @@ def plan_apply(source, wanted: dict) -> ApplyPlan:
         after = {**before, "max_age": int(targets["max_age"] * NANOS), "max_bytes": targets["max_bytes"],
                  "max_msgs": targets["max_msgs"], "duplicate_window": int(targets["duplicate_window"] * NANOS)}
         configs[stream.name] = (before, after)
-    problems = [problem for name, (_, after) in configs.items() for problem in _config_problems(name, after)]
+    problems: dict[str, list[str]] = {}
+    for name, (_, after) in configs.items():
+        for problem in _config_problems(after):
+            problems.setdefault(problem, []).append(name)
     if problems:
-        raise InputError(f"the configured retention cannot be applied: {'; '.join(problems)}",
+        listed = "; ".join(f"{problem} (stream {', '.join(names)})" for problem, names in problems.items())
+        raise InputError(f"the configured retention cannot be applied: {listed}",
                          hint="fix natsmq.server.retention.* in the config; nothing was changed")
     return ApplyPlan(source.description, wanted, changes, streams, losses, configs)
 
 
-def _config_problems(name: str, config: dict) -> list[str]:
+def _config_problems(config: dict) -> list[str]:
     """What JetStream would refuse in a stream config (checked for every stream before the first update)."""
     problems = []
     if config["max_age"] < 0:
-        problems.append(f"stream {name}: max_age must not be negative")
+        problems.append("max_age must not be negative")
     if config["max_age"] > 0 and config.get("duplicate_window", 0) > config["max_age"]:
-        problems.append(f"stream {name}: the duplicates window is longer than max_age (JetStream error 10052)")
+        problems.append("the duplicates window is longer than max_age (JetStream error 10052)")
     for limit in ("max_bytes", "max_msgs"):
         if config[limit] < UNLIMITED:
-            problems.append(f"stream {name}: {limit} {config[limit]} is below -1 (unlimited)")
+            problems.append(f"{limit} {config[limit]} is below -1 (unlimited)")
     return problems
 
 
@@ -354,7 +366,8 @@ def apply_plan(source, plan: ApplyPlan) -> list[str]:
             source.update_config(stream, after)
         except MqctlError as err:
             unrestored = _restore(source, plan, done)
-            restored = f"put back the {len(done) - len(unrestored)} stream(s) already changed"
+            restored = f"put back the {len(done) - len(unrestored)} stream(s) already changed" if done else \
+                "no stream was changed"
             if unrestored:
                 restored += f"; could NOT put back {', '.join(unrestored)}"
             raise PreconditionError(f"stream {stream} refused the new limits: {err.message}; {restored}",
