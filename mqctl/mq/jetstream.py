@@ -27,7 +27,7 @@ from typing import Any, Iterator
 from urllib.parse import urlunsplit
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.mq.model import ChannelInfo, RawMessage
+from mqctl.mq.model import ChannelInfo, RawMessage, path_is_dir
 
 READ_BATCH = 2000  # messages per pull request
 READ_BATCH_BYTES = 32 * 1024 * 1024  # a batch of large messages is smaller
@@ -462,13 +462,13 @@ def nats_server_binary() -> str:
 def store_root(store_dir: str | Path) -> Path:
     """The natsmq storeDir (holding `jetstream/`); the `jetstream` folder itself is accepted too."""
     path = Path(store_dir).expanduser().resolve()
-    if not path.is_dir():
+    if not path_is_dir(path):
         what = "is not a directory" if path.exists() else "does not exist"
         raise InputError(f"NATS store directory {path} {what}",
                          hint="pass natsmq.server.storeDir of the stopped Milvus (e.g. /var/lib/milvus/nats)")
-    if (path / "jetstream").is_dir():
+    if path_is_dir(path / "jetstream"):
         return path
-    if path.name == "jetstream" and path.parent.joinpath("jetstream").is_dir():
+    if path.name == "jetstream" and path_is_dir(path.parent / "jetstream"):
         return path.parent
     raise InputError(f"{path} is not a natsmq store (no jetstream/ folder in it)",
                      hint="pass natsmq.server.storeDir, the folder that contains jetstream/")
@@ -575,6 +575,15 @@ def idle_store_root(store_dir: str | Path) -> Path:
     return root
 
 
+def check_writable(root: Path) -> None:
+    """Refuse (exit 3) a store this user cannot change, before asking to change it: nats-server would stop."""
+    for folder, _, files in os.walk(root):
+        for path in [folder, *(os.path.join(folder, name) for name in files)]:
+            if not os.path.islink(path) and not os.access(path, os.W_OK):
+                raise PreconditionError(f"{path} is not writable by this user, so the NATS store cannot be changed; "
+                                        "nothing changed", hint="run mqctl as Milvus's user (or with sudo)")
+
+
 def copy_store(root: Path, target: Path) -> Path:
     """A private copy of a natsmq store, for a server that may change it (index rewrites, expiry)."""
     try:
@@ -584,6 +593,12 @@ def copy_store(root: Path, target: Path) -> Path:
         raise PreconditionError(f"cannot copy the NATS store {root}: {_copy_error(first)}",
                                 hint="mqctl reads a store through a private copy: check that every file is readable "
                                      "and that the temp folder has room (TMPDIR)") from None
+    for folder, _, files in os.walk(target):  # a read-only store (mount, 0444 files) gives a copy the server can write
+        os.chmod(folder, 0o700)
+        for name in files:
+            path = os.path.join(folder, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o600)
     return target
 
 

@@ -398,6 +398,7 @@ def apply_retention(options, wanted: dict, *, dry_run: bool, confirm) -> ApplyOu
     A --nats-store is planned and rehearsed on a private copy: the copy shows exactly which messages the new
     limits delete and whether nats-server would leave tombstones an older Milvus misreads; the store itself is
     opened only after the change was confirmed. A live --nats server cannot be copied: its losses are estimated."""
+    from mqctl.mq.jetstream import check_writable, store_root
     from mqctl.mq.sources import open_source
 
     if options.nats_store is None:
@@ -413,6 +414,7 @@ def apply_retention(options, wanted: dict, *, dry_run: bool, confirm) -> ApplyOu
     plan = rehearse(options, wanted)
     if not plan.changes or dry_run:
         return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
+    check_writable(store_root(options.nats_store))
     _confirmed(confirm, plan)
     with open_source(options, writable_store=True) as source:
         fresh = plan_apply(source, wanted)

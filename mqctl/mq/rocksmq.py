@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Iterator
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.mq.model import ChannelInfo, RawMessage
+from mqctl.mq.model import ChannelInfo, RawMessage, path_is_dir, path_is_file
 
 SKIPPED_DB_FILES = ("LOCK", "LOG", "rocksdict-config.json")  # LOG also covers LOG.old.*
 META_SUFFIX = "_meta_kv"
@@ -93,11 +93,11 @@ class RocksMQSource:
 
     def __init__(self, path: str | Path):
         self.path = Path(path).expanduser()
-        if not self.path.is_dir():
+        if not path_is_dir(self.path):
             what = "is not a directory" if self.path.exists() else "does not exist"
             raise InputError(f"RocksMQ directory {self.path} {what}",
                              hint="pass rocksmq.path of the Milvus instance (e.g. /var/lib/milvus/rdb_data)")
-        if not (self.path / "CURRENT").is_file():
+        if not path_is_file(self.path / "CURRENT"):
             raise InputError(f"{self.path} is not a RocksDB directory (no CURRENT file)",
                              hint="pass rocksmq.path itself, not its parent or the _meta_kv folder")
         self.meta_path = self.path.with_name(self.path.name + META_SUFFIX)
@@ -114,7 +114,7 @@ class RocksMQSource:
                 raise InputError(f"{self.path} is RocksMQ's metadata database ({META_SUFFIX}), not its messages",
                                  hint=f"pass rocksmq.path itself (e.g. {messages}); the {META_SUFFIX} beside it is "
                                       "read too")
-            has_meta = (self.meta_path / "CURRENT").is_file()
+            has_meta = path_is_file(self.meta_path / "CURRENT")
             self._meta_db = _open_read_only(self.meta_path, self._shadow_root) if has_meta else None
         except BaseException:
             self.close()
