@@ -246,3 +246,16 @@ def test_one_cause_is_one_row_naming_every_stream(cli, tmp_path):
     assert group["message"].startswith("max_age is unlimited but the config gives 4320 min")
     table = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config))
     assert table.code == 1 and table.stdout.count("RET100") == 1 and "5 channels (by-dev-replicate-msg," in table.stdout
+
+
+@pytest.mark.parametrize("minutes, code", [("1000000000000000", 0), ("9223372036854775807", 2)])
+def test_rocksmq_retention_far_beyond_a_lifetime(cli, tmp_path, minutes, code):
+    """Beyond Python's timedelta nothing ever expires; beyond Go's int64 seconds it is bad input at its line."""
+    config = tmp_path / "milvus.yaml"
+    config.write_text(f"rocksmq:\n  path: {ROCKSMQ}\n  retentionTimeInMinutes: {minutes}\n")
+    result = cli("retention", "show", "--config", str(config), "--json")
+    assert result.code == code, result.stderr
+    if code:
+        assert result.stderr.startswith(f"error: {config}:3: rocksmq.retentionTimeInMinutes {minutes} is too large")
+    else:
+        assert all(c["actual"]["purgeable_pages"] == 0 for c in result.json()["channels"])

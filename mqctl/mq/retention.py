@@ -22,6 +22,7 @@ ROCKS_TIME_KEY = "rocksmq.retentionTimeInMinutes"
 ROCKS_SIZE_KEY = "rocksmq.retentionSizeInMB"
 UNLIMITED = -1
 INT64_MAX = (1 << 63) - 1  # JetStream's limits are Go int64 (max_age in nanoseconds)
+MAX_MINUTES = int(dt.timedelta.max.total_seconds() // 60)
 
 RULE_DRIFT = "RET100"  # stream limits differ from the configured retention -> JetStream error 10058
 RULE_BLOCKED = "RET101"  # unacked pages older than the retention time: never purged (#24106)
@@ -59,18 +60,22 @@ class ConfiguredRetention:
 
 def stream_limits_from_config(configured: dict[str, ConfiguredValue]) -> dict[str, float | int]:
     """What a stream created by Milvus with this config holds: max_age in seconds (0 = none), -1 = unlimited."""
-    for limit, value in configured.items():
-        if value.value * (60 * NANOS if limit == "max_age" else 1) > INT64_MAX:
-            unit = "minutes (JetStream keeps max_age in 64-bit nanoseconds: at most about 292 years)" \
-                if limit == "max_age" else "(JetStream keeps it in 64 bits)"
-            raise InputError(f"{value.key} {value.raw} is too large: at most "
-                             f"{INT64_MAX // (60 * NANOS) if limit == 'max_age' else INT64_MAX} {unit}",
-                             location=f"{value.file}:{value.line}" if value.file else None,
-                             hint="use 0 (or leave it empty) for no limit")
+    check_64_bits(configured["max_age"], 60 * NANOS, "minutes (JetStream keeps max_age in nanoseconds)")
+    check_64_bits(configured["max_bytes"], 1, "bytes")
+    check_64_bits(configured["max_msgs"], 1, "messages")
     age_minutes = configured["max_age"].value
     return {"max_age": max(age_minutes, 0) * 60,
             "max_bytes": configured["max_bytes"].value if configured["max_bytes"].value > 0 else UNLIMITED,
             "max_msgs": configured["max_msgs"].value if configured["max_msgs"].value > 0 else UNLIMITED}
+
+
+def check_64_bits(value: ConfiguredValue, scale: int, unit: str) -> None:
+    """Exit 2 at the key's file:line when value * scale overflows the signed 64 bits Go computes it in (a
+    JetStream limit would be refused with error 10025; RocksMQ's retention check would wrap around)."""
+    if value.value * scale > INT64_MAX:
+        raise InputError(f"{value.key} {value.raw} is too large: at most {INT64_MAX // scale} {unit} (64 bits)",
+                         location=f"{value.file}:{value.line}" if value.file else None,
+                         hint="use 0 (or leave it empty) for no limit")
 
 
 def _age_seconds(first_time: dt.datetime | None, now: dt.datetime) -> float | None:
@@ -181,7 +186,8 @@ def rocksmq_purge(pages: list, *, retention_minutes: int, retention_mb: int, now
         if not page.acked:
             break
         acked_prefix.append(page)
-    limit_age = dt.timedelta(minutes=retention_minutes) if retention_minutes > 0 else None
+    # beyond Python's timedelta (2.7 million years) nothing ever gets old enough
+    limit_age = dt.timedelta(minutes=retention_minutes) if 0 < retention_minutes <= MAX_MINUTES else None
     limit_bytes = retention_mb * 1024 * 1024 if retention_mb > 0 else None
     purgeable = []
     remaining = sum(p.size for p in acked_prefix)
@@ -199,6 +205,8 @@ def rocksmq_purge(pages: list, *, retention_minutes: int, retention_mb: int, now
 
 def rocksmq_report(source, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
     time_value, size_value = configured.get(ROCKS_TIME_KEY), configured.get(ROCKS_SIZE_KEY)
+    check_64_bits(time_value, 60, "minutes (Milvus compares it in seconds)")
+    check_64_bits(size_value, 1024 * 1024, "MB (Milvus compares it in bytes)")
     conf = {"retention_time_minutes": time_value.value, "retention_size_mb": size_value.value,
             "keys": {time_value.key: time_value.raw, size_value.key: size_value.raw},
             "from": sorted({time_value.where, size_value.where})}
