@@ -92,6 +92,8 @@ def test_an_apply_that_empties_a_stream_of_a_milvus_23_store_is_refused(cli, tmp
     assert not any((store / "jetstream").rglob("*.idx"))  # rewritten by nats-server 2.10+
     applied = cli("retention", "apply", "--config", str(config), "--nats-store", str(store), "--yes", "--json")
     assert applied.code == 0, applied.stderr
+    assert any("would read as a message with sequence 2^62+N; fine for Milvus 2.4/2.5" in loss
+               for loss in applied.json()["losses"])  # told before the confirmation
     tombstoned = {name for name, stream in read_store(store).items() if stream.tombstones}
     assert {f"by-dev-rootcoord-dml_{i}" for i in range(4)} <= tombstoned
 
