@@ -167,3 +167,15 @@ def test_a_limit_beyond_64_bits_is_bad_input_at_its_line(cli, tmp_path, store, l
         assert result.stderr.startswith(f"error: {config}:{line}: natsmq.server.retention.{key} "), result.stderr
         assert "is too large" in result.stderr
     assert tree_fingerprint(store) == before
+
+
+def test_a_damaged_store_is_not_changed(cli, tmp_path, store):
+    """A stream folder nats-server cannot load would be skipped by the change and vanish for Milvus: refuse."""
+    (store / "jetstream" / "$G" / "streams" / "by-dev-rootcoord-dml_1" / "meta.inf").write_text("garbage")
+    before = tree_fingerprint(store)
+    result = cli("retention", "apply", "--config", str(natsmq_yaml(tmp_path, max_age=TEN_YEARS)), "--nats-store",
+                 str(store), "--yes")
+    assert result.code == 3 and "the store's data and metadata disagree (stream by-dev-rootcoord-dml_1: its folder " \
+                                "holds 121 message(s) but nats-server did not load it" in result.stderr, result.stderr
+    assert "nothing changed" in result.stderr
+    assert tree_fingerprint(store) == before

@@ -446,6 +446,7 @@ def rehearse(options, wanted: dict) -> ApplyPlan:
     """The plan for a --nats-store, applied to a private copy first; its losses are what the copy lost."""
     from pathlib import Path
 
+    from mqctl.mq.channels import data_warnings
     from mqctl.mq.jetstream import store_root
     from mqctl.mq.natsstore import read_store, written_by_nats_29
     from mqctl.mq.sources import open_source, store_copy
@@ -454,6 +455,12 @@ def rehearse(options, wanted: dict) -> ApplyPlan:
     with store_copy(options) as copy:
         with open_source(copy, writable_store=True) as source:
             source.description = f"nats-store:{Path(options.nats_store).expanduser()}"
+            source.store = root  # checked against the store's own files, not the copy the server changes
+            damage = data_warnings(source)
+            if damage:
+                raise PreconditionError(f"the store's data and metadata disagree ({'; '.join(damage)}); nothing "
+                                        "changed", hint="see `mqctl channels list --nats-store DIR`; restore the "
+                                                        "store from a backup before changing its limits")
             plan = plan_apply(source, wanted)
             if not plan.changes:
                 return plan
