@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import struct
-from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,14 +31,24 @@ class StoredStream:
 
     name: str
     folder: Path
-    sequences: array = field(default_factory=lambda: array("Q"))
+    runs: list[list[int]] = field(default_factory=list)  # [first, last] of each run of consecutive sequences
     tombstones: int = 0
     problems: list[str] = field(default_factory=list)
     delivered: int = 0  # the highest stream sequence a consumer of the stream was given (from obs/*/o.dat)
 
+    @property
+    def messages(self) -> int:
+        return self.held_from(0)
+
     def held_from(self, first_seq: int) -> int:
         """Messages the blocks hold at or after first_seq (a server drops older ones by its limits)."""
-        return sum(1 for seq in self.sequences if seq >= first_seq)
+        return sum(max(0, last - max(first, first_seq) + 1) for first, last in self.runs)
+
+    def add(self, seq: int) -> None:
+        if self.runs and self.runs[-1][1] + 1 == seq:
+            self.runs[-1][1] = seq
+        else:
+            self.runs.append([seq, seq])
 
 
 def stream_folders(root: Path) -> list[Path]:
@@ -106,7 +115,7 @@ def _read_block(stream: StoredStream, name: str, data: bytes) -> None:
         if seq & TOMBSTONE_BIT:
             stream.tombstones += 1
         elif seq and not seq & ERASED_BIT:
-            stream.sequences.append(seq)
+            stream.add(seq)
         at += length
 
 
@@ -139,7 +148,7 @@ def disagreements(root: Path, served: dict) -> list[tuple[str | None, str]]:
             found.append((name, f"stream {name}: msgs/{problem}; nats-server drops the messages from there on"))
         details = served.get(name)
         if details is None:
-            found.append((name, f"stream {name}: its folder holds {len(stream.sequences)} message(s) but nats-server "
+            found.append((name, f"stream {name}: its folder holds {stream.messages} message(s) but nats-server "
                                 f"did not load it ({_why_not_loaded(stream.folder)}), so it is missing from the list"))
             continue
         if stream.problems:
