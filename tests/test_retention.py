@@ -259,3 +259,11 @@ def test_rocksmq_retention_far_beyond_a_lifetime(cli, tmp_path, minutes, code):
         assert result.stderr.startswith(f"error: {config}:3: rocksmq.retentionTimeInMinutes {minutes} is too large")
     else:
         assert all(c["actual"]["purgeable_pages"] == 0 for c in result.json()["channels"])
+
+
+def test_non_ascii_digits_are_not_a_number_for_milvus(cli, tmp_path):
+    """Go's strconv.ParseInt rejects "６０" (full-width digits), so Milvus uses 0: no age limit, as the store has."""
+    config = natsmq_yaml(tmp_path, max_age="６０")
+    result = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config), "--json")
+    assert result.code == 0, result.stderr
+    assert {c["configured"]["max_age"] for c in result.json()["channels"]} == {0}
