@@ -179,3 +179,42 @@ def test_a_damaged_store_is_not_changed(cli, tmp_path, store):
                                 "holds 121 message(s) but nats-server did not load it" in result.stderr, result.stderr
     assert "nothing changed" in result.stderr
     assert tree_fingerprint(store) == before
+
+
+def test_an_interrupted_apply_puts_back_the_streams_already_changed(cli, tmp_path):
+    """Ctrl-C in the middle of 300 updates: the streams changed so far get their old limits back."""
+    import signal
+    import time
+
+    proc, url = start_nats(tmp_path)
+    names = [f"by-dev-rootcoord-dml_{i}" for i in range(300)]
+
+    async def create():
+        nc = await nats.connect(url)
+        js = nc.jetstream()
+        for name in names:
+            await js.add_stream(name=name, subjects=[name], max_age=3600)
+        await nc.close()
+
+    async def changed() -> int:
+        nc = await nats.connect(url)
+        infos = await nc.jetstream().streams_info()
+        await nc.close()
+        return sum(info.config.max_msgs == 5 for info in infos)
+
+    try:
+        asyncio.run(create())
+        config = natsmq_yaml(tmp_path, max_age="60", max_msgs="5")
+        apply = subprocess.Popen([sys.executable, "-m", "mqctl", "retention", "apply", "--config", str(config),
+                                  "--nats", url, "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 stdin=subprocess.DEVNULL, cwd=REPO, text=True)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not asyncio.run(changed()):
+            time.sleep(0.02)
+        apply.send_signal(signal.SIGINT)
+        _, stderr = apply.communicate(timeout=60)
+        assert apply.returncode in (3, 130) and "Traceback" not in stderr, stderr  # click reports it as Aborted
+        assert asyncio.run(changed()) == 0
+    finally:
+        proc.terminate()
+        proc.wait()

@@ -372,6 +372,9 @@ def apply_plan(source, plan: ApplyPlan) -> list[str]:
     for stream, (_, after) in sorted(plan._configs.items()):
         try:
             source.update_config(stream, after)
+        except KeyboardInterrupt:  # the update may have reached the server: that stream goes back too
+            _restore(source, plan, [*done, stream])
+            raise
         except MqctlError as err:
             unrestored = _restore(source, plan, done)
             restored = f"put back the {len(done) - len(unrestored)} stream(s) already changed" if done else \
