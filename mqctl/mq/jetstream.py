@@ -585,9 +585,10 @@ def check_writable(root: Path) -> None:
 
 
 def copy_store(root: Path, target: Path) -> Path:
-    """A private copy of a natsmq store, for a server that may change it (index rewrites, expiry)."""
+    """A private copy of a natsmq store, for a server that may change it (index rewrites, expiry). Symlinks are
+    copied as what they point to: a `jetstream` linked to another disk must not be served (and changed) itself."""
     try:
-        shutil.copytree(root, target, symlinks=True)
+        shutil.copytree(root, target, symlinks=False, ignore=_symlink_loops)
     except (shutil.Error, OSError) as err:
         first = err.args[0][0] if isinstance(err, shutil.Error) and err.args and err.args[0] else err
         raise PreconditionError(f"cannot copy the NATS store {root}: {_copy_error(first)}",
@@ -596,10 +597,21 @@ def copy_store(root: Path, target: Path) -> Path:
     for folder, _, files in os.walk(target):  # a read-only store (mount, 0444 files) gives a copy the server can write
         os.chmod(folder, 0o700)
         for name in files:
-            path = os.path.join(folder, name)
-            if not os.path.islink(path):
-                os.chmod(path, 0o600)
+            os.chmod(os.path.join(folder, name), 0o600)
     return target
+
+
+def _symlink_loops(folder: str, names: list[str]) -> list[str]:
+    """Entries of a folder that link back to it or to a folder above it (copying them would never end)."""
+    here = os.path.realpath(folder)
+    loops = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.islink(path):
+            target = os.path.realpath(path)
+            if here == target or here.startswith(target + os.sep):
+                loops.append(name)
+    return loops
 
 
 def _copy_error(error) -> str:
