@@ -182,7 +182,7 @@ def test_a_damaged_store_is_not_changed(cli, tmp_path, store):
 
 
 def test_an_interrupted_apply_puts_back_the_streams_already_changed(cli, tmp_path):
-    """Ctrl-C in the middle of 300 updates: the streams changed so far get their old limits back."""
+    """Ctrl-C in the middle of 300 updates: the streams changed so far get their old limits back (all or none)."""
     import signal
     import time
 
@@ -213,8 +213,9 @@ def test_an_interrupted_apply_puts_back_the_streams_already_changed(cli, tmp_pat
             time.sleep(0.02)
         apply.send_signal(signal.SIGINT)
         _, stderr = apply.communicate(timeout=60)
-        assert apply.returncode in (3, 130) and "Traceback" not in stderr, stderr  # click reports it as Aborted
-        assert asyncio.run(changed()) == 0
+        assert apply.returncode in (0, 3, 130) and "Traceback" not in stderr, stderr  # 3: click's "Aborted."
+        # none, or all when the signal came after the last update (while verifying)
+        assert asyncio.run(changed()) in (0, len(names))
     finally:
         proc.terminate()
         proc.wait()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 from dataclasses import dataclass, field
+from typing import cast
 
 from mqctl.config.rules import ERROR, WARNING, Finding
 from mqctl.errors import InputError, MqctlError, PreconditionError
@@ -272,7 +273,7 @@ class ApplyPlan:
 
 def limits_diff(changes: list[LimitChange]) -> str:
     """A per-stream unified diff of the limits (actual -> configured)."""
-    text = []
+    text: list[str] = []
     by_stream: dict[str, list[LimitChange]] = {}
     for change in changes:
         by_stream.setdefault(change.stream, []).append(change)
@@ -368,7 +369,7 @@ class ApplyOutcome:
 def apply_plan(source, plan: ApplyPlan) -> list[str]:
     """Send every stream's new config; when one is refused, put back the streams already changed, so the
     streams either all hold the new limits or all keep the old ones (messages already deleted stay deleted)."""
-    done = []
+    done: list[str] = []
     for stream, (_, after) in sorted(plan._configs.items()):
         try:
             source.update_config(stream, after)
@@ -450,13 +451,14 @@ def rehearse(options, wanted: dict) -> ApplyPlan:
     from pathlib import Path
 
     from mqctl.mq.channels import data_warnings
-    from mqctl.mq.jetstream import store_root
+    from mqctl.mq.jetstream import JetStreamSource, store_root
     from mqctl.mq.natsstore import read_store, written_by_nats_29
     from mqctl.mq.sources import open_source, store_copy
 
     root = store_root(options.nats_store)
     with store_copy(options) as copy:
-        with open_source(copy, writable_store=True) as source:
+        with open_source(copy, writable_store=True) as opened:
+            source = cast(JetStreamSource, opened)
             source.description = f"nats-store:{Path(options.nats_store).expanduser()}"
             source.store = root  # checked against the store's own files, not the copy the server changes
             damage = data_warnings(source)
@@ -474,7 +476,8 @@ def rehearse(options, wanted: dict) -> ApplyPlan:
                 raise PreconditionError(f"{err.message} (rehearsed on a copy: the store is unchanged)",
                                         hint=err.hint) from err
             after = {d.name: d.messages for d in source.stream_details()}
-        tombstoned = sorted(name for name, stream in read_store(copy.nats_store).items() if stream.tombstones)
+        tombstoned = sorted(name for name, stream in read_store(store_root(copy.nats_store)).items()
+                            if stream.tombstones)
     plan.losses = [f"stream {name}: the new limits delete {before[name] - after.get(name, 0)} of its {before[name]} "
                    f"message(s) at once (rehearsed on a copy of the store)"
                    for name in before if after.get(name, 0) < before[name]]

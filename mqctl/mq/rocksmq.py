@@ -169,7 +169,8 @@ class RocksMQSource:
         if self._meta_db is None:
             return [(None, f"{self.description}: no {self.meta_path.name} folder beside it, so message bytes, pages "
                            f"and retention are unknown (a RocksMQ always has one)")]
-        meta, found = self.topic_meta(), []
+        meta = self.topic_meta()
+        found: list[tuple[str | None, str]] = []
         for name in sorted(set(meta) | set(self._topics_in_data())):
             topic, ids = meta.get(name), self.id_range(name)
             if topic is None:

@@ -135,10 +135,10 @@ def open_source(options: SourceOptions, *, resolution=None, writable_store: bool
             yield source
         return
     with private_nats_server(location, writable=writable_store) as url:
-        with JetStreamSource(url, timeout=options.timeout) as source:
-            source.description = f"nats-store:{Path(location).expanduser()}"
-            source.store = Path(location)
-            yield source
+        with JetStreamSource(url, timeout=options.timeout) as store_source:
+            store_source.description = f"nats-store:{Path(location).expanduser()}"
+            store_source.store = Path(location)
+            yield store_source
 
 
 @contextlib.contextmanager
@@ -147,7 +147,7 @@ def store_copy(options: SourceOptions) -> Iterator[SourceOptions]:
     rehearses there, so the store itself is touched only once the change is confirmed."""
     from mqctl.mq.jetstream import copy_store, idle_store_root
 
-    root = idle_store_root(options.nats_store)
+    root = idle_store_root(options.nats_store or "")
     work = Path(tempfile.mkdtemp(prefix="mqctl-rehearsal-"))
     try:
         yield dataclasses.replace(options, nats_store=copy_store(root, work / "store"))
