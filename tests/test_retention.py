@@ -238,7 +238,9 @@ def test_apply_needs_a_nats_source(cli, tmp_path):
 def test_one_cause_is_one_row_naming_every_stream(cli, tmp_path):
     """Five streams drifting the same way are one finding row; JSON keeps one finding per stream too."""
     config = natsmq_yaml(tmp_path)
-    data = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config), "--json").json()
+    result = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config), "--json")
+    assert result.code == 1, result.stderr
+    data = result.json()
     names = [c["name"] for c in data["channels"]]
     assert len(data["findings"]) == len(names) == 5
     [group] = data["finding_groups"]
