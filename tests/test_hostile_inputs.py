@@ -21,10 +21,10 @@ UNPRIVILEGED = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowne
 pytestmark = pytest.mark.skipif(os.geteuid() == 0 and not shutil.which("setpriv"), reason="needs setpriv as root")
 
 
-def run_unprivileged(*args: str) -> subprocess.CompletedProcess:
+def run_unprivileged(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([*UNPRIVILEGED, sys.executable, "-m", "mqctl", *args], capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"}, cwd=REPO, timeout=120,
-                          stdin=subprocess.DEVNULL)
+                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}, cwd=REPO,
+                          timeout=120, stdin=subprocess.DEVNULL)
 
 
 def read_only(root) -> None:
@@ -94,3 +94,14 @@ def test_a_store_whose_jetstream_folder_is_a_symlink_is_not_changed(cli, tmp_pat
         result = cli(*command, "--nats-store", str(store), "--json")
         assert result.code in (0, 1) and result.json(), result.stderr
     assert tree_fingerprint(disk) == before
+
+
+def test_a_copy_that_fails_half_way_leaves_no_temp_folder(tmp_path, store):
+    """A read-only store with one unreadable block: the half-made copy has the store's read-only folders."""
+    read_only(store)
+    os.chmod(store / "jetstream" / "$G" / "streams" / "by-dev-rootcoord-dml_3" / "msgs" / "1.blk", 0)
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    result = run_unprivileged("channels", "list", "--nats-store", str(store), env={"TMPDIR": str(temp)})
+    assert result.returncode == 3 and "cannot copy the NATS store" in result.stderr, result.stderr
+    assert list(temp.iterdir()) == []

@@ -601,6 +601,14 @@ def copy_store(root: Path, target: Path) -> Path:
     return target
 
 
+def remove_private(work: Path) -> None:
+    """Remove a private folder, also one a failed copy left read-only (the store's own modes)."""
+    for folder, _, _ in os.walk(work):
+        with contextlib.suppress(OSError):
+            os.chmod(folder, 0o700)
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def _symlink_loops(folder: str, names: list[str]) -> list[str]:
     """Entries of a folder that link back to it or to a folder above it (copying them would never end)."""
     here = os.path.realpath(folder)
@@ -648,7 +656,7 @@ def private_nats_server(store_dir: str | Path, *, writable: bool = False, timeou
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        remove_private(work)
 
 
 def _wait_ready(proc: subprocess.Popen, work: Path, log: Path, timeout: float) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import shutil
 import socket
 import tempfile
 from dataclasses import dataclass, field
@@ -145,11 +144,11 @@ def open_source(options: SourceOptions, *, resolution=None, writable_store: bool
 def store_copy(options: SourceOptions) -> Iterator[SourceOptions]:
     """The same options over a private copy of --nats-store (removed afterwards): `retention apply` plans and
     rehearses there, so the store itself is touched only once the change is confirmed."""
-    from mqctl.mq.jetstream import copy_store, idle_store_root
+    from mqctl.mq.jetstream import copy_store, idle_store_root, remove_private
 
     root = idle_store_root(options.nats_store or "")
     work = Path(tempfile.mkdtemp(prefix="mqctl-rehearsal-"))
     try:
         yield dataclasses.replace(options, nats_store=copy_store(root, work / "store"))
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        remove_private(work)
