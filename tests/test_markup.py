@@ -94,9 +94,10 @@ def test_bracketed_channel_names_and_paths(tmp_path):
     folder.mkdir()
     shutil.copytree(ROCKSMQ, folder / "rdb_data")  # without its _meta_kv: a warning naming the folder
     listed = run_cli("channels", "list", "--rocksmq", str(folder / "rdb_data"))
-    assert listed.code == 0
+    assert listed.code == 1  # data without its metadata is a warning
     text = clean(listed)
-    assert f"channels of rocksmq:{folder}/rdb_data" in text and f"warning: rocksmq:{folder}/rdb_data: no _meta_kv" in text
+    assert f"channels of rocksmq:{folder}/rdb_data" in text
+    assert f"warning: rocksmq:{folder}/rdb_data: no rdb_data_meta_kv folder beside it" in text
 
     for source in (["--rocksmq", str(folder / "rdb_data")], ["--nats-store", str(STORE)]):
         for command in ("show", "peek"):
