@@ -17,8 +17,8 @@ from mqctl.config.documents import HELM_VALUES, OPERATOR_CR, Setting
 from mqctl.config.resolve import Resolution
 from mqctl.output import REDACTED, is_secret_key
 from mqctl.config.schema import (CHECKED_SECTIONS, CLUSTER, ENABLED_BY, INT32_MAX, KEYS, MIN_SAFE_PAYLOAD,
-                                 STANDALONE, go_parse_int, nearest, normalize_key, section_keys, spec_for,
-                                 valid_mq_types)
+                                 STANDALONE, go_parse_int, known_children, nearest, normalize_key, section_keys,
+                                 spec_for, valid_mq_types)
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -265,8 +265,8 @@ def _unknown_keys(res: Resolution) -> list[Finding]:
         if section not in CHECKED_SECTIONS or setting.source != "yaml":
             continue
         normal = normalize_key(setting.key)
-        if normal in known or normal in seen:
-            continue
+        if normal in known or normal in seen or (setting.value is None and known_children(setting.key)):
+            continue  # `mq: null` or `mq:` is an empty section, as absent to Milvus as no section at all
         seen.add(normal)
         candidates = section_keys(setting.key)
         guess = nearest(setting.key, candidates)
