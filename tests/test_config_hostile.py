@@ -20,6 +20,7 @@ from mqctl.errors import InputError
 from conftest import run_cli, write_yaml as write
 
 PLAN = ("migrate", "plan", "--to", "natsmq", "--milvus", "http://127.0.0.1:1", "--config")
+MIB = MAX_INPUT_BYTES // (1024 * 1024)
 READERS = {"explain": ("config", "explain"), "validate": ("config", "validate"), "get": ("config", "get"),
            "plan": PLAN}
 
@@ -63,7 +64,7 @@ def test_node_count_is_capped():
 def test_aliases_that_write_out_beyond_the_size_limit_are_refused():
     scalar = "x" * 100_000
     text = f"s: &s {scalar}\nl: [" + ", ".join(["*s"] * 50) + "]\n"
-    with pytest.raises(InputError, match="expand the document beyond 4 MiB"):
+    with pytest.raises(InputError, match=f"expand the document beyond {MIB} MiB"):
         compose(text, "wide.yaml")
 
 
@@ -107,7 +108,7 @@ def test_oversized_file_is_refused_before_parsing(tmp_path):
     path = tmp_path / "huge.yaml"
     path.write_text("a: " + "x" * MAX_INPUT_BYTES + "\n")
     started = time.monotonic()
-    with pytest.raises(InputError, match="larger than 4 MiB, the input size limit"):
+    with pytest.raises(InputError, match=f"larger than {MIB} MiB, the input size limit"):
         load_document(path)
     assert time.monotonic() - started < 0.5
 
@@ -148,7 +149,7 @@ def test_cli_refuses_deep_nesting_and_huge_files(tmp_path, command):
     huge.write_text("mq:\n  type: natsmq\n# " + "x" * (50 * 1024 * 1024) + "\n")
     started = time.monotonic()
     result = read_with(command, huge)
-    assert result.code == 2 and "larger than 4 MiB, the input size limit" in result.stderr
+    assert result.code == 2 and f"larger than {MIB} MiB, the input size limit" in result.stderr
     assert time.monotonic() - started < 10
 
 
@@ -269,6 +270,14 @@ def test_secret_values_never_appear_in_errors(tmp_path, text, secret):
     result = run_cli("config", "validate", str(path))
     assert result.code == 2 and "******" in result.stderr
     assert secret not in result.stdout + result.stderr
+
+
+def test_a_reused_anchor_quotes_no_line(tmp_path):
+    """ruamel warns about a reused anchor, quoting both lines; YAML allows it (the later one counts)."""
+    path = write(tmp_path, "minio:\n  secretAccessKey: &k Sup3rS3cret\n  other: &k natsmq\nmq: {type: *k}\n")
+    result = run_cli("config", "get", str(path), "mq.type", "--json")
+    assert result.code == 0 and result.json()["value"] == "natsmq"
+    assert "Sup3rS3cret" not in result.stdout + result.stderr
 
 
 def test_placeholder_under_an_ordinary_key_stays_readable(tmp_path):

@@ -36,12 +36,13 @@ SURROGATES = re.compile("[\ud800-\udfff]")
 CONFIGMAP_FILES = ("milvus.yaml", "default.yaml", "user.yaml")  # in Milvus's merge order
 MERGE_KEY = "<<"
 
-# Real inputs are far below these: a stock milvus.yaml is ~50 KB and 6 levels deep, Helm values and CRs
-# are smaller; parsing takes ~1 s per MB, so the size limit also bounds the time a read takes.
-MAX_INPUT_BYTES = 4 * 1024 * 1024
+# Real inputs are far below these: the largest milvus.yaml or Helm values we have seen is ~100 KB with
+# ~2,000 nodes, 6 levels deep. Parsing takes ~1 s per MiB or per 20,000 nodes, so the size and node
+# limits also bound the time a read takes.
+MAX_INPUT_BYTES = 2 * 1024 * 1024
 MAX_NESTING = 100  # mappings/sequences inside each other, aliases written out
 MAX_ALIASES = 10_000  # alias uses once every alias inside an anchor is written out too
-MAX_NODES = 100_000  # values, keys and sections once aliases are written out (a stock milvus.yaml has ~2,000)
+MAX_NODES = 50_000  # keys and values (sections included) once aliases are written out
 PIPE_WAIT_SECONDS = 30  # a pipe (`<(kubectl get ...)`) must be written in full within this time
 # ruamel's scanner spends ~1 s on the first hundred levels of `[[[[...`: such a run is refused from the text
 NESTING_PROBLEM = f"nesting deeper than {MAX_NESTING} levels, the nesting limit"
@@ -220,6 +221,7 @@ def _bounded_composer():
     class BoundedComposer(Composer):
         def __init__(self, loader=None):
             super().__init__(loader)
+            self.warn_double_anchors = False  # allowed in YAML (the later one counts); the warning quotes lines
             self.measured: dict[int, list[int]] = {}  # id(node) -> [nodes, characters, alias uses, height]
             self.open: list[list[int]] = []  # the same for the children of each node being composed
             self.total = [0, 0, 0]  # nodes, characters, alias uses of the whole stream, written out
