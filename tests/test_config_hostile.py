@@ -295,3 +295,33 @@ def test_channels_list_names_the_invalid_mq_type(tmp_path):
     assert f"mq.type 'natsmqq' ({path}:2)" in result.stderr
     assert "panics `mq type natsmqq is invalid` at startup" in result.stderr
     assert "effective MQ is none" not in result.stderr
+
+
+# ---------------------------------------------------------------------------- what the probe found
+
+def test_control_character_is_one_line_at_its_position(tmp_path):
+    path = write(tmp_path, "mq:\n  type: nats\x00mq\n")
+    with pytest.raises(InputError) as refused:
+        load_document(path)
+    assert refused.value.location == f"{path}:2:13"
+    assert refused.value.message == "invalid YAML: character #x0000 is not allowed in YAML"
+
+
+def test_surrogate_escape_reads_as_go_writes_it(tmp_path):
+    path = write(tmp_path, 'mq:\n  type: "\\ud800"\n')
+    assert resolve([path]).value("mq.type") == "\ufffd"
+    result = run_cli("config", "get", str(path), "mq.type")
+    assert result.code == 0 and "internal error" not in result.stderr
+
+
+def test_what_is_not_a_file(tmp_path):
+    (tmp_path / "loop.yaml").symlink_to(tmp_path / "back.yaml")
+    (tmp_path / "back.yaml").symlink_to(tmp_path / "loop.yaml")
+    with pytest.raises(InputError, match="cannot read: Too many levels of symbolic links"):
+        load_document(tmp_path / "loop.yaml")
+    with pytest.raises(InputError, match="is a device or socket, not a config file"):
+        load_document("/dev/zero")
+    with pytest.raises(InputError, match="is a directory"):
+        load_document(tmp_path)
+    result = run_cli(*PLAN, str(tmp_path / "loop.yaml"))
+    assert result.code == 2 and "Too many levels of symbolic links" in result.stderr
