@@ -4,10 +4,10 @@ Documents are parsed with ruamel.yaml's composer only: the node tree keeps exact
 offsets and lines, which both provenance (file:line) and byte-exact edits rely on. Values are
 kept as the strings Milvus itself would see.
 
-Hostile input is refused before it costs much: files over MAX_INPUT_BYTES are not read, nesting
-deeper than MAX_NESTING stops the composer, and aliases that would expand the document beyond
-MAX_INPUT_BYTES or resolve more than MAX_ALIASES times (a "billion laughs") are refused while the
-tree is built, since everything after composing walks aliases as if they were written out.
+Hostile input is refused before it costs much: files over MAX_INPUT_BYTES are not read; nesting
+deeper than MAX_NESTING, more than MAX_NODES nodes, more than MAX_ALIASES alias uses or more than
+MAX_INPUT_BYTES of scalar text (a "billion laughs") stop the composer, counted with every alias
+written out, since everything after composing walks aliases as if they were.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ MAX_NESTING = 100  # mappings/sequences inside each other, aliases written out
 MAX_ALIASES = 10_000  # alias uses once every alias inside an anchor is written out too
 MAX_NODES = 50_000  # keys and values (sections included) once aliases are written out
 PIPE_WAIT_SECONDS = 30  # a pipe (`<(kubectl get ...)`) must be written in full within this time
-# ruamel's scanner spends ~1 s on the first hundred levels of `[[[[...`: such a run is refused from the text
 NESTING_PROBLEM = f"nesting deeper than {MAX_NESTING} levels, the nesting limit"
 DEEP_HINT = "a Milvus config is a few levels deep; check the file is the one meant"
+# ruamel's scanner spends ~1 s on the first hundred levels of `[[[[...`: such a run is refused from the text
 FLOW_OPENERS = re.compile(r"(?:[\[{][ \t\r\n]*)" + f"{{{MAX_NESTING + 1}}}")
 
 
@@ -345,6 +345,13 @@ def _is_merge(key_node) -> bool:
     return key_node.value == MERGE_KEY and is_scalar(key_node) and key_node.style is None
 
 
+def _merged_mappings(value_node) -> list:
+    """What `<<:` merges: one mapping, or the mappings of a list, in priority order."""
+    if is_mapping(value_node):
+        return [value_node]
+    return [item for item in value_node.value if is_mapping(item)] if is_sequence(value_node) else []
+
+
 def members(node) -> list[tuple]:
     """(key node, value node) pairs of a mapping as Milvus's YAML parser sees them: merge keys
     (`<<: *base`, `<<: [*a, *b]`) resolved the YAML way, a key written in the mapping winning over a
@@ -360,9 +367,7 @@ def members(node) -> list[tuple]:
     for key_node, value_node in node.value:
         if not _is_merge(key_node):
             continue
-        sources = [value_node] if is_mapping(value_node) else [n for n in value_node.value if is_mapping(n)] \
-            if is_sequence(value_node) else []
-        for source in sources:
+        for source in _merged_mappings(value_node):
             for pair in members(source):
                 if is_scalar(pair[0]) and pair[0].value not in names:
                     names.add(pair[0].value)
