@@ -325,3 +325,16 @@ def test_what_is_not_a_file(tmp_path):
         load_document(tmp_path)
     result = run_cli(*PLAN, str(tmp_path / "loop.yaml"))
     assert result.code == 2 and "Too many levels of symbolic links" in result.stderr
+
+
+@pytest.mark.parametrize("kind", ["milvus-yaml", "helm-values", "configmap"])
+def test_a_forced_kind_still_needs_a_mapping(tmp_path, kind):
+    path = write(tmp_path, "- mq\n- natsmq\n")
+    result = run_cli("config", "validate", "--kind", kind, str(path))
+    assert result.code == 2 and "expected a mapping of settings at the top level" in result.stderr
+
+
+def test_a_forced_configmap_needs_a_milvus_file(tmp_path):
+    path = write(tmp_path, "mq:\n  type: natsmq\n")
+    with pytest.raises(InputError, match="--kind configmap, but `data` holds no milvus.yaml"):
+        load_document(path, "configmap")

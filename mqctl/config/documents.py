@@ -481,6 +481,11 @@ def _is_helm_values(node) -> bool:
     return lookup(node, ["image", "all"]) is not None
 
 
+def _not_a_mapping(path: Path) -> InputError:
+    return InputError("expected a mapping of settings at the top level", location=f"{path}:1",
+                      hint="a milvus.yaml, user.yaml, Operator CR or Helm values file starts with `key: value` lines")
+
+
 def detect(roots: list, path: Path) -> tuple[str, object | None]:
     """The document kind and its main node."""
     mappings = [root for root in roots if is_mapping(root)]
@@ -496,8 +501,7 @@ def detect(roots: list, path: Path) -> tuple[str, object | None]:
     if not roots:
         return MILVUS_YAML, None
     if not mappings:
-        raise InputError("expected a mapping of settings at the top level", location=f"{path}:1",
-                         hint="a milvus.yaml, user.yaml, Operator CR or Helm values file starts with `key: value` lines")
+        raise _not_a_mapping(path)
     root = mappings[0]
     _refuse_kubernetes_object(root, path)
     if "services" in _root_keys(root) and not _root_keys(root) & {"mq", "etcd", "minio", "rocksmq", "pulsar",
@@ -529,6 +533,11 @@ def load_document(path: Path | str, kind: str | None = None) -> Document:
         main = next((r for r in roots if is_mapping(r) and (forced != OPERATOR_CR or _is_operator_cr(r))), None)
         if forced == OPERATOR_CR and main is None:
             raise InputError("no Milvus or MilvusCluster resource (apiVersion milvus.io/...) in the file",
+                             location=str(path), hint="check --kind")
+        if main is None and roots:
+            raise _not_a_mapping(path)
+        if forced == CONFIGMAP and not set(_configmap_keys(main)) & set(CONFIGMAP_FILES):
+            raise InputError(f"--kind configmap, but `data` holds no {', '.join(CONFIGMAP_FILES)}",
                              location=str(path), hint="check --kind")
     return Document(path, text, bom, newline, detected, roots, main)
 
