@@ -338,3 +338,10 @@ def test_a_forced_configmap_needs_a_milvus_file(tmp_path):
     path = write(tmp_path, "mq:\n  type: natsmq\n")
     with pytest.raises(InputError, match="--kind configmap, but `data` holds no milvus.yaml"):
         load_document(path, "configmap")
+
+
+def test_a_section_written_as_a_value_is_named_so(tmp_path):
+    path = write(tmp_path, "mq: natsmq\n")
+    findings = [f for f in validate(resolve([path])) if f.code == "MQ120"]
+    assert [f.message for f in findings] == ["mq is a section, not a value: Milvus ignores it"]
+    assert findings[0].hint == "write its keys under it, e.g. mq.type"
