@@ -307,11 +307,13 @@ def test_control_character_is_one_line_at_its_position(tmp_path):
     assert refused.value.message == "invalid YAML: character #x0000 is not allowed in YAML"
 
 
-def test_surrogate_escape_reads_as_go_writes_it(tmp_path):
+def test_surrogate_escape_is_refused_as_milvus_does(tmp_path):
     path = write(tmp_path, 'mq:\n  type: "\\ud800"\n')
-    assert resolve([path]).value("mq.type") == "\ufffd"
+    with pytest.raises(InputError, match="invalid Unicode escape") as refused:
+        load_document(path)
+    assert refused.value.location == f"{path}:2:9"
     result = run_cli("config", "get", str(path), "mq.type")
-    assert result.code == 0 and "internal error" not in result.stderr
+    assert result.code == 2 and "internal error" not in result.stderr
 
 
 def test_what_is_not_a_file(tmp_path):

@@ -46,6 +46,8 @@ MAX_NODES = 50_000  # keys and values (sections included) once aliases are writt
 PIPE_WAIT_SECONDS = 30  # a pipe (`<(kubectl get ...)`) must be written in full within this time
 NESTING_PROBLEM = f"nesting deeper than {MAX_NESTING} levels, the nesting limit"
 DEEP_HINT = "a Milvus config is a few levels deep; check the file is the one meant"
+ALIAS_HINT = "write the values out instead of nesting aliases"
+SIZE_HINT = "pass the milvus.yaml/user.yaml, CR or Helm values itself; real ones are well below these limits"
 # ruamel's scanner spends ~1 s on the first hundred levels of `[[[[...`: such a run is refused from the text
 FLOW_OPENERS = re.compile(r"(?:[\[{][ \t\r\n]*)" + f"{{{MAX_NESTING + 1}}}")
 
@@ -81,7 +83,7 @@ class Document:
 
 def _size_error(path: Path) -> InputError:
     return InputError(f"{path}: larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, the input size limit",
-                      hint="pass the milvus.yaml/user.yaml, CR or Helm values itself; real ones are well below 1 MiB")
+                      hint=SIZE_HINT)
 
 
 @functools.cache
@@ -215,8 +217,11 @@ def _bounded_composer():
     from ruamel.yaml.error import MarkedYAMLError
     from ruamel.yaml.events import AliasEvent
 
-    class LimitExceeded(MarkedYAMLError):
-        pass
+    class Refused(MarkedYAMLError):
+        """A document refused while composing, with the fix as its note."""
+
+        def __init__(self, problem: str, mark, hint: str):
+            super().__init__(None, None, problem, mark, hint)
 
     class BoundedComposer(Composer):
         def __init__(self, loader=None):
@@ -230,21 +235,22 @@ def _bounded_composer():
             is_alias = self.parser.check_event(AliasEvent)
             mark = self.parser.peek_event().start_mark
             if not is_alias and len(self.open) >= MAX_NESTING:
-                raise LimitExceeded(None, None, NESTING_PROBLEM, mark)
+                raise Refused(NESTING_PROBLEM, mark, DEEP_HINT)
             if not is_alias:
                 self.open.append([0, 0, 0, 0])
             node = super().compose_node(parent, index)
             if is_alias:
                 if id(node) not in self.measured:
-                    raise LimitExceeded(None, None, f"recursive alias *{node.anchor}: it refers to a node "
-                                        "that contains it", mark)
+                    raise Refused(f"recursive alias *{node.anchor}: it refers to a node that contains it", mark,
+                                  ALIAS_HINT)
                 nodes, characters, uses, height = self.measured[id(node)]
                 if len(self.open) + height > MAX_NESTING:
-                    raise LimitExceeded(None, None, f"alias *{node.anchor}: {NESTING_PROBLEM}", mark)
+                    raise Refused(f"alias *{node.anchor}: {NESTING_PROBLEM}", mark, ALIAS_HINT)
                 self._add([nodes, characters, uses + 1, height], mark)
                 return node
             if isinstance(node.value, str) and node.style == '"' and SURROGATES.search(node.value):
-                node.value = SURROGATES.sub("\ufffd", node.value)  # as Go writes a "\ud800" escape
+                raise Refused("invalid Unicode escape: a \\uD800-\\uDFFF surrogate, which Milvus's YAML parser "
+                              "(Go, after libyaml) rejects", mark, "write the character itself, UTF-8 encoded")
             children = self.open.pop()
             own = len(node.value) if isinstance(node.value, str) else 0
             self.measured[id(node)] = [children[0] + 1, children[1] + own, children[2], children[3] + 1]
@@ -265,17 +271,17 @@ def _bounded_composer():
                     self.total[i] += measure[i]
             nodes, characters, uses = self.total
             if nodes > MAX_NODES:
-                raise LimitExceeded(None, None, f"more than {MAX_NODES} YAML nodes (keys and values)"
-                                    + (" once aliases are written out" if uses else "")
-                                    + ", the node limit", mark)
+                raise Refused(f"more than {MAX_NODES} YAML nodes (keys and values)"
+                              + (" once aliases are written out" if uses else "") + ", the node limit", mark,
+                              ALIAS_HINT if uses else SIZE_HINT)
             if characters > MAX_INPUT_BYTES:
-                raise LimitExceeded(None, None, f"aliases expand the document beyond "
-                                    f"{MAX_INPUT_BYTES // (1024 * 1024)} MiB, the input size limit", mark)
+                raise Refused(f"aliases expand the document beyond {MAX_INPUT_BYTES // (1024 * 1024)} MiB, "
+                              "the input size limit", mark, ALIAS_HINT)
             if uses > MAX_ALIASES:
-                raise LimitExceeded(None, None, f"aliases are used more than {MAX_ALIASES} times once "
-                                    "written out, the alias limit", mark)
+                raise Refused(f"aliases are used more than {MAX_ALIASES} times once written out, the alias limit",
+                              mark, ALIAS_HINT)
 
-    return BoundedComposer, LimitExceeded
+    return BoundedComposer, Refused
 
 
 @functools.lru_cache(maxsize=16)
@@ -290,7 +296,7 @@ def _compose(text: str, where: str, line_offset: int) -> tuple:
         line = text.count("\n", 0, deep.start())
         column = deep.start() - (text.rfind("\n", 0, deep.start()) + 1)
         raise InputError(NESTING_PROBLEM, location=f"{where}:{line + 1 + line_offset}:{column + 1}", hint=DEEP_HINT)
-    composer, limit_exceeded = _bounded_composer()
+    composer, refused = _bounded_composer()
     yaml = YAML(typ="rt")
     yaml.Composer = composer
     try:
@@ -298,11 +304,8 @@ def _compose(text: str, where: str, line_offset: int) -> tuple:
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         location = f"{where}:{mark.line + 1 + line_offset}:{mark.column + 1}" if mark else where
-        if isinstance(err, limit_exceeded):
-            hint = (DEEP_HINT if NESTING_PROBLEM in err.problem else
-                    "write the values out instead of nesting aliases" if "alias" in err.problem else
-                    "pass the milvus.yaml/user.yaml, CR or Helm values itself; real ones have a few thousand")
-            raise InputError(err.problem, location=location, hint=hint) from None
+        if isinstance(err, refused):
+            raise InputError(err.problem, location=location, hint=err.note) from None
         problem = " ".join(p for p in (err.context, err.problem) if p)
         if mark and _under_secret_key(text.splitlines(), mark.line, mark.column):
             problem = re.sub(r"'[^']*'|\"[^\"]*\"", repr(REDACTED), problem)  # e.g. the name of an undefined alias
