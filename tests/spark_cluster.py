@@ -47,6 +47,9 @@ class StandaloneCluster:
     cores: int = 1
     memory: str = "1g"
     python: str | None = None  # the hosts' PYSPARK_PYTHON (conf/spark-env.sh on a real cluster)
+    # Folders the workers (and their executors) see as empty: their own file system differs there,
+    # as another host's does (a private mount namespace, `unshare -m`; needs root).
+    hidden: list[Path] = field(default_factory=list)
     url: str = ""
     connect_url: str = ""
     processes: list[subprocess.Popen] = field(default_factory=list)
@@ -69,7 +72,7 @@ class StandaloneCluster:
             self._launch(home, env, f"worker{n}", [
                 "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--port", str(worker_port),
                 "--webui-port", str(free_port()), "--cores", str(self.cores), "--memory", self.memory,
-                "--work-dir", str(self.work / f"worker{n}"), self.url], worker_port)
+                "--work-dir", str(self.work / f"worker{n}"), self.url], worker_port, prefix=self._private_mounts())
         return self
 
     def start_connect(self, python: str, executor_memory: str = "512m") -> str:
@@ -91,11 +94,18 @@ class StandaloneCluster:
         self.connect_url = f"sc://127.0.0.1:{port}"
         return self.connect_url
 
-    def _launch(self, home: Path, env: dict, name: str, args: list[str], port: int) -> None:
+    def _private_mounts(self) -> list[str]:
+        """A command prefix that runs the rest with self.hidden covered by empty tmpfs mounts."""
+        if not self.hidden:
+            return []
+        mounts = " && ".join(f"mount -t tmpfs none '{path}'" for path in self.hidden)
+        return ["unshare", "-m", "sh", "-c", f'{mounts} && exec "$@"', "sh"]
+
+    def _launch(self, home: Path, env: dict, name: str, args: list[str], port: int, prefix=()) -> None:
         log = self.work / f"{name}.log"
         conf = ["-Dspark.ui.enabled=false", "-Dspark.master.ui.port=0", "-Dspark.worker.ui.port=0"]
         with open(log, "wb") as out:
-            proc = subprocess.Popen([str(home / "bin" / "spark-class"), *args], env={**env, "SPARK_DAEMON_JAVA_OPTS": " ".join(conf)},
+            proc = subprocess.Popen([*prefix, str(home / "bin" / "spark-class"), *args], env={**env, "SPARK_DAEMON_JAVA_OPTS": " ".join(conf)},
                                     stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
         self.processes.append(proc)

@@ -20,6 +20,9 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 FORMAT = "milvus_mq"
 RUNTIME_DIR = "mqctl_runtime"  # where Spark unpacks the shipped runtime, in the worker's working directory
 RUNTIME_MANIFEST = "mqctl-runtime.json"
+# What the reader imports on a worker: checked up front, so a missing one is one clear line.
+EXECUTOR_MODULES = ("mqctl.replay.rows", "mqctl.mq.rocksmq", "mqctl.mq.jetstream", "google.protobuf", "rocksdict",
+                    "nats", "pyarrow")
 
 
 class ExecutorSetupError(RuntimeError):
@@ -51,17 +54,20 @@ def _load_runtime() -> None:
             built_for = json.load(handle)
         if built_for["python"] != python:
             raise ExecutorSetupError(
-                f"executor on {host} runs Python {python} ({sys.executable}), but mqctl's runtime was shipped for "
+                f"Python worker on {host} runs Python {python} ({sys.executable}), but mqctl's runtime was shipped for "
                 f"Python {built_for['python']}, the driver's: run executors with Python {built_for['python']} "
                 "(spark.pyspark.python / PYSPARK_PYTHON), or install mqctl on them and replay with --no-ship")
         if runtime not in sys.path:
             sys.path.insert(0, runtime)
+    import importlib
+
     try:
-        import mqctl.replay.rows  # noqa: F401 - what read() needs: mqctl, protobuf, pymilvus's messages, pyarrow
+        for module in EXECUTOR_MODULES:
+            importlib.import_module(module)
     except ImportError as err:
         shipped = "the shipped runtime" if os.path.isfile(manifest) else "no shipped runtime (--no-ship?)"
         raise ExecutorSetupError(
-            f"executor on {host} (Python {python}, {sys.executable}, {shipped}) cannot import {err.name}: "
+            f"Python worker on {host} (Python {python}, {sys.executable}, {shipped}) cannot import {err.name}: "
             "replay without --no-ship so mqctl ships its runtime, or pip install 'mqctl[spark]' into that "
             "Python") from None
 

@@ -9,7 +9,6 @@ in its message (the driver shows only the message of an executor's error).
 from __future__ import annotations
 
 import hashlib
-import os
 import socket
 from typing import Iterator
 
@@ -37,17 +36,18 @@ def checked_read(opts: ReplayOptions, marker: str | None, read: Iterator) -> Ite
     source errors raised here name the host."""
     host = socket.gethostname()
     if opts.rocksmq:
-        if not os.path.isdir(opts.rocksmq):
-            raise PreconditionError(f"executor on {host} cannot see {opts.rocksmq}: {SHARED_STORAGE_FIX}")
-        if marker is not None:
+        try:
             source = opts.open_source()
-            try:
-                seen = store_marker(source)
-            finally:
-                source.close()
-            if seen != marker:
-                raise PreconditionError(f"executor on {host} sees another RocksMQ store at {opts.rocksmq} than the "
-                                        f"driver planned with: {SHARED_STORAGE_FIX}")
+        except MqctlError as err:
+            raise PreconditionError(f"executor on {host} cannot see {opts.rocksmq} ({err.message}): "
+                                    f"{SHARED_STORAGE_FIX}") from err
+        try:
+            seen = store_marker(source)
+        finally:
+            source.close()
+        if marker is not None and seen != marker:
+            raise PreconditionError(f"executor on {host} sees another RocksMQ store at {opts.rocksmq} than the "
+                                    f"driver planned with: {SHARED_STORAGE_FIX}")
     try:
         yield from read
     except MqctlError as err:

@@ -12,6 +12,7 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -39,10 +40,30 @@ def is_local(master: str) -> bool:
     return master.startswith("local")
 
 
+def progress_host(spark) -> str:
+    """The address executors can reach this process at (they report progress to it): the
+    driver's host on a cluster; with Spark Connect, this host's address towards the server."""
+    if not spark.__class__.__module__.startswith("pyspark.sql.connect"):
+        master = spark.sparkContext.master
+        return "127.0.0.1" if is_local(master) else spark.conf.get("spark.driver.host", "127.0.0.1")
+    server = spark.client.host
+    try:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            probe.connect((server, 15002))  # no packet is sent: this only picks the outgoing interface
+            return probe.getsockname()[0]
+    except OSError:
+        return "127.0.0.1"
+
+
 def check_master(master: str) -> None:
     if not MASTER_PATTERN.match(master):
         raise InputError(f"--master {master!r} is not a Spark master URL",
                          hint="use local[*], local[N], spark://HOST:PORT, yarn or k8s://https://HOST:PORT")
+
+
+def check_remote(remote: str) -> None:
+    if not CONNECT_PATTERN.match(remote):
+        raise InputError(f"--remote {remote!r} is not a Spark Connect URL", hint="use sc://HOST:PORT")
 
 
 def parse_spark_conf(items: list[str]) -> dict[str, str]:
@@ -146,8 +167,7 @@ def _connect_session(session_class, remote: str, conf: dict[str, str], app_name:
     Python workers run through the archive's `bin/python`, which puts the runtime on the path."""
     from mqctl.replay.datasource import RUNTIME_DIR, register
 
-    if not CONNECT_PATTERN.match(remote):
-        raise InputError(f"--remote {remote!r} is not a Spark Connect URL", hint="use sc://HOST:PORT")
+    check_remote(remote)
     builder = session_class.builder.remote(remote).appName(app_name)
     for key, value in {"spark.sql.session.timeZone": "UTC", **conf}.items():
         builder = builder.config(key, value)
