@@ -153,6 +153,7 @@ def test_broken_checkpoint_is_exit_2_with_its_location(cli, tmp_path):
 
 @pytest.mark.spark
 def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
+    import socket
     import sys
 
     bare_python = getattr(sys, "_base_executable", None)  # the interpreter under the venv, without mqctl
@@ -161,8 +162,9 @@ def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
     result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output",
                  str(tmp_path / "o"), "--master", "local[1]", env={"PYSPARK_PYTHON": bare_python}, cwd=str(tmp_path))
     assert result.code == 3 and "Traceback" not in result.stderr
-    assert "error: the Spark job failed: ModuleNotFoundError: No module named 'mqctl'" in result.stderr
-    assert "set PYSPARK_PYTHON" in result.stderr
+    assert f"error: the Spark job failed: Python worker on {socket.gethostname()} (Python " in result.stderr
+    assert f"{bare_python}, no runtime shipped) cannot import " in result.stderr
+    assert "pip install mqctl into that Python, point PYSPARK_PYTHON" in result.stderr
 
 
 @pytest.mark.spark

@@ -56,8 +56,8 @@ def test_no_ship_says_what_the_executors_lack(cluster, tmp_path):
     assert result.code == 3
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert f"{cluster.executor_python}, no shipped runtime (--no-ship?)) cannot import" in errors[0]
-    assert "replay without --no-ship" in errors[0]
+    assert f"{cluster.executor_python}, no runtime shipped) cannot import" in errors[0]
+    assert "on a cluster replay without --no-ship so mqctl ships its runtime" in errors[0]
 
 
 @pytest.fixture(scope="module")

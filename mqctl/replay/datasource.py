@@ -65,11 +65,11 @@ def _load_runtime() -> None:
         for module in EXECUTOR_MODULES:
             importlib.import_module(module)
     except ImportError as err:
-        shipped = "the shipped runtime" if os.path.isfile(manifest) else "no shipped runtime (--no-ship?)"
+        shipped = "with mqctl's shipped runtime" if os.path.isfile(manifest) else "no runtime shipped"
         raise ExecutorSetupError(
             f"Python worker on {host} (Python {python}, {sys.executable}, {shipped}) cannot import {err.name}: "
-            "replay without --no-ship so mqctl ships its runtime, or pip install 'mqctl[spark]' into that "
-            "Python") from None
+            "pip install mqctl into that Python, point PYSPARK_PYTHON (spark.pyspark.python) at one "
+            "that has it, or on a cluster replay without --no-ship so mqctl ships its runtime") from None
 
 
 class MilvusMQDataSource(DataSource):
@@ -127,8 +127,6 @@ class MilvusMQReader(DataSourceReader):
         if partition is None:  # Spark's stand-in when there is nothing to read
             return iter(())
         _load_runtime()
-        from pyspark.sql.pandas.types import to_arrow_schema
-
         from mqctl.replay.executor import checked_read
         from mqctl.replay.options import parse_options
         from mqctl.replay.planning import ChannelSpan
@@ -140,7 +138,17 @@ class MilvusMQReader(DataSourceReader):
         collection = schema_from_json(opts.collection_schema)[0] if opts.shape == "rows" else None
         span = ChannelSpan(partition.channel, partition.first, partition.last, partition.messages)
         reporter = ProgressReporter(opts.progress, f"{span.channel}/{span.first}", span.channel)
-        return checked_read(opts, partition.store, read_span(opts, span, to_arrow_schema(self.schema), collection, reporter))
+        return checked_read(opts, partition.store, read_span(opts, span, _arrow_schema(self.schema), collection, reporter))
+
+
+def _arrow_schema(schema):
+    """The Arrow schema of the batches read() yields; timestamps in UTC (the replay's session time zone)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    try:
+        return to_arrow_schema(schema, timezone="UTC")  # pyspark >= 4.1
+    except TypeError:
+        return to_arrow_schema(schema)  # pyspark 4.0: timestamp_utc=True by default
 
 
 def _find_schema_json(opts) -> str:
