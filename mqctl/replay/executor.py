@@ -50,7 +50,7 @@ def checked_read(opts: ReplayOptions, marker: str | None, read: Iterator) -> Ite
                                     f"driver planned with: {SHARED_STORAGE_FIX}")
     try:
         yield from read
-    except MqctlError as err:
+    except PreconditionError as err:
         if opts.nats:
             raise PreconditionError(f"executor on {host}: {err.message}: the NATS URL must be reachable from every "
                                     "executor, use an address of the NATS host that the workers can reach") from err
