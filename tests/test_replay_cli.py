@@ -131,6 +131,8 @@ def test_unreachable_milvus_never_prints_the_password_of_its_uri(cli, tmp_path):
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "last week"), "--from 'last week' is neither"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--to", "soon"), "--to 'soon' is neither"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--master", "mars"), "not a Spark master URL"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--remote", "http://h:15002"),
+     "--remote 'http://h:15002' is not a Spark Connect URL"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--spark-conf", "novalue"), "not KEY=VALUE"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "c", "--to", "2024-05-01T00:00:00Z"),
      "--checkpoint needs --to as a sequence/id"),
