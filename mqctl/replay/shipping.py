@@ -3,7 +3,8 @@
 On a cluster the executors are other processes, often on other hosts, whose Python has neither
 mqctl nor its dependencies. The `milvus_mq` reader needs, on each executor: mqctl itself, the
 protobuf modules of pymilvus (decoding), protobuf, rocksdict, nats-py (with nkeys/pynacl for NKey
-auth), pyarrow (Spark's Python data sources hand over Arrow batches) and numpy. Those packages,
+auth), pyarrow (Spark's Python data sources hand over Arrow batches), numpy and rich (mqctl's
+output helpers, which the readers import). Those packages,
 copied from the driver's own environment (native parts included), are packed into one archive
 that Spark unpacks on every executor (`spark.archives`, or an archive artifact over Spark
 Connect) as the folder `mqctl_runtime`. pyspark is not shipped: it is the cluster's own.
@@ -28,12 +29,14 @@ from importlib import metadata
 from pathlib import Path
 
 from mqctl.replay.datasource import RUNTIME_DIR, RUNTIME_MANIFEST as MANIFEST
+
 # Distributions the executor side of milvus_mq imports; pymilvus only for its generated protobuf modules.
 EXECUTOR_DISTRIBUTIONS = ("protobuf", "rocksdict", "nats-py", "nkeys", "pynacl", "cffi", "pycparser", "pyarrow", "numpy",
                           "rich", "pygments", "markdown-it-py", "mdurl")
 PYMILVUS_PARTS = ("pymilvus/__init__.py", "pymilvus/grpc_gen/")
 # Never needed at run time: headers, Cython sources, tests, byte code of this machine.
 SKIPPED_PARTS = ("/include/", "/tests/", "/__pycache__/")
+SKIPPED_SUFFIXES = (".pyc", ".pxd", ".pyx", ".pxi", ".h", ".hpp", ".cc", ".cpp")
 # Spark Connect cannot set an executor's PYTHONPATH per session; its workers start through this
 # (spark.sql.execution.pyspark.python), which puts the runtime first and runs the host's Python of
 # the driver's minor version (the cluster's PYSPARK_PYTHON when it names one).
@@ -47,7 +50,6 @@ done
 echo "mqctl: no python{minor} on $(hostname) to run Spark's Python workers" >&2
 exit 127
 """
-SKIPPED_SUFFIXES = (".pyc", ".pxd", ".pyx", ".pxi", ".h", ".hpp", ".cc", ".cpp")
 
 
 def runtime_key() -> str:
