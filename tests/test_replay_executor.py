@@ -91,3 +91,24 @@ def test_nats_unreachable_from_the_executor_names_its_host():
     assert message.startswith(f"executor on {socket.gethostname()}: cannot connect to NATS at nats://127.0.0.1:{port}")
     assert message.endswith("the NATS URL must be reachable from every executor, use an address of the NATS host "
                             "that the workers can reach")
+
+
+def test_runtime_shipped_for_another_python_is_one_line(tmp_path, monkeypatch):
+    """A worker whose working directory holds a runtime built for another Python minor version
+    (its native parts would not load) says which Python to run instead of failing on an import."""
+    import json
+    import sys
+
+    from mqctl.replay.datasource import RUNTIME_DIR, RUNTIME_MANIFEST, ExecutorSetupError
+
+    reader, partitions = planned({"rocksmq": str(ROCKSMQ), "channels": "by-dev-rootcoord-dml_0"})
+    (tmp_path / RUNTIME_DIR).mkdir()
+    (tmp_path / RUNTIME_DIR / RUNTIME_MANIFEST).write_text(json.dumps({"python": "3.99", "mqctl": "0", "platform": "x"}))
+    monkeypatch.chdir(tmp_path)  # where Spark unpacks spark.archives for a worker
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    with pytest.raises(ExecutorSetupError) as caught:
+        read_all(reader, partitions[0])
+    assert str(caught.value) == (
+        f"Python worker on {socket.gethostname()} runs Python {python} ({sys.executable}), but mqctl's runtime was "
+        "shipped for Python 3.99, the driver's: run executors with Python 3.99 (spark.pyspark.python / "
+        "PYSPARK_PYTHON), or install mqctl on them and replay with --no-ship")
