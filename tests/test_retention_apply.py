@@ -219,3 +219,75 @@ def test_an_interrupted_apply_puts_back_the_streams_already_changed(cli, tmp_pat
     finally:
         proc.terminate()
         proc.wait()
+
+
+# --- channel checkpoints (a real etcd with hand-encoded Milvus meta, see test_checkpoints) -------------------
+CP_CHANNEL = "by-dev-rootcoord-dml_0"  # 121 messages, 1..121; the fixture's `items` collection writes to it
+
+
+def _checkpoint_at(etcd_url, root: str, sequence: int) -> str:
+    """Milvus meta under `root`: the fixture's `items` collection, its vchannel's checkpoint at `sequence`."""
+    from test_checkpoints import collection_info, position, put
+
+    peeked = subprocess.run([sys.executable, "-m", "mqctl", "channels", "peek", CP_CHANNEL, "--nats-store", str(STORE),
+                             "--type", "insert", "--json"], capture_output=True, text=True, cwd=REPO, check=True)
+    insert = json.loads(peeked.stdout)["messages"][0]
+    vchannel, cid = insert["shard"], insert["collection_id"]
+    put(etcd_url, f"{root}/meta/root-coord/database/collection-info/1/{cid}",
+        collection_info(cid, insert["collection"], {vchannel: CP_CHANNEL}))
+    put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, sequence, insert["tso"]))
+    return vchannel
+
+
+def test_limits_that_delete_messages_after_a_checkpoint_are_refused(cli, tmp_path, store, etcd_url):
+    vchannel = _checkpoint_at(etcd_url, "behind", 10)  # max_msgs 100 deletes 1..21: 11..21 are still needed
+    config = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
+    args = ["retention", "apply", "--config", str(config), "--nats-store", str(store), "--etcd", etcd_url,
+            "--etcd-root", "behind"]
+    before = tree_fingerprint(store)
+    refused = cli(*args, "--yes")
+    assert refused.code == 3, refused.stdout + refused.stderr
+    assert f"default.items ({vchannel}): the new limits of stream {CP_CHANNEL} delete messages 11..21, after its " \
+           "checkpoint 10" in refused.stderr
+    assert "nothing changed" in refused.stderr and "--force" in refused.stderr
+    assert tree_fingerprint(store) == before
+
+    dry = cli(*args, "--dry-run", "--json")  # a dry run shows the same loss beside the others
+    assert dry.code == 0, dry.stderr
+    assert any(vchannel in loss and "11..21" in loss for loss in dry.json()["losses"])
+
+    forced = cli(*args, "--yes", "--force", "--json")
+    assert forced.code == 0, forced.stderr
+    assert forced.json()["verified"] is True and any(vchannel in loss for loss in forced.json()["losses"])
+    assert tree_fingerprint(store) != before
+
+
+def test_limits_that_keep_everything_after_the_checkpoints_apply(cli, tmp_path, store, etcd_url):
+    vchannel = _checkpoint_at(etcd_url, "ahead", 30)  # past the 21 messages max_msgs 100 deletes
+    config = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
+    applied = cli("retention", "apply", "--config", str(config), "--nats-store", str(store), "--etcd", etcd_url,
+                  "--etcd-root", "ahead", "--yes", "--json")
+    assert applied.code == 0, applied.stderr
+    assert applied.json()["verified"] is True and not any(vchannel in loss for loss in applied.json()["losses"])
+    assert "not checked" not in applied.stderr
+
+
+def test_the_configs_etcd_is_read_and_an_unreachable_one_is_a_warning(cli, tmp_path, store, etcd_url):
+    from conftest import free_port
+
+    vchannel = _checkpoint_at(etcd_url, "fromconfig", 10)
+    limits = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
+    reachable = tmp_path / "etcd.yaml"
+    reachable.write_text(f"etcd:\n  endpoints: {etcd_url.removeprefix('http://')}\n  rootPath: fromconfig\n")
+    refused = cli("retention", "apply", "--config", str(limits), "--config", str(reachable), "--nats-store", str(store),
+                  "--yes")
+    assert refused.code == 3 and vchannel in refused.stderr, refused.stderr
+
+    unreachable = tmp_path / "gone.yaml"
+    unreachable.write_text(f"etcd:\n  endpoints: 127.0.0.1:{free_port()}\n")
+    applied = cli("retention", "apply", "--config", str(limits), "--config", str(unreachable), "--nats-store",
+                  str(store), "--yes")
+    assert applied.code == 0, applied.stderr
+    assert "warning: channel checkpoints not checked" in applied.stderr and "--etcd" in applied.stderr
+    assert cli("retention", "apply", "--config", str(limits), "--nats-store", str(store), "--etcd",
+               f"http://127.0.0.1:{free_port()}", "--yes").code == 3  # an etcd given on the command line must answer

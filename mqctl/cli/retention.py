@@ -133,12 +133,16 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
           nats: NatsOpt = None, nats_store: StoreOpt = None, user: UserOpt = None, password: PasswordOpt = None,
           token: TokenOpt = None, creds: CredsOpt = None, nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None,
           tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None, timeout: TimeoutOpt = 5.0,
-          force: Annotated[bool, typer.Option("--force", help="Apply even though Milvus runs the server.")] = False,
+          etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
+          force: Annotated[bool, typer.Option("--force", help="Apply even though Milvus runs the server or the new "
+                                                              "limits delete messages after a channel checkpoint."
+                                              )] = False,
           yes: YesOpt = False, dry_run: DryRunOpt = False, json_mode: JsonOpt = False, wide: WideOpt = False):
     """Make the streams' max_age/max_bytes/max_msgs match the configured retention (plan, confirm, apply, verify).
 
     A --nats-store is planned and rehearsed on a private copy and changed only after the confirmation; a
-    stream that refuses its new limits puts back the streams already changed."""
+    stream that refuses its new limits puts back the streams already changed. Limits that delete messages after a
+    vchannel's channel checkpoint (read from --etcd, or the config's etcd) are refused (exit 3) unless --force."""
     from mqctl.errors import InputError
     from mqctl.mq.retention import ConfiguredRetention, apply_retention, stream_limits_from_config
     from mqctl.mq.sources import load_config
@@ -158,11 +162,29 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
         return out.confirm(f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?",
                            assume_yes=yes)
 
-    outcome = apply_retention(options, wanted, dry_run=dry_run, confirm=confirm)
+    checkpoints = _checkpoints(out, etcd, etcd_root, resolution)
+    outcome = apply_retention(options, wanted, dry_run=dry_run, confirm=confirm, checkpoints=checkpoints, force=force)
     if outcome.verified is None:  # nothing applied: the plan was not shown yet
         _show_plan(out, outcome.changes, outcome.losses)
     out.emit(outcome, _render_outcome)
     exit_with(1 if outcome.mismatches else 0)
+
+
+def _checkpoints(out, etcd: str | None, etcd_root: str | None, resolution):
+    """Every live vchannel's checkpoint, from --etcd/--etcd-root or else the config's etcd; None (with a
+    warning) when the config's etcd cannot be read. An etcd given on the command line must answer."""
+    from mqctl.errors import MqctlError
+    from mqctl.mq.milvus_meta import meta_reader
+    from mqctl.mq.retention import guarded_checkpoints
+
+    try:
+        return guarded_checkpoints(meta_reader(etcd, etcd_root, resolution).read())
+    except MqctlError as err:
+        if etcd:
+            raise
+        out.warn(f"channel checkpoints not checked ({err.message}): the new limits may delete messages Milvus has "
+                 "not persisted; pass --etcd http://HOST:2379 to check them")
+        return None
 
 
 def _show_plan(out, changes, losses) -> None:

@@ -268,6 +268,10 @@ class ApplyPlan:
     streams: list[str]
     losses: list[str] = field(default_factory=list)  # messages the new limits delete as soon as they apply
     _configs: dict = field(default_factory=dict)  # stream -> (config now, whole new config)
+    # what the new limits delete, per stream: (first sequence before, first sequence kept after) where known
+    # (rehearsed, or max_msgs on a live server), else the max_age cutoff time (a live server's estimate)
+    kept_from: dict[str, tuple[int, int]] = field(default_factory=dict)
+    age_cutoff: dict[str, dt.datetime] = field(default_factory=dict)
 
     def targets(self) -> set[tuple]:
         return {(c.stream, c.limit, c.wanted) for c in self.changes}
@@ -299,6 +303,8 @@ def plan_apply(source, wanted: dict) -> ApplyPlan:
     """The whole new config of every stream that must change to hold `wanted` (see stream_limits_from_config),
     computed and checked before anything is sent."""
     changes, streams, losses, configs = [], [], [], {}
+    kept_from: dict[str, tuple[int, int]] = {}
+    age_cutoff: dict[str, dt.datetime] = {}
     now = dt.datetime.now(dt.timezone.utc)
     for stream in source.stream_details():
         streams.append(stream.name)
@@ -311,6 +317,7 @@ def plan_apply(source, wanted: dict) -> ApplyPlan:
             continue
         changes += changed
         losses += _losses(stream, {c.limit for c in changed}, wanted, now)
+        _estimate_cut(stream, {c.limit for c in changed}, wanted, now, kept_from, age_cutoff)
         before = source.stream_config(stream.name)
         after = {**before, "max_age": int(targets["max_age"] * NANOS), "max_bytes": targets["max_bytes"],
                  "max_msgs": targets["max_msgs"], "duplicate_window": int(targets["duplicate_window"] * NANOS)}
@@ -323,7 +330,77 @@ def plan_apply(source, wanted: dict) -> ApplyPlan:
         listed = "; ".join(f"{problem} (stream {', '.join(names)})" for problem, names in problems.items())
         raise InputError(f"the configured retention cannot be applied: {listed}",
                          hint="fix natsmq.server.retention.* in the config; nothing was changed")
-    return ApplyPlan(source.description, wanted, changes, streams, losses, configs)
+    return ApplyPlan(source.description, wanted, changes, streams, losses, configs, kept_from, age_cutoff)
+
+
+def _estimate_cut(stream, changed: set[str], wanted: dict, now: dt.datetime, kept_from: dict, age_cutoff: dict) -> None:
+    """Where the new limits cut a live stream: max_msgs by sequence, max_age by time (max_bytes cannot be
+    told without reading every message; a --nats-store is rehearsed instead, which is exact)."""
+    if "max_msgs" in changed and 0 < wanted["max_msgs"] < stream.messages:
+        kept_from[stream.name] = (stream.first_seq, stream.last_seq - wanted["max_msgs"] + 1)
+    if "max_age" in changed and wanted["max_age"] > 0 and stream.messages and stream.first_time is not None:
+        cutoff = now - dt.timedelta(seconds=wanted["max_age"])
+        if stream.first_time < cutoff:
+            age_cutoff[stream.name] = cutoff
+
+
+@dataclass
+class GuardedCheckpoint:
+    """Where Milvus resumes a live vchannel: the messages after `position` on `pchannel` are all it has not
+    persisted, so retention must not delete them (see mqctl.mq.checkpoints)."""
+
+    vchannel: str
+    pchannel: str
+    collection: str  # database.name
+    position: int
+    time: dt.datetime | None
+
+
+def guarded_checkpoints(meta) -> list[GuardedCheckpoint]:
+    """Every live vchannel's seek position in a milvus_meta.ChannelMeta."""
+    from mqctl.mq.checkpoints import seek_positions
+    from mqctl.mq.messages import tso_to_datetime
+
+    vchannels = meta.vchannels()
+    found = []
+    for vchannel, (pchannel, position) in sorted(seek_positions(meta).items()):
+        collection, seek = vchannels[vchannel], meta.seek_position(vchannel)
+        found.append(GuardedCheckpoint(vchannel, pchannel, f"{collection.database}.{collection.name}", position,
+                                       tso_to_datetime(seek.timestamp) if seek.timestamp else None))
+    return found
+
+
+def checkpoint_losses(plan: ApplyPlan, checkpoints: list[GuardedCheckpoint]) -> list[str]:
+    """The vchannels whose messages after the checkpoint the plan deletes: Milvus seeks there at its next
+    start and silently misses them."""
+    found = []
+    for cp in checkpoints:
+        needed = cp.position + 1
+        first, kept = plan.kept_from.get(cp.pchannel, (0, 0))
+        cutoff = plan.age_cutoff.get(cp.pchannel)
+        if kept > max(first, needed):
+            found.append(f"{cp.collection} ({cp.vchannel}): the new limits of stream {cp.pchannel} delete messages "
+                         f"{max(first, needed)}..{kept - 1}, after its checkpoint {cp.position}")
+        elif cutoff is not None and cp.time is not None and cp.time < cutoff:
+            found.append(f"{cp.collection} ({cp.vchannel}): its checkpoint ({cp.time:%Y-%m-%d %H:%M:%S} UTC) is older "
+                         f"than the new max_age of stream {cp.pchannel}: the messages after it that are older than "
+                         "max_age are deleted")
+    return found
+
+
+def _guard_checkpoints(plan: ApplyPlan, checkpoints: list[GuardedCheckpoint] | None, *, force: bool,
+                       dry_run: bool) -> None:
+    """Refuse a plan that deletes what a vchannel needs after its checkpoint (unless forced); shown either way."""
+    if checkpoints is None or not plan.changes:
+        return
+    lost = checkpoint_losses(plan, checkpoints)
+    plan.losses += lost
+    if lost and not force and not dry_run:
+        raise PreconditionError(
+            f"the new limits delete messages Milvus has not persisted, after the channel checkpoint of "
+            f"{len(lost)} vchannel(s): {'; '.join(lost)}; nothing changed",
+            hint="run FlushAll and wait until `mqctl channels checkpoints` shows the checkpoints past the deleted "
+                 "messages, then apply again; or pass --force to delete them anyway")
 
 
 def _config_problems(config: dict) -> list[str]:
@@ -425,18 +502,21 @@ def verify(source, plan: ApplyPlan) -> list[str]:
     return [f"{c.stream}: {c.limit} is {show_limit(c.limit, c.actual)}" for c in plan_apply(source, plan.wanted).changes]
 
 
-def apply_retention(options, wanted: dict, *, dry_run: bool, confirm) -> ApplyOutcome:
+def apply_retention(options, wanted: dict, *, dry_run: bool, confirm,
+                    checkpoints: list[GuardedCheckpoint] | None = None, force: bool = False) -> ApplyOutcome:
     """Plan, confirm (`confirm(plan)` shows the plan and answers), apply all-or-nothing, verify.
 
     A --nats-store is planned and rehearsed on a private copy: the copy shows exactly which messages the new
     limits delete and whether nats-server would leave tombstones an older Milvus misreads; the store itself is
-    opened only after the change was confirmed. A live --nats server cannot be copied: its losses are estimated."""
+    opened only after the change was confirmed. A live --nats server cannot be copied: its losses are estimated.
+    `checkpoints` (None: not checked): the plan is refused when it deletes messages after one, unless `force`."""
     from mqctl.mq.jetstream import check_writable, store_root
     from mqctl.mq.sources import open_source
 
     if options.nats_store is None:
         with open_source(options) as source:
             plan = plan_apply(source, wanted)
+            _guard_checkpoints(plan, checkpoints, force=force, dry_run=dry_run)
             if not plan.changes or dry_run:
                 return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
             _confirmed(confirm, plan)
@@ -445,6 +525,7 @@ def apply_retention(options, wanted: dict, *, dry_run: bool, confirm) -> ApplyOu
         return ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses)
 
     plan = rehearse(options, wanted)
+    _guard_checkpoints(plan, checkpoints, force=force, dry_run=dry_run)
     if not plan.changes or dry_run:
         return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
     check_writable(store_root(options.nats_store))
@@ -490,13 +571,18 @@ def rehearse(options, wanted: dict) -> ApplyPlan:
             plan = plan_apply(source, wanted)
             if not plan.changes:
                 return plan
+            first_before = {d.name: d.first_seq for d in source.stream_details()}
             before = {d.name: d.messages for d in source.stream_details()}
             try:
                 apply_plan(source, plan)
             except PreconditionError as err:
                 raise PreconditionError(f"{err.message} (rehearsed on a copy: the store is unchanged)",
                                         hint=err.hint) from err
-            after = {d.name: d.messages for d in source.stream_details()}
+            details = source.stream_details()
+            after = {d.name: d.messages for d in details}
+            plan.kept_from = {d.name: (first_before[d.name], d.first_seq) for d in details
+                              if d.name in first_before and d.first_seq > first_before[d.name]}
+            plan.age_cutoff = {}  # the copy shows exactly where each stream was cut
         tombstoned = sorted(name for name, stream in read_store(store_root(copy.nats_store)).items()
                             if stream.tombstones)
     plan.losses = [f"stream {name}: the new limits delete {before[name] - after.get(name, 0)} of its {before[name]} "
