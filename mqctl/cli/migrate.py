@@ -176,6 +176,12 @@ def render_plan(result):
         items.append(Output.table("row counts now", [Column("collection", KEY), Column("rows", NUMBER, 0)],
                                   [(n, c["rows"] if c["rows"] is not None else "not loaded (loaded at preflight)")
                                    for n, c in result.counts.items()]))
+    if result.checkpoints:
+        items.append(Output.table("channel checkpoints now", [Column("vchannel", KEY), Column("collection", TEXT, 0),
+                                                              Column("checkpoint (UTC)", TEXT, 1),
+                                                              Column("position", NUMBER, 2), Column("from", LABEL, 3)],
+                                  [(c["vchannel"], c["collection"], c["time"], c["position"], c["from"])
+                                   for c in result.checkpoints]))
     if result.config_diff:
         from rich.syntax import Syntax
 

@@ -32,6 +32,7 @@ class Plan:
     findings: list[S.Finding]
     counts: dict = field(default_factory=dict)
     config_diff: str = ""
+    checkpoints: list[dict] = field(default_factory=list)  # every vchannel's channel checkpoint now (etcd)
 
     @property
     def refused(self) -> bool:
@@ -55,18 +56,31 @@ def plan(options: S.MigrateOptions) -> Plan:
     actions = {
         "preflight": "check target, Milvus, overrides, storage, ports; record every collection's row count",
         "stop-writes": f"set {S.FORCE_DENY}=true {where}; wait for Milvus's update event" if where else mechanism,
-        "flush": f"FlushAll through gRPC at {options.milvus.uri}; wait up to {options.flush_timeout:.0f} s; count rows",
+        "flush": f"FlushAll through gRPC at {options.milvus.uri}; wait up to {options.flush_timeout:.0f} s until every "
+                 "channel checkpoint (etcd) is at or past the FlushAll timestamp; count rows",
         "stop": f"run `{options.stop_cmd}`; wait until Milvus stops answering" if options.stop_cmd else "no --stop-cmd",
         "switch": f"switch {options.live_config} to {options.to} (atomic, with a backup; diff below)",
         "start": f"run `{options.start_cmd}`; wait for health" if options.start_cmd else "no --start-cmd",
         "verify": f"`try to init mq ... mqType={options.to}` in the log" + (f"; jetstream/ under {store}" if options.to ==
-                  "natsmq" else "") + "; every collection loads with the same row count",
+                  "natsmq" else "") + "; every collection loads with the same row count; channel checkpoints move "
+                  "past the start (a warning if not)",
         "resume-writes": f"put {S.FORCE_DENY} back to its old value; wait for the update event",
         "backup": (f"archive {dirs} with a checksum manifest into {options.backup_dir}, read it back" +
                    ("; then delete them" if options.cleanup else "")) if options.backup_dir else "skipped (no --backup-dir)",
     }
     return Plan(evidence.get("source_mq"), options.to, evidence.get("milvus_version") or options.milvus_version,
-                [PlannedStep(name, actions[name]) for name in actions], findings, evidence.get("counts", {}), diff)
+                [PlannedStep(name, actions[name]) for name in actions], findings, evidence.get("counts", {}), diff,
+                _checkpoints_now(options, findings))
+
+
+def _checkpoints_now(options: S.MigrateOptions, findings: list[S.Finding]) -> list[dict]:
+    """The channel checkpoints the flush step will wait on; a finding when etcd cannot be read."""
+    try:
+        return S.read_checkpoints(options)
+    except MqctlError as err:
+        findings.append(S.Finding("warning", "checkpoints-unread", f"channel checkpoints not read: {err.message}",
+                                  err.hint or "pass --etcd http://HOST:2379 (Milvus's etcd)"))
+        return []
 
 
 # ------------------------------------------------------------------ executing

@@ -554,21 +554,101 @@ def step_resume_writes(ctx: Context, record: StepRecord) -> None:
     apply_force_deny(ctx, record, stop.evidence["old"])
 
 
+# ------------------------------------------------------------------ channel checkpoints
+
+CHECKPOINT_ADVANCE_SECONDS = 60.0  # how long verify waits for the new MQ's checkpoints to move
+
+
+def read_checkpoints(options: MigrateOptions) -> list[dict]:
+    """Every live vchannel's checkpoint from etcd (--etcd, else the config's etcd.endpoints), as journal rows
+    (see `mqctl channels checkpoints`); MqctlError when etcd cannot be read."""
+    from mqctl.mq.checkpoints import seek_positions
+    from mqctl.mq.messages import tso_to_datetime
+    from mqctl.mq.milvus_meta import meta_reader
+
+    meta = meta_reader(options.etcd, options.etcd_root, resolution(options)).read()
+    vchannels = meta.vchannels()
+    rows = []
+    for vchannel, (pchannel, position) in sorted(seek_positions(meta).items()):
+        seek, collection = meta.seek_position(vchannel), vchannels[vchannel]
+        rows.append({"vchannel": vchannel, "collection": f"{collection.database}/{collection.name}",
+                     "pchannel": pchannel, "ts": seek.timestamp, "time": _iso(tso_to_datetime(seek.timestamp)),
+                     "position": position, "from": seek.origin})
+    return rows
+
+
+def checkpoints_before(rows: list[dict], tso: int) -> list[str]:
+    """The vchannels whose checkpoint is not yet at or past `tso` (a Milvus timestamp)."""
+    return [row["vchannel"] for row in rows if (row["ts"] or 0) < tso]
+
+
+def checkpoint_evidence(before: dict[str, int | None], rows: list[dict], tso: int) -> list[dict]:
+    """Per vchannel: its checkpoint ts before and after, the position after, and whether it reached `tso`."""
+    return [{"vchannel": row["vchannel"], "collection": row["collection"], "pchannel": row["pchannel"],
+             "ts_before": before.get(row["vchannel"]), "ts_after": row["ts"],
+             "time_after": row["time"], "position": row["position"], "from": row["from"],
+             "reached": (row["ts"] or 0) >= tso} for row in rows]
+
+
+def _iso(when: dt.datetime | None) -> str | None:
+    return when.isoformat().replace("+00:00", "Z") if when else None
+
+
+def wait_for_checkpoints(options: MigrateOptions, tso: int, timeout: float,
+                         on_wait: Callable[[float], None]) -> tuple[list[dict], float]:
+    """Read the checkpoints until every one is at or past `tso` or `timeout` seconds passed."""
+    started = time.monotonic()
+    while True:
+        rows = read_checkpoints(options)
+        waited = time.monotonic() - started
+        if not checkpoints_before(rows, tso) or waited >= timeout:
+            return rows, round(waited, 3)
+        on_wait(waited)
+        time.sleep(1)
+
+
+def datetime_to_tso(when: dt.datetime) -> int:
+    from mqctl.mq.messages import TSO_LOGICAL_BITS
+
+    return int(when.timestamp() * 1000) << TSO_LOGICAL_BITS
+
+
 # ------------------------------------------------------------------ flush, stop, start
 
 def step_flush(ctx: Context, record: StepRecord) -> None:
+    """FlushAll, then every vchannel's channel checkpoint at or past the FlushAll timestamp: Milvus resumes each
+    vchannel from its checkpoint, so what lies before it is persisted and nothing needs the old MQ."""
     from mqctl.migrate.milvus import collection_counts, flush_all
 
+    options = ctx.options
+    try:
+        before: dict | None = {row["vchannel"]: row["ts"] for row in read_checkpoints(options)}
+    except MqctlError as err:
+        before = None
+        record.evidence["checkpoints_unread"] = err.message
     client = ctx.client()
     try:
         ctx.report.waiting("FlushAll: waiting for every channel to pass the flush timestamp ...")
-        flushed = flush_all(client, ctx.options.flush_timeout,
+        flushed = flush_all(client, options.flush_timeout,
                             on_wait=lambda s: ctx.report.waiting(f"FlushAll: {s:.0f} s ..."))
         waited = time.monotonic()
-        record.evidence["counts"] = collection_counts(ctx.options.milvus, client=client)
+        record.evidence["counts"] = collection_counts(options.milvus, client=client)
     finally:
         client.close()
     record.evidence.update(flushed, milvus_wait_seconds=round(flushed["seconds"] + time.monotonic() - waited, 3))
+    if before is None:
+        return
+    flush_ts = flushed["flush_all_ts"]
+    rows, seconds = wait_for_checkpoints(options, flush_ts, max(options.flush_timeout - flushed["seconds"], 1.0),
+                                         lambda s: ctx.report.waiting(f"channel checkpoints: {s:.0f} s ..."))
+    record.evidence["checkpoints"] = checkpoint_evidence(before, rows, flush_ts)
+    record.evidence["checkpoint_wait_seconds"] = seconds
+    behind = checkpoints_before(rows, flush_ts)
+    if behind:
+        raise StepFailed("flush", f"the channel checkpoint of {', '.join(behind)} is still before the FlushAll "
+                         f"timestamp {flush_ts} after {options.flush_timeout:.0f} s (see the journal's checkpoints)",
+                         "Milvus is still flushing: run `mqctl migrate resume` to flush and wait again",
+                         writes_note="writes stay stopped")
 
 
 def step_stop(ctx: Context, record: StepRecord) -> None:
@@ -672,11 +752,35 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
     release(options.milvus, [n for n in counts if not journal.step("preflight").evidence.get("counts", {})
                              .get(n, {}).get("was_loaded", True)])
     record.evidence["counts"] = counts
+    _checkpoints_advance(ctx, record, since)
     mismatched = {n: (baseline[n]["rows"], counts.get(n, {}).get("rows")) for n in baseline
                   if counts.get(n, {}).get("rows") != baseline[n]["rows"]}
     if mismatched:
         raise failed("row counts differ from before the switch: " +
                      ", ".join(f"{n} {before} -> {after}" for n, (before, after) in mismatched.items()))
+
+
+def _checkpoints_advance(ctx: Context, record: StepRecord, since: dt.datetime) -> None:
+    """Evidence that Milvus consumes the new MQ: every vchannel's checkpoint moves past the start. A vchannel
+    that does not within CHECKPOINT_ADVANCE_SECONDS is a warning, not a failure: Milvus updates checkpoints
+    from its datanodes' time ticks on its own schedule and documents no bound."""
+    flushed = ctx.record("flush").evidence
+    if "checkpoints" not in flushed and "checkpoints_unread" in flushed:
+        record.evidence["checkpoints_unread"] = flushed["checkpoints_unread"]
+        return
+    start_tso = datetime_to_tso(since)
+    try:
+        rows, seconds = wait_for_checkpoints(ctx.options, start_tso, CHECKPOINT_ADVANCE_SECONDS,
+                                             lambda s: ctx.report.waiting(f"channel checkpoints: {s:.0f} s ..."))
+    except MqctlError as err:
+        record.evidence["checkpoints_unread"] = err.message
+        return
+    before = {row["vchannel"]: row["ts_after"] for row in flushed.get("checkpoints", [])}
+    record.evidence["checkpoints"] = checkpoint_evidence(before, rows, start_tso)
+    record.evidence["checkpoint_wait_seconds"] = seconds
+    record.evidence["checkpoint_warnings"] = [
+        f"{vchannel}: the channel checkpoint did not move past the start on {ctx.expected_mq} within "
+        f"{CHECKPOINT_ADVANCE_SECONDS:.0f} s" for vchannel in checkpoints_before(rows, start_tso)]
 
 
 def _runtime_info(options, expected: str) -> str:
