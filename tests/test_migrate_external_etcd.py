@@ -158,6 +158,18 @@ def test_rocksmq_to_natsmq_through_etcd_survives_crashes(box):
     raw = result["verify"]["evidence"]["counts"][f"default/{RAW}"]
     assert raw == {"rows": RAW_ROWS + 20, "was_loaded": False, "method": "segment-stats"}
     assert result["flush"]["evidence"]["counts"][f"default/{RAW}"]["rows"] == RAW_ROWS + 20
+    flushed = result["flush"]["evidence"]  # every vchannel's checkpoint reached the FlushAll ts before the stop
+    assert {r["collection"] for r in flushed["checkpoints"]} >= {"default/demo_docs", "default/demo_events",
+                                                                 f"default/{RAW}"}
+    for row in flushed["checkpoints"]:
+        assert row["reached"] and row["ts_after"] >= flushed["flush_all_ts"] and row["ts_before"] is not None, row
+        assert row["position"] > 0 and row["pchannel"] in row["vchannel"], row
+    moved = result["verify"]["evidence"]  # on natsmq now: checkpoints past the start, or a warning per vchannel
+    assert {r["vchannel"] for r in moved["checkpoints"]} == {r["vchannel"] for r in flushed["checkpoints"]}
+    assert sorted(w.split(":")[0] for w in moved["checkpoint_warnings"]) == \
+        sorted(r["vchannel"] for r in moved["checkpoints"] if not r["reached"])
+    print("checkpoints after the start:", [(r["vchannel"], r["reached"]) for r in moved["checkpoints"]],
+          moved["checkpoint_wait_seconds"])
     resumed = result["resume-writes"]["evidence"]["confirmed"]
     assert "EtcdSource" in resumed and "DELETE" in resumed
     assert force_deny(box) is None  # it was absent before the migration
