@@ -174,11 +174,11 @@ def _checkpoints(out, etcd: str | None, etcd_root: str | None, resolution):
     """Every live vchannel's checkpoint, from --etcd/--etcd-root or else the config's etcd; None (with a
     warning) when the config's etcd cannot be read. An etcd given on the command line must answer."""
     from mqctl.errors import MqctlError
+    from mqctl.mq.checkpoints import live_checkpoints
     from mqctl.mq.milvus_meta import meta_reader
-    from mqctl.mq.retention import guarded_checkpoints
 
     try:
-        return guarded_checkpoints(meta_reader(etcd, etcd_root, resolution).read())
+        return live_checkpoints(meta_reader(etcd, etcd_root, resolution).read())
     except MqctlError as err:
         if etcd:
             raise

@@ -562,19 +562,12 @@ CHECKPOINT_ADVANCE_SECONDS = 60.0  # how long verify waits for the new MQ's chec
 def read_checkpoints(options: MigrateOptions) -> list[dict]:
     """Every live vchannel's checkpoint from etcd (--etcd, else the config's etcd.endpoints), as journal rows
     (see `mqctl channels checkpoints`); MqctlError when etcd cannot be read."""
-    from mqctl.mq.checkpoints import seek_positions
-    from mqctl.mq.messages import tso_to_datetime
+    from mqctl.mq.checkpoints import live_checkpoints
     from mqctl.mq.milvus_meta import meta_reader
 
-    meta = meta_reader(options.etcd, options.etcd_root, resolution(options)).read()
-    vchannels = meta.vchannels()
-    rows = []
-    for vchannel, (pchannel, position) in sorted(seek_positions(meta).items()):
-        seek, collection = meta.seek_position(vchannel), vchannels[vchannel]
-        rows.append({"vchannel": vchannel, "collection": f"{collection.database}/{collection.name}",
-                     "pchannel": pchannel, "ts": seek.timestamp, "time": _iso(tso_to_datetime(seek.timestamp)),
-                     "position": position, "from": seek.origin})
-    return rows
+    return [{"vchannel": cp.vchannel, "collection": f"{cp.database}/{cp.collection}", "pchannel": cp.pchannel,
+             "ts": cp.ts, "time": _iso(cp.time), "position": cp.position, "from": cp.origin}
+            for cp in live_checkpoints(meta_reader(options.etcd, options.etcd_root, resolution(options)).read())]
 
 
 def checkpoints_before(rows: list[dict], tso: int) -> list[str]:

@@ -272,6 +272,35 @@ def seek_positions(meta: ChannelMeta) -> dict[str, tuple[str, int]]:
     return found
 
 
+@dataclass
+class LiveCheckpoint:
+    """Where Milvus resumes a live collection's vchannel: the messages after `position` on `pchannel` are all
+    it has not persisted (retention apply guards them, migrate waits for them to pass FlushAll)."""
+
+    vchannel: str
+    pchannel: str
+    database: str
+    collection: str
+    position: int
+    ts: int  # Milvus TSO
+    origin: str  # channel-cp | segment-dml | segment-start | collection-start
+
+    @property
+    def time(self) -> dt.datetime | None:
+        return messages.tso_to_datetime(self.ts)
+
+
+def live_checkpoints(meta: ChannelMeta) -> list[LiveCheckpoint]:
+    """Every live collection's vchannel with its seek position (see seek_positions), by vchannel."""
+    found = []
+    for vchannel, collection in sorted(meta.vchannels().items()):
+        position = meta.seek_position(vchannel)
+        if collection is not None and position is not None:
+            found.append(LiveCheckpoint(vchannel, _pchannel_of(vchannel, collection), collection.database,
+                                        collection.name, position.id, position.timestamp, position.origin))
+    return found
+
+
 RULE_RETENTION = "CP104"
 
 

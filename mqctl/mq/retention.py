@@ -344,51 +344,26 @@ def _estimate_cut(stream, changed: set[str], wanted: dict, now: dt.datetime, kep
             age_cutoff[stream.name] = cutoff
 
 
-@dataclass
-class GuardedCheckpoint:
-    """Where Milvus resumes a live vchannel: the messages after `position` on `pchannel` are all it has not
-    persisted, so retention must not delete them (see mqctl.mq.checkpoints)."""
-
-    vchannel: str
-    pchannel: str
-    collection: str  # database.name
-    position: int
-    time: dt.datetime | None
-
-
-def guarded_checkpoints(meta) -> list[GuardedCheckpoint]:
-    """Every live vchannel's seek position in a milvus_meta.ChannelMeta."""
-    from mqctl.mq.checkpoints import seek_positions
-    from mqctl.mq.messages import tso_to_datetime
-
-    vchannels = meta.vchannels()
-    found = []
-    for vchannel, (pchannel, position) in sorted(seek_positions(meta).items()):
-        collection, seek = vchannels[vchannel], meta.seek_position(vchannel)
-        found.append(GuardedCheckpoint(vchannel, pchannel, f"{collection.database}.{collection.name}", position,
-                                       tso_to_datetime(seek.timestamp) if seek.timestamp else None))
-    return found
-
-
-def checkpoint_losses(plan: ApplyPlan, checkpoints: list[GuardedCheckpoint]) -> list[str]:
+def checkpoint_losses(plan: ApplyPlan, checkpoints: list) -> list[str]:
     """The vchannels whose messages after the checkpoint the plan deletes: Milvus seeks there at its next
-    start and silently misses them."""
+    start and silently misses them. `checkpoints`: mqctl.mq.checkpoints.LiveCheckpoint."""
     found = []
     for cp in checkpoints:
+        name = f"{cp.database}.{cp.collection}"
         needed = cp.position + 1
         first, kept = plan.kept_from.get(cp.pchannel, (0, 0))
         cutoff = plan.age_cutoff.get(cp.pchannel)
         if kept > max(first, needed):
-            found.append(f"{cp.collection} ({cp.vchannel}): the new limits of stream {cp.pchannel} delete messages "
+            found.append(f"{name} ({cp.vchannel}): the new limits of stream {cp.pchannel} delete messages "
                          f"{max(first, needed)}..{kept - 1}, after its checkpoint {cp.position}")
         elif cutoff is not None and cp.time is not None and cp.time < cutoff:
-            found.append(f"{cp.collection} ({cp.vchannel}): its checkpoint ({cp.time:%Y-%m-%d %H:%M:%S} UTC) is older "
+            found.append(f"{name} ({cp.vchannel}): its checkpoint ({cp.time:%Y-%m-%d %H:%M:%S} UTC) is older "
                          f"than the new max_age of stream {cp.pchannel}: the messages after it that are older than "
                          "max_age are deleted")
     return found
 
 
-def _guard_checkpoints(plan: ApplyPlan, checkpoints: list[GuardedCheckpoint] | None, *, force: bool,
+def _guard_checkpoints(plan: ApplyPlan, checkpoints: list | None, *, force: bool,
                        dry_run: bool) -> None:
     """Refuse a plan that deletes what a vchannel needs after its checkpoint (unless forced); shown either way."""
     if checkpoints is None or not plan.changes:
@@ -503,7 +478,7 @@ def verify(source, plan: ApplyPlan) -> list[str]:
 
 
 def apply_retention(options, wanted: dict, *, dry_run: bool, confirm,
-                    checkpoints: list[GuardedCheckpoint] | None = None, force: bool = False) -> ApplyOutcome:
+                    checkpoints: list | None = None, force: bool = False) -> ApplyOutcome:
     """Plan, confirm (`confirm(plan)` shows the plan and answers), apply all-or-nothing, verify.
 
     A --nats-store is planned and rehearsed on a private copy: the copy shows exactly which messages the new
