@@ -291,3 +291,21 @@ def test_the_configs_etcd_is_read_and_an_unreachable_one_is_a_warning(cli, tmp_p
     assert "warning: channel checkpoints not checked" in applied.stderr and "--etcd" in applied.stderr
     assert cli("retention", "apply", "--config", str(limits), "--nats-store", str(store), "--etcd",
                f"http://127.0.0.1:{free_port()}", "--yes").code == 3  # an etcd given on the command line must answer
+
+
+def test_a_live_server_is_checked_by_sequence_for_max_msgs_and_by_time_for_max_age(cli, tmp_path, store, etcd_url):
+    vchannel = _checkpoint_at(etcd_url, "live", 10)  # its time is the fixture insert's, long ago
+    proc, url = start_nats(tmp_path, store_dir=store)
+    try:
+        by_count = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
+        by_age = natsmq_yaml(tmp_path, max_age="60", name="age.yaml")
+        for config, expected in ((by_count, "delete messages 11..21"), (by_age, "is older than the new max_age")):
+            refused = cli("retention", "apply", "--config", str(config), "--nats", url, "--etcd", etcd_url,
+                          "--etcd-root", "live", "--yes")
+            assert refused.code == 3, refused.stdout + refused.stderr
+            assert f"default.items ({vchannel})" in refused.stderr and expected in refused.stderr, refused.stderr
+        untouched = cli("channels", "list", "--nats", url, "--json").json()["channels"]
+        assert next(c for c in untouched if c["name"] == CP_CHANNEL)["messages"] == 121
+    finally:
+        proc.terminate()
+        proc.wait()
