@@ -168,8 +168,8 @@ def test_rocksmq_to_natsmq_through_etcd_survives_crashes(box):
     assert {r["vchannel"] for r in moved["checkpoints"]} == {r["vchannel"] for r in flushed["checkpoints"]}
     assert sorted(w.split(":")[0] for w in moved["checkpoint_warnings"]) == \
         sorted(r["vchannel"] for r in moved["checkpoints"] if not r["reached"])
-    print("checkpoints after the start:", [(r["vchannel"], r["reached"]) for r in moved["checkpoints"]],
-          moved["checkpoint_wait_seconds"])
+    print("checkpoint waits (s): after FlushAll", flushed["checkpoint_wait_seconds"], "after the start",
+          moved["checkpoint_wait_seconds"], "not advanced:", moved["checkpoint_warnings"])
     resumed = result["resume-writes"]["evidence"]["confirmed"]
     assert "EtcdSource" in resumed and "DELETE" in resumed
     assert force_deny(box) is None  # it was absent before the migration
