@@ -36,12 +36,13 @@ class Worker:
             else (self.box.dir / "base.yaml").read_text()
         (self.box.dir / "base.yaml").write_text(self.base)  # the rendered file, before any variant
 
-    def run(self, config_text: str, wait: float = WAIT_SECONDS) -> Run:
-        """Start the binary on `config_text`, classify, stop it."""
+    def run(self, config_text: str, wait: float = WAIT_SECONDS, fresh: bool = True) -> Run:
+        """Start the binary on `config_text`, classify, stop it. `fresh` empties the data folder first."""
         box = self.box
         box.stop(timeout=2)
-        shutil.rmtree(box.dir / "data", ignore_errors=True)
-        (box.dir / "data").mkdir()
+        if fresh:
+            shutil.rmtree(box.dir / "data", ignore_errors=True)
+            (box.dir / "data").mkdir()
         for log in (box.dir / "logs").glob("milvus-std*.log"):
             log.write_text("")
         box.config_path.write_text(config_text)

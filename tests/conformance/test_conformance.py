@@ -103,3 +103,28 @@ def test_binary_agrees_with_mqctl(tmp_path_factory, tmp_path):
     print("\n" + compare.table(rows))
     assert not drifted, "the binary no longer does what the fixture recorded:\n" + "\n".join(drifted)
     assert all(ok for *_, ok in rows), "\n" + compare.table(rows)
+
+
+@pytest.mark.milvus
+def test_natsmq_max_age_edit_alone_stops_milvus_as_retention_show_predicts(tmp_path_factory, cli):
+    """A maxAge change in the yaml against an existing store: `retention show` names 10058, Milvus dies on it."""
+    from tests.conformance.runner import Worker
+
+    worker = Worker(tmp_path_factory.mktemp("retention"))
+    try:
+        text = render(worker.base, Variant("natsmq"))
+        assert worker.run(text).outcome.starts == "natsmq"  # creates one stream per channel
+        edited = text.replace("maxAge: 4320", "maxAge: 60", 1)
+        assert edited != text
+        config = worker.box.dir / "edited.yaml"
+        config.write_text(edited)
+        store = worker.box.nats_store_dir
+        predicted = cli("retention", "show", "--nats-store", str(store), "--config", str(config), "--json")
+        assert predicted.code == 1, predicted.stderr
+        findings = predicted.json()["findings"]
+        assert findings and all("10058" in f["message"] for f in findings)
+        outcome = worker.run(edited, wait=180, fresh=False).outcome
+        assert outcome.attempted == "natsmq" and outcome.starts is None
+        assert "stream name already in use" in outcome.fails
+    finally:
+        worker.close()
