@@ -58,7 +58,7 @@ def _section_span(lines: list[str], name: str) -> tuple[int, int]:
     return start, end
 
 
-def _drop_section(lines: list[str], name: str) -> list[str]:
+def drop_section(lines: list[str], name: str) -> list[str]:
     start, end = _section_span(lines, name)
     return lines[:start] + lines[end:]
 
@@ -79,17 +79,17 @@ def render(base: str, variant: Variant) -> str:
     """The base milvus.yaml with the variant's MQ keys applied."""
     lines = base.splitlines()
     if variant.mq_type == "absent":
-        lines = _drop_section(lines, "mq")
+        lines = drop_section(lines, "mq")
     else:
         lines = _edit_key(lines, "mq", "type", variant.mq_type)
     if variant.rocksmq == "empty":
         lines = _edit_key(lines, "rocksmq", "path", '""')
     elif variant.rocksmq == "removed":
-        lines = _drop_section(lines, "rocksmq")
+        lines = drop_section(lines, "rocksmq")
     if variant.pulsar == "empty":
         lines = _edit_key(lines, "pulsar", "address", '""')
     elif variant.pulsar == "removed":
-        lines = _drop_section(lines, "pulsar")
+        lines = drop_section(lines, "pulsar")
     if variant.natsmq != "kept":
         lines = _edit_key(lines, "natsmq", "storeDir", '""' if variant.natsmq == "empty" else None)
     if variant.kafka != "absent":
