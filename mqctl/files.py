@@ -1,16 +1,27 @@
-"""Crash-safe file replacement, shared by config edits, migration journals and replay checkpoints."""
+"""Crash-safe file replacement and edit locks, shared by config edits, migration journals and replay checkpoints."""
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import os
 import tempfile
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
+from mqctl.errors import InputError, PreconditionError
 
-def replace_atomically(path: Path, data: bytes, *, mode: int | None = None) -> None:
+LOCK_WAIT = 30.0  # seconds an edit waits for another one on the same file before giving up (MQCTL_LOCK_WAIT)
+_held: dict[Path, int] = {}  # lock files this process holds, with their depth (nested edits of one file)
+
+
+def replace_atomically(path: Path, data: bytes, *, mode: int | None = None, owner: tuple[int, int] | None = None) -> None:
     """Write `data` to a temp file in the same folder, fsync it, rename it over `path`, fsync the folder.
 
-    A crash at any point leaves either the old file or the new one, never half of one.
+    A crash at any point leaves either the old file or the new one, never half of one. `mode` and
+    `owner` (uid, gid) are given to the new file before the rename, so no reader sees it otherwise.
     """
     path = Path(path)
     folder = path.parent
@@ -21,6 +32,8 @@ def replace_atomically(path: Path, data: bytes, *, mode: int | None = None) -> N
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+        if owner is not None:
+            keep_owner(Path(temp), owner)
         if mode is not None:
             os.chmod(temp, mode)
         os.replace(temp, path)
@@ -32,3 +45,91 @@ def replace_atomically(path: Path, data: bytes, *, mode: int | None = None) -> N
         os.fsync(directory)
     finally:
         os.close(directory)
+
+
+def keep_owner(path: Path, owner: tuple[int, int]) -> None:
+    """Give `path` the uid/gid of the file it replaces or copies (root editing milvus:milvus 0600 must not
+    leave a file Milvus cannot read); a non-root user can only keep its own, which it already has."""
+    if (os.stat(path).st_uid, os.stat(path).st_gid) == owner:
+        return
+    try:
+        os.chown(path, *owner)
+    except PermissionError:
+        if os.geteuid() == 0:
+            raise
+
+
+def lock_path(path: Path | str) -> Path:
+    """The sidecar lock file of a file: `.NAME.mqctl.lock` next to its real path (symlinks followed)."""
+    target = Path(os.path.realpath(path))
+    return target.with_name(f".{target.name}.mqctl.lock")
+
+
+@contextlib.contextmanager
+def edit_lock(path: Path | str, *, wait: float | None = None) -> Iterator[None]:
+    """Hold an exclusive advisory lock (flock on the sidecar lock file) while a file is read, changed
+    and written, so two mqctl edits of one file run one after the other instead of one losing its
+    change. Re-entrant within a process; waits at most `wait` seconds (default: MQCTL_LOCK_WAIT, else
+    LOCK_WAIT) for another holder."""
+    if wait is None:
+        wait = _lock_wait()
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: no such file", hint="check the path")
+    lock = lock_path(path)
+    if lock in _held:
+        _held[lock] += 1
+        try:
+            yield
+        finally:
+            _held[lock] -= 1
+        return
+    try:
+        fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as err:
+        raise PreconditionError(f"cannot create the lock file {lock}: {err.strerror}", location=str(path),
+                                hint=_write_hint(err, lock.parent)) from None
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise PreconditionError(f"another mqctl edit of {path} has held its lock ({lock}) for "
+                                            f"{wait:g} s; nothing was written", hint="run the command again once "
+                                            "it is done (MQCTL_LOCK_WAIT sets how long to wait)") from None
+                time.sleep(0.02)
+        _held[lock] = 1
+        try:
+            yield
+        finally:
+            del _held[lock]
+    finally:
+        os.close(fd)  # closing releases the flock
+
+
+def _lock_wait() -> float:
+    text = os.environ.get("MQCTL_LOCK_WAIT", "")
+    try:
+        return max(0.0, float(text)) if text else LOCK_WAIT
+    except ValueError:
+        raise InputError(f"MQCTL_LOCK_WAIT={text!r} is not a number of seconds", hint="e.g. MQCTL_LOCK_WAIT=60") from None
+
+
+def _write_hint(err: OSError, folder: Path) -> str:
+    if err.errno in (errno.EROFS,):
+        return f"{folder} is on a read-only file system: edit a writable copy and put it in place"
+    if err.errno in (errno.EACCES, errno.EPERM):
+        return (f"this user may not write in {folder} (an edit writes a lock, a backup and the new file there): "
+                "run as a user who may, or edit a copy and put it in place")
+    if err.errno == errno.ENOSPC:
+        return f"free space on the file system of {folder}"
+    return "check the folder"
+
+
+def write_error(err: OSError, path: Path | str) -> PreconditionError:
+    """An OSError while backing up or replacing a file, as one line with the fix (exit 3)."""
+    folder = Path(os.path.realpath(path)).parent
+    return PreconditionError(f"cannot write next to {path}: {err.strerror}; nothing was changed", location=str(path),
+                             hint=_write_hint(err, folder))

@@ -348,7 +348,8 @@ class Output:
             self.err.print(_masked(message))
 
     def warn(self, message: str) -> None:
-        self.err.print(Text.assemble(("warning:", "yellow"), " ", mask_url_passwords(message)))
+        # one line however long: a warning may end in a command to copy
+        self.err.print(Text.assemble(("warning:", "yellow"), " ", mask_url_passwords(message)), soft_wrap=True)
 
     def error(self, err: MqctlError) -> None:
         self.err.print(Text.assemble(("error:", "red"), " ", mask_url_passwords(err.one_line())), soft_wrap=True)

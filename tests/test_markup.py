@@ -65,17 +65,22 @@ def test_bracketed_file_and_key_through_every_config_command(bracketed):
         text = clean(result)
         assert "a[b].yaml:2" in text and "[red]natsmq" in text
 
-    got = run_cli("config", "get", str(bracketed), "[bold]x")
-    assert got.code == 0 and f"[bold]x = [i]v    [yaml: {bracketed}:3]" in clean(got)
+    got = run_cli("config", "get", str(bracketed), "mq.type")
+    assert got.code == 0 and f"mq.type = [red]natsmq    [yaml: {bracketed}:2]" in clean(got)
+    odd = run_cli("config", "get", str(bracketed), "[bold]x")
+    assert odd.code == 2 and "'[bold]x'" in clean(odd)
 
-    changed = run_cli("config", "set", str(bracketed), "[bold]x", "[u]w", "--yes")
+    refused = run_cli("config", "set", str(bracketed), "[bold]x", "[u]w", "--yes")
+    assert refused.code == 2 and "invalid key '[bold]x': '[bold]x' is not a plain YAML key" in clean(refused)
+
+    changed = run_cli("config", "set", str(bracketed), "natsmq.server.monitor.logFile", "[u]w.log", "--yes")
     assert changed.code == 0
     text = clean(changed)
-    assert '+"[bold]x": "[u]w"' in text and "a[b].yaml\n+++ b/" in text and f"Wrote {bracketed} (backup: " in text
-    assert '"[bold]x": "[u]w"' in bracketed.read_text()
+    assert '+      logFile: "[u]w.log"' in text and "a[b].yaml\n+++ b/" in text and f"Wrote {bracketed} (backup: " in text
+    assert 'logFile: "[u]w.log"' in bracketed.read_text()
 
-    removed = run_cli("config", "unset", str(bracketed), "[bold]x", "--dry-run")
-    assert removed.code == 0 and '-"[bold]x": "[u]w"' in clean(removed)
+    removed = run_cli("config", "unset", str(bracketed), "natsmq.server.monitor.logFile", "--dry-run")
+    assert removed.code == 0 and '-      logFile: "[u]w.log"' in clean(removed)
 
     switched = run_cli("config", "switch", str(bracketed), "--to", "rocksmq", "--dry-run")
     assert switched.code == 0 and '-  type: "[red]natsmq"' in clean(switched)
@@ -89,9 +94,10 @@ def test_bracketed_channel_names_and_paths(tmp_path):
     folder.mkdir()
     shutil.copytree(ROCKSMQ, folder / "rdb_data")  # without its _meta_kv: a warning naming the folder
     listed = run_cli("channels", "list", "--rocksmq", str(folder / "rdb_data"))
-    assert listed.code == 0
+    assert listed.code == 1  # data without its metadata is a warning
     text = clean(listed)
-    assert f"channels of rocksmq:{folder}/rdb_data" in text and f"warning: rocksmq:{folder}/rdb_data: no _meta_kv" in text
+    assert f"channels of rocksmq:{folder}/rdb_data" in text
+    assert f"warning: rocksmq:{folder}/rdb_data: no rdb_data_meta_kv folder beside it" in text
 
     for source in (["--rocksmq", str(folder / "rdb_data")], ["--nats-store", str(STORE)]):
         for command in ("show", "peek"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +53,134 @@ def test_json_run_needs_yes_and_status_needs_a_journal(config, cli):
     assert result.code == 2 and "--yes" in result.stderr
     result = cli("migrate", "status", "--config", str(config))
     assert result.code == 3 and "no migration journal" in result.stderr
+
+
+def _failed_journal(config, cli) -> Path:
+    """A real journal: a migration that stopped in preflight (Milvus unreachable), next to `config`."""
+    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS, "--yes")
+    assert result.code == 3, result.stderr
+    return config.parent / ".mqctl-migrate.json"
+
+
+def test_resume_refuses_a_journal_of_another_config(tmp_path, cli):
+    a, b = tmp_path / "A", tmp_path / "B"
+    a.mkdir(), b.mkdir()
+    for folder, name in ((a, "x.yaml"), (b, "other.yaml")):
+        shutil.copy(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml", folder / name)
+    theirs = _failed_journal(b / "other.yaml", cli)
+    shutil.copy(theirs, a / ".mqctl-migrate.json")
+    before = theirs.read_text()
+    result = cli("migrate", "resume", "--config", str(a / "x.yaml"))
+    assert result.code == 2, result.stderr
+    assert "belongs to" in result.stderr and str(b / "other.yaml") in result.stderr
+    assert theirs.read_text() == before and (a / ".mqctl-migrate.json").read_text() == before
+    moved = tmp_path / "state"
+    moved.mkdir()
+    shutil.copy(theirs, moved / ".mqctl-migrate.json")  # a journal copied away from where it was written
+    result = cli("migrate", "resume", "--state-dir", str(moved))
+    assert result.code == 2 and "was written as" in result.stderr, result.stderr
+    result = cli("migrate", "rollback", "--config", str(a / "x.yaml"), "--yes")
+    assert result.code == 2 and "belongs to" in result.stderr
+
+
+def test_preflight_dry_runs_the_switch_edit(config, cli):
+    before = config.read_text()
+    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1",
+                 "--nats-port", "70000", *COMMANDS, "--yes")
+    assert result.code == 3
+    assert "step preflight failed" in result.stderr and "natsmq.server.port must be a port" in result.stderr
+    assert "nothing was changed" in result.stderr and config.read_text() == before
+
+
+def test_a_failure_after_the_stop_says_that_milvus_is_down(config, cli):
+    """Writes stopped, Milvus flushed and stopped, then the switch cannot edit the config."""
+    import json
+
+    path = _failed_journal(config, cli)
+    journal = json.loads(path.read_text())
+    for step in journal["steps"][:4]:  # preflight, stop-writes, flush, stop
+        step["status"], step["error"] = "done", None
+    journal["steps"][1]["evidence"] = {"old": {"file": None}, "mechanism": "file"}
+    path.write_text(json.dumps(journal))
+    config.write_text("mq: [unclosed\n")
+    result = cli("migrate", "resume", "--config", str(config))
+    assert result.code == 3
+    assert "step switch failed" in result.stderr
+    assert "Milvus is stopped" in result.stderr and "writes stay denied" in result.stderr
+    assert "mqctl migrate resume" in result.stderr and "mqctl migrate rollback" in result.stderr
+
+
+@pytest.mark.parametrize("text", ["[]", "{}", '{"steps": 5}', "null"])
+def test_json_that_is_not_a_journal_is_bad_input(tmp_path, cli, text):
+    (tmp_path / ".mqctl-migrate.json").write_text(text)
+    for command in ("status", "resume"):
+        result = cli("migrate", command, "--state-dir", str(tmp_path))
+        assert result.code == 2, (command, result.stderr)
+        assert "unreadable migration journal" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("damage", ["no options", "options of the wrong type", "no steps", "a timeout as text"])
+def test_a_damaged_journal_is_bad_input(config, cli, damage):
+    import json
+
+    path = _failed_journal(config, cli)
+    journal = json.loads(path.read_text())
+    if damage == "no options":
+        del journal["options"]["configs"]
+    elif damage == "options of the wrong type":
+        journal["options"] = ["x"]
+    elif damage == "no steps":
+        journal["steps"] = []
+    else:
+        journal["options"]["flush_timeout"] = "soon"
+    path.write_text(json.dumps(journal))
+    for command in ("status", "resume"):
+        result = cli("migrate", command, "--config", str(config))
+        assert result.code == 2, (damage, command, result.stderr)
+        assert "unreadable migration journal" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_state_dir_that_is_a_file_or_missing(tmp_path, config, cli):
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS,
+                 "--state-dir", str(afile), "--yes")
+    assert result.code == 2 and "not a folder" in result.stderr, result.stderr
+    for command in ("status", "resume"):
+        result = cli("migrate", command, "--state-dir", str(tmp_path / "new" / "dir"))
+        assert result.code == 2 and "does not exist" in result.stderr, (command, result.stderr)
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize("option,value", [("--flush-timeout", "-1"), ("--flush-timeout", "inf"),
+                                          ("--start-timeout", "0"), ("--confirm-timeout", "nan")])
+def test_timeouts_must_be_positive_and_finite(config, cli, option, value):
+    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS,
+                 option, value, "--yes")
+    assert result.code == 2 and "positive, finite number of seconds" in result.stderr, result.stderr
+    assert not (config.parent / ".mqctl-migrate.json").exists()
+    result = cli("migrate", "resume", "--config", str(config), option, value)
+    assert result.code == 2 and "positive, finite number of seconds" in result.stderr, result.stderr
+
+
+def test_a_missing_config_creates_nothing(tmp_path, cli):
+    missing = tmp_path / "MISSING" / "m.yaml"
+    result = cli("migrate", "--config", str(missing), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS,
+                 "--yes")
+    assert result.code == 2 and "m.yaml" in result.stderr and "does not exist" in result.stderr, result.stderr
+    assert not (tmp_path / "MISSING").exists()
+
+
+
+def test_etcd_root_defaults_to_the_configs_root_path(config, cli):
+    """forceDeny must go under the root this Milvus watches, not under by-dev."""
+    import json
+
+    config.write_text(config.read_text().replace("rootPath: by-dev # The root path where data is stored in etcd",
+                                                 "rootPath: prod-milvus"))
+    journal = json.loads(_failed_journal(config, cli).read_text())
+    assert journal["options"]["etcd_root"] == "prod-milvus"
+    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS,
+                 "--etcd-root", "other", "--yes")
+    assert result.code == 3
+    assert json.loads((config.parent / ".mqctl-migrate.json").read_text())["options"]["etcd_root"] == "other"

@@ -4,17 +4,15 @@ command, RocksMQ -> natsmq again and rollback."""
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import run_cli
+from tests.migrate_helpers import KILLED, client, counts, journal, migrate
 
 pytestmark = pytest.mark.milvus
-
-KILLED = -9
 
 
 @pytest.fixture(scope="module")
@@ -26,29 +24,6 @@ def box(tmp_path_factory):
     yield info
     run_cli("sandbox", "down", "--dir", str(folder))
     shutil.rmtree(folder, ignore_errors=True)
-
-
-def client(info, db=""):
-    from pymilvus import MilvusClient
-
-    return MilvusClient(uri=info["uri"], db_name=db)
-
-
-def counts(info) -> dict[str, int]:
-    c = client(info)
-    try:
-        return {name: int(c.query(name, filter="", output_fields=["count(*)"], consistency_level="Strong")[0]["count(*)"])
-                for name in ("demo_docs", "demo_events")}
-    finally:
-        c.close()
-
-
-def migrate(info, *args, env=None):
-    return run_cli("migrate", "--sandbox", info["dir"], "--yes", *args, env=env, timeout=600)
-
-
-def journal(info) -> dict:
-    return json.loads((Path(info["config"]).parent / ".mqctl-migrate.json").read_text())
 
 
 def assert_deleted_rows_stay_deleted(info):

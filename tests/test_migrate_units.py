@@ -17,6 +17,16 @@ from mqctl.migrate.steps import INIT_MQ, update_event
 EVENT = ('[2026/11/22 05:07:12.265 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
          '[event="{\\"EventSource\\":\\"FileSource\\",\\"EventType\\":\\"UPDATE\\",\\"Key\\":'
          '\\"quotaandlimits.limitwriting.forcedeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]')
+# Seen on Milvus 2.3.5 with an external etcd: the etcd source logs the etcd path, then the normalised key.
+ETCD_CREATE = ('[2026/11/23 13:08:55.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+               '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"CREATE\\",\\"Key\\":'
+               '\\"quotaAndLimits/limitWriting/forceDeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]')
+ETCD_NORMALISED = ('[2026/11/23 13:08:55.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+                   '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"UPDATE\\",\\"Key\\":'
+                   '\\"quotaandlimitslimitwritingforcedeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]')
+ETCD_DELETE = ('[2026/11/23 13:09:05.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+               '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"DELETE\\",\\"Key\\":'
+               '\\"quotaAndLimits/limitWriting/forceDeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]')
 INIT = '[2026/11/22 05:03:46.032 +00:00] [INFO] [dependency/factory.go:84] ["try to init mq"] [standalone=true] [mqType=natsmq]'
 
 
@@ -26,6 +36,23 @@ def test_update_event_matches_the_value_milvus_logged():
     assert not update_event("true")(EVENT.replace("forcedeny", "forcedenyreading"))
     removed = EVENT.replace("UPDATE", "DELETE")  # a removed key is logged with its old value
     assert update_event(None)(removed) and not update_event(None)(EVENT) and not update_event("false")(removed)
+
+
+def test_update_event_matches_the_etcd_source_with_slashes():
+    assert update_event("true")(ETCD_CREATE)
+    assert not update_event("false")(ETCD_CREATE) and not update_event(None)(ETCD_CREATE)
+
+
+def test_update_event_matches_the_normalised_key():
+    assert update_event("true")(ETCD_NORMALISED)
+    assert not update_event("true")(ETCD_NORMALISED.replace("forcedeny", "forcedenyreading"))
+    assert not update_event("true")(ETCD_NORMALISED.replace("limitwriting", "limitreading"))
+
+
+def test_update_event_matches_the_etcd_delete_and_never_takes_it_for_a_value():
+    assert update_event(None)(ETCD_DELETE)
+    assert not update_event("true")(ETCD_DELETE)  # a DELETE carries the old value: not a deny
+    assert update_event(None)(ETCD_NORMALISED.replace("UPDATE", "DELETE"))
 
 
 def test_init_mq_line_and_log_time():
@@ -77,7 +104,7 @@ def test_backup_round_trip_and_tamper_detection(tmp_path):
 
 def test_journal_round_trip_and_refusal_of_unfinished(tmp_path):
     path = tmp_path / ".mqctl-migrate.json"
-    journal = Journal.new(path, "rocksmq", "natsmq", {"configs": ["x"]})
+    journal = Journal.new(path, "rocksmq", "natsmq", {"configs": ["x"], "to": "natsmq", "milvus": {"uri": "http://m"}})
     journal.step("preflight").status = DONE
     journal.step("stop-writes").status = DONE
     journal.save()

@@ -233,3 +233,39 @@ def test_apply_refuses_while_milvus_serves_nats(cli, tmp_path):
 def test_apply_needs_a_nats_source(cli, tmp_path):
     result = cli("retention", "apply", "--config", str(natsmq_yaml(tmp_path)))
     assert result.code == 2 and "--nats URL or --nats-store DIR" in result.stderr
+
+
+def test_one_cause_is_one_row_naming_every_stream(cli, tmp_path):
+    """Five streams drifting the same way are one finding row; JSON keeps one finding per stream too."""
+    config = natsmq_yaml(tmp_path)
+    result = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config), "--json")
+    assert result.code == 1, result.stderr
+    data = result.json()
+    names = [c["name"] for c in data["channels"]]
+    assert len(data["findings"]) == len(names) == 5
+    [group] = data["finding_groups"]
+    assert group["channels"] == names and group["code"] == RULE_DRIFT and group["line"] == 8
+    assert group["message"].startswith("max_age is unlimited but the config gives 4320 min")
+    table = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config))
+    assert table.code == 1 and table.stdout.count("RET100") == 1 and "5 channels (by-dev-replicate-msg," in table.stdout
+
+
+@pytest.mark.parametrize("minutes, code", [("1000000000000000", 0), ("9223372036854775807", 2)])
+def test_rocksmq_retention_far_beyond_a_lifetime(cli, tmp_path, minutes, code):
+    """Beyond Python's timedelta nothing ever expires; beyond Go's int64 seconds it is bad input at its line."""
+    config = tmp_path / "milvus.yaml"
+    config.write_text(f"rocksmq:\n  path: {ROCKSMQ}\n  retentionTimeInMinutes: {minutes}\n")
+    result = cli("retention", "show", "--config", str(config), "--json")
+    assert result.code == code, result.stderr
+    if code:
+        assert result.stderr.startswith(f"error: {config}:3: rocksmq.retentionTimeInMinutes {minutes} is too large")
+    else:
+        assert all(c["actual"]["purgeable_pages"] == 0 for c in result.json()["channels"])
+
+
+def test_non_ascii_digits_are_not_a_number_for_milvus(cli, tmp_path):
+    """Go's strconv.ParseInt rejects "６０" (full-width digits), so Milvus uses 0: no age limit, as the store has."""
+    config = natsmq_yaml(tmp_path, max_age="６０")
+    result = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config), "--json")
+    assert result.code == 0, result.stderr
+    assert {c["configured"]["max_age"] for c in result.json()["channels"]} == {0}

@@ -20,19 +20,55 @@ def test_up_refuses_a_non_empty_foreign_folder_and_an_unknown_mq(tmp_path, cli):
     assert not (tmp_path / "new").exists()
 
 
+def _sandbox_folder(tmp_path, embed: bool):
+    """A sandbox folder (its state file and config) whose Milvus is not running."""
+    import json
+    import shutil
+
+    from tests.conftest import SAMPLES
+
+    (tmp_path / "configs").mkdir(parents=True)
+    config = tmp_path / "configs" / "milvus.yaml"
+    shutil.copy(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml", config)
+    text = config.read_text().replace("endpoints: localhost:2379", "endpoints: 10.0.0.7:23790")
+    config.write_text(text.replace("embed: false", f"embed: {str(embed).lower()}"))
+    ports = {"proxy_port": 1, "etcd_port": 2, "etcd_peer_port": 3, "metrics_port": 4}
+    (tmp_path / "sandbox.json").write_text(json.dumps({"ports": ports}))
+    return tmp_path
+
+
+def test_status_reports_the_etcd_the_config_points_milvus_at(tmp_path, cli):
+    external = cli("sandbox", "status", "--dir", str(_sandbox_folder(tmp_path / "a", embed=False)), "--json").json()
+    assert external["etcd"] == "http://10.0.0.7:23790" and external["running"] is False
+    embedded = cli("sandbox", "status", "--dir", str(_sandbox_folder(tmp_path / "b", embed=True)), "--json").json()
+    assert embedded["etcd"] == "http://127.0.0.1:2"  # the embedded etcd listens where the sandbox put it
+    assert embedded["etcd_mode"] == "embedded" and "--keep-etcd" not in embedded["stop_cmd"]
+
+
 @pytest.mark.milvus
 def test_rehearse_runs_the_whole_migration_and_shows_it(tmp_path, cli):
+    """On the production topology (its own etcd server); the embedded one is rehearsed by test_migrate_e2e."""
     folder = tmp_path / "rehearsal"
-    result = cli("sandbox", "rehearse", "--dir", str(folder), timeout=600)
+    result = cli("sandbox", "rehearse", "--dir", str(folder), "--external-etcd", timeout=600)
     assert result.code == 0, result.stderr
+    assert "etcd: update event logged" in result.stderr  # writes stopped through etcd, not the file
     for step in ("preflight", "stop-writes", "flush", "stop", "switch", "start", "verify", "resume-writes", "backup"):
         assert f"✓ {step}" in result.stderr, step  # live progress, step by step
     assert "mqType=natsmq" in result.stdout and "by-dev-rootcoord-dml_0" in result.stdout
     assert "Rehearsal passed" in result.stdout
     status = cli("sandbox", "status", "--dir", str(folder), "--json").json()
-    assert status["running"] is False and status["mq"] == "natsmq"
+    assert status["running"] is False and status["mq"] == "natsmq" and status["etcd_mode"] == "external"
+    from mqctl.sandbox import Sandbox
+
+    assert Sandbox(folder).etcd_pid() is None  # down stopped the sandbox's etcd too
     assert (folder / "data" / "natsmq" / "jetstream").is_dir()
     journal = cli("migrate", "status", "--sandbox", str(folder), "--json").json()
     assert journal["state"] == "completed" and journal["source_mq"] == "rocksmq" and journal["target_mq"] == "natsmq"
     rows = {s["name"]: {n: c["rows"] for n, c in s["evidence"].get("counts", {}).items()} for s in journal["steps"]}
     assert rows["flush"] == rows["verify"] == {"default/demo_docs": 2700, "default/demo_events": 1080}
+
+
+def test_external_etcd_only_applies_to_a_new_sandbox(tmp_path, cli):
+    folder = _sandbox_folder(tmp_path, embed=True)  # created with Milvus's embedded etcd
+    result = cli("sandbox", "up", "--dir", str(folder), "--external-etcd")
+    assert result.code == 2 and "embedded etcd" in result.stderr and "new --dir" in result.stderr

@@ -91,11 +91,19 @@ def list_command(rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: Sto
 
     options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
                              tls_key, timeout)
-    out = output(json_mode, wide)
     with open_source(options) as source:
-        if getattr(source, "has_metadata", True) is False:
-            out.warn(f"{source.description}: no _meta_kv folder beside it, so bytes and pages are unknown")
-        out.emit(list_channels(source, store_times=store_times), _render_list)
+        result = list_channels(source, store_times=store_times)
+    emit_with_warnings(output(json_mode, wide), result, _render_list)
+
+
+def emit_with_warnings(out, result, render) -> None:
+    """Print a result; when its data and metadata disagree, warn on stderr and end with exit 1."""
+    from mqctl.cli.common import exit_with
+
+    for warning in result.warnings:
+        out.warn(warning)
+    out.emit(result, render)
+    exit_with(1 if result.warnings else 0)
 
 
 def _render_show(detail):
@@ -135,7 +143,8 @@ def show(name: NameArg, rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_sto
     options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
                              tls_key, timeout)
     with open_source(options) as source:
-        output(json_mode, wide).emit(show_channel(source, name), _render_show)
+        detail = show_channel(source, name)
+    emit_with_warnings(output(json_mode, wide), detail, _render_show)
 
 
 PK_PREVIEW = 5

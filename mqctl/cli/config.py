@@ -146,24 +146,32 @@ def get(file: FileArg, key: KeyArg, kind: KindOpt = None, mode: ModeOpt = None, 
     output(json_mode).emit(found, render)
 
 
-def _apply(plan, *, yes: bool, dry_run: bool, json_mode: bool) -> None:
-    """Show the diff, ask (unless --yes), write atomically with a backup; --dry-run writes nothing."""
+def _apply(file: Path, make_plan, *, yes: bool, dry_run: bool, json_mode: bool) -> None:
+    """Under the file's edit lock: plan, show the diff, ask (unless --yes), write atomically with a backup;
+    --dry-run takes no lock and writes nothing."""
+    import contextlib
+
     from mqctl.config.edit import EditOutcome
+    from mqctl.files import edit_lock
 
     out = output(json_mode)
-    if plan.changed:
-        out.diff(plan.diff)
-    for note in plan.notes:
-        out.info(note)
-    written, backup = False, None
-    if plan.changed and not dry_run:
-        if not out.confirm(f"Write these changes to {plan.document.path}?", assume_yes=yes):
-            out.info("Nothing written.")
-            exit_with(3)
-        backup = plan.commit().backup
-        written = True
+    with contextlib.nullcontext() if dry_run else edit_lock(file):
+        plan = make_plan()
+        if plan.changed:
+            out.diff(plan.diff)
+        for note in plan.notes:
+            out.info(note)
+        for warning in plan.warnings:
+            out.warn(warning)
+        written, backup = False, None
+        if plan.changed and not dry_run:
+            if not out.confirm(f"Write these changes to {plan.document.path}?", assume_yes=yes):
+                out.info("Nothing written.")
+                exit_with(3)
+            backup = plan.commit().backup
+            written = True
     outcome = EditOutcome(str(plan.document.path), plan.changed, written, dry_run, str(backup) if backup else None,
-                          plan.diff, plan.notes)
+                          plan.diff, plan.notes, plan.warnings, plan.reconcile)
 
     def render(o):
         if not o.changed:
@@ -180,11 +188,15 @@ def _apply(plan, *, yes: bool, dry_run: bool, json_mode: bool) -> None:
 def set_command(file: FileArg, key: KeyArg,
                 value: Annotated[str, typer.Argument(help="New value (checked against the key's type).",
                                                      show_default=False)],
-                kind: KindOpt = None, yes: YesOpt = False, dry_run: DryRunOpt = False, json_mode: JsonOpt = False):
+                kind: KindOpt = None, yes: YesOpt = False, dry_run: DryRunOpt = False,
+                force: Annotated[bool, typer.Option("--force", help="Write a value `config validate` reports as an "
+                                                              "error.")] = False,
+                json_mode: JsonOpt = False):
     """Set a key (missing parents are created); everything else stays byte-identical."""
     from mqctl.config.edit import plan_set
 
-    _apply(plan_set(file, key, value, kind=kind), yes=yes, dry_run=dry_run, json_mode=json_mode)
+    _apply(file, lambda: plan_set(file, key, value, kind=kind, force=force), yes=yes, dry_run=dry_run,
+           json_mode=json_mode)
 
 
 @app.command()
@@ -193,7 +205,7 @@ def unset(file: FileArg, key: KeyArg, kind: KindOpt = None, yes: YesOpt = False,
     """Remove a key's lines; Milvus then uses its default."""
     from mqctl.config.edit import plan_unset
 
-    _apply(plan_unset(file, key, kind=kind), yes=yes, dry_run=dry_run, json_mode=json_mode)
+    _apply(file, lambda: plan_unset(file, key, kind=kind), yes=yes, dry_run=dry_run, json_mode=json_mode)
 
 
 @app.command()
@@ -208,5 +220,6 @@ def switch(file: FileArg,
     """Point the deployment at another MQ: the right key for the kind, plus the target's defaults when missing."""
     from mqctl.config.edit import plan_switch
 
-    plan = plan_switch(file, to, store_dir=store_dir, port=port, mode=mode, milvus_version=milvus_version, kind=kind)
-    _apply(plan, yes=yes, dry_run=dry_run, json_mode=json_mode)
+    _apply(file, lambda: plan_switch(file, to, store_dir=store_dir, port=port, mode=mode,
+                                     milvus_version=milvus_version, kind=kind),
+           yes=yes, dry_run=dry_run, json_mode=json_mode)

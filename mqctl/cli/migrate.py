@@ -22,7 +22,8 @@ TokenOpt = Annotated[str, typer.Option("--token", envvar="MQCTL_MILVUS_TOKEN", h
 ServerPemOpt = Annotated[str, typer.Option("--server-pem", help="CA/server certificate for TLS.")]
 ServerNameOpt = Annotated[str, typer.Option("--server-name", help="TLS server name.")]
 EtcdOpt = Annotated[Optional[str], typer.Option("--etcd", help="etcd client URL (overrides; forceDeny where active).")]
-EtcdRootOpt = Annotated[str, typer.Option("--etcd-root", help="etcd.rootPath of this Milvus.")]
+EtcdRootOpt = Annotated[Optional[str], typer.Option(
+    "--etcd-root", help="etcd.rootPath of this Milvus (default: the config's, else by-dev).")]
 StopOpt = Annotated[Optional[str], typer.Option("--stop-cmd", help="Command that stops Milvus.")]
 StartOpt = Annotated[Optional[str], typer.Option("--start-cmd", help="Command that starts Milvus.")]
 ShellOpt = Annotated[bool, typer.Option("--shell", help="Run the commands through /bin/sh.")]
@@ -40,6 +41,7 @@ StateOpt = Annotated[Optional[Path], typer.Option("--state-dir", help="Folder fo
 SandboxOpt = Annotated[Optional[Path], typer.Option("--sandbox", help="Fill every option from `mqctl sandbox` in DIR.")]
 FlushTimeoutOpt = Annotated[float, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll.")]
 StartTimeoutOpt = Annotated[float, typer.Option("--start-timeout", help="Seconds to wait for Milvus to start.")]
+ConfirmTimeoutOpt = Annotated[float, typer.Option("--confirm-timeout", help="Seconds to wait for Milvus to log a forceDeny change.")]
 
 
 def _sandbox_fill(sandbox: Path | None) -> dict:
@@ -56,12 +58,19 @@ def _target(milvus, user, password, token, server_pem, server_name):
     return MilvusTarget(milvus or "", user, password, token, server_pem, server_name)
 
 
-def _journal_path(state_dir, config, sandbox):
+def _journal_path(state_dir, config, sandbox, new: bool = False):
     from mqctl.migrate.journal import journal_path
 
     filled = _sandbox_fill(sandbox)
     first = str(config[0]) if config else (filled["configs"][0] if filled else None)
-    return journal_path(state_dir=str(state_dir) if state_dir else None, config=first)
+    return journal_path(state_dir=str(state_dir) if state_dir else None, config=first, new=new)
+
+
+def _asked_configs(config, sandbox) -> list[str] | None:
+    """The configs the operator named (resolved as the journal records them), None when only --state-dir."""
+    if config:
+        return [str(p.expanduser().resolve()) for p in config]
+    return _sandbox_fill(sandbox).get("configs")
 
 
 def reporter(out):
@@ -105,15 +114,24 @@ def render_journal(journal):
 
 def _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd, start_cmd,
              shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped, clear_etcd_override, store_dir,
-             nats_port, milvus_version, sandbox, flush_timeout, start_timeout):
+             nats_port, milvus_version, sandbox, flush_timeout, start_timeout, confirm_timeout):
     from mqctl.config.edit import check_backend_name
     from mqctl.errors import InputError
     from mqctl.migrate.steps import MigrateOptions
 
+    _check_seconds({"--flush-timeout": flush_timeout, "--start-timeout": start_timeout,
+                    "--confirm-timeout": confirm_timeout})
     filled = _sandbox_fill(sandbox)
     configs = [str(p.expanduser().resolve()) for p in config] if config else filled.get("configs")
     if not configs:
         raise InputError("no --config given", hint="pass the milvus.yaml Milvus reads (or --sandbox DIR)")
+    for path in configs:
+        if not Path(path).is_file():
+            raise InputError(f"--config {path} does not exist or is not a file", hint="pass the milvus.yaml Milvus reads")
+    if etcd_root is None:  # where this Milvus keeps its etcd keys, forceDeny and mq.type overrides included
+        from mqctl.config.resolve import resolve
+
+        etcd_root = resolve(configs).value("etcd.rootPath") or "by-dev"
     if not to:
         raise InputError("no --to given", hint="pass --to natsmq|rocksmq|pulsar|kafka|woodpecker")
     check_backend_name(to)
@@ -127,7 +145,18 @@ def _options(config, to, milvus, user, password, token, server_pem, server_name,
         health_url=health_url or filled.get("health_url"), etcd=etcd or filled.get("etcd"), etcd_root=etcd_root,
         backup_dir=backup_dir, cleanup=cleanup, writes_stopped=writes_stopped, clear_etcd_override=clear_etcd_override,
         store_dir=store_dir, nats_port=nats_port, milvus_version=milvus_version, flush_timeout=flush_timeout,
-        start_timeout=start_timeout)
+        start_timeout=start_timeout, confirm_timeout=confirm_timeout)
+
+
+def _check_seconds(timeouts: dict[str, float | None]) -> None:
+    """Every timeout a positive, finite number of seconds (None: not given)."""
+    import math
+
+    from mqctl.errors import InputError
+
+    for option, seconds in timeouts.items():
+        if seconds is not None and not (seconds > 0 and math.isfinite(seconds)):
+            raise InputError(f"{option} {seconds:g} is not a positive, finite number of seconds", hint=f"e.g. {option} 600")
 
 
 def render_plan(result):
@@ -155,14 +184,15 @@ def render_plan(result):
 @app.callback()
 def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None,
             user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
-            server_name: ServerNameOpt = "", etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = "by-dev",
+            server_name: ServerNameOpt = "", etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
             stop_cmd: StopOpt = None, start_cmd: StartOpt = None, shell: ShellOpt = False,
             log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, health_url: HealthOpt = None,
             backup_dir: BackupOpt = None, cleanup: CleanupOpt = False, writes_stopped: WritesStoppedOpt = False,
             clear_etcd_override: ClearOpt = False, store_dir: StoreOpt = None, nats_port: NatsPortOpt = None,
             milvus_version: VersionOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None,
             flush_timeout: FlushTimeoutOpt = 600, start_timeout: StartTimeoutOpt = 300,
-            yes: YesOpt = False, json_mode: JsonOpt = False, wide: WideOpt = False):
+            confirm_timeout: ConfirmTimeoutOpt = 90, yes: YesOpt = False, json_mode: JsonOpt = False,
+            wide: WideOpt = False):
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
     if ctx.invoked_subcommand is not None:
         return
@@ -171,7 +201,8 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
     out = output(json_mode, wide)
     options = _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd,
                        start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
-                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, flush_timeout, start_timeout)
+                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, flush_timeout, start_timeout,
+                       confirm_timeout)
     if json_mode and not yes:
         from mqctl.errors import InputError
 
@@ -183,7 +214,7 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
             exit_with(3)
         if not out.confirm(f"Migrate Milvus to {options.to}?", assume_yes=False):
             exit_with(3)
-    path = _journal_path(state_dir, config, sandbox)
+    path = _journal_path(state_dir, config, sandbox, new=True)
     journal = run.start(options, path, reporter(out))
     out.emit(journal, render_journal)
 
@@ -191,7 +222,7 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
 @app.command()
 def plan(config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None, user: UserOpt = "",
          password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "", server_name: ServerNameOpt = "",
-         etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = "by-dev", stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
+         etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
          shell: ShellOpt = False, log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, health_url: HealthOpt = None,
          backup_dir: BackupOpt = None, cleanup: CleanupOpt = False, writes_stopped: WritesStoppedOpt = False,
          clear_etcd_override: ClearOpt = False, store_dir: StoreOpt = None, nats_port: NatsPortOpt = None,
@@ -202,7 +233,7 @@ def plan(config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None, u
 
     options = _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd,
                        start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
-                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, 600, 300)
+                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, 600, 300, 90)
     result = run.plan(options)
     output(json_mode, wide).emit(result, render_plan)
     exit_with(3 if result.refused else 0)
@@ -225,7 +256,9 @@ def _continue(action, config, state_dir, sandbox, milvus, user, password, token,
     path = _journal_path(state_dir, config, sandbox)
     from mqctl.migrate.journal import Journal
 
-    journaled = Journal.load(path).options["milvus"]  # no journal: say so before asking anything
+    loaded = Journal.load(path)  # no journal, or not this migration's: say so before asking anything
+    loaded.check_belongs(path, _asked_configs(config, sandbox))
+    journaled = loaded.options["milvus"]
     if confirm and not out.confirm(confirm, assume_yes=yes):
         exit_with(3)
     target = _target(milvus or journaled["uri"], user or journaled["user"], password, token,
@@ -245,24 +278,23 @@ def resume(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: Sandbo
                "--flush-timeout", help="Seconds to wait for FlushAll (default: as journaled).")] = None,
            start_timeout: Annotated[Optional[float], typer.Option(
                "--start-timeout", help="Seconds to wait for Milvus to start (default: as journaled).")] = None,
+           confirm_timeout: Annotated[Optional[float], typer.Option(
+               "--confirm-timeout", help="Seconds to wait for a forceDeny event (default: as journaled).")] = None,
            json_mode: JsonOpt = False, wide: WideOpt = False):
     """Continue a stopped or crashed migration from its journal (commands, timeouts, etcd may be given anew)."""
     from mqctl.migrate import run
 
     _continue(run.resume, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
               stop_cmd, start_cmd, log_file, log_cmd, json_mode,
-              more=_more(etcd, writes_stopped, flush_timeout, start_timeout), wide=wide)
+              more=_more(etcd, writes_stopped, flush_timeout, start_timeout, confirm_timeout), wide=wide)
 
 
-def _more(etcd, writes_stopped, flush_timeout=None, start_timeout=None) -> dict:
+def _more(etcd, writes_stopped, flush_timeout=None, start_timeout=None, confirm_timeout=None) -> dict:
     """What resume and rollback may change from the journal (None keeps the journaled value)."""
-    from mqctl.errors import InputError
-
-    for option, seconds in (("--flush-timeout", flush_timeout), ("--start-timeout", start_timeout)):
-        if seconds is not None and seconds <= 0:
-            raise InputError(f"{option} {seconds:g} is not a positive number of seconds")
+    _check_seconds({"--flush-timeout": flush_timeout, "--start-timeout": start_timeout,
+                    "--confirm-timeout": confirm_timeout})
     return {"etcd": etcd, "writes_stopped": True if writes_stopped else None, "flush_timeout": flush_timeout,
-            "start_timeout": start_timeout}
+            "start_timeout": start_timeout, "confirm_timeout": confirm_timeout}
 
 
 @app.command()

@@ -15,15 +15,22 @@ app = typer.Typer(help="Show configured vs actual retention, find drift and purg
                   no_args_is_help=True)
 
 
-def _findings_table(findings):
+def _findings_table(groups):
     from pathlib import Path
 
     from mqctl.output import KEY, LABEL, TEXT, Column, Output
 
     return Output.table("findings", [Column("where", KEY), Column("code", LABEL, 0), Column("severity", LABEL, 2),
                                      Column("key", LABEL, 1), Column("finding", TEXT, 0)],
-                        [(f"{Path(f.file).name}:{f.line}" if f.file else "Milvus default", f.code, f.severity, f.key,
-                          f.message + (f"\nfix: {f.hint}" if f.hint else "")) for f in findings])
+                        [(f"{Path(g.file).name}:{g.line}" if g.file else "Milvus default", g.code, g.severity, g.key,
+                          _channels_named(g.channels) + g.message + (f"\nfix: {g.hint}" if g.hint else ""))
+                         for g in groups])
+
+
+def _channels_named(channels: list[str]) -> str:
+    if not channels:
+        return ""
+    return f"{channels[0]}: " if len(channels) == 1 else f"{len(channels)} channels ({', '.join(channels)}): "
 
 
 def _render_report(report):
@@ -60,8 +67,8 @@ def _render_report(report):
                    Column("reclaimable", NUMBER, 3), Column("unacked", NUMBER, 2), Column("never purged", NUMBER, 2),
                    Column("oldest", TIME, 4), Column("status", LABEL, 0)]
         parts.append(Output.table(title, columns, rows))
-    if report.findings:
-        parts.append(_findings_table(report.findings))
+    if report.finding_groups:
+        parts.append(_findings_table(report.finding_groups))
     return parts
 
 
@@ -88,14 +95,20 @@ def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = Non
     if etcd or etcd_root:
         from mqctl.mq.checkpoints import retention_against_checkpoints
         from mqctl.mq.milvus_meta import meta_reader
-        from mqctl.mq.retention import NATS_KEYS, ROCKS_TIME_KEY
+        from mqctl.mq.retention import NATS_KEYS, ROCKS_TIME_KEY, FindingGroup
 
         key = NATS_KEYS["max_age"] if report.mq == "natsmq" else ROCKS_TIME_KEY
         found = retention_against_checkpoints(meta_reader(etcd, etcd_root, resolution).read(),
                                               ConfiguredRetention(resolution).get(key), report.mq)
-        report.findings += [found] if found else []
-    output(json_mode, wide).emit(report, _render_report)
-    exit_with(1 if report.findings else 0)
+        if found:
+            report.findings.append(found)
+            report.finding_groups.append(FindingGroup(found.code, found.severity, found.message, found.key, found.file,
+                                                      found.line, found.hint, []))
+    out = output(json_mode, wide)
+    for warning in report.warnings:
+        out.warn(warning)
+    out.emit(report, _render_report)
+    exit_with(1 if report.findings or report.warnings else 0)
 
 
 def _render_outcome(outcome):
@@ -122,10 +135,13 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
           tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None, timeout: TimeoutOpt = 5.0,
           force: Annotated[bool, typer.Option("--force", help="Apply even though Milvus runs the server.")] = False,
           yes: YesOpt = False, dry_run: DryRunOpt = False, json_mode: JsonOpt = False, wide: WideOpt = False):
-    """Make the streams' max_age/max_bytes/max_msgs match the configured retention (plan, confirm, apply, verify)."""
-    from mqctl.errors import InputError, PreconditionError
-    from mqctl.mq.retention import ApplyOutcome, ConfiguredRetention, apply_plan, plan_apply, stream_limits_from_config, verify
-    from mqctl.mq.sources import load_config, open_source
+    """Make the streams' max_age/max_bytes/max_msgs match the configured retention (plan, confirm, apply, verify).
+
+    A --nats-store is planned and rehearsed on a private copy and changed only after the confirmation; a
+    stream that refuses its new limits puts back the streams already changed."""
+    from mqctl.errors import InputError
+    from mqctl.mq.retention import ConfiguredRetention, apply_retention, stream_limits_from_config
+    from mqctl.mq.sources import load_config
 
     if not (nats or nats_store):
         raise InputError("retention apply needs the streams to change", hint="pass --nats URL or --nats-store DIR")
@@ -136,25 +152,26 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
     out = output(json_mode, wide)
     if nats and not dry_run:  # a dry run changes nothing, so it may look at Milvus's own server
         _refuse_if_milvus_serves(nats, force)
-    with open_source(options, writable_store=not dry_run) as source:
-        plan = plan_apply(source, wanted)
-        out.diff(plan.diff())
-        for loss in plan.losses:
-            out.warn(loss)
-        if not plan.changes or dry_run:
-            out.emit(ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses), _render_outcome)
-            return
-        if not out.confirm(f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?",
-                           assume_yes=yes):
-            raise PreconditionError("not confirmed; nothing changed")
-        applied = apply_plan(source, plan)
-        mismatches = verify(source, plan)
-    if nats_store and not mismatches:
-        with open_source(options) as reopened:  # the limits survive a restart of the store
-            mismatches = verify(reopened, plan)
-    out.emit(ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses),
-             _render_outcome)
-    exit_with(1 if mismatches else 0)
+
+    def confirm(plan) -> bool:
+        _show_plan(out, plan.changes, plan.losses)
+        return out.confirm(f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?",
+                           assume_yes=yes)
+
+    outcome = apply_retention(options, wanted, dry_run=dry_run, confirm=confirm)
+    if outcome.verified is None:  # nothing applied: the plan was not shown yet
+        _show_plan(out, outcome.changes, outcome.losses)
+    out.emit(outcome, _render_outcome)
+    exit_with(1 if outcome.mismatches else 0)
+
+
+def _show_plan(out, changes, losses) -> None:
+    """The limit diff and the messages the change deletes, before anything is applied."""
+    from mqctl.mq.retention import limits_diff
+
+    out.diff(limits_diff(changes))
+    for loss in losses:
+        out.warn(loss)
 
 
 def _refuse_if_milvus_serves(url: str, force: bool) -> None:

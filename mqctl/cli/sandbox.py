@@ -13,13 +13,15 @@ app = typer.Typer(help="Run a real embedded Milvus 2.3.5 to rehearse migrations 
 
 DirOpt = Annotated[Path, typer.Option("--dir", help="Sandbox folder (created on first `up`).")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds to wait for Milvus.")]
+ExternalEtcdOpt = Annotated[bool, typer.Option(
+    "--external-etcd", help="Run a real etcd server for Milvus (the production topology); only for a new sandbox.")]
 
 
 def _render_info(info):
     from mqctl.output import KEY, TEXT, Column, Output
 
     rows = [("running", "yes" if info.running else "no"), ("mq", info.mq), ("pid", info.pid), ("uri", info.uri),
-            ("config", info.config), ("log", info.log), ("etcd", info.etcd), ("health_url", info.health_url),
+            ("config", info.config), ("log", info.log), ("etcd", f"{info.etcd} ({info.etcd_mode})"), ("health_url", info.health_url),
             ("stop_cmd", info.stop_cmd), ("start_cmd", info.start_cmd)]
     rows += [(f"seeded {name}", f"{count} rows") for name, count in info.seeded.items()]
     return Output.table(f"sandbox {info.dir}", [Column("setting", KEY), Column("value", TEXT)], rows, show_header=False)
@@ -29,21 +31,25 @@ def _render_info(info):
 def up(directory: DirOpt,
        mq: Annotated[Optional[str], typer.Option("--mq", help="rocksmq (default) or natsmq; only for a new sandbox.")] = None,
        seed: Annotated[bool, typer.Option("--seed", help="Create two demo collections with inserts and deletes.")] = False,
-       timeout: TimeoutOpt = 180, json_mode: JsonOpt = False, wide: WideOpt = False):
+       timeout: TimeoutOpt = 180, external_etcd: ExternalEtcdOpt = False, json_mode: JsonOpt = False,
+       wide: WideOpt = False):
     """Create (first time) and start the sandbox, wait for health, print how to reach it."""
     from mqctl import sandbox
 
     out = output(json_mode, wide)
     out.info(f"starting Milvus 2.3.5 in {directory} ...")
-    out.emit(sandbox.up(str(directory), mq=mq, seed=seed, timeout=timeout), _render_info)
+    out.emit(sandbox.up(str(directory), mq=mq, seed=seed, timeout=timeout, external_etcd=external_etcd), _render_info)
 
 
 @app.command()
-def down(directory: DirOpt, timeout: TimeoutOpt = 5, json_mode: JsonOpt = False, wide: WideOpt = False):
-    """Stop the sandbox's Milvus (SIGTERM, SIGKILL after --timeout); its data stays."""
+def down(directory: DirOpt, timeout: TimeoutOpt = 5,
+         keep_etcd: Annotated[bool, typer.Option("--keep-etcd", help="Leave the sandbox's own etcd server running "
+                                                 "(Milvus alone stops, as in production).")] = False,
+         json_mode: JsonOpt = False, wide: WideOpt = False):
+    """Stop the sandbox's Milvus (SIGTERM, SIGKILL after --timeout) and its own etcd; its data stays."""
     from mqctl import sandbox
 
-    output(json_mode, wide).emit(sandbox.down(str(directory), timeout=timeout), _render_info)
+    output(json_mode, wide).emit(sandbox.down(str(directory), timeout=timeout, keep_etcd=keep_etcd), _render_info)
 
 
 @app.command()
@@ -79,11 +85,12 @@ def _render_rehearsal(result):
 @app.command()
 def rehearse(directory: Annotated[Optional[Path], typer.Option("--dir", help="Sandbox folder (default: a temporary one, removed after).")] = None,
              keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary sandbox folder.")] = False,
-             json_mode: JsonOpt = False, wide: WideOpt = False):
+             external_etcd: ExternalEtcdOpt = False, json_mode: JsonOpt = False, wide: WideOpt = False):
     """The main job on one machine: sandbox up on RocksMQ with data, migrate to natsmq, list the NATS streams, down."""
     from mqctl.cli.migrate import reporter
     from mqctl.migrate.rehearse import rehearse as run_rehearsal
 
     out = output(json_mode, wide)
-    result = run_rehearsal(str(directory) if directory else None, reporter(out), out.info, keep=keep)
+    result = run_rehearsal(str(directory) if directory else None, reporter(out), out.info, keep=keep,
+                           external_etcd=external_etcd)
     out.emit(result, _render_rehearsal)

@@ -260,7 +260,8 @@ def load_document(path: Path | str, kind: str | None = None) -> Document:
 
 @dataclass
 class Embedded:
-    """A YAML file carried as a block string inside another document (Helm user.yaml, ConfigMap data)."""
+    """A YAML file carried inside another document (Helm user.yaml, ConfigMap data): as a block string, or
+    (Helm) as a mapping, which the chart renders with toYaml."""
 
     name: str  # document path, e.g. extraConfigFiles.user.yaml
     text: str
@@ -271,6 +272,8 @@ class Embedded:
 def embedded_yaml(doc: Document, parts: list[str]) -> Embedded | None:
     """Parse a block-scalar YAML value at `parts`, keeping outer-file line numbers."""
     pair = lookup(doc.main, parts)
+    if pair is not None and is_mapping(pair[1]):  # Helm's toYaml renders a mapping value as the file itself
+        return Embedded(".".join(parts), "", 0, (pair[1],))
     if pair is None or not is_scalar(pair[1]) or not pair[1].value:
         return None
     value_node = pair[1]

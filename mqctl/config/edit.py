@@ -7,12 +7,16 @@ after a timestamped backup next to the file.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import difflib
 import os
 import re
+import shlex
 import shutil
+import socket
 import stat
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -21,12 +25,14 @@ from mqctl.config.documents import (BOM, CONFIGMAP, HELM_VALUES, OPERATOR_CR, Do
 from mqctl.config.schema import (CLUSTER, MQ_BACKENDS, STANDALONE, coerce_value, format_version, nearest,
                                  spec_for, valid_mq_types)
 from mqctl.config.splice import Splice, embedded_region, set_splice, unset_splice
-from mqctl.errors import InputError, PreconditionError
-from mqctl.files import replace_atomically
+from mqctl.errors import InputError, MqctlError, PreconditionError
+from mqctl.files import edit_lock, keep_owner, replace_atomically, write_error
 from mqctl.output import REDACTED, is_secret_key, mask_url_passwords
 
+KEY_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_/-]*$")
 CR_TOP = ("apiVersion", "kind", "metadata", "spec", "status")
 HELM_USER_YAML = "extraConfigFiles.user.yaml"
+USER_YAML_PATH = ("extraConfigFiles", "user.yaml")
 HELM_MILVUS_SECTIONS = ("mq", "natsmq", "rocksmq")  # Milvus keys that live in user.yaml, not in chart values
 DOCUMENT_CHOICES = {
     "spec.dependencies.msgStreamType": ("pulsar", "kafka", "woodpecker", "rocksmq", "natsmq", "custom", ""),
@@ -67,6 +73,8 @@ class EditOutcome:
     backup: str | None
     diff: str
     notes: list[str]
+    warnings: list[str] = field(default_factory=list)
+    reconcile: str | None = None
 
 
 @dataclass
@@ -76,6 +84,8 @@ class EditPlan:
     document: Document
     new_text: str
     notes: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    reconcile: str | None = None  # the command that brings existing streams in line with the edited retention
 
     @property
     def changed(self) -> bool:
@@ -95,11 +105,6 @@ class EditPlan:
         """Write the edit; `backup`: a copy of the file taken (and recorded) before, instead of a new one."""
         if not self.changed:
             return self.result()
-        try:
-            compose(self.new_text, str(self.document.path))
-        except InputError as err:
-            raise PreconditionError(f"the edit would leave {self.document.path} unreadable ({err.message}); nothing "
-                                    "was written", hint="edit this part by hand") from None
         return self.result(atomic_write(self.document.path, self.new_text, bom=self.document.bom,
                                         expected=self.document.text, backup=backup))
 
@@ -174,26 +179,43 @@ def redact_diff(diff: str) -> str:
 
 
 def backup_copy(path: Path | str) -> Path:
-    """A timestamped copy next to the file (mode and times kept)."""
+    """A timestamped copy next to the file (mode, owner and times kept)."""
     target = Path(os.path.realpath(path))
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     backup = target.with_name(f"{target.name}.{stamp}.bak")
-    shutil.copy2(target, backup)
+    try:
+        shutil.copy2(target, backup)
+        keep_owner(backup, _owner(target))
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            backup.unlink(missing_ok=True)
+        raise write_error(err, path) from None
     return backup
+
+
+def _owner(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_uid, info.st_gid
 
 
 def atomic_write(path: Path, text: str, *, bom: bool = False, expected: str | None = None,
                  backup: Path | None = None) -> Path:
-    """Back the file up next to itself (unless `backup` was taken already), then replace it atomically,
-    keeping its mode. Returns the backup."""
+    """Under the file's edit lock: check it still holds `expected`, back it up next to itself (unless
+    `backup` was taken already), then replace it atomically, keeping its mode and owner. Returns the backup."""
     target = Path(os.path.realpath(path))
-    if expected is not None:
-        current = target.read_bytes().decode("utf-8")
-        if current.lstrip(BOM) != expected:
-            raise PreconditionError(f"{path} changed while the edit was prepared", hint="run the command again")
-    backup = backup or backup_copy(target)
-    mode = stat.S_IMODE(target.stat().st_mode)
-    replace_atomically(target, ((BOM if bom else "") + text).encode("utf-8"), mode=mode)
+    with edit_lock(target):
+        if expected is not None:
+            current = target.read_bytes().decode("utf-8")
+            if current.lstrip(BOM) != expected:
+                raise PreconditionError(f"{path} changed while the edit was prepared; nothing was written",
+                                        hint="run the command again")
+        backup = backup or backup_copy(target)
+        info = target.stat()
+        try:
+            replace_atomically(target, ((BOM if bom else "") + text).encode("utf-8"), mode=stat.S_IMODE(info.st_mode),
+                               owner=(info.st_uid, info.st_gid))
+        except OSError as err:
+            raise write_error(err, path) from None
     return backup
 
 
@@ -211,6 +233,10 @@ class Address:
 def address(doc: Document, key: str) -> Address:
     if not key or key.startswith(".") or key.endswith(".") or ".." in key:
         raise InputError(f"invalid key {key!r}", hint="use a dotted key such as natsmq.server.port")
+    bad = next((part for part in key.split(".") if not KEY_PART.match(part)), None)
+    if bad is not None:
+        raise InputError(f"invalid key {key!r}: {bad!r} is not a plain YAML key",
+                         hint="a key part holds letters, digits, '_', '-' and '/' only, e.g. natsmq.server.port")
     if doc.kind == CONFIGMAP:
         raise InputError(f"{doc.path} is a rendered ConfigMap; mqctl does not edit generated files",
                          hint="edit the Helm values or Operator CR it was rendered from")
@@ -244,6 +270,107 @@ def _typed(addr: Address, key: str, value: str) -> tuple[str, bool]:
     return value, choices is not None
 
 
+# ---------------------------------------------------------------------------- verification
+
+SECTION = ("section",)
+
+
+def _shape(node) -> tuple:
+    """A comparable picture of a value: scalars with their quoting, collections with their content."""
+    if is_mapping(node):
+        return ("map", tuple((_shape(k), _shape(v)) for k, v in node.value))
+    if is_sequence(node):
+        return ("seq", tuple(_shape(item) for item in node.value))
+    return ("scalar", node.value, node.style or "")
+
+
+def _walk(node, path: tuple, picture: dict, doc: Document) -> None:
+    if is_scalar(node) and doc.kind == HELM_VALUES and path[1:] == USER_YAML_PATH and node.value.strip():
+        try:  # the chart's user.yaml string is YAML of its own: compare what Milvus will read from it
+            inner = compose(node.value, f"{doc.path} ({HELM_USER_YAML})")
+        except InputError:
+            inner = ()
+        if inner:
+            node = inner[0]
+    if not is_mapping(node):
+        picture[path] = _shape(node)
+        return
+    picture[path] = SECTION
+    for key_node, value_node in node.value:
+        _walk(value_node, path + (key_node.value if is_scalar(key_node) else _shape(key_node),), picture, doc)
+
+
+def picture(doc: Document, text: str) -> dict[tuple, tuple]:
+    """Every value of a document text by its path (document index first), as Milvus and Kubernetes read it."""
+    found: dict[tuple, tuple] = {}
+    for index, root in enumerate(compose(text, str(doc.path))):
+        _walk(root, (index,), found, doc)
+    return found
+
+
+@dataclass
+class Change:
+    """One key an edit means to change: `value` is the YAML value text it must read back as, None for removal."""
+
+    key: str
+    path: tuple
+    value: str | None
+
+
+def _doc_path(doc: Document, addr: Address) -> tuple:
+    index = next((i for i, r in enumerate(doc.roots) if r is doc.main), 0)
+    return (index, *(USER_YAML_PATH if addr.embedded else ()), *addr.parts)
+
+
+def _dotted(path: tuple) -> str:
+    return ".".join(str(part) for part in path[1:])
+
+
+def verify_edit(doc: Document, new_text: str, changes: list[Change]) -> None:
+    """Re-parse the edited text and refuse (exit 3) unless exactly the intended keys changed."""
+    try:
+        after = picture(doc, new_text)
+    except InputError as err:
+        raise PreconditionError(f"the edit would leave {doc.path} unreadable ({err.message}); nothing was written",
+                                hint="edit this part by hand") from None
+    expected = picture(doc, doc.text)
+    intended: dict[tuple, str | None] = {}
+    for change in changes:
+        path = change.path
+        if change.value is None:
+            expected = {p: v for p, v in expected.items() if p[:len(path)] != path}
+            for depth in range(len(path) - 1, 1, -1):  # a section left without keys reads as empty
+                section = path[:depth]
+                emptied = not any(len(p) > depth and p[:depth] == section for p in expected)
+                if emptied and expected.get(section) == SECTION and (after.get(section) or ("",))[0] == "scalar":
+                    expected[section] = after[section]
+            if expected.get(path[:1]) == SECTION and len(expected) == 1 and path[:1] not in after:
+                del expected[path[:1]]  # the last key of the document: nothing is left to parse
+            intended[path] = None
+            continue
+        expected = {p: v for p, v in expected.items() if p[:len(path)] != path or p == path}
+        for depth in range(2, len(path)):
+            expected[path[:depth]] = SECTION
+        expected[path] = after.get(path)  # checked below
+        intended[path] = change.value
+    wrong = [p for p in sorted(set(expected) | set(after), key=str) if expected.get(p) != after.get(p)]
+    for path, value in intended.items():
+        got = after.get(path)
+        if value is None and got is not None or value is not None and (
+                got is None or got == SECTION or got[0] == "scalar" and got[1] != value):
+            wrong.insert(0, path)
+    if wrong:
+        keys = ", ".join(c.key for c in changes)
+        shown = ", ".join(_dotted(p) or "(top level)" for p in wrong[:3]) + (" ..." if len(wrong) > 3 else "")
+        raise PreconditionError(f"{doc.path}: the edit of {keys} would not read back as intended (it would change "
+                                f"{shown}); nothing was written", hint="edit this part of the file by hand")
+
+
+def _verified(doc: Document, new_text: str, changes: list[Change], notes: list[str] | None = None) -> EditPlan:
+    verify_edit(doc, new_text, changes)  # also when the text stays: "already set" and "not set" are claims too
+    return EditPlan(doc, new_text, notes or [])
+
+
 # ---------------------------------------------------------------------------- operations on text
 
 def _splice_text(doc: Document, text: str, addr: Address, make) -> str:
@@ -253,9 +380,12 @@ def _splice_text(doc: Document, text: str, addr: Address, make) -> str:
     if not addr.embedded:
         splice = make(text, main)
         return splice.apply(text) if splice else text
-    pair = lookup(main, ["extraConfigFiles", "user.yaml"])
+    pair = lookup(main, list(USER_YAML_PATH))
     if pair is None:
         splice = _create_user_yaml(doc, text, main, make)
+        return splice.apply(text) if splice else text
+    if is_mapping(pair[1]):  # the chart renders a mapping with toYaml: it is user.yaml's content, edited in place
+        splice = make(text, pair[1])
         return splice.apply(text) if splice else text
     region = embedded_region(text, pair[1], f"{doc.path} ({HELM_USER_YAML})")
     inner_root = region.roots[0] if region.roots else None
@@ -287,14 +417,19 @@ def _main_root(doc: Document, roots: list):
     return roots[index]
 
 
-def plan_set(path: Path | str, key: str, value: str, *, kind: str | None = None) -> EditPlan:
+def plan_set(path: Path | str, key: str, value: str, *, kind: str | None = None, force: bool = False) -> EditPlan:
+    """Set one key; refuses (exit 2) a key Milvus does not have and a value `config validate` would flag as an
+    error (its rule code in the message) unless `force`."""
     doc = load_document(path, kind)
     addr = address(doc, key)
     typed, string = _typed(addr, key, value)
     new = _splice_text(doc, doc.text, addr,
                        lambda text, root: set_splice(text, root, addr.parts, typed, doc.newline, string=string,
                                                      label=key))
-    return EditPlan(doc, new)
+    if addr.milvus_key and _written(doc, addr)[0] is None:
+        _check_known(addr.milvus_key)  # as `config get` does: a key Milvus lacks is a typo
+    plan = _verified(doc, new, [Change(key, _doc_path(doc, addr), typed)])
+    return _checked(plan, [addr.milvus_key] if addr.milvus_key else [], force=force)
 
 
 def plan_unset(path: Path | str, key: str, *, kind: str | None = None) -> EditPlan:
@@ -302,10 +437,94 @@ def plan_unset(path: Path | str, key: str, *, kind: str | None = None) -> EditPl
     addr = address(doc, key)
     new = _splice_text(doc, doc.text, addr, lambda text, root: unset_splice(text, root, addr.parts, label=key)
                        if root is not None else None)
-    plan = EditPlan(doc, new)
+    plan = _verified(doc, new, [Change(key, _doc_path(doc, addr), None)])
     if not plan.changed:
         plan.notes.append(f"{key} is not set in {doc.path}: nothing to remove")
+    return _checked(plan, [addr.milvus_key] if addr.milvus_key else [], force=True)
+
+
+NATS_RETENTION_KEYS = ("natsmq.server.retention.maxAge", "natsmq.server.retention.maxBytes",
+                       "natsmq.server.retention.maxMsgs")
+
+
+def _resolve_text(doc: Document, text: str, **options):
+    """The resolution of a document text (a planned edit) as if it were the file."""
+    from mqctl.config.resolve import resolve
+
+    with tempfile.TemporaryDirectory(prefix="mqctl-edit-") as folder:
+        copy = Path(folder) / doc.path.name
+        copy.write_text(text, encoding="utf-8")
+        return resolve([copy], kind=doc.kind, **options)
+
+
+def _checked(plan: EditPlan, keys: list[str], *, force: bool, **options) -> EditPlan:
+    """Refuse an edit that makes `config validate` report a new error on an edited key (exit 2, with the
+    rule's code; `force` skips this); note when natsmq retention changes and streams exist to reconcile."""
+    from mqctl.config.resolve import resolve
+    from mqctl.config.rules import ERROR, validate
+    from mqctl.config.schema import normalize_key
+
+    if not plan.changed or not keys:
+        return plan
+    doc = plan.document
+    try:
+        before = resolve([doc.path], kind=doc.kind, **options)
+    except MqctlError:
+        before = None
+    after = _resolve_text(doc, plan.new_text, **options)
+    if not force:
+        edited = {normalize_key(key) for key in keys}
+        old = {(f.code, f.key) for f in validate(before)} if before else set()
+        for finding in validate(after):
+            if (finding.severity == ERROR and finding.key and normalize_key(finding.key) in edited
+                    and (finding.code, finding.key) not in old):
+                raise InputError(f"{finding.code}: {finding.message}", location=str(doc.path),
+                                 hint=(finding.hint + "; " if finding.hint else "") + "--force writes it anyway")
+    retention_changed = any(before is None or before.value(key) != after.value(key) for key in NATS_RETENTION_KEYS)
+    if any(key.startswith("natsmq.server.retention.") for key in keys) and retention_changed:
+        _note_streams(plan, after)
     return plan
+
+
+def _note_streams(plan: EditPlan, resolution) -> None:
+    """Milvus never updates an existing stream, and its AddStream with other limits fails (JetStream 10058): when
+    this host has the store (or a NATS server answers on the port), say which command reconciles the streams."""
+    store = resolution.value("natsmq.server.storeDir") or ""
+    port = resolution.value("natsmq.server.port") or ""
+    config = shlex.quote(str(plan.document.path))
+    if store and (Path(store) / "jetstream").is_dir():
+        command = f"mqctl retention apply --config {config} --nats-store {shlex.quote(store)}"
+        where = f"the JetStream streams in {store}"
+    elif port.isdigit() and _nats_answers(int(port)):
+        command = f"mqctl retention apply --config {config} --nats nats://127.0.0.1:{port}"
+        where = f"the JetStream streams of the NATS server on 127.0.0.1:{port}"
+    else:
+        return
+    plan.reconcile = command
+    plan.warnings.append(f"natsmq retention changed: {where} keep their old limits, and Milvus does not start "
+                         f"(JetStream 10058 \"stream name already in use\") until they match; once the file is "
+                         f"written, stop Milvus and run: {command}")
+
+
+def _nats_answers(port: int) -> bool:
+    """Whether a NATS server greets on 127.0.0.1:port (its first line is `INFO {...}`)."""
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as conn:
+            conn.settimeout(0.5)
+            return conn.recv(5) == b"INFO "
+    except OSError:
+        return False
+
+
+def _written(doc: Document, addr: Address) -> tuple[tuple | None, int]:
+    """(key node, value node) of an address as the document writes it (None when absent), and what to add to
+    its line for the outer file (Helm's user.yaml string: a read needs no block text, a quoted one reads too)."""
+    root, line_offset = doc.main, 0
+    if addr.embedded:
+        embedded = embedded_yaml(doc, list(USER_YAML_PATH))
+        root = embedded.roots[0] if embedded and embedded.roots else None
+        line_offset = embedded.line_offset if embedded else 0
+    return (lookup(root, addr.parts) if root is not None else None), line_offset
 
 
 def set_key(path: Path | str, key: str, value: str, *, dry_run: bool = False, kind: str | None = None) -> EditResult:
@@ -322,15 +541,7 @@ def get_key(path: Path | str, key: str, *, kind: str | None = None):
     """(value, line) of a key written in the document; (None, None) when absent."""
     doc = load_document(path, kind)
     addr = address(doc, key)
-    root = doc.main
-    line_offset = 0
-    if addr.embedded:  # a read needs no block text (an edit does): a quoted user.yaml string reads too
-        embedded = embedded_yaml(doc, ["extraConfigFiles", "user.yaml"])
-        if embedded is None:
-            return None, None
-        root = embedded.roots[0] if embedded.roots else None
-        line_offset = embedded.line_offset
-    pair = lookup(root, addr.parts) if root is not None else None
+    pair, line_offset = _written(doc, addr)
     if pair is None:
         return None, None
     if is_mapping(pair[1]):
@@ -401,13 +612,16 @@ def plan_switch(path: Path | str, to: str, *, store_dir: str | None = None, port
         written = resolution.yaml_setting(key)
         if explicit.get(key) is not None or written is None or not written.value:  # absent, empty or null
             edits.append((key, value))
-    text = doc.text
+    text, changes, milvus_keys = doc.text, [], []
     for key, value in edits:
         addr = address(doc, key)
         typed, string = _typed(addr, key, value)
         text = _splice_text(doc, text, addr, lambda t, root, a=addr, v=typed, s=string, k=key:
                             set_splice(t, root, a.parts, v, doc.newline, string=s, label=k))
-    return EditPlan(doc, text, [f"switch sets {key} = {value}" for key, value in edits])
+        changes.append(Change(key, _doc_path(doc, addr), typed))
+        milvus_keys += [addr.milvus_key] if addr.milvus_key else []
+    plan = _verified(doc, text, changes, [f"switch sets {key} = {value}" for key, value in edits])
+    return _checked(plan, milvus_keys, force=False, mode=mode, milvus_version=milvus_version)
 
 
 def _helm_deploy_toggles(doc: Document, to: str) -> list[tuple[str, str]]:

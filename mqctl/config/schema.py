@@ -195,7 +195,7 @@ def go_parse_int(text: str | None) -> int | None:
     if text is None:
         return None
     text = str(text).strip()
-    if re.fullmatch(r"[+-]?\d+", text):
+    if re.fullmatch(r"[+-]?[0-9]+", text):  # Go's strconv takes ASCII digits only, not "６０"
         return int(text)
     return None
 

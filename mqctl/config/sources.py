@@ -115,6 +115,12 @@ class EtcdConfig:
             values[raw_key[len(self.prefix):].replace("/", ".")] = EtcdValue(raw_key, value.decode(errors="replace"))
         return values
 
+    def count_under(self, sub: str) -> int:
+        """How many keys lie under `<root>/<sub>/` (e.g. `meta/session`: the sessions of a running Milvus)."""
+        prefix = f"{self.root}/{sub.strip('/')}/"
+        answer = self._post("/v3/kv/range", {"key": _b64(prefix), "range_end": _prefix_end(prefix), "count_only": True})
+        return int(answer.get("count", 0))
+
     def _full_key(self, path: str) -> str:
         path = path.strip("/")
         if not path:

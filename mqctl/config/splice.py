@@ -58,10 +58,19 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def _last_line(node) -> int:
-    """0-based line of a node's last character (block collections end on the next token's line)."""
+def _is_empty(node) -> bool:
+    """A plain scalar with no text (`key:` or `key: # comment`): the parser marks it at the next token,
+    which may be the next section's key, so its position is never a place to splice at."""
+    return is_scalar(node) and node.style is None and node.start_mark.index == node.end_mark.index
+
+
+def _last_line(node, key_node=None) -> int:
+    """0-based line of a node's last character (block collections end on the next token's line; an empty
+    value or an alias ends on its key's line)."""
+    if key_node is not None and (_is_empty(node) or node.start_mark.index < key_node.end_mark.index):
+        return key_node.end_mark.line  # an empty value, or an alias (`key: *name`: the node is where its anchor is)
     if is_mapping(node) and node.value and node.flow_style is not True:
-        return _last_line(node.value[-1][1])
+        return _last_line(node.value[-1][1], node.value[-1][0])
     if is_sequence(node) and node.value and node.flow_style is not True:
         return _last_line(node.value[-1])
     end = node.end_mark
@@ -123,7 +132,7 @@ def set_splice(text: str, root, parts: list[str], value: str, newline: str, *, s
             rest = parts[depth + 1:]
             block = _new_lines(rest, render_scalar(value, string=string), key_node.start_mark.column
                                + indent_step(root), indent_step(root), newline)
-            return _insert_after_line(text, value_node.end_mark.line, block, newline)
+            return _insert_after_line(text, _last_line(value_node, key_node), block, newline)
         raise InputError(f"{'.'.join(parts[:depth + 1])} holds a value, not a section, so {label} cannot be set",
                          hint="unset it first or choose another key")
     rest = parts[depth:]
@@ -209,7 +218,7 @@ def unset_splice(text: str, root, parts: list[str], *, label: str = "") -> Splic
     first = key_node.start_mark.line
     if text[starts[first]:key_node.start_mark.index].strip():
         raise InputError(f"{label} shares its line with other YAML", hint="edit that line by hand")
-    last = _last_line(value_node)
+    last = _last_line(value_node, key_node)
     end = starts[last + 1] if last + 1 < len(starts) else len(text)
     start = starts[first]
     if end == len(text) and not text.endswith("\n") and start > 0:

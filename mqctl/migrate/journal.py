@@ -20,8 +20,10 @@ from mqctl.files import replace_atomically
 JOURNAL_NAME = ".mqctl-migrate.json"
 MIGRATION_STEPS = ("preflight", "stop-writes", "flush", "stop", "switch", "start", "verify", "resume-writes", "backup")
 PENDING, RUNNING, DONE, FAILED, SKIPPED = "pending", "running", "done", "failed", "skipped"
+STEP_STATUSES = (PENDING, RUNNING, DONE, FAILED, SKIPPED)
 # Journal states
 IN_PROGRESS, COMPLETED, ROLLING_BACK, ROLLED_BACK = "in-progress", "completed", "rolling-back", "rolled-back"
+JOURNAL_STATES = (IN_PROGRESS, COMPLETED, ROLLING_BACK, ROLLED_BACK)
 
 
 def now() -> str:
@@ -83,16 +85,69 @@ class Journal:
                                     hint="start one with `mqctl migrate ...`, or point --state-dir/--config at it") from None
         except (OSError, ValueError) as err:
             raise InputError(f"{path}: unreadable migration journal: {err}") from None
-        data["steps"] = [StepRecord(**s) for s in data.get("steps", [])]
-        data["rollback"] = [StepRecord(**s) for s in data.get("rollback", [])]
-        return cls(**data)
+        try:
+            return cls._parse(data)
+        except (TypeError, ValueError) as err:
+            raise InputError(f"{path}: unreadable migration journal: {err}",
+                             hint="it is not a journal mqctl wrote; point --config/--state-dir at the right one") from None
+
+    @classmethod
+    def _parse(cls, data) -> Journal:
+        """A journal from its JSON, or ValueError/TypeError saying what is not a journal about it."""
+        from mqctl.migrate.steps import MigrateOptions
+
+        if not isinstance(data, dict):
+            raise TypeError(f"a JSON {type(data).__name__}, not a journal object")
+        for key in ("path", "id", "created", "source_mq", "target_mq"):
+            if not isinstance(data.get(key), str):
+                raise TypeError(f"{key} is missing or not text")
+        if data.get("state") not in JOURNAL_STATES:
+            raise ValueError(f"state {data.get('state')!r} is not one of {', '.join(JOURNAL_STATES)}")
+        if not isinstance(data.get("options"), dict):
+            raise TypeError("options are missing or not an object")
+        MigrateOptions.check_journaled(data["options"])
+        steps = [_step_record(s) for s in _records(data.get("steps"), "steps")]
+        if tuple(r.name for r in steps) != MIGRATION_STEPS:
+            raise ValueError(f"steps are {[r.name for r in steps]}, not {list(MIGRATION_STEPS)}")
+        rollback = [_step_record(s) for s in _records(data.get("rollback", []), "rollback")]
+        return cls(**{**data, "steps": steps, "rollback": rollback})
+
+    def check_belongs(self, path: Path, configs: list[str] | None) -> None:
+        """Refuse a journal that was written elsewhere, or for other configs than the ones asked for:
+        resuming it would act on another Milvus's config without a word."""
+        journaled = self.options["configs"]
+        if configs is not None and configs != journaled:
+            raise InputError(f"the journal {path} belongs to {', '.join(journaled)}, not {', '.join(configs)}",
+                             hint="pass the same --config as the migration it journals")
+        if Path(self.path) != path:
+            raise InputError(f"{path} was written as {self.path}: it belongs to another migration",
+                             hint=f"pass the --config or --state-dir of that migration (journal {self.path})")
 
 
-def journal_path(*, state_dir: str | None, config: str | None) -> Path:
-    """`--state-dir` wins; otherwise the journal sits next to the (first) config file."""
+def _records(value, name: str) -> list:
+    if not isinstance(value, list):
+        raise TypeError(f"{name} is not a list")
+    return value
+
+
+def _step_record(data) -> StepRecord:
+    if not isinstance(data, dict) or not isinstance(data.get("name"), str):
+        raise TypeError(f"step {data!r} is not a step record")
+    if data.get("status") not in STEP_STATUSES or not isinstance(data.get("evidence", {}), dict):
+        raise ValueError(f"step {data['name']} has status {data.get('status')!r} or evidence that is not an object")
+    return StepRecord(**data)
+
+
+def journal_path(*, state_dir: str | None, config: str | None, new: bool = False) -> Path:
+    """`--state-dir` wins; otherwise the journal sits next to the (first) config file. Nothing is created
+    here; a `new` migration may name a state folder that does not exist yet (`start` creates it)."""
     if state_dir:
         folder = Path(state_dir).expanduser().resolve()
-        folder.mkdir(parents=True, exist_ok=True)
+        if folder.exists() and not folder.is_dir():
+            raise InputError(f"--state-dir {folder} is not a folder", hint="pass a folder for the migration journal")
+        if not new and not folder.exists():
+            raise InputError(f"--state-dir {folder} does not exist",
+                             hint="pass the folder the migration journaled into")
         return folder / JOURNAL_NAME
     if not config:
         raise InputError("where is the migration journal?", hint="pass --config FILE, --state-dir DIR or --sandbox DIR")

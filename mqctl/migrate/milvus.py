@@ -110,12 +110,18 @@ def is_loaded(client, collection: str) -> bool:
     return client.get_load_state(collection)["state"] == LoadState.Loaded
 
 
+SEGMENT_STATS = "segment-stats"  # how a collection that cannot be loaded is counted
+
+
 def collection_counts(target: MilvusTarget, *, load: bool = True, load_timeout: float = 300,
                       client=None) -> dict[str, dict]:
-    """`db/collection` -> {rows, was_loaded} for every collection of every database.
+    """`db/collection` -> {rows, was_loaded, method} for every collection of every database.
 
-    Counting needs a loaded collection. With `load`, collections that were not loaded are
-    loaded (the verify step has to load them anyway); without, their rows are None.
+    Counting (`count(*)`, method `query`) needs a loaded collection. With `load`, collections that
+    were not loaded are loaded (the verify step has to load them anyway); without, their rows are
+    None. A collection without an index cannot be loaded at all: its rows are the row count of
+    its flushed segments (`get_collection_stats`, method `segment-stats`), which after FlushAll
+    covers every row (deleted rows included until a compaction drops them).
     """
     from pymilvus.exceptions import MilvusException
 
@@ -130,6 +136,10 @@ def _counts(target: MilvusTarget, load: bool, load_timeout: float, main) -> dict
     counts: dict[str, dict] = {}
     for client, db, name in each_collection(target, main):
         was_loaded = is_loaded(client, name)
+        if not was_loaded and not client.list_indexes(name):
+            rows = int(client.get_collection_stats(name)["row_count"])
+            counts[f"{db}/{name}"] = {"rows": rows, "was_loaded": False, "method": SEGMENT_STATS}
+            continue
         if not was_loaded and not load:
             counts[f"{db}/{name}"] = {"rows": None, "was_loaded": False}
             continue
@@ -138,7 +148,7 @@ def _counts(target: MilvusTarget, load: bool, load_timeout: float, main) -> dict
         if not wait_loaded(client, name, load_timeout):
             raise PreconditionError(f"collection {db}/{name} did not load within {load_timeout:.0f} s",
                                     hint="check the Milvus log for load errors; counts need a loaded collection")
-        counts[f"{db}/{name}"] = {"rows": count_rows(client, name), "was_loaded": was_loaded}
+        counts[f"{db}/{name}"] = {"rows": count_rows(client, name), "was_loaded": was_loaded, "method": "query"}
     return counts
 
 

@@ -28,7 +28,8 @@ class Rehearsal:
     seconds: dict = field(default_factory=dict)  # phase -> seconds
 
 
-def rehearse(directory: str | None, report, say: Callable[[str], None], keep: bool = False) -> Rehearsal:
+def rehearse(directory: str | None, report, say: Callable[[str], None], keep: bool = False,
+             external_etcd: bool = False) -> Rehearsal:
     from mqctl import sandbox
     from mqctl.migrate import run
     from mqctl.migrate.journal import journal_path
@@ -40,10 +41,11 @@ def rehearse(directory: str | None, report, say: Callable[[str], None], keep: bo
     folder = Path(directory or tempfile.mkdtemp(prefix="mqctl-rehearsal-"))
     seconds: dict[str, float] = {}
     began = time.monotonic()
-    say(f"1/4 sandbox up in {folder}: Milvus 2.3.5 on RocksMQ, seeding two collections (inserts + deletes) ...")
-    info = sandbox.up(str(folder), mq="rocksmq", seed=True)
+    topology = " with its own etcd server (production topology)" if external_etcd else ""
+    say(f"1/4 sandbox up in {folder}: Milvus 2.3.5 on RocksMQ{topology}, seeding two collections (inserts + deletes) ...")
+    info = sandbox.up(str(folder), mq="rocksmq", seed=True, external_etcd=external_etcd)
     seconds["sandbox up + seed"] = round(time.monotonic() - began, 1)
-    say(f"    Milvus at {info.uri}, config {info.config}, log {info.log}")
+    say(f"    Milvus at {info.uri}, config {info.config}, log {info.log}, etcd {info.etcd} ({info.etcd_mode})")
     try:
         say("2/4 migrating RocksMQ -> natsmq, exactly as in production (stop-writes, FlushAll, stop, switch, start, "
             "verify, resume-writes, backup) ...")

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mqctl.errors import MqctlError, PreconditionError
+from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.migrate import steps as S
 from mqctl.migrate.journal import (COMPLETED, DONE, FAILED, PENDING, ROLLED_BACK, ROLLING_BACK, RUNNING,
                                    SKIPPED, Journal, StepRecord, archive_finished, now)
@@ -91,7 +91,7 @@ def execute(ctx: S.Context) -> Journal:
                 S.StepFailed(record.name, err.message, err.hint or "fix it, then `mqctl migrate resume`")
             if not ctx.rollback and record.name in BEFORE_THE_SWITCH:
                 failed = _reopen_writes(ctx, failed)
-            raise failed from None
+            raise _with_milvus_state(ctx, failed) from None
         except KeyboardInterrupt:
             _finish(journal, record, FAILED, began, "interrupted (Ctrl-C)")
             raise
@@ -107,32 +107,70 @@ def execute(ctx: S.Context) -> Journal:
     return journal
 
 
-BEFORE_THE_SWITCH = ("flush", "stop")  # Milvus may still run on its old MQ, as before the migration
+BEFORE_THE_SWITCH = ("stop-writes", "flush", "stop")  # Milvus may still run on its old MQ, as before the migration
 
 
 def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
     """After a failure before the switch, a Milvus still running as before gets its writes back: they
     stay denied only when its state is unknown. stop-writes and flush go back to pending (the journaled
-    old value kept), so `resume` denies writes and flushes again before it goes on."""
+    old value kept), so `resume` denies writes and flushes again before it goes on.
+
+    When stop-writes itself failed, Milvus never logged the deny (or mqctl could not see it), so no
+    event can be expected for putting the old value back: it is put back without waiting."""
     stop = ctx.journal.step("stop-writes")
     if "old" not in stop.evidence:  # mqctl did not deny writes
         return failed
     if not S.milvus_up(ctx.options):
         return S.StepFailed(failed.step, failed.seen, failed.next_action,
                             writes_note="Milvus does not answer, its state is unknown: writes stay denied")
+    deny_seen = failed.step != "stop-writes"
     old = stop.evidence["old"]
     stop.status, stop.evidence = PENDING, {"old": old, "mechanism": stop.evidence.get("mechanism"),
                                            "reopened_after": failed.step}
     flush = ctx.journal.step("flush")  # what is written from now on must be flushed again before the stop
     flush.status, flush.evidence = PENDING, {}
     ctx.journal.save()
+    next_action = failed.next_action + "; resume denies writes again first"
     try:
-        S.apply_force_deny(ctx, StepRecord("resume-writes"), old)
+        S.apply_force_deny(ctx, StepRecord("resume-writes"), old, wait=deny_seen)
     except MqctlError as err:  # the edit may have happened: resume denies writes again either way
-        return S.StepFailed(failed.step, failed.seen, failed.next_action + "; resume denies writes again first",
+        return S.StepFailed(failed.step, failed.seen, next_action,
                             writes_note=f"putting forceDeny back was not confirmed ({err.message}): writes may be open")
-    return S.StepFailed(failed.step, failed.seen, failed.next_action + "; resume denies writes again first",
+    if not deny_seen:
+        value = next(iter(old.values()))
+        put_back = f"put back to {value}" if value is not None else "removed again"
+        return S.StepFailed(failed.step, failed.seen, next_action,
+                            writes_note=f"Milvus still runs on its old MQ; forceDeny was {put_back}, so writes reopen as "
+                            "soon as Milvus reads it (no event awaited: none was seen for the deny)")
+    return S.StepFailed(failed.step, failed.seen, next_action,
                         writes_note="Milvus still runs on its old MQ, so writes were resumed")
+
+
+def _with_milvus_state(ctx: S.Context, failed: S.StepFailed) -> S.StepFailed:
+    """Every failure says where Milvus stands (running or stopped, writes denied or not) and how to go on,
+    read from the journal: the step's own message knows only what the step saw."""
+    if failed.writes_note:
+        return failed
+    status = {r.name: r.status for r in ctx.steps}
+    on = ctx.journal.target_mq if ctx.rollback else ctx.journal.source_mq  # what it ran on before this sequence
+    denied = "writes stay stopped by the operator (--writes-stopped)" if ctx.options.writes_stopped else \
+        "writes stay denied"
+    if status.get("resume-writes") == DONE:
+        note = f"Milvus runs on {ctx.expected_mq}, verified, writes open"
+    elif status.get("verify") == DONE:
+        note = f"Milvus runs on {ctx.expected_mq}, verified; {denied}"
+    elif status.get("start") == DONE:
+        note = f"Milvus runs on an unverified MQ; {denied}"
+    elif status.get("stop") == DONE:
+        switched = status.get("switch" if not ctx.rollback else "restore-config") == DONE
+        note = f"Milvus is stopped{', its config already switched' if switched else ''}; {denied}"
+    elif status.get("stop-writes", DONE) == DONE:
+        note = f"Milvus still runs on {on}; {denied}"
+    else:
+        note = f"Milvus still runs on {on}; nothing was changed"
+    again = "`mqctl migrate rollback` again" if ctx.rollback else "`mqctl migrate resume` (or `mqctl migrate rollback`)"
+    action = failed.next_action if "mqctl migrate" in failed.next_action else f"{failed.next_action}, then {again}"
+    return S.StepFailed(failed.step, failed.seen, action, writes_note=note)
 
 
 def _finish(journal: Journal, record: StepRecord, status: str, began: float, error: str | None) -> None:
@@ -142,6 +180,11 @@ def _finish(journal: Journal, record: StepRecord, status: str, began: float, err
 
 
 def start(options: S.MigrateOptions, path: Path, report: S.Reporter) -> Journal:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise InputError(f"cannot create the journal folder {path.parent}: {err.strerror}",
+                         hint="pass a writable --state-dir") from None
     archive_finished(path)
     journal = Journal.new(path, "?", options.to, options.journaled())
     journal.save()

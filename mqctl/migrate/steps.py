@@ -7,6 +7,7 @@ journal then says exactly where things stand, and `resume` runs the remaining st
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import os
 import re
@@ -33,7 +34,7 @@ class StepFailed(PreconditionError):
     def __init__(self, step: str, seen: str, next_action: str, *, writes_note: str = ""):
         message = f"step {step} failed: {seen}" + (f" ({writes_note})" if writes_note else "")
         super().__init__(message, hint=next_action)
-        self.step, self.seen, self.next_action = step, seen, next_action
+        self.step, self.seen, self.next_action, self.writes_note = step, seen, next_action, writes_note
 
 
 @dataclass
@@ -72,6 +73,26 @@ class MigrateOptions:
 
             data["etcd"] = without_password(self.etcd)
         return data
+
+    @classmethod
+    def check_journaled(cls, data: dict) -> None:
+        """ValueError naming the first journaled option that is missing or of the wrong type."""
+        kinds: dict[str, type | tuple[type, ...]] = {"str": str, "bool": bool, "float": (int, float), "int": int,
+                                                     "None": type(None), "list[str]": list}
+        for name, spec in cls.__dataclass_fields__.items():
+            if name == "milvus":
+                if not isinstance(data.get(name), dict) or not isinstance(data[name].get("uri"), str):
+                    raise ValueError("options.milvus.uri is missing or not text")
+                continue
+            if name not in data:
+                if spec.default is dataclasses.MISSING:
+                    raise ValueError(f"options.{name} is missing")
+                continue
+            value, allowed = data[name], spec.type.split(" | ")  # annotations stay strings here
+            if not isinstance(value, tuple(kinds[t] for t in allowed)) or (isinstance(value, bool) and "bool" not in allowed):
+                raise ValueError(f"options.{name} is {value!r}, not {spec.type}")
+        if not data["configs"] or not all(isinstance(c, str) for c in data["configs"]):
+            raise ValueError("options.configs is not a list of config paths")
 
     @classmethod
     def from_journal(cls, data: dict, milvus: MilvusTarget) -> "MigrateOptions":
@@ -212,15 +233,36 @@ def mq_dirs(res, mq: str, store_dir: str | None = None) -> list[Path]:
     return []
 
 
+EVENT_FIELD = r'\\?"{name}\\?":\\?"([^"\\]*)\\?"'  # a field of the event's JSON, quotes escaped or not
+
+
 def update_event(value: str | None) -> Callable[[str], bool]:
     """Matches Milvus's `"receive update event"` log line for forceDeny set to `value`, or for its
-    removal when `value` is None (a DELETE event, which carries the old value)."""
-    key = re.compile(r'\\?"Key\\?":\\?"quotaandlimits\.limitwriting\.forcedeny\\?"', re.IGNORECASE)
-    if value is None:
-        val = re.compile(r'\\?"EventType\\?":\\?"DELETE\\?"', re.IGNORECASE)
-    else:
-        val = re.compile(r'\\?"Value\\?":\\?"' + re.escape(value) + r'\\?"', re.IGNORECASE)
-    return lambda line: "receive update event" in line and bool(key.search(line)) and bool(val.search(line))
+    removal when `value` is None (a DELETE event, which carries the old value).
+
+    Milvus 2.3-2.5 (config/manager.go) logs the key as its source spells it: the file source
+    `quotaandlimits.limitwriting.forcedeny`; the etcd source the etcd path
+    `quotaAndLimits/limitWriting/forceDeny` (CREATE, UPDATE or DELETE), then the same change once
+    more under the normalised key `quotaandlimitslimitwritingforcedeny`. Keys are compared the way
+    Milvus normalises them (lower case, without `/ _ .`), so every form matches.
+    """
+    from mqctl.config.schema import normalize_key
+
+    key_field, type_field, value_field = (re.compile(EVENT_FIELD.format(name=n), re.IGNORECASE)
+                                          for n in ("Key", "EventType", "Value"))
+    wanted_key = normalize_key(FORCE_DENY)
+
+    def matches(line: str) -> bool:
+        if "receive update event" not in line:
+            return False
+        key, kind, logged = key_field.search(line), type_field.search(line), value_field.search(line)
+        if key is None or kind is None or normalize_key(key.group(1)) != wanted_key:
+            return False
+        if value is None:
+            return kind.group(1).upper() == "DELETE"
+        return kind.group(1).upper() != "DELETE" and logged is not None and logged.group(1).lower() == value.lower()
+
+    return matches
 
 
 INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
@@ -230,7 +272,7 @@ INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
 
 def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict]:
     """Every check before anything changes. `load=False` (plan) never loads a collection."""
-    from mqctl.config.edit import check_target
+    from mqctl.config.edit import check_target, switch
     from mqctl.migrate.milvus import collection_counts, server_version
 
     options, findings = ctx.options, []
@@ -241,6 +283,13 @@ def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict
         check_target(options.to, res.mode, res.version)
     except MqctlError as err:
         findings.append(Finding("error", "target-unsupported", err.message, err.hint or ""))
+        return findings, evidence
+    try:  # the edit the switch step will make, tried now: it must not fail once Milvus is down
+        switch(options.live_config, options.to, store_dir=options.store_dir, port=options.nats_port,
+               milvus_version=options.milvus_version, dry_run=True)
+    except MqctlError as err:
+        findings.append(Finding("error", "switch-impossible", f"the switch cannot edit {options.live_config}: "
+                                f"{err.message}", err.hint or "fix the option or the config, then run it again"))
         return findings, evidence
     try:
         client = ctx.client()
@@ -375,10 +424,24 @@ def _stop_writes_findings(options, res, findings, evidence) -> None:
     mechanism = stop_writes_mechanism(options, res)
     evidence["stop_writes"] = mechanism
     evidence["quota_interval_seconds"] = float(res.value("quotaAndLimits.quotaCenterCollectInterval") or 3)
+    if mechanism == "etcd":
+        _etcd_root_findings(options, res, findings)
     if mechanism == "none":
         findings.append(Finding("error", "no-stop-writes", "writes cannot be stopped from here: the config is not a "
                                 "milvus.yaml Milvus re-reads and no etcd config source is active",
                                 "pass --etcd URL, or stop the writers yourself and pass --writes-stopped"))
+
+
+def _etcd_root_findings(options, res, findings) -> None:
+    """A running Milvus registers its sessions under `<rootPath>/<metaSubPath>/session/`: none there means
+    forceDeny put under `--etcd-root` (or into this etcd) would never reach it, and stop-writes would time out."""
+    etcd = options.etcd_client()
+    session = f"{res.value('etcd.metaSubPath') or 'meta'}/session"
+    if etcd.count_under(session) == 0:
+        findings.append(Finding("error", "etcd-root-unused", f"no Milvus session under {options.etcd_root}/{session}/ "
+                                f"in etcd {etcd.shown}: this Milvus does not keep its keys there, so "
+                                "forceDeny would never reach it", "pass --etcd-root with this Milvus's etcd.rootPath "
+                                f"(the config says {res.value('etcd.rootPath') or 'by-dev'}) and --etcd with its etcd"))
 
 
 def stop_writes_mechanism(options, res) -> str:
@@ -409,9 +472,10 @@ def step_preflight(ctx: Context, record: StepRecord) -> None:
 
 # ------------------------------------------------------------------ stop / resume writes
 
-def apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) -> None:
+def apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None, *, wait: bool = True) -> None:
     """Deny writes (`restore` None: the old values are journaled first) or put the journaled values back,
-    where Milvus re-reads them (etcd or the live file), then wait for Milvus's update event.
+    where Milvus re-reads them (etcd or the live file), then wait for Milvus's update event (unless not
+    `wait`: no event is to be expected when Milvus never applied the deny).
 
     The old value is journaled before the edit and the edit is re-applied on resume, so a crash
     between the two neither loses the old value nor skips the edit.
@@ -450,6 +514,9 @@ def apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None) -> 
         if result.changed:
             evidence.update(diff=result.diff, backup=str(result.backup))
     effective = value or "false (Milvus's default)"
+    if not wait:
+        evidence["confirmed"] = f"forceDeny put back to {effective}; Milvus never confirmed the deny, so no event awaited"
+        return
     if not evidence.get("needs_event", True):
         evidence["confirmed"] = f"forceDeny was already {effective}: nothing for Milvus to apply"
         return

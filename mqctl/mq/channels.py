@@ -23,6 +23,16 @@ class ChannelList:
     source: str
     channels: list[ChannelInfo]
     totals: ChannelTotals
+    warnings: list[str] = field(default_factory=list)  # data and metadata disagree (see data_warnings)
+
+
+def data_warnings(source: MQSource, channel: str | None = None) -> list[str]:
+    """Where the stored data and its metadata disagree (a deleted WAL, a corrupt block, a stream folder the
+    server did not load): such numbers are not what the MQ holds. Only those of `channel` and the
+    source-wide ones when a channel is given; none for a live server (it checks its own store)."""
+    check = getattr(source, "data_warnings", None)
+    found = check() if check is not None else []
+    return [message for name, message in found if channel is None or name in (None, channel)]
 
 
 def list_channels(source: MQSource, *, store_times: bool = False) -> ChannelList:
@@ -35,7 +45,8 @@ def list_channels(source: MQSource, *, store_times: bool = False) -> ChannelList
                          hint="RocksMQ keeps no store time per message; drop --store-times")
     channels = source.list_channels(message_times=False) if store_times else source.list_channels()
     return ChannelList(source.description, channels, ChannelTotals(len(channels), sum(c.messages for c in channels),
-                                                                   sum(c.bytes for c in channels)))
+                                                                   sum(c.bytes for c in channels)),
+                       data_warnings(source))
 
 
 def find_channel(source: MQSource, name: str) -> ChannelInfo:
@@ -74,6 +85,7 @@ class ChannelDetail:
     open_page_size: int | None = None  # RocksMQ: bytes in the page still being written
     pages: list[PageRow] | None = None  # RocksMQ closed pages
     stream: dict | None = None  # JetStream config and state
+    warnings: list[str] = field(default_factory=list)  # data and metadata disagree (see data_warnings)
 
 
 def show_channel(source: MQSource, name: str) -> ChannelDetail:
@@ -92,7 +104,8 @@ def show_channel(source: MQSource, name: str) -> ChannelDetail:
         elif msg.collection_id and msg.collection_id not in collections:
             collections[msg.collection_id] = CollectionSeen(msg.collection_id, msg.collection, False)
     detail = ChannelDetail(source.description, channel, dict(types.most_common()),
-                           sorted(collections.values(), key=lambda c: (c.id or 0)), undecodable)
+                           sorted(collections.values(), key=lambda c: (c.id or 0)), undecodable,
+                           warnings=data_warnings(source, name))
     _add_backend_details(source, detail)
     return detail
 

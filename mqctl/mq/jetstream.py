@@ -13,6 +13,7 @@ import contextlib
 import datetime as dt
 import json
 import logging
+import math
 import os
 import re
 import shutil
@@ -23,10 +24,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlunsplit
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.mq.model import ChannelInfo, RawMessage
+from mqctl.mq.model import ChannelInfo, RawMessage, path_is_dir
 
 READ_BATCH = 2000  # messages per pull request
 READ_BATCH_BYTES = 32 * 1024 * 1024  # a batch of large messages is smaller
@@ -35,6 +36,15 @@ NANOS = 1_000_000_000
 UNLIMITED = -1
 STREAM_NOT_FOUND = 10059  # JetStream err_code
 MAX_PAYLOAD = 64 * 1024 * 1024  # above Milvus's natsmq.server.maxPayload so every stored message is deliverable
+MAX_TIMEOUT = 3600.0  # seconds per request; more is a typo (or inf), and a wait that long is a hang
+
+
+def check_timeout(timeout: float, option: str = "--timeout") -> float:
+    """A request timeout in seconds: finite, positive and at most an hour (exit 2 otherwise)."""
+    if not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
+        raise InputError(f"{option} {timeout:g} is not a number of seconds between 0 and {MAX_TIMEOUT:g}",
+                         hint=f"e.g. {option} 5")
+    return timeout
 
 
 @dataclass
@@ -56,6 +66,7 @@ class StreamDetails:
     last_seq: int
     consumers: int
     first_time: dt.datetime | None = None  # when the server stored the oldest message
+    duplicate_window_seconds: float = 0.0  # JetStream refuses one longer than max_age (error 10052)
 
 
 NATS_SCHEMES = ("nats", "tls", "ws", "wss")
@@ -114,9 +125,8 @@ class JetStreamSource:
                  tls_cert: str | None = None, tls_key: str | None = None, timeout: float = 5.0):
         self.url = url if "://" in url else f"nats://{url}"
         self.description = public_url(self.url)
-        if not timeout > 0:
-            raise InputError(f"--timeout {timeout:g} is not a positive number of seconds", hint="e.g. --timeout 5")
-        self.timeout = timeout
+        self.store: Path | None = None  # the natsmq store a private server serves (a copy of it), if any
+        self.timeout = check_timeout(timeout)
         _require_nkeys(creds, nkey)
         options: dict[str, Any] = {
             "servers": [self.url], "connect_timeout": timeout, "allow_reconnect": False,
@@ -220,11 +230,23 @@ class JetStreamSource:
     def stream(self, name: str) -> StreamDetails:
         return _details(self._run(self._stream_info(name)))
 
-    def update_limits(self, name: str, *, max_age_seconds: float, max_bytes: int, max_msgs: int) -> StreamDetails:
-        """Change a stream's retention limits, keeping the rest of its config."""
-        config = self._run(self._stream_info(name))["config"]
-        config.update(max_age=int(max_age_seconds * NANOS), max_bytes=max_bytes, max_msgs=max_msgs)
+    def stream_config(self, name: str) -> dict:
+        """A stream's whole config as the server holds it (the JetStream API's JSON)."""
+        return self._run(self._stream_info(name))["config"]
+
+    def update_config(self, name: str, config: dict) -> StreamDetails:
+        """Replace a stream's config (STREAM.UPDATE takes the whole config, not a patch)."""
         return _details(self._run(self._api(f"STREAM.UPDATE.{name}", config)))
+
+    def data_warnings(self) -> list[tuple[str | None, str]]:
+        """(stream, warning) where the store's files disagree with what the server recovered from them: a stream
+        folder it did not load, a corrupt block, fewer messages than the blocks hold, messages gone that no limit
+        removes (--nats-store only)."""
+        from mqctl.mq.natsstore import disagreements
+
+        if self.store is None:
+            return []
+        return disagreements(store_root(self.store), {d.name: d for d in self.stream_details()})
 
     # MQSource -----------------------------------------------------------------------------
     async def _message_times(self, wanted: list[tuple[str, int]]) -> list[dt.datetime | None]:
@@ -414,7 +436,8 @@ def _details(stream: dict) -> StreamDetails:
         max_msgs=config.get("max_msgs", UNLIMITED), storage=config.get("storage", ""),
         retention=config.get("retention", ""), discard=config.get("discard", ""), replicas=config.get("num_replicas", 1),
         messages=state["messages"], bytes=state["bytes"], first_seq=state["first_seq"], last_seq=state["last_seq"],
-        consumers=state.get("consumer_count", 0), first_time=_nats_time(state.get("first_ts")))
+        consumers=state.get("consumer_count", 0), first_time=_nats_time(state.get("first_ts")),
+        duplicate_window_seconds=config.get("duplicate_window", 0) / NANOS)
 
 
 def _nats_time(text: str | None) -> dt.datetime | None:
@@ -439,13 +462,13 @@ def nats_server_binary() -> str:
 def store_root(store_dir: str | Path) -> Path:
     """The natsmq storeDir (holding `jetstream/`); the `jetstream` folder itself is accepted too."""
     path = Path(store_dir).expanduser().resolve()
-    if not path.is_dir():
+    if not path_is_dir(path):
         what = "is not a directory" if path.exists() else "does not exist"
         raise InputError(f"NATS store directory {path} {what}",
                          hint="pass natsmq.server.storeDir of the stopped Milvus (e.g. /var/lib/milvus/nats)")
-    if (path / "jetstream").is_dir():
+    if path_is_dir(path / "jetstream"):
         return path
-    if path.name == "jetstream" and path.parent.joinpath("jetstream").is_dir():
+    if path.name == "jetstream" and path_is_dir(path.parent / "jetstream"):
         return path.parent
     raise InputError(f"{path} is not a natsmq store (no jetstream/ folder in it)",
                      hint="pass natsmq.server.storeDir, the folder that contains jetstream/")
@@ -542,6 +565,70 @@ def _mentions(config: str, store: str) -> bool:
     return re.search(rb"(?<![\w./-])" + re.escape(store.encode()) + rb"(?![\w.-])", text) is not None
 
 
+def idle_store_root(store_dir: str | Path) -> Path:
+    """store_root, refused while a process (Milvus, a nats-server) uses the store."""
+    root = store_root(store_dir)
+    users = processes_using(root)
+    if users:
+        raise PreconditionError(f"NATS store {root} is in use by {', '.join(users)}",
+                                hint="stop Milvus first, or inspect the running server with --nats URL")
+    return root
+
+
+def check_writable(root: Path) -> None:
+    """Refuse (exit 3) a store this user cannot change, before asking to change it: nats-server would stop."""
+    for folder, _, files in os.walk(root):
+        for path in [folder, *(os.path.join(folder, name) for name in files)]:
+            if not os.path.islink(path) and not os.access(path, os.W_OK):
+                raise PreconditionError(f"{path} is not writable by this user, so the NATS store cannot be changed; "
+                                        "nothing changed", hint="run mqctl as Milvus's user (or with sudo)")
+
+
+def copy_store(root: Path, target: Path) -> Path:
+    """A private copy of a natsmq store, for a server that may change it (index rewrites, expiry). Symlinks are
+    copied as what they point to: a `jetstream` linked to another disk must not be served (and changed) itself."""
+    try:
+        shutil.copytree(root, target, symlinks=False, ignore=_symlink_loops)
+    except (shutil.Error, OSError) as err:
+        first = err.args[0][0] if isinstance(err, shutil.Error) and err.args and err.args[0] else err
+        raise PreconditionError(f"cannot copy the NATS store {root}: {_copy_error(first)}",
+                                hint="mqctl reads a store through a private copy: check that every file is readable "
+                                     "and that the temp folder has room (TMPDIR)") from None
+    for folder, _, files in os.walk(target):  # a read-only store (mount, 0444 files) gives a copy the server can write
+        os.chmod(folder, 0o700)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o600)
+    return target
+
+
+def remove_private(work: Path) -> None:
+    """Remove a private folder, also one a failed copy left read-only (the store's own modes)."""
+    for folder, _, _ in os.walk(work):
+        with contextlib.suppress(OSError):
+            os.chmod(folder, 0o700)
+    shutil.rmtree(work, ignore_errors=True)
+
+
+def _symlink_loops(folder: str, names: list[str]) -> list[str]:
+    """Entries of a folder that link back to it or to a folder above it (copying them would never end)."""
+    here = os.path.realpath(folder)
+    loops = []
+    for name in names:
+        path = os.path.join(folder, name)
+        if os.path.islink(path):
+            target = os.path.realpath(path)
+            if here == target or here.startswith(target + os.sep):
+                loops.append(name)
+    return loops
+
+
+def _copy_error(error) -> str:
+    """shutil.Error lists (source, target, reason) per file; OSError tells its own file."""
+    if isinstance(error, tuple) and len(error) == 3:
+        return f"{error[0]}: {error[2]}"
+    return f"{getattr(error, 'filename', '') or ''}: {getattr(error, 'strerror', None) or error}".lstrip(": ")
+
+
 @contextlib.contextmanager
 def private_nats_server(store_dir: str | Path, *, writable: bool = False, timeout: float = 15.0):
     """Run a private nats-server with JetStream on a free loopback port over a natsmq store; yields its URL.
@@ -549,18 +636,11 @@ def private_nats_server(store_dir: str | Path, *, writable: bool = False, timeou
     By default the server runs over a temporary copy: a nats-server opening a store applies the
     streams' max_age at once (facts §7) and rewrites index files, and inspection must never change
     Milvus's data. `writable=True` (retention apply) serves the store itself."""
-    root = store_root(store_dir)
-    users = processes_using(root)
-    if users:
-        raise PreconditionError(f"NATS store {root} is in use by {', '.join(users)}",
-                                hint="stop Milvus first, or inspect the running server with --nats URL")
+    root = idle_store_root(store_dir)
     work = Path(tempfile.mkdtemp(prefix="mqctl-nats-"))
     proc = None
     try:
-        served = root
-        if not writable:
-            served = work / "store"
-            shutil.copytree(root, served, symlinks=True)
+        served = root if writable else copy_store(root, work / "store")
         config = work / "nats.conf"
         config.write_text(json.dumps({"listen": "127.0.0.1:-1", "max_payload": MAX_PAYLOAD,
                                       "jetstream": {"store_dir": str(served)}}))
@@ -576,7 +656,7 @@ def private_nats_server(store_dir: str | Path, *, writable: bool = False, timeou
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-        shutil.rmtree(work, ignore_errors=True)
+        remove_private(work)
 
 
 def _wait_ready(proc: subprocess.Popen, work: Path, log: Path, timeout: float) -> str:

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Iterator, Protocol
+
+from mqctl.errors import PreconditionError
 
 
 @dataclass
@@ -48,3 +51,20 @@ class MQSource(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def path_is_dir(path: Path) -> bool:
+    return _path_is(path, Path.is_dir)
+
+
+def path_is_file(path: Path) -> bool:
+    return _path_is(path, Path.is_file)
+
+
+def _path_is(path: Path, test) -> bool:
+    """Path.is_dir/is_file, but a folder this user may not look into is one clear error (exit 3), not a traceback."""
+    try:
+        return test(path)
+    except OSError as err:
+        raise PreconditionError(f"cannot read {path}: {err.strerror}",
+                                hint="run mqctl as a user that can read Milvus's data (its own user, or sudo)") from None

@@ -19,12 +19,14 @@ from pathlib import Path
 from typing import Iterator
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.mq.model import ChannelInfo, RawMessage
+from mqctl.mq.model import ChannelInfo, RawMessage, path_is_dir, path_is_file
 
 SKIPPED_DB_FILES = ("LOCK", "LOG", "rocksdict-config.json")  # LOG also covers LOG.old.*
 META_SUFFIX = "_meta_kv"
 META_ONLY_KEY = b"rmq_id"  # the id allocator's bound lives in the metadata database only
-_AFTER_SLASH = b"0"  # b"/" + 1: the upper bound of every key of one topic
+# a topic's keys are b"<topic>/<decimal id>": all between b"<topic>/0" and b"<topic>/:" (":" follows "9"), which
+# leaves out the keys of a topic named "<topic>/x" (`a/b` beside `a`)
+_FIRST_ID, _AFTER_IDS = b"/0", b"/:"
 
 
 @dataclass
@@ -91,11 +93,11 @@ class RocksMQSource:
 
     def __init__(self, path: str | Path):
         self.path = Path(path).expanduser()
-        if not self.path.is_dir():
+        if not path_is_dir(self.path):
             what = "is not a directory" if self.path.exists() else "does not exist"
             raise InputError(f"RocksMQ directory {self.path} {what}",
                              hint="pass rocksmq.path of the Milvus instance (e.g. /var/lib/milvus/rdb_data)")
-        if not (self.path / "CURRENT").is_file():
+        if not path_is_file(self.path / "CURRENT"):
             raise InputError(f"{self.path} is not a RocksDB directory (no CURRENT file)",
                              hint="pass rocksmq.path itself, not its parent or the _meta_kv folder")
         self.meta_path = self.path.with_name(self.path.name + META_SUFFIX)
@@ -112,7 +114,7 @@ class RocksMQSource:
                 raise InputError(f"{self.path} is RocksMQ's metadata database ({META_SUFFIX}), not its messages",
                                  hint=f"pass rocksmq.path itself (e.g. {messages}); the {META_SUFFIX} beside it is "
                                       "read too")
-            has_meta = (self.meta_path / "CURRENT").is_file()
+            has_meta = path_is_file(self.meta_path / "CURRENT")
             self._meta_db = _open_read_only(self.meta_path, self._shadow_root) if has_meta else None
         except BaseException:
             self.close()
@@ -133,10 +135,6 @@ class RocksMQSource:
         self._cleanup()
 
     # metadata -------------------------------------------------------------------
-    @property
-    def has_metadata(self) -> bool:
-        return self._meta_db is not None
-
     def topic_meta(self) -> dict[str, RocksTopicMeta]:
         """Per topic: creation time, open page size and closed pages (from `_meta_kv`)."""
         if self._meta_cache is not None:
@@ -165,6 +163,29 @@ class RocksMQSource:
         self._meta_cache = topics
         return topics
 
+    def data_warnings(self) -> list[tuple[str | None, str]]:
+        """(topic or None, warning) where `_meta_kv` and the messages disagree: a WAL deleted or cut short leaves
+        page sizes and ids in the metadata for messages that are gone; without `_meta_kv` nothing can be checked."""
+        if self._meta_db is None:
+            return [(None, f"{self.description}: no {self.meta_path.name} folder beside it, so message bytes, pages "
+                           f"and retention are unknown (a RocksMQ always has one)")]
+        meta = self.topic_meta()
+        found: list[tuple[str | None, str]] = []
+        for name in sorted(set(meta) | set(self._topics_in_data())):
+            topic, ids = meta.get(name), self.id_range(name)
+            if topic is None:
+                found.append((name, f"topic {name}: messages but no metadata in {self.meta_path.name}"))
+                continue
+            closed_end = topic.pages[-1].end_id if topic.pages else None
+            missing = (closed_end is not None and (ids is None or ids[1] < closed_end)) or \
+                (topic.open_page_size > 0 and (ids is None or (closed_end is not None and ids[1] <= closed_end)))
+            if missing:
+                last = "no message" if ids is None else f"messages up to id {ids[1]}"
+                pages = f"pages up to id {closed_end} and " if closed_end is not None else ""
+                found.append((name, f"topic {name}: the metadata counts {pages}{topic.bytes} bytes, but the data holds "
+                                    f"{last} (write-ahead log deleted or cut short?)"))
+        return found
+
     # keys -------------------------------------------------------------------------
     def _key_range(self, topic: str):
         """ReadOptions bounding iteration to one topic's keys."""
@@ -172,8 +193,8 @@ class RocksMQSource:
 
         prefix = topic.encode() + b"/"
         options = ReadOptions()
-        options.set_iterate_lower_bound(prefix)
-        options.set_iterate_upper_bound(topic.encode() + _AFTER_SLASH)
+        options.set_iterate_lower_bound(topic.encode() + _FIRST_ID)
+        options.set_iterate_upper_bound(topic.encode() + _AFTER_IDS)
         return prefix, options
 
     def _topics_in_data(self) -> Iterator[str]:
@@ -186,12 +207,15 @@ class RocksMQSource:
                 it.seek(it.key() + b"\x00")
                 continue
             yield topic.decode("utf-8", errors="replace")
-            it.seek(topic + _AFTER_SLASH)
+            it.seek(topic + _AFTER_IDS)
 
-    def _count_and_last(self, topic: str) -> tuple[int, bytes | None, bytes | None]:
-        """Message count, first and last key of a topic, reading keys only."""
+    def _count_and_last(self, topic: str, *, nested: bool = False) -> tuple[int, bytes | None, bytes | None]:
+        """Message count, first and last key of a topic, reading keys only; `nested`: another topic is named
+        "<topic>/<digit>...", so its keys fall in this topic's range and are sorted out one by one."""
         prefix, options = self._key_range(topic)
         keys = self._db.keys(from_key=prefix, read_opt=options)
+        if nested:
+            keys = (key for key in keys if self._is_message_of(key, topic))
         first = next(keys, None)
         if first is None:
             return 0, None, None
@@ -225,7 +249,8 @@ class RocksMQSource:
         names = set(meta) | set(self._topics_in_data())
         channels = []
         for name in sorted(names, key=natural_key):
-            count, first, last = self._count_and_last(name)
+            nested = any(other[len(name) + 1:][:1].isdigit() for other in names if other.startswith(name + "/"))
+            count, first, last = self._count_and_last(name, nested=nested)
             topic = meta.get(name)
             channels.append(ChannelInfo(
                 name=name, messages=count, bytes=topic.bytes if topic else 0,
@@ -235,14 +260,20 @@ class RocksMQSource:
         return channels
 
     def id_range(self, channel: str) -> tuple[int, int] | None:
-        prefix = channel.encode() + b"/"
         it = self._db.iter()
-        it.seek(prefix)
-        if not it.valid() or not it.key().startswith(prefix):
+        it.seek(channel.encode() + _FIRST_ID)
+        if not it.valid() or not self._is_message_of(it.key(), channel):
             return None
         first = self._id_of(it.key())
-        it.seek_for_prev(channel.encode() + _AFTER_SLASH)
+        it.seek_for_prev(channel.encode() + _AFTER_IDS)
+        while not self._is_message_of(it.key(), channel):  # a key of a topic named "<channel>/9..."
+            it.prev()
         return first, self._id_of(it.key())
+
+    @staticmethod
+    def _is_message_of(key: bytes, topic: str) -> bool:
+        name, _, message_id = key.rpartition(b"/")
+        return name == topic.encode() and message_id.isdigit()
 
     def iter_messages(self, channel: str, start_id: int | None = None, end_id: int | None = None) -> Iterator[RawMessage]:
         prefix, options = self._key_range(channel)
@@ -254,6 +285,8 @@ class RocksMQSource:
             if bounds and len(str(start_id)) == len(str(bounds[0])):
                 start_key = prefix + str(start_id).encode()
         for key, value in self._db.items(from_key=start_key, read_opt=options):
+            if not self._is_message_of(key, channel):
+                continue
             message_id = self._id_of(key)
             if start_id is not None and message_id < start_id:
                 continue

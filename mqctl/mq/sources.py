@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import socket
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
@@ -31,6 +33,11 @@ class SourceOptions:
     tls_cert: str | None = None
     tls_key: str | None = None
     timeout: float = 5.0
+
+    def __post_init__(self) -> None:
+        from mqctl.mq.jetstream import check_timeout
+
+        check_timeout(self.timeout)
 
     @property
     def explicit(self) -> list[str]:
@@ -127,6 +134,21 @@ def open_source(options: SourceOptions, *, resolution=None, writable_store: bool
             yield source
         return
     with private_nats_server(location, writable=writable_store) as url:
-        with JetStreamSource(url, timeout=options.timeout) as source:
-            source.description = f"nats-store:{Path(location).expanduser()}"
-            yield source
+        with JetStreamSource(url, timeout=options.timeout) as store_source:
+            store_source.description = f"nats-store:{Path(location).expanduser()}"
+            store_source.store = Path(location)
+            yield store_source
+
+
+@contextlib.contextmanager
+def store_copy(options: SourceOptions) -> Iterator[SourceOptions]:
+    """The same options over a private copy of --nats-store (removed afterwards): `retention apply` plans and
+    rehearses there, so the store itself is touched only once the change is confirmed."""
+    from mqctl.mq.jetstream import copy_store, idle_store_root, remove_private
+
+    root = idle_store_root(options.nats_store or "")
+    work = Path(tempfile.mkdtemp(prefix="mqctl-rehearsal-"))
+    try:
+        yield dataclasses.replace(options, nats_store=copy_store(root, work / "store"))
+    finally:
+        remove_private(work)

@@ -1,0 +1,524 @@
+"""Edits that must never damage a config: keys next to empty values, concurrent edits, owner and mode,
+read-only folders, keys and values `config get`/`validate` reject, natsmq retention, Helm user.yaml mappings.
+
+Every test drives real files, and the CLI tests real `mqctl` processes."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, FIXTURES, SAMPLES, run_cli
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+
+from mqctl.config.edit import plan_set, plan_unset
+from mqctl.errors import InputError, PreconditionError
+
+STOCK_23 = SAMPLES / "milvus-2.3-standalone-natsmq.yaml"
+PROPERTY = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                                          HealthCheck.too_slow])
+
+
+def safe_load(text: str):
+    """An independent reading of a YAML text (plain Python values), to check what an edit changed."""
+    from ruamel.yaml import YAML
+
+    return YAML(typ="safe", pure=True).load(text)
+
+
+def backups(folder: Path) -> list[Path]:
+    return sorted(folder.glob("*.bak"))
+
+
+# ------------------------------------------------------------------ item 3: empty values
+
+def test_unset_next_to_an_empty_value_keeps_the_next_section(tmp_path, cli):
+    path = tmp_path / "milvus.yaml"
+    shutil.copy(STOCK_23, path)
+    before = safe_load(path.read_text())
+    assert before["natsmq"]["server"]["retention"]["maxMsgs"] is None  # the stock file's empty value
+    result = cli("config", "unset", str(path), "natsmq.server.retention.maxMsgs", "--yes")
+    assert result.code == 0, result.stderr
+    after = safe_load(path.read_text())
+    assert "rootCoord:" in path.read_text() and after["rootCoord"] == before["rootCoord"]
+    del before["natsmq"]["server"]["retention"]["maxMsgs"]
+    assert after == before
+
+
+def test_set_under_and_next_to_empty_values_lands_in_its_own_mapping(tmp_path, cli):
+    text = ("rocksmq:\n  path: /var/lib/milvus/rdb_data\n  retentionSizeInMB: # empty, Milvus default\n\n\n"
+            "# the next section\nrootCoord:\n  dmlChannelNum: 16\ncustom:\n  empty:\n\n# comment\nlast: 1\n")
+    path = tmp_path / "milvus.yaml"
+    for key, value, expect in [("rocksmq.retentionTimeInMinutes", "60", lambda d: d["rocksmq"]["retentionTimeInMinutes"]),
+                               ("custom.empty.inner", "5", lambda d: d["custom"]["empty"]["inner"])]:
+        path.write_text(text)
+        result = cli("config", "set", str(path), key, value, "--yes")
+        assert result.code == 0, result.stderr
+        after = safe_load(path.read_text())
+        assert str(expect(after)) == value
+        assert after["rootCoord"] == {"dmlChannelNum": 16} and after["last"] == 1
+
+
+def test_switch_fills_keys_inside_a_section_ending_with_an_empty_value(tmp_path, cli):
+    path = tmp_path / "milvus.yaml"
+    path.write_text("mq:\n  type: natsmq\nrocksmq:\n  retentionSizeInMB:\n\n# next\nrootCoord:\n  dmlChannelNum: 16\n")
+    result = cli("config", "switch", str(path), "--to", "rocksmq", "--milvus-version", "2.3.5", "--yes")
+    assert result.code == 0, result.stderr
+    after = safe_load(path.read_text())
+    assert after["rootCoord"] == {"dmlChannelNum": 16}
+    assert after["rocksmq"]["path"] == "/var/lib/milvus/rdb_data" and after["rocksmq"]["retentionSizeInMB"] == 8192
+
+
+def test_an_edit_that_would_change_another_key_is_refused(tmp_path, cli):
+    path = tmp_path / "milvus.yaml"
+    path.write_text("rocksmq:\n  path: &data /var/lib/milvus/rdb_data\nlocalStorage:\n  path: *data\n")
+    before = path.read_bytes()
+    result = cli("config", "set", str(path), "rocksmq.path", "/srv/rdb", "--yes")
+    assert result.code == 3
+    assert "would change localStorage.path" in result.stderr and "nothing was written" in result.stderr
+    assert "Wrote" not in result.stdout and "Traceback" not in result.stderr
+    assert path.read_bytes() == before and not backups(tmp_path)
+
+
+def test_unset_of_an_alias_removes_its_own_line(tmp_path, cli):
+    path = tmp_path / "milvus.yaml"
+    path.write_text("rocksmq:\n  path: &data /var/lib/milvus/rdb_data\nlocalStorage:\n  path: *data\n  size:\n")
+    result = cli("config", "unset", str(path), "localStorage.path", "--yes")
+    assert result.code == 0 and "Wrote" in result.stdout, result.stderr
+    assert path.read_text() == "rocksmq:\n  path: &data /var/lib/milvus/rdb_data\nlocalStorage:\n  size:\n"
+
+
+# ------------------------------------------------------------------ item 3: property over real and generated shapes
+
+def set_in(tree, parts, value):
+    for part in parts[:-1]:
+        if not isinstance(tree.get(part), dict):
+            tree[part] = {}
+        tree = tree[part]
+    tree[parts[-1]] = value
+
+
+def unset_in(tree, parts):
+    """Remove a key; a mapping left without keys reads as empty (null), as `key:` does."""
+    parents = [tree]
+    for part in parts[:-1]:
+        parents.append(parents[-1][part])
+    del parents[-1][parts[-1]]
+    for depth in range(len(parts) - 1, 0, -1):
+        if parents[depth] == {}:
+            parents[depth - 1][parts[depth - 1]] = None
+
+
+def leaf_paths(tree, prefix=()):
+    for key, value in tree.items():
+        if not isinstance(key, str):
+            continue
+        if isinstance(value, dict) and value:
+            yield from leaf_paths(value, prefix + (key,))
+        else:
+            yield prefix + (key,)
+
+
+def check_edit(path: Path, parts: tuple, value: str | None, *, kind: str | None = None) -> str:
+    """Run one edit through plan + commit; either only the intended key changed (read independently), or the
+    edit was refused before anything was written. Returns 'done' or the refusal's class name."""
+    before_bytes = path.read_bytes()
+    before = safe_load(before_bytes.decode("utf-8-sig"))
+    key = ".".join(parts)
+    try:
+        plan = plan_set(path, key, value, kind=kind) if value is not None else plan_unset(path, key, kind=kind)
+        plan.commit()
+    except (InputError, PreconditionError) as err:
+        assert path.read_bytes() == before_bytes and not backups(path.parent)
+        return type(err).__name__ + ": " + err.message
+    after = safe_load(path.read_bytes().decode("utf-8-sig"))
+    expected = before
+    if value is None:
+        unset_in(expected, list(parts))
+    else:
+        got = after_value(after, parts)
+        assert got == [int(value)] if isinstance(value_at(before, parts), list) else str(got) == value  # [a, b] lists
+        set_in(expected, list(parts), got)
+    assert after == (expected or None)  # a document without keys reads as nothing
+    for backup in backups(path.parent):
+        backup.unlink()
+    return "done"
+
+
+def after_value(tree, parts):
+    for part in parts:
+        tree = tree[part]
+    return tree
+
+
+def value_at(tree, parts):
+    """The value at a path, None when it is not there."""
+    for part in parts:
+        if not isinstance(tree, dict) or part not in tree:
+            return None
+        tree = tree[part]
+    return tree
+
+
+SAMPLE_FILES = sorted(p for p in SAMPLES.glob("*.yaml") if "broken" not in p.name)
+CORPUS_FILES = sorted(CORPUS.glob("*/*.yaml")) if CORPUS.is_dir() else []
+ADDRESSABLE = r"^[A-Za-z0-9_][A-Za-z0-9_/-]*$"
+
+
+@PROPERTY
+@given(data=st.data())
+def test_random_edits_of_real_configs_change_only_the_intended_key(tmp_path, data):
+    import re
+
+    source = data.draw(st.sampled_from(SAMPLE_FILES + CORPUS_FILES))
+    path = Path(tempfile.mkdtemp(dir=tmp_path)) / source.name  # one folder per example: its own backups
+    shutil.copy(source, path)
+    try:
+        tree = safe_load(path.read_text(encoding="utf-8-sig"))
+    except Exception:  # noqa: BLE001 - a corpus file the independent reader cannot load (duplicate keys)
+        assume(False)
+    assume(isinstance(tree, dict))
+    helm = "helm" in str(source)
+    paths = [p for p in leaf_paths(tree) if all(re.match(ADDRESSABLE, part) for part in p)
+             and not (helm and p[0] in ("mq", "natsmq", "rocksmq", "extraConfigFiles"))
+             and not ("operator" in str(source) and p[0] not in ("apiVersion", "kind", "metadata", "spec"))]
+    assume(paths)
+    empty = [p for p in paths if after_value(tree, p) is None]  # `key:`: where splices went wrong
+    parts = data.draw(st.sampled_from(empty if empty and data.draw(st.booleans()) else paths))
+    if data.draw(st.booleans()):
+        parts = parts[:-1] + (data.draw(st.sampled_from(["newKey", "port", "x_1"])),) + (
+            ("deeper",) if data.draw(st.booleans()) else ())
+    assume(not (helm and parts[0] in ("mq", "natsmq", "rocksmq")))  # these go into user.yaml
+    assume(not ("operator" in str(source) and parts[0] not in ("apiVersion", "kind", "metadata", "spec")))
+    value = data.draw(st.one_of(st.none(), st.integers(0, 10**6).map(str)))
+    if value is None and parts not in paths:
+        value = "7"
+    outcome = check_edit(path, parts, value)
+    event(outcome.split(":")[0])
+    assert "would not read back" not in outcome or "&" in source.read_text(), outcome
+
+
+NAMES = st.sampled_from(["port", "path", "maxAge", "size", "level", "name", "x1", "deep", "empty", "last"])
+SECTIONS = st.sampled_from(["rocksmq", "natsmq", "rootCoord", "proxy", "custom", "dataNode", "common"])
+
+
+VALUE_TEXTS = {"empty": "", "empty_comment": " # nothing here, Milvus default", "quoted": " 'text value'",
+               "flow_map": " {a: 1, b: two}", "flow_list": " [1, 2]", "comment_after": " 3 # three"}
+
+
+def draw_mapping(data, depth: int, indent: int, step: int, anchors: list[str]) -> list[str]:
+    """Lines of a block mapping in the shapes found in real configs."""
+    lines = []
+    for name in data.draw(st.lists(NAMES, min_size=1, max_size=4, unique=True)):
+        pad = " " * indent
+        if data.draw(st.integers(0, 5)) == 0:
+            lines.append(pad + "# a comment line")
+        if data.draw(st.integers(0, 5)) == 0:
+            lines.append("")
+        shape = data.draw(st.sampled_from([*VALUE_TEXTS, "int", "anchor", "alias", "nested"]))
+        if shape == "nested" and depth < 2:
+            lines.append(f"{pad}{name}:")
+            lines += draw_mapping(data, depth + 1, indent + step, step, anchors)
+        elif shape in VALUE_TEXTS:
+            lines.append(f"{pad}{name}:{VALUE_TEXTS[shape]}")
+        elif shape == "anchor":
+            anchors.append(f"a{len(anchors)}")
+            lines.append(f"{pad}{name}: &{anchors[-1]} 5")
+        elif shape == "alias" and anchors:
+            lines.append(f"{pad}{name}: *{data.draw(st.sampled_from(anchors))}")
+        else:
+            lines.append(f"{pad}{name}: {data.draw(st.integers(0, 99))}")
+    return lines
+
+
+@PROPERTY
+@given(data=st.data(), step=st.sampled_from([2, 4]), crlf=st.booleans(), final_newline=st.booleans())
+def test_random_edits_of_corpus_like_shapes_change_only_the_intended_key(tmp_path, data, step, crlf, final_newline):
+    anchors: list[str] = []
+    lines = ["# generated config"]
+    for section in data.draw(st.lists(SECTIONS, min_size=1, max_size=4, unique=True)):
+        if data.draw(st.booleans()):
+            lines += ["", f"# {section} settings"]
+        lines.append(f"{section}:")
+        lines += draw_mapping(data, 1, step, step, anchors)
+    newline = "\r\n" if crlf else "\n"
+    text = newline.join(lines) + (newline if final_newline else "")
+    path = Path(tempfile.mkdtemp(dir=tmp_path)) / "milvus.yaml"
+    path.write_bytes(text.encode())
+    tree = safe_load(text)
+    paths = list(leaf_paths(tree))
+    for _ in range(data.draw(st.integers(1, 3))):
+        parts = data.draw(st.sampled_from(paths))
+        if data.draw(st.booleans()):  # a new key under an empty value, else beside the chosen one
+            parts = (parts if value_at(tree, parts) is None else parts[:-1]) + (data.draw(NAMES),)
+        value = data.draw(st.one_of(st.none(), st.integers(0, 10**6).map(str)))
+        if value is None and parts not in paths:
+            value = "7"
+        outcome = check_edit(path, parts, value)
+        event(outcome.split(":")[0])
+        assert "would not read back" not in outcome or anchors, f"{outcome}\n{path.read_text()}"
+        tree = safe_load(path.read_bytes().decode())
+        paths = list(leaf_paths(tree)) if isinstance(tree, dict) else []
+        if not paths:
+            break
+    if crlf:
+        assert "\n" not in path.read_bytes().decode().replace("\r\n", "")
+
+
+# ------------------------------------------------------------------ item 4: concurrent edits
+
+def mqctl_process(*args: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "mqctl", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, text=True, env={**os.environ, "NO_COLOR": "1", **(env or {})})
+
+
+def test_parallel_sets_of_one_file_lose_nothing(tmp_path):
+    path = tmp_path / "milvus.yaml"
+    for round_ in range(20):
+        shutil.copy(STOCK_23, path)
+        edits = [("natsmq.server.retention.maxAge", str(1000 + round_)), ("rocksmq.retentionSizeInMB", str(2000 + round_))]
+        procs = [mqctl_process("config", "set", str(path), key, value, "--yes") for key, value in edits]
+        results = [(proc.wait(timeout=120), *proc.communicate()) for proc in procs]
+        after = safe_load(path.read_text())
+        for (key, value), (code, out, err) in zip(edits, results, strict=True):
+            got = after_value(after, key.split("."))
+            if code == 0:
+                assert str(got) == value, f"round {round_}: {key} was reported written but is {got!r}"
+            else:
+                assert code == 3 and "Wrote" not in out and str(got) != value, err
+        for backup in backups(tmp_path):
+            backup.unlink()
+
+
+def test_an_edit_waits_for_the_lock_a_bounded_time(tmp_path):
+    path = tmp_path / "milvus.yaml"
+    shutil.copy(STOCK_23, path)
+    before = path.read_bytes()
+    lock = tmp_path / ".milvus.yaml.mqctl.lock"
+    with open(lock, "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # an edit in progress
+        result = run_cli("config", "set", str(path), "natsmq.server.port", "4333", "--yes",
+                         env={"MQCTL_LOCK_WAIT": "0.5"})
+        dry = run_cli("config", "set", str(path), "natsmq.server.port", "4333", "--dry-run")
+    assert result.code == 3 and "held its lock" in result.stderr and "Wrote" not in result.stdout
+    assert path.read_bytes() == before and not backups(tmp_path)
+    assert dry.code == 0  # a dry run writes nothing and needs no lock
+    after = run_cli("config", "set", str(path), "natsmq.server.port", "4333", "--yes")
+    assert after.code == 0 and "port: 4333" in path.read_text()
+
+
+def test_a_file_changed_since_it_was_read_is_not_overwritten(tmp_path):
+    path = tmp_path / "milvus.yaml"
+    shutil.copy(STOCK_23, path)
+    plan = plan_set(path, "natsmq.server.port", "4333")
+    path.write_text(path.read_text().replace("maxAge: 4320", "maxAge: 60"))  # another writer, e.g. an editor
+    with pytest.raises(PreconditionError, match="changed while the edit was prepared"):
+        plan.commit()
+    assert "maxAge: 60" in path.read_text() and "port: 4333" not in path.read_text()
+
+
+# ------------------------------------------------------------------ item 5: owner, group and mode
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")
+@pytest.mark.parametrize("command", [("set", "natsmq.server.port", "4333"), ("unset", "natsmq.server.port"),
+                                     ("switch", "--to", "rocksmq", "--milvus-version", "2.3.5")])
+def test_edits_as_root_keep_owner_group_and_mode(tmp_path, command):
+    path = tmp_path / "milvus.yaml"
+    shutil.copy(STOCK_23, path)
+    os.chown(path, 1234, 1234)  # milvus:milvus
+    os.chmod(path, 0o600)
+    result = run_cli("config", command[0], str(path), *command[1:], "--yes", "--json")
+    assert result.code == 0, result.stderr
+    backup = Path(result.json()["backup"])
+    for written in (path, backup):
+        info = written.stat()
+        assert (info.st_uid, info.st_gid, info.st_mode & 0o7777) == (1234, 1234, 0o600), written
+
+
+# ------------------------------------------------------------------ read-only folders
+
+def unprivileged(*args: str) -> list[str]:
+    """A root that may not override file permissions (as any other user), for a real permission error."""
+    if os.geteuid() != 0:
+        return list(args)
+    if not shutil.which("setpriv"):
+        pytest.skip("setpriv is needed to drop root's permission override")
+    return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", *args]
+
+
+EDITS = [("set", "natsmq.server.port", "4333"), ("unset", "natsmq.server.port"),
+         ("switch", "--to", "rocksmq", "--milvus-version", "2.3.5")]
+
+
+@pytest.mark.parametrize("command", EDITS)
+@pytest.mark.parametrize("lock_exists", [False, True])
+def test_edit_in_a_folder_it_may_not_write_is_one_line_exit_3(tmp_path, command, lock_exists):
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    path = folder / "milvus.yaml"
+    shutil.copy(STOCK_23, path)
+    if lock_exists:  # the folder was writable once: the lock opens, the backup fails
+        (folder / ".milvus.yaml.mqctl.lock").touch()
+    before = sorted(p.name for p in folder.iterdir())
+    folder.chmod(0o555)
+    try:
+        proc = subprocess.run(unprivileged(sys.executable, "-m", "mqctl", "config", command[0], str(path),
+                                           *command[1:], "--yes"),
+                              capture_output=True, text=True, stdin=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"})
+    finally:
+        folder.chmod(0o755)
+    assert proc.returncode == 3, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert lines[-1].startswith("error: ") and "internal error" not in proc.stderr and "Traceback" not in proc.stderr
+    assert "may not write in" in lines[-1] and "Wrote" not in proc.stdout
+    assert path.read_bytes() == STOCK_23.read_bytes() and sorted(p.name for p in folder.iterdir()) == before
+
+
+def test_edit_on_a_read_only_mount_is_one_line_exit_3(tmp_path):
+    folder = tmp_path / "configs"
+    folder.mkdir()
+    path = folder / "milvus.yaml"
+    shutil.copy(STOCK_23, path)
+    if os.geteuid() != 0 or not shutil.which("unshare"):
+        pytest.skip("a private read-only bind mount needs root and unshare")
+    script = (f"mount --bind {shlex.quote(str(folder))} {shlex.quote(str(folder))} && "
+              f"mount -o remount,ro,bind {shlex.quote(str(folder))} && "
+              f"{shlex.quote(sys.executable)} -m mqctl config set {shlex.quote(str(path))} natsmq.server.port 4333 --yes")
+    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
+                          stdin=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"})
+    if "mount:" in proc.stderr:
+        pytest.skip(f"no mount namespace here: {proc.stderr.strip()}")
+    assert proc.returncode == 3, proc.stderr
+    assert "read-only file system" in proc.stderr and "Traceback" not in proc.stderr
+    assert path.read_bytes() == STOCK_23.read_bytes() and [p.name for p in folder.iterdir()] == ["milvus.yaml"]
+
+
+# ------------------------------------------------------------------ keys and values
+
+@pytest.mark.parametrize("key", ["mq.tpye", "natsmq.server.retention.maxMsg", "natsmq.server.port.x"])
+def test_set_rejects_keys_milvus_does_not_have_like_get(tmp_path, cli, key):
+    path = tmp_path / "milvus.yaml"
+    shutil.copy(STOCK_23, path)
+    result = cli("config", "set", str(path), key, "1", "--yes")
+    got = cli("config", "get", str(path), key)
+    assert result.code == got.code == 2, result.stderr
+    assert result.stdout == "" and path.read_bytes() == STOCK_23.read_bytes()
+    if key == "mq.tpye":
+        assert "did you mean mq.type" in result.stderr
+
+
+@pytest.mark.parametrize("key", ["mq.a: b", "mq.*ref", "mq.my key", "mq.two\nlines", "mq.#x", "natsmq.&a"])
+@pytest.mark.parametrize("dry_run", [True, False])
+def test_keys_that_are_not_plain_yaml_are_rejected_before_any_output(tmp_path, cli, key, dry_run):
+    path = tmp_path / "milvus.yaml"
+    shutil.copy(STOCK_23, path)
+    result = cli("config", "set", str(path), key, "1", "--dry-run" if dry_run else "--yes")
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: invalid key") and result.stderr.count("\n") == 1
+    assert path.read_bytes() == STOCK_23.read_bytes() and not backups(tmp_path)
+
+
+def test_set_refuses_what_validate_reports_as_an_error_with_its_code(tmp_path, cli):
+    path = tmp_path / "milvus.yaml"
+    shutil.copy(STOCK_23, path)
+    result = cli("config", "set", str(path), "natsmq.server.maxPayload", "9999999999999999999999GB", "--yes")
+    assert result.code == 2 and "MQ114" in result.stderr and "--force" in result.stderr
+    assert path.read_bytes() == STOCK_23.read_bytes()
+    forced = cli("config", "set", str(path), "natsmq.server.maxPayload", "9999999999999999999999GB", "--yes",
+                 "--force")
+    assert forced.code == 0, forced.stderr
+    validated = cli("config", "validate", str(path), "--json")
+    assert validated.code == 1 and "MQ114" in {f["code"] for f in validated.json()["findings"]}
+
+
+# ------------------------------------------------------------------ item 6: natsmq retention and existing streams
+
+def natsmq_config(tmp_path: Path, store: Path, port: int = 4222) -> Path:
+    path = tmp_path / "milvus.yaml"
+    path.write_text(f"mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: {port}\n    storeDir: {store}\n"
+                    "    retention:\n      maxAge: 4320\n")
+    return path
+
+
+def test_retention_edit_names_the_reconcile_command_for_a_store_on_this_host(tmp_path, cli):
+    store = tmp_path / "nats"
+    shutil.copytree(FIXTURES / "natsmq" / "store", store)
+    path = natsmq_config(tmp_path, store)
+    ten_years = str(10 * 365 * 24 * 60)  # JetStream drops what is older than max_age: keep the fixture whole
+    result = cli("config", "set", str(path), "natsmq.server.retention.maxAge", ten_years, "--yes", "--json")
+    assert result.code == 0, result.stderr
+    command = result.json()["reconcile"]
+    assert command == f"mqctl retention apply --config {path} --nats-store {store}"
+    assert "10058" in result.stderr and command in result.stderr
+    drift = cli("retention", "show", "--nats-store", str(store), "--config", str(path), "--json")
+    assert drift.code == 1  # the streams do not match until the command runs
+    applied = cli(*shlex.split(command)[1:], "--yes")  # the printed command works as printed
+    assert applied.code == 0, applied.stderr
+    assert cli("retention", "show", "--nats-store", str(store), "--config", str(path)).code == 0
+    same = cli("config", "set", str(path), "natsmq.server.retention.maxAge", ten_years, "--yes", "--json")
+    assert same.json()["reconcile"] is None  # nothing changed: nothing to reconcile
+
+
+def test_retention_edit_names_the_live_server_and_is_quiet_without_streams(tmp_path, cli):
+    from test_jetstream import start_nats
+
+    proc, url = start_nats(tmp_path)
+    try:
+        path = natsmq_config(tmp_path, tmp_path / "absent", port=int(url.rsplit(":", 1)[1]))
+        result = cli("config", "unset", str(path), "natsmq.server.retention.maxAge", "--dry-run", "--json")
+        assert result.json()["reconcile"] is None  # 4320 is also Milvus's default: the streams keep matching
+        result = cli("config", "set", str(path), "natsmq.server.retention.maxMsgs", "1000", "--dry-run", "--json")
+        assert result.code == 0 and result.json()["reconcile"] == f"mqctl retention apply --config {path} --nats {url}"
+    finally:
+        proc.terminate()
+        proc.wait()
+    result = cli("config", "set", str(path), "natsmq.server.retention.maxMsgs", "1000", "--dry-run", "--json")
+    assert result.json()["reconcile"] is None and "10058" not in result.stderr  # no store, no server
+
+
+# ------------------------------------------------------------------ Helm user.yaml written as a mapping
+
+HELM_MAPPING = """\
+cluster:
+  enabled: false
+standalone:
+  messageQueue: natsmq
+extraConfigFiles:
+  user.yaml:
+    mq:
+      type: natsmq
+    natsmq:
+      server:
+        port: 4333
+        retention:
+          maxAge: # Milvus default
+    # end of user.yaml
+image:
+  all:
+    tag: v2.4.5
+"""
+
+
+def test_helm_user_yaml_mapping_is_read_and_edited_in_place(tmp_path, cli):
+    path = tmp_path / "values.yaml"
+    path.write_text(HELM_MAPPING)
+    explained = cli("config", "explain", str(path), "--json")
+    assert explained.code == 0, explained.stderr
+    assert f"mq.type = natsmq ({path}:8)." in explained.json()["explanation"]  # read from the mapping
+    got = cli("config", "get", str(path), "natsmq.server.port", "--json").json()
+    assert (got["value"], got["line"]) == ("4333", 11)
+    for args in (("set", "natsmq.server.port", "4444"), ("set", "natsmq.server.retention.maxBytes", "1000"),
+                 ("unset", "natsmq.server.retention.maxAge")):
+        result = cli("config", args[0], str(path), *args[1:], "--yes")
+        assert result.code == 0, result.stderr
+    user = safe_load(path.read_text())["extraConfigFiles"]["user.yaml"]
+    assert user == {"mq": {"type": "natsmq"}, "natsmq": {"server": {"port": 4444, "retention": {"maxBytes": 1000}}}}
+    assert path.read_text().replace("4444", "4333").replace("          maxBytes: 1000\n", "          maxAge: # Milvus default\n") == HELM_MAPPING
