@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Annotated, Optional
@@ -122,7 +123,8 @@ def _options(config, to, milvus, user, password, token, server_pem, server_name,
     _check_seconds({"--flush-timeout": flush_timeout, "--start-timeout": start_timeout,
                     "--confirm-timeout": confirm_timeout})
     filled = _sandbox_fill(sandbox)
-    configs = [str(p.expanduser().resolve()) for p in config] if config else filled.get("configs")
+    # realpath, unlike Path.resolve, leaves a symlink loop for the reader to report
+    configs = [os.path.realpath(p.expanduser()) for p in config] if config else filled.get("configs")
     if not configs:
         raise InputError("no --config given", hint="pass the milvus.yaml Milvus reads (or --sandbox DIR)")
     for path in configs:

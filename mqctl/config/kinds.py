@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mqctl.config.documents import (CONFIGMAP, HELM_VALUES, MILVUS_YAML, OPERATOR_CR, Document, Setting,
-                                    embedded_yaml, flatten, is_mapping, lookup, scalar_text)
+from mqctl.config.documents import (CONFIGMAP, CONFIGMAP_FILES, HELM_VALUES, MILVUS_YAML, OPERATOR_CR, Document,
+                                    Setting, embedded_yaml, flatten, is_mapping, lookup, scalar_text)
 from mqctl.config.schema import CLUSTER, MODES, STANDALONE, Version, parse_version
 
 HELM_PULSAR_TOGGLES = ("pulsarv3.enabled", "pulsar.enabled", "externalPulsar.enabled")
@@ -180,7 +180,7 @@ def _helm_endpoint(doc: Document, chosen: str, toggles: dict[str, Setting], line
 
 def _configmap(doc: Document, mode: str, version: Version | None) -> KindView:
     result = KindView(doc)
-    for name in ("milvus.yaml", "default.yaml", "user.yaml"):
+    for name in CONFIGMAP_FILES:
         embedded = embedded_yaml(doc, ["data", name])
         if embedded is None:
             continue

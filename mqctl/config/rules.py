@@ -17,8 +17,8 @@ from mqctl.config.documents import HELM_VALUES, OPERATOR_CR, Setting
 from mqctl.config.resolve import Resolution
 from mqctl.output import REDACTED, is_secret_key
 from mqctl.config.schema import (CHECKED_SECTIONS, CLUSTER, ENABLED_BY, INT32_MAX, KEYS, MIN_SAFE_PAYLOAD,
-                                 STANDALONE, go_parse_int, nearest, normalize_key, section_keys, spec_for,
-                                 valid_mq_types)
+                                 STANDALONE, go_parse_int, known_children, nearest, normalize_key, section_keys,
+                                 spec_for, valid_mq_types)
 
 ERROR, WARNING, INFO = "error", "warning", "info"
 SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
@@ -265,9 +265,14 @@ def _unknown_keys(res: Resolution) -> list[Finding]:
         if section not in CHECKED_SECTIONS or setting.source != "yaml":
             continue
         normal = normalize_key(setting.key)
-        if normal in known or normal in seen:
-            continue
+        children = known_children(setting.key)
+        if normal in known or normal in seen or (setting.value is None and children):
+            continue  # `mq: null` or `mq:` is an empty section, as absent to Milvus as no section at all
         seen.add(normal)
+        if children:
+            found.append(_finding("MQ120", f"{setting.key} is a section, not a value: Milvus ignores it", setting,
+                                  hint=f"write its keys under it, e.g. {setting.key}.{children[0]}"))
+            continue
         candidates = section_keys(setting.key)
         guess = nearest(setting.key, candidates)
         found.append(_finding("MQ120", f"unknown key {setting.key}: Milvus ignores it", setting,

@@ -77,6 +77,10 @@ def derive_source(resolution) -> DerivedSource:
     listens (Milvus runs), else natsmq.server.storeDir (Milvus stopped)."""
     mq = resolution.effective_mq
     files = ", ".join(resolution.files)
+    if mq is None and resolution.panic:
+        raise InputError(f"mq.type {resolution.mq_type!r} ({resolution.where('mq.type')}): Milvus would not start "
+                         f"with this config: it panics `{resolution.panic}` at startup",
+                         hint="fix the config; `mqctl config validate` says how")
     if mq not in READABLE_MQS:
         raise PreconditionError(f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read "
                                 f"rocksmq and natsmq only", hint="see `mqctl config explain` for why")
