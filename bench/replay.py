@@ -8,12 +8,15 @@ serializes them), then prints in one run:
 - the rate of the executor-side read alone (the `milvus_mq` reader's `read()` called in this process,
   Arrow batches produced and dropped: no Spark task, no write), which shows the decoding cost;
 - the rate of the replay job (rows shape, schema inferred from the inserts) to Parquet with 1 and
-  2 partitions on local[2], and the ratios.
+  2 partitions on local[2], and the ratios;
+- the same job with 2 partitions on a standalone cluster started here (a master and 2 workers with
+  one core each, executors on a Python with nothing installed, so mqctl ships its runtime), and its
+  ratio to local[2] (`--no-cluster` leaves it out).
 Spark start-up is printed separately and left out of the rates; each timed replay follows a small
 warm-up replay in the same session, so Python worker start-up is left out too.
 Goals: replay >= 0.7x the bare read rate with 1 partition; 2 partitions >= 1.6x one partition.
 
-Usage: python bench/replay.py [--messages 200000] [--rows 1] [--dim 8]
+Usage: python bench/replay.py [--messages 200000] [--rows 1] [--dim 8] [--no-cluster]
 """
 
 from __future__ import annotations
@@ -21,9 +24,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import shutil
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # spark_cluster: the tests' cluster
 
 CHANNEL = "by-dev-rootcoord-dml_0"
 COLLECTION, COLLECTION_ID, PARTITION_ID = "bench_items", 447000000000000001, 447000000000000002
@@ -189,6 +195,32 @@ def replay_rate(spark, source, work: Path, partitions: int, count: int, label: s
     return rate
 
 
+def cluster_replay_rates(work: Path, url: str, rocks: Path, count: int) -> dict[str, float]:
+    """2-partition replays on a standalone cluster whose executors' Python has nothing installed."""
+    from spark_cluster import StandaloneCluster, bare_python
+
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.session import start_session
+
+    python = bare_python(work / "executor-python")
+    cluster = StandaloneCluster(work / "cluster", workers=2, cores=1, memory="1g")
+    (work / "cluster").mkdir()
+    started = time.perf_counter()
+    try:
+        cluster.start()
+        spark = start_session(cluster.url, {"spark.executor.memory": "512m", "spark.pyspark.python": str(python),
+                                            "spark.sql.shuffle.partitions": "2"})
+        print(f"standalone cluster (master + 2 workers x 1 core) and Spark start-up: "
+              f"{time.perf_counter() - started:.2f} s (not in the rates)")
+        try:
+            return {label: replay_rate(spark, source, work, 2, count, f"{label} (cluster)")
+                    for label, source in (("nats", SourceOptions(nats=url)), ("rocksmq", SourceOptions(rocksmq=rocks)))}
+        finally:
+            spark.stop()
+    finally:
+        cluster.stop()
+
+
 def _first_id(source) -> int:
     return FIRST_ROCKSMQ_ID if source.rocksmq else 1
 
@@ -198,6 +230,7 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=200_000, help="insert messages (default 200,000)")
     parser.add_argument("--rows", type=int, default=1, help="rows per insert message")
     parser.add_argument("--dim", type=int, default=8, help="float vector dimension")
+    parser.add_argument("--no-cluster", action="store_true", help="skip the standalone-cluster run")
     args = parser.parse_args()
 
     from mqctl.mq.jetstream import private_nats_server
@@ -234,11 +267,14 @@ def main() -> None:
                     rates[label] = [replay_rate(spark, source, work, n, args.messages, label) for n in (1, 2)]
             finally:
                 spark.stop()
+            cluster_rates = {} if args.no_cluster else cluster_replay_rates(work, url, rocks, args.messages)
         for label, bare in (("nats", bare_nats), ("rocksmq", bare_rocks)):
             one, two = rates[label]
             print(f"{label}: replay/bare read (1 partition) {one / bare:.2f} (goal >= 0.7); "
                   f"2 partitions/1 partition {two / one:.2f} (goal >= 1.6)")
         print(f"nats: replay (1 partition)/raw pull-request read {rates['nats'][0] / bare_raw:.2f}")
+        for label, rate in cluster_rates.items():
+            print(f"{label}: standalone cluster (2 workers x 1 core)/local[2], 2 partitions {rate / rates[label][1]:.2f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

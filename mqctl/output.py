@@ -85,7 +85,8 @@ def without_password(url: str) -> str:
 
 # `user:password@host` in a URL (the password runs to the last `@` before the host, as `safe_url` reads
 # it) or in a broker list without a scheme (pulsar.address, kafka.brokerList, etcd endpoints...)
-URL_PASSWORD = re.compile(r"(?P<user>[A-Za-z][A-Za-z0-9+.-]*://[^\s:/@'\"]*:)(?P<password>[^\s'\",]+)(?=@[^\s@'\",]+)"
+# (a scheme is at most 32 characters, so a long word is not rescanned from each of its letters)
+URL_PASSWORD = re.compile(r"(?P<user>[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@'\"]*:)(?P<password>[^\s'\",]+)(?=@[^\s@'\",]+)"
                           r"|(?P<user2>(?<![^\s'\"(\[,=])[^\s:/@'\"]+:)(?P<password2>[^\s/@'\",]+)(?=@[^\s@]+)")
 
 

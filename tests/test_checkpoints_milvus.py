@@ -71,6 +71,7 @@ def rocks_box(tmp_path_factory):
 
     MilvusClient(uri=info["uri"]).create_database("analytics")
     _insert(info, "events", range(10), db="analytics")
+    wait_for_channel_checkpoints(info["etcd"], 2)
     yield info
     run_cli("sandbox", "down", "--dir", str(folder))
     shutil.rmtree(folder, ignore_errors=True)
@@ -88,6 +89,14 @@ def etcd_checkpoints(etcd: str) -> dict[str, tuple[int, int]]:
         position = msg_pb2.MsgPosition.FromString(base64.b64decode(kv["value"]))
         found[position.channel_name] = (int.from_bytes(position.msgID, "little"), position.timestamp)
     return found
+
+
+def wait_for_channel_checkpoints(etcd: str, count: int, timeout: float = 120) -> None:
+    """datacoord writes a vchannel's channel-cp some seconds after its first messages (later on a busy machine)."""
+    deadline = time.monotonic() + timeout
+    while len(etcd_checkpoints(etcd)) < count:
+        assert time.monotonic() < deadline, f"datacoord wrote no channel checkpoint for {count} vchannel(s) in {timeout} s"
+        time.sleep(1)
 
 
 def checkpoints(info: dict, *args: str):

@@ -131,6 +131,8 @@ def test_unreachable_milvus_never_prints_the_password_of_its_uri(cli, tmp_path):
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "last week"), "--from 'last week' is neither"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--to", "soon"), "--to 'soon' is neither"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--master", "mars"), "not a Spark master URL"),
+    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--remote", "http://h:15002"),
+     "--remote 'http://h:15002' is not a Spark Connect URL"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--spark-conf", "novalue"), "not KEY=VALUE"),
     (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "c", "--to", "2024-05-01T00:00:00Z"),
      "--checkpoint needs --to as a sequence/id"),
@@ -153,6 +155,7 @@ def test_broken_checkpoint_is_exit_2_with_its_location(cli, tmp_path):
 
 @pytest.mark.spark
 def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
+    import socket
     import sys
 
     bare_python = getattr(sys, "_base_executable", None)  # the interpreter under the venv, without mqctl
@@ -161,8 +164,9 @@ def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
     result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output",
                  str(tmp_path / "o"), "--master", "local[1]", env={"PYSPARK_PYTHON": bare_python}, cwd=str(tmp_path))
     assert result.code == 3 and "Traceback" not in result.stderr
-    assert "error: the Spark job failed: ModuleNotFoundError: No module named 'mqctl'" in result.stderr
-    assert "set PYSPARK_PYTHON" in result.stderr
+    assert f"error: the Spark job failed: Python worker on {socket.gethostname()} (Python " in result.stderr
+    assert f"{bare_python}, no runtime shipped) cannot import " in result.stderr
+    assert "pip install mqctl into that Python, point PYSPARK_PYTHON" in result.stderr
 
 
 @pytest.mark.spark

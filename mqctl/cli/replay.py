@@ -101,6 +101,11 @@ PartitionsOpt = Annotated[Optional[int], typer.Option(
     rich_help_panel=SPARK)]
 MasterOpt = Annotated[str, typer.Option(
     "--master", help="local[*], local[N], spark://HOST:PORT, yarn or k8s://...", rich_help_panel=SPARK)]
+RemoteOpt = Annotated[Optional[str], typer.Option(
+    "--remote", help="A Spark Connect server, sc://HOST:PORT, instead of --master.", rich_help_panel=SPARK)]
+NoShipOpt = Annotated[bool, typer.Option(
+    "--no-ship", help="Do not send mqctl's runtime to the executors: the cluster has mqctl installed.",
+    rich_help_panel=SPARK)]
 SparkConfOpt = Annotated[Optional[List[str]], typer.Option(
     "--spark-conf", help="Spark setting KEY=VALUE (repeatable).", rich_help_panel=SPARK)]
 
@@ -122,7 +127,8 @@ def replay(
     etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
     out_path: OutputOpt = None, out_format: FormatOpt = "parquet", table: TableOpt = None, mode: ModeOpt = None,
     partition_by: PartitionByOpt = None, checkpoint: CheckpointOpt = None,
-    partitions: PartitionsOpt = None, master: MasterOpt = "local[*]", spark_conf: SparkConfOpt = None,
+    partitions: PartitionsOpt = None, master: MasterOpt = "local[*]", remote: RemoteOpt = None,
+    no_ship: NoShipOpt = False, spark_conf: SparkConfOpt = None,
     json_mode: JsonOpt = False, wide: WideOpt = False,
 ):
     """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table."""
@@ -140,8 +146,10 @@ def replay(
         channels=_split(channels),
         collection=collection, shape=shape.lower() if shape else None, start=start, end=end, types=types,
         partition_by=_split(partition_by),
-        partitions=partitions, master=master, spark_conf=parse_spark_conf(spark_conf or []),
-        checkpoint=checkpoint, milvus=milvus, milvus_token=milvus_token, etcd=etcd, etcd_root=etcd_root)
+        partitions=partitions, master=master, remote=remote, ship=not no_ship,
+        spark_conf=parse_spark_conf(spark_conf or []),
+        checkpoint=checkpoint, milvus=milvus, milvus_token=milvus_token, etcd=etcd,
+        etcd_root=etcd_root)
     out = output(json_mode, wide)
     out.info("planning the replay ...")
     with out.progress(transient=True) as progress:

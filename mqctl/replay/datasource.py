@@ -7,6 +7,10 @@
 
 Options are plain strings (see options.py); the data source, its reader and its partitions are
 pickled to Python workers, and each partition opens its own source inside `read()`.
+
+This module is pickled by value (see `register`): a Python worker on a cluster can unpickle it
+without mqctl installed, and its first step, `_load_runtime`, puts mqctl's shipped runtime (see
+shipping.py) on the path or says in one line what the worker lacks.
 """
 
 from __future__ import annotations
@@ -14,14 +18,58 @@ from __future__ import annotations
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 FORMAT = "milvus_mq"
+RUNTIME_DIR = "mqctl_runtime"  # where Spark unpacks the shipped runtime, in the worker's working directory
+RUNTIME_MANIFEST = "mqctl-runtime.json"
+# What the reader imports on a worker: checked up front, so a missing one is one clear line.
+EXECUTOR_MODULES = ("mqctl.replay.rows", "mqctl.mq.rocksmq", "mqctl.mq.jetstream", "google.protobuf", "rocksdict",
+                    "nats", "pyarrow")
+
+
+class ExecutorSetupError(RuntimeError):
+    """A Python worker cannot run mqctl's reader (no runtime, another Python version)."""
 
 
 class ChannelRangePartition(InputPartition):
-    """Messages first <= id <= last of one channel."""
+    """Messages first <= id <= last of one channel; `store`: the planned RocksMQ store's marker."""
 
-    def __init__(self, channel: str, first: int, last: int, messages: int):
+    def __init__(self, channel: str, first: int, last: int, messages: int, store: str | None = None):
         super().__init__((channel, first, last))
-        self.channel, self.first, self.last, self.messages = channel, first, last, messages
+        self.channel, self.first, self.last, self.messages, self.store = channel, first, last, messages, store
+
+
+def _load_runtime() -> None:
+    """Make mqctl importable here: the shipped runtime in the working directory wins over an
+    installed mqctl; without either, or on another Python minor version, one clear error."""
+    import json
+    import os
+    import socket
+    import sys
+
+    host = socket.gethostname()
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    runtime = os.path.abspath(RUNTIME_DIR)
+    manifest = os.path.join(runtime, RUNTIME_MANIFEST)
+    if os.path.isfile(manifest):
+        with open(manifest) as handle:
+            built_for = json.load(handle)
+        if built_for["python"] != python:
+            raise ExecutorSetupError(
+                f"Python worker on {host} runs Python {python} ({sys.executable}), but mqctl's runtime was shipped for "
+                f"Python {built_for['python']}, the driver's: run executors with Python {built_for['python']} "
+                "(spark.pyspark.python / PYSPARK_PYTHON), or install mqctl on them and replay with --no-ship")
+        if runtime not in sys.path:
+            sys.path.insert(0, runtime)
+    import importlib
+
+    try:
+        for module in EXECUTOR_MODULES:
+            importlib.import_module(module)
+    except ImportError as err:
+        shipped = "with mqctl's shipped runtime" if os.path.isfile(manifest) else "no runtime shipped"
+        raise ExecutorSetupError(
+            f"Python worker on {host} (Python {python}, {sys.executable}, {shipped}) cannot import {err.name}: "
+            "pip install mqctl into that Python, point PYSPARK_PYTHON (spark.pyspark.python) at one "
+            "that has it, or on a cluster replay without --no-ship so mqctl ships its runtime") from None
 
 
 class MilvusMQDataSource(DataSource):
@@ -32,6 +80,7 @@ class MilvusMQDataSource(DataSource):
         return FORMAT
 
     def schema(self) -> str:
+        _load_runtime()
         from mqctl.replay.options import parse_options
         from mqctl.replay.schema import messages_ddl, rows_ddl, schema_from_json
 
@@ -42,6 +91,7 @@ class MilvusMQDataSource(DataSource):
         return rows_ddl(schema_from_json(self.collection_schema)[0])
 
     def reader(self, schema) -> "MilvusMQReader":
+        _load_runtime()
         from mqctl.replay.options import parse_options
 
         options = dict(self.options)
@@ -59,6 +109,8 @@ class MilvusMQReader(DataSourceReader):
         self.schema = schema
 
     def partitions(self) -> list[ChannelRangePartition]:
+        _load_runtime()
+        from mqctl.replay.executor import store_marker
         from mqctl.replay.options import parse_options
         from mqctl.replay.planning import plan_partitions
 
@@ -66,15 +118,16 @@ class MilvusMQReader(DataSourceReader):
         source = opts.open_source()
         try:
             pieces = plan_partitions(source, opts)
+            store = store_marker(source)
         finally:
             source.close()
-        return [ChannelRangePartition(p.channel, p.first, p.last, p.messages) for p in pieces]
+        return [ChannelRangePartition(p.channel, p.first, p.last, p.messages, store) for p in pieces]
 
     def read(self, partition: ChannelRangePartition | None):
         if partition is None:  # Spark's stand-in when there is nothing to read
             return iter(())
-        from pyspark.sql.pandas.types import to_arrow_schema
-
+        _load_runtime()
+        from mqctl.replay.executor import checked_read
         from mqctl.replay.options import parse_options
         from mqctl.replay.planning import ChannelSpan
         from mqctl.replay.progress import ProgressReporter
@@ -85,10 +138,21 @@ class MilvusMQReader(DataSourceReader):
         collection = schema_from_json(opts.collection_schema)[0] if opts.shape == "rows" else None
         span = ChannelSpan(partition.channel, partition.first, partition.last, partition.messages)
         reporter = ProgressReporter(opts.progress, f"{span.channel}/{span.first}", span.channel)
-        return read_span(opts, span, to_arrow_schema(self.schema), collection, reporter)
+        return checked_read(opts, partition.store, read_span(opts, span, _arrow_schema(self.schema), collection, reporter))
+
+
+def _arrow_schema(schema):
+    """The Arrow schema of the batches read() yields; timestamps in UTC (the replay's session time zone)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    try:
+        return to_arrow_schema(schema, timezone="UTC")  # pyspark >= 4.1
+    except TypeError:
+        return to_arrow_schema(schema)  # pyspark 4.0: timestamp_utc=True by default
 
 
 def _find_schema_json(opts) -> str:
+    _load_runtime()
     from mqctl.replay.collection import find_schema
     from mqctl.replay.schema import schema_to_json
 
@@ -100,5 +164,10 @@ def _find_schema_json(opts) -> str:
 
 
 def register(spark) -> None:
-    """Make `spark.read.format("milvus_mq")` available in this Spark session."""
+    """Make `spark.read.format("milvus_mq")` available in this Spark session (classic or Connect)."""
+    import sys
+
+    from pyspark import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
     spark.dataSource.register(MilvusMQDataSource)

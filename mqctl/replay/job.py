@@ -45,6 +45,8 @@ class ReplayRequest:
     partition_by: list[str] = field(default_factory=list)
     partitions: int | None = None
     master: str = "local[*]"
+    remote: str | None = None  # sc://HOST:PORT: a Spark Connect server instead of --master
+    ship: bool = True  # send mqctl's runtime to a cluster's executors (see shipping.py)
     spark_conf: dict[str, str] = field(default_factory=dict)
     checkpoint: str | None = None
     milvus: str | None = None
@@ -103,12 +105,14 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
     if request.checkpoint and mode != "append":
         raise InputError(f"--checkpoint adds each run to the output; --mode {mode} cannot go with it",
                          hint="drop --mode (append is implied), or drop --checkpoint")
-    from mqctl.replay.session import check_master
+    from mqctl.replay.session import check_master, check_remote
 
     check_master(request.master)
     if (request.etcd or request.etcd_root) and request.start != FROM_CHECKPOINT:
         raise InputError("--etcd/--etcd-root are read only with --from checkpoint",
                          hint="add --from checkpoint, or drop --etcd")
+    if request.remote:
+        check_remote(request.remote)
     for text, option, upper in ((request.start, "--from", False), (request.end, "--to", True)):
         if text and text != FROM_CHECKPOINT:
             parse_bound(text, option, upper=upper)  # named as the command line names it
@@ -179,9 +183,9 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
 
             started = time.monotonic()
             conf = dict(request.spark_conf)
-            if request.table:  # Spark's in-memory catalog forgets the table when the run ends; the next run
-                conf.setdefault("spark.sql.catalogImplementation", "hive")  # would find its folder and fail
-            spark = start_session(request.master, conf)
+            if request.table and not request.remote:  # Spark's in-memory catalog forgets the table when the run
+                conf.setdefault("spark.sql.catalogImplementation", "hive")  # ends; the next would find its folder
+            spark = start_session(request.master, conf, ship=request.ship, remote=request.remote)
             result.spark_startup_seconds = round(time.monotonic() - started, 3)
         try:
             _write_with_progress(spark, request, options, result, checkpoint, on_progress)
@@ -263,10 +267,9 @@ def _skipped(span: ChannelSpan, start: int) -> int:
 
 def _write_with_progress(spark, request: ReplayRequest, options: dict[str, str], result: ReplayResult,
                          checkpoint: Checkpoint | None, on_progress: ProgressCallback | None) -> None:
-    from mqctl.replay.session import is_local
+    from mqctl.replay.session import progress_host
 
-    master = spark.sparkContext.master
-    host = "127.0.0.1" if is_local(master) else spark.conf.get("spark.driver.host", "127.0.0.1")
+    host = progress_host(spark)
     try:
         collector = ProgressCollector(host)
     except OSError:  # the driver's advertised address is not bindable here: executors cannot report
@@ -324,8 +327,8 @@ def _write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: C
         raise
     except Exception as err:  # noqa: BLE001 - Spark's errors carry JVM and Python traces; keep one line
         line = spark_error_line(err)
-        hint = ("executors need a Python with mqctl installed: set PYSPARK_PYTHON (or spark.pyspark.python) to it"
-                if "No module named 'mqctl'" in line else "run with --debug for Spark's full error")
+        says_fix = line.startswith(("executor on ", "Python worker on "))
+        hint = None if says_fix else "run with --debug for Spark's full error"
         raise PreconditionError(f"the Spark job failed: {line}", hint=hint) from err
 
 
@@ -389,7 +392,7 @@ def spark_error_line(err: Exception) -> str:
     worker, else the last Python exception line of the worker's traceback, else the first line."""
     lines = [line.strip() for line in str(err).splitlines() if line.strip()]
     for line in lines:
-        for marker in ("mqctl.errors.InputError: ", "mqctl.errors.PreconditionError: "):
+        for marker in ("mqctl.errors.InputError: ", "mqctl.errors.PreconditionError: ", "ExecutorSetupError: "):
             if marker in line:
                 return line.split(marker, 1)[1]
     python_errors = [line for line in lines if PYTHON_ERROR_LINE.match(line)]

@@ -1,0 +1,57 @@
+"""What an executor checks before it reads: that it sees the source the driver planned against.
+
+A RocksMQ source is a local path: on a cluster an executor may not have it, or have another store
+under the same name, and would then read nothing or something else. NATS must be reachable from
+every executor, not just from the driver. Each failure names the executor's host and says the fix
+in its message (the driver shows only the message of an executor's error).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+from typing import Iterator
+
+from mqctl.errors import MqctlError, PreconditionError
+from mqctl.replay.options import ReplayOptions
+
+SHARED_STORAGE_FIX = "put the RocksMQ directory on shared storage or replay from a copy"
+
+
+def store_marker(source) -> str | None:
+    """A RocksMQ store's identity: its topics and their creation times from `_meta_kv` (the topic
+    names alone without it). Another store at the same path, or no store, gives another marker."""
+    topic_meta = getattr(source, "topic_meta", None)
+    if topic_meta is None:
+        return None  # NATS: the URL names the one server
+    if source.has_metadata:
+        lines = sorted(f"{name}={meta.created_at}" for name, meta in topic_meta().items())
+    else:
+        lines = sorted(info.name for info in source.list_channels())
+    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+
+def checked_read(opts: ReplayOptions, marker: str | None, read: Iterator) -> Iterator:
+    """`read` (an executor's batches), after checking that this executor sees the planned store;
+    source errors raised here name the host."""
+    host = socket.gethostname()
+    if opts.rocksmq:
+        try:
+            source = opts.open_source()
+        except MqctlError as err:
+            raise PreconditionError(f"executor on {host} cannot see {opts.rocksmq} ({err.message}): "
+                                    f"{SHARED_STORAGE_FIX}") from err
+        try:
+            seen = store_marker(source)
+        finally:
+            source.close()
+        if marker is not None and seen != marker:
+            raise PreconditionError(f"executor on {host} sees another RocksMQ store at {opts.rocksmq} than the "
+                                    f"driver planned with: {SHARED_STORAGE_FIX}")
+    try:
+        yield from read
+    except PreconditionError as err:
+        if opts.nats:
+            raise PreconditionError(f"executor on {host}: {err.message}: the NATS URL must be reachable from every "
+                                    "executor, use an address of the NATS host that the workers can reach") from err
+        raise
