@@ -18,7 +18,7 @@ MILVUS_VERSION = "2.3.5"
 @dataclass(frozen=True)
 class Prediction:
     effective_mq: str | None
-    panic: str | None
+    fails: str | None  # `fails` of the JSON contract (the panic, or the failure Milvus logs)
     attempted_mq: str | None
 
 
@@ -29,14 +29,14 @@ def predict(config_text: str, folder: Path) -> Prediction:
     path = folder / "milvus.yaml"
     path.write_text(config_text)
     res = resolve([path], mode="standalone", milvus_version=MILVUS_VERSION, env={})
-    return Prediction(res.effective_mq, res.panic, getattr(res, "attempted_mq", None))
+    return Prediction(res.effective_mq, getattr(res, "fails", None) or res.panic, getattr(res, "attempted_mq", None))
 
 
 def agrees(binary: dict, mqctl: Prediction) -> bool:
     """Same MQ started, or both say it fails with mqctl's message inside Milvus's and the same attempted MQ."""
     if binary.get("starts"):
-        return mqctl.effective_mq == binary["starts"] and mqctl.panic is None
-    return (mqctl.effective_mq is None and bool(mqctl.panic) and mqctl.panic in binary["fails"]
+        return mqctl.effective_mq == binary["starts"] and mqctl.fails is None
+    return (mqctl.effective_mq is None and bool(mqctl.fails) and mqctl.fails in binary["fails"]
             and mqctl.attempted_mq == binary.get("attempted"))
 
 
@@ -48,8 +48,8 @@ def describe(binary: dict) -> str:
 
 def describe_prediction(mqctl: Prediction) -> str:
     if mqctl.effective_mq:
-        return f"starts {mqctl.effective_mq}" + (f" (panic `{mqctl.panic}`)" if mqctl.panic else "")
-    return (f"{mqctl.attempted_mq}: " if mqctl.attempted_mq else "") + f"fails `{(mqctl.panic or '')[:60]}`"
+        return f"starts {mqctl.effective_mq}" + (f" (fails `{mqctl.fails}`)" if mqctl.fails else "")
+    return (f"{mqctl.attempted_mq}: " if mqctl.attempted_mq else "") + f"fails `{(mqctl.fails or '')[:60]}`"
 
 
 def load_fixture() -> dict:

@@ -3,12 +3,15 @@
 - quick, no binary: the outcomes recorded in milvus-2.3.5.json must match mqctl's prediction;
 - `milvus` marker: the binary re-runs the CI sample (8 variants, ~1 min) and must still do what
   was recorded; MQCTL_CONFORMANCE=full runs every variant (567), MQCTL_CONFORMANCE=N a seeded
-  sample of N, and prints the table (variant, binary, mqctl, agree).
+  sample of N, and prints the table (variant, binary, mqctl, agree); MQCTL_CONFORMANCE_OUT=FILE
+  also writes the binary's outcomes there.
 """
 
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -45,8 +48,14 @@ def test_explain_cli_says_how_milvus_fails(tmp_path, cli):
     path.write_text(render(compare.fixture_base(), Variant("rocksmq", rocksmq="removed")))
     result = cli("config", "explain", str(path), "--milvus-version", "2.3.5", "--json")
     out = result.json()
-    assert out["effective_mq"] is None and out["attempted_mq"] == "rocksmq"
-    assert out["panic"] == "fail to init rocksmq"
+    assert out["effective_mq"] is None and out["attempted_mq"] == "rocksmq" and out["role"] == "full"
+    assert out["panic"] == out["fails"] == "fail to init rocksmq"
+    assert "MQ107" in {f["code"] for f in out["findings"]}
+    text = cli("config", "explain", str(path), "--milvus-version", "2.3.5").stdout
+    assert "Milvus would not start (tries rocksmq): `fail to init rocksmq`" in text and "File role: full" in text
+    # the same keys as an overlay on the stock file: its rocksmq.path applies
+    overlay = cli("config", "explain", str(path), "--milvus-version", "2.3.5", "--role", "overlay", "--json").json()
+    assert (overlay["effective_mq"], overlay["fails"], overlay["role"]) == ("rocksmq", None, "overlay")
 
 
 def test_variants_change_only_mq_sections():
@@ -88,11 +97,12 @@ def test_binary_agrees_with_mqctl(tmp_path_factory, tmp_path):
 
     recorded = {Variant(**r["params"]): r["binary"] for r in compare.load_fixture()["variants"]}
     worker = Worker(tmp_path_factory.mktemp("conformance"))
-    rows, drifted = [], []
+    rows, drifted, runs = [], [], []
     try:
         for variant in _variants_to_run():
             text = render(worker.base, variant)
             outcome = worker.run(text).outcome.as_dict()
+            runs.append({"params": variant.params(), "binary": outcome})
             if variant in recorded and outcome != recorded[variant]:
                 drifted.append(f"{variant.name}: recorded {recorded[variant]}, now {outcome}")
             mqctl = compare.predict(text, tmp_path)
@@ -100,6 +110,8 @@ def test_binary_agrees_with_mqctl(tmp_path_factory, tmp_path):
                          compare.agrees(outcome, mqctl)))
     finally:
         worker.close()
+        if os.environ.get("MQCTL_CONFORMANCE_OUT"):  # the outcomes, in the fixture's format, to judge mqctl later
+            Path(os.environ["MQCTL_CONFORMANCE_OUT"]).write_text(json.dumps({"variants": runs}, indent=1))
     print("\n" + compare.table(rows))
     assert not drifted, "the binary no longer does what the fixture recorded:\n" + "\n".join(drifted)
     assert all(ok for *_, ok in rows), "\n" + compare.table(rows)
