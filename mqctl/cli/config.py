@@ -71,9 +71,10 @@ def _render_report(report, *, explain: bool):
     if report.effective_mq:
         parts.append(Text(f"Milvus starts {report.effective_mq} ({report.mode}, "
                           f"Milvus {report.milvus_version or 'version unknown'})", style="bold green"))
+    elif report.panic and report.attempted_mq:  # tried that MQ, then a panic or FATAL
+        parts.append(Text(f"Milvus would not start (tries {report.attempted_mq}): `{report.panic}`", style="bold red"))
     elif report.panic:
-        tried = f" (tries {report.attempted_mq})" if report.attempted_mq else ""
-        parts.append(Text(f"Milvus would not start{tried}: `{report.panic}`", style="bold red"))
+        parts.append(Text(f"Milvus would not start: panic `{report.panic}`", style="bold red"))
     else:
         parts.append(Text(f"Milvus would not work (tries {report.attempted_mq}): `{report.fails}`", style="bold red"))
     if explain:

@@ -164,9 +164,11 @@ def _pick_role(docs: list[Document], role: str | None) -> tuple[str, str, bool]:
     overlays = [doc for doc in docs if _is_overlay(doc)]
     if len(overlays) == len(docs):
         names = ", ".join(f"{doc.name} ({doc.kind})" for doc in docs)
-        return OVERLAY, f"assumed from {names}: keys it leaves out take the stock milvus.yaml beneath it", False
+        return OVERLAY, (f"assumed from {names}: keys it leaves out take the stock milvus.yaml beneath it; "
+                         "--role full if Milvus reads it as its whole milvus.yaml"), False
     return FULL, ("assumed: Milvus reads it as its whole milvus.yaml, so keys it leaves out take Milvus's code "
-                  "defaults (rocksmq.path and pulsar.address are empty there)"), False
+                  "defaults, where rocksmq.path and pulsar.address are empty; --role overlay if it sits on the "
+                  "stock milvus.yaml"), False
 
 
 def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
@@ -192,7 +194,7 @@ def resolve(paths: list[Path | str], *, kind: str | None = None, mode: str | Non
     explanation.append(f"Mode: {mode} ({mode_why}).")
     explanation.append(f"Milvus version: {format_version(version)} ({version_why})." if version
                        else f"Milvus version: {version_why}.")
-    explanation.append(f"File role: {role} ({role_why}; --role full|overlay to change).")
+    explanation.append(f"File role: {role} ({role_why}).")
 
     ignored: list[str] = []
     used = docs

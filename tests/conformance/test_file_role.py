@@ -58,3 +58,15 @@ def test_a_configmap_is_an_overlay_unless_it_holds_a_milvus_yaml(tmp_path, cli):
     whole = cli("config", "explain", str(write_yaml(tmp_path, template.format(name="milvus.yaml"), "cm.yaml")),
                 "--json").json()
     assert (whole["role"], whole["effective_mq"], whole["fails"]) == ("full", None, "no available mq config found")
+
+
+def test_kafka_without_brokers_is_tried_and_does_not_work(tmp_path, cli):
+    path = write_yaml(tmp_path, "mq:\n  type: kafka\n")
+    old = cli("config", "explain", str(path), "--milvus-version", "2.3.5", "--json").json()
+    assert (old["effective_mq"], old["attempted_mq"], old["panic"]) == (None, "kafka", None)
+    assert old["fails"] == "No `bootstrap.servers` configured"
+    assert "MQ105" in {f["code"] for f in old["findings"]}
+    text = cli("config", "explain", str(path), "--milvus-version", "2.3.5").stdout
+    assert "Milvus would not work (tries kafka): `No `bootstrap.servers` configured`" in text
+    # from 2.5 the code default of kafka.brokerList is localhost:9092
+    assert cli("config", "explain", str(path), "--milvus-version", "2.5.4", "--json").json()["effective_mq"] == "kafka"
