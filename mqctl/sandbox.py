@@ -234,6 +234,21 @@ class Sandbox:
 
     def start(self, timeout: float = 180) -> None:
         """Start the binary on the config in DIR (as the package would) and wait for health."""
+        proc = self.launch()
+        from mqctl.migrate.hooks import wait_until
+
+        def started() -> bool:
+            if proc.poll() is not None:
+                raise PreconditionError(f"sandbox Milvus exited with code {proc.returncode} while starting",
+                                        hint=f"see {self.log_path} and {self.dir / STDERR_REL}")
+            return self.healthy()
+
+        if not wait_until(started, timeout):
+            raise PreconditionError(f"sandbox Milvus not healthy after {timeout:.0f} s",
+                                    hint=f"see {self.log_path}; `mqctl sandbox down --dir {self.dir}` stops it")
+
+    def launch(self) -> subprocess.Popen:
+        """Run the binary on the config in DIR (as the package would) and return at once."""
         bin_dir = self.dir / "bin"
         env = {**os.environ, "DEPLOY_MODE": "STANDALONE", "METRICS_PORT": str(self.ports["metrics_port"]),
                "MILVUS_RUN_DIR": str(self.dir / "run"),
@@ -250,17 +265,7 @@ class Sandbox:
             proc = subprocess.Popen([str(bin_dir / "milvus"), "run", "standalone"], cwd=self.dir, env=env,
                                     stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
         (self.dir / PID_REL).write_text(str(proc.pid))
-        from mqctl.migrate.hooks import wait_until
-
-        def started() -> bool:
-            if proc.poll() is not None:
-                raise PreconditionError(f"sandbox Milvus exited with code {proc.returncode} while starting",
-                                        hint=f"see {self.log_path} and {self.dir / STDERR_REL}")
-            return self.healthy()
-
-        if not wait_until(started, timeout):
-            raise PreconditionError(f"sandbox Milvus not healthy after {timeout:.0f} s",
-                                    hint=f"see {self.log_path}; `mqctl sandbox down --dir {self.dir}` stops it")
+        return proc
 
     def start_etcd(self, timeout: float = 30) -> None:
         """Start the sandbox's own etcd server (data under DIR) unless it runs; wait until it answers."""

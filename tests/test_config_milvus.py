@@ -40,3 +40,45 @@ def test_explain_matches_a_real_milvus(tmp_path, cli):
         assert "[mqType=natsmq]" in _logs(box)
     finally:
         box.stop(timeout=10)
+
+
+def _without(text: str, *sections: str) -> str:
+    from tests.conformance.variants import drop_section
+
+    lines = text.splitlines()
+    for section in sections:
+        lines = drop_section(lines, section)
+    return "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory):
+    """One sandbox whose binary runs each config in turn (tests/conformance/runner.py)."""
+    from tests.conformance.runner import Worker
+
+    worker = Worker(tmp_path_factory.mktemp("code-defaults"))
+    yield worker
+    worker.close()
+
+
+# A whole milvus.yaml takes Milvus's code defaults for the keys it leaves out, not the stock
+# file's values: rocksmq.path and pulsar.address are empty in code (natsmq's storeDir is not).
+CODE_DEFAULT_CASES = [
+    ("default", ("rocksmq", "pulsar", "natsmq"), None, "no available mq config found"),  # 2.3.5 has no kafka section
+    ("rocksmq", ("rocksmq",), None, "fail to init rocksmq"),
+    ("default", ("rocksmq",), "pulsar", None),
+]
+
+
+@pytest.mark.parametrize(("mq_type", "removed", "starts", "fails"), CODE_DEFAULT_CASES,
+                         ids=["default-nothing-left", "rocksmq-without-section", "default-pulsar-kept"])
+def test_missing_sections_take_code_defaults(worker, tmp_path, cli, mq_type, removed, starts, fails):
+    text = _without(worker.base.replace("type: rocksmq", f"type: {mq_type}", 1), *removed)
+    outcome = worker.run(text).outcome
+    path = tmp_path / "milvus.yaml"
+    path.write_text(text)
+    predicted = cli("config", "explain", str(path), "--milvus-version", "2.3.5", "--json").json()
+    assert (outcome.starts, predicted["effective_mq"]) == (starts, starts)
+    if fails:
+        assert fails in outcome.fails and predicted["panic"] == fails
+        assert predicted["attempted_mq"] == outcome.attempted

@@ -210,14 +210,16 @@ CORPUS_EXPECTED = {
     "milvus-yaml/29_": "rocksmq",
     # explicit mq.type rocksmq
     "milvus-yaml/13_": "rocksmq", "milvus-yaml/31_": "rocksmq", "milvus-yaml/33_": "rocksmq",
-    # only rocksmq retention keys: the defaults still enable rocksmq first
-    "milvus-yaml/35_": "rocksmq",
-    # pulsar block with a scheme, no mq.type; rocksmq.path default is set, so standalone still picks rocksmq
-    "milvus-yaml/37_": "rocksmq",
-    # user.yaml with explicit mq.type pulsar
+    # A whole milvus.yaml takes Milvus's code defaults, where rocksmq.path and pulsar.address are
+    # empty (a real 2.3.5 panics `no available mq config found` on such a file):
+    # only rocksmq retention keys, 2.3.3 (which reads milvus.yaml only): nothing enabled
+    "milvus-yaml/35_": None,
+    # pulsar block with a scheme, no mq.type, no rocksmq.path: pulsar is the first enabled backend
+    "milvus-yaml/37_": "pulsar",
+    # mounted as user.yaml (CORPUS_ROLES): explicit pulsar over the stock file's pulsar.address
     "milvus-yaml/41_": "pulsar",
-    # only minio keys: defaults -> rocksmq in standalone
-    "milvus-yaml/45_": "rocksmq",
+    # only minio keys, named milvus.yaml: nothing enabled (as a user.yaml, --role overlay, rocksmq)
+    "milvus-yaml/45_": None,
     # operator: msgStreamType decides; empty -> rocksmq standalone / pulsar cluster; 2.6 woodpecker explicit
     "operator-cr/01_": "kafka", "operator-cr/03_": "pulsar", "operator-cr/05_": "kafka",
     "operator-cr/07_": "pulsar", "operator-cr/09_": "rocksmq", "operator-cr/11_": "rocksmq",
@@ -226,6 +228,7 @@ CORPUS_EXPECTED = {
     "helm-values/01_": "pulsar", "helm-values/03_": "pulsar", "helm-values/05_": "rocksmq",
     "helm-values/07_": "woodpecker", "helm-values/09_": "natsmq", "helm-values/11_": "pulsar",
 }
+CORPUS_ROLES = {"milvus-yaml/41_": "overlay"}  # the MANIFEST's mount: /milvus/configs/user.yaml
 CORPUS_ERRORS = {"milvus-yaml/39_": "${MINIO_ROOT_USER}", "milvus-yaml/43_": "${MILVUS_ETCD_ENDPOINTS_YAML}",
                  "milvus-yaml/47_": "docker-compose"}
 
@@ -246,4 +249,4 @@ def test_corpus_resolves_like_milvus_or_fails_cleanly(path):
         assert CORPUS_ERRORS[short] in caught.value.one_line()
         return
     assert short in CORPUS_EXPECTED, f"no expectation written down for {path.name}"
-    assert resolve([path]).effective_mq == CORPUS_EXPECTED[short]
+    assert resolve([path], role=CORPUS_ROLES.get(short)).effective_mq == CORPUS_EXPECTED[short]

@@ -28,6 +28,10 @@ EnvOpt = Annotated[bool, typer.Option("--env", help="Apply overrides from this e
                                                     "PULSAR_ADDRESS, ...).")]
 EtcdOpt = Annotated[Optional[str], typer.Option("--etcd", help="Read overrides under <root>/config/ from this etcd "
                                                                "(client URL, e.g. http://127.0.0.1:2379).")]
+RoleOpt = Annotated[str | None, typer.Option(
+    "--role", help="full: Milvus reads the file as its whole milvus.yaml (keys left out take code defaults); overlay: "
+                   "it sits on the stock milvus.yaml (user.yaml, Helm extraConfigFiles, Operator spec.config). "
+                   "Default: overlay for user.yaml, default.yaml, CRs and Helm values, else full.")]
 EtcdRootOpt = Annotated[Optional[str], typer.Option("--etcd-root", help="etcd root path (default: etcd.rootPath "
                                                                         "from the yaml, else by-dev).")]
 
@@ -39,11 +43,11 @@ def _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
                             environment=dict(os.environ) if env else None, etcd_url=etcd_url, etcd_root=etcd_root)
 
 
-def _resolve(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
+def _resolve(files, kind, mode, milvus_version, env, etcd_url, etcd_root, role):
     from mqctl.config.resolve import resolve
 
     environment, etcd = _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root)
-    return resolve(files, kind=kind, mode=mode, milvus_version=milvus_version, env=environment, etcd=etcd)
+    return resolve(files, kind=kind, mode=mode, milvus_version=milvus_version, env=environment, etcd=etcd, role=role)
 
 
 def _where(finding) -> str:
@@ -67,8 +71,12 @@ def _render_report(report, *, explain: bool):
     if report.effective_mq:
         parts.append(Text(f"Milvus starts {report.effective_mq} ({report.mode}, "
                           f"Milvus {report.milvus_version or 'version unknown'})", style="bold green"))
-    else:
+    elif report.panic and report.attempted_mq:  # tried that MQ, then a panic or FATAL
+        parts.append(Text(f"Milvus would not start (tries {report.attempted_mq}): `{report.panic}`", style="bold red"))
+    elif report.panic:
         parts.append(Text(f"Milvus would not start: panic `{report.panic}`", style="bold red"))
+    else:
+        parts.append(Text(f"Milvus would not work (tries {report.attempted_mq}): `{report.fails}`", style="bold red"))
     if explain:
         step = 0
         for line in report.explanation:
@@ -86,12 +94,12 @@ def _render_report(report, *, explain: bool):
 
 @app.command()
 def explain(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None, milvus_version: VersionOpt = None,
-            env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, json_mode: JsonOpt = False,
-            wide: WideOpt = False):
+            env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, role: RoleOpt = None,
+            json_mode: JsonOpt = False, wide: WideOpt = False):
     """Which MQ this Milvus will start, and why, step by step."""
     from mqctl.config.rules import report, validate
 
-    resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root)
+    resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root, role)
     output(json_mode, wide).emit(report(resolution, validate(resolution)),
                                   lambda r: _render_report(r, explain=True))
 
@@ -102,11 +110,11 @@ def validate_command(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None
                      check_host: Annotated[bool, typer.Option("--check-host", help="Also check this host: port free, "
                                                               "store writable, disk space and kind.")] = False,
                      env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
-                     json_mode: JsonOpt = False, wide: WideOpt = False):
+                     role: RoleOpt = None, json_mode: JsonOpt = False, wide: WideOpt = False):
     """Findings with stable codes; exit 1 on any error (with --strict, any warning)."""
     from mqctl.config.rules import exit_code, report, validate
 
-    resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root)
+    resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root, role)
     findings = validate(resolution, check_host=check_host)
     output(json_mode, wide).emit(report(resolution, findings), lambda r: _render_report(r, explain=False))
     exit_with(exit_code(findings, strict=strict))
@@ -126,14 +134,15 @@ def rules(json_mode: JsonOpt = False, wide: WideOpt = False):
 
 @app.command()
 def get(file: FileArg, key: KeyArg, kind: KindOpt = None, mode: ModeOpt = None, milvus_version: VersionOpt = None,
-        env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, json_mode: JsonOpt = False):
-    """A key's effective value and where it comes from (file:line, env, etcd or Milvus default)."""
+        env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, role: RoleOpt = None,
+        json_mode: JsonOpt = False):
+    """A key's effective value and where it comes from (file:line, env, etcd, code default or stock milvus.yaml)."""
     from mqctl.config.edit import read_key
     from mqctl.output import redact
 
     environment, etcd_source = _overrides([file], kind, mode, milvus_version, env, etcd, etcd_root)
     found = read_key(file, key, kind=kind, mode=mode, milvus_version=milvus_version, env=environment,
-                     etcd=etcd_source)
+                     etcd=etcd_source, role=role)
     found.value = redact(found.value, found.key)
 
     def render(kv):

@@ -671,7 +671,8 @@ def _check_known(key: str) -> None:
 
 
 def read_key(path: Path | str, key: str, *, kind: str | None = None, mode: str | None = None,
-             milvus_version: str | None = None, env: dict[str, str] | None = None, etcd=None) -> KeyValue:
+             milvus_version: str | None = None, env: dict[str, str] | None = None, etcd=None,
+             role: str | None = None) -> KeyValue:
     """A Milvus key's effective value (overrides and defaults included) or a document path's value."""
     from mqctl.config.resolve import resolve
 
@@ -682,7 +683,7 @@ def read_key(path: Path | str, key: str, *, kind: str | None = None, mode: str |
         _check_known(addr.milvus_key)
     if addr.milvus_key and not (doc.kind == OPERATOR_CR and addr.parts[:2] != ["spec", "config"]):
         origin = resolve([path], kind=kind, mode=mode, milvus_version=milvus_version, env=env,
-                         etcd=etcd).origin(addr.milvus_key)
+                         etcd=etcd, role=role).origin(addr.milvus_key)
         return KeyValue(key, origin.value, origin.source, origin.file, origin.line, origin.detail)
     if line is None:
         return KeyValue(key, None, "absent", str(doc.path), None, "not in the document")

@@ -2,18 +2,20 @@
 
 Mirrors Milvus's `mustSelectMQType` (internal/util/dependency): an explicit `mq.type` is used
 as is (after checking it is valid and allowed in the mode); `default` takes the first enabled
-backend in the mode's order. natsmq never takes part in `default` (PR #26791).
+backend in the mode's order. natsmq never takes part in `default` (PR #26791). An explicit
+rocksmq, pulsar or kafka whose enabling key is empty is tried and then fails, as a real 2.3.5 shows.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqctl.config import kinds
-from mqctl.config.documents import MILVUS_YAML, Document, Setting, load_document
-from mqctl.config.schema import (ENABLED_BY, KEYS, MODES, STANDALONE, Version, default_order, format_version,
-                                 normalize_key, parse_version, spec_for, valid_mq_types)
+from mqctl.config.documents import CONFIGMAP, MILVUS_YAML, Document, Setting, load_document, lookup
+from mqctl.config.schema import (ENABLED_BY, FULL, KEYS, MODES, OVERLAY, ROLES, STANDALONE, Version, default_order,
+                                 format_version, normalize_key, parse_version, spec_for, valid_mq_types)
 from mqctl.config.sources import EtcdConfig, env_settings
 from mqctl.errors import InputError
 from mqctl.output import REDACTED, is_secret_key
@@ -21,6 +23,15 @@ from mqctl.output import REDACTED, is_secret_key
 PANIC_INVALID = "mq type {} is invalid"
 PANIC_STANDALONE_ONLY = "mq %!s(MISSING) is only valid in standalone mode"  # Milvus's format string lacks its argument
 PANIC_NOTHING = "no available mq config found"
+# An explicit backend whose enabling key is empty: Milvus logs `mqType=X`, then (seen on 2.3.5)
+FAILS_EMPTY = {
+    "rocksmq": ("fail to init rocksmq", "FATAL"),  # mkdir of an empty path
+    "pulsar": ("Failed to add msgstream", "panic"),  # "failed to parse pulsar config ... empty url"
+    # rdkafka's warning; Milvus then reports healthy, yet every DDL times out: no broker can be reached
+    "kafka": ("No `bootstrap.servers` configured", None),
+}
+# user.yaml (also user-2.5.yaml, natsmq_user.yaml, ...) and default.yaml: files Milvus 2.4+ merges over its milvus.yaml
+OVERLAY_NAME = re.compile(r"(^|[^a-z])user([^a-z]|$)|^default\.ya?ml$", re.IGNORECASE)
 IF_IT_FAILS = (f"Had it no valid choice, Milvus would stop at startup: an invalid mq.type panics "
                f"`{PANIC_INVALID.format('X')}`, rocksmq/natsmq in a cluster `{PANIC_STANDALONE_ONLY}`, "
                f"default with nothing enabled `{PANIC_NOTHING}`.")
@@ -32,10 +43,14 @@ class Resolution:
     mode: str
     milvus_version: str | None
     explanation: list[str]
-    panic: str | None = None  # Milvus's startup panic when it would not start
+    panic: str | None = None  # Milvus's startup panic (or FATAL) when it would not start
     files: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
     mq_type: str = "default"
+    attempted_mq: str | None = None  # the MQ Milvus logs `mqType=` for before it fails
+    fails: str | None = None  # why Milvus would not start or not work (the panic, or the failure it logs)
+    role: str = FULL  # full: missing keys take code defaults; overlay: the stock milvus.yaml's values
+    _role_stated: bool = False
     # for rules and get (not part of the JSON contract)
     _version: Version | None = None
     _mode_stated: bool = False
@@ -63,8 +78,14 @@ class Resolution:
         spec = spec_for(key)
         default = None
         if spec is not None and self._key_exists(spec):
-            default = spec.default_for(self._version) or None
-        return Setting(spec.key if spec else key, default, None, None, "default", "Milvus default")
+            default = spec.default_in(self.role, self._version) or None
+        return Setting(spec.key if spec else key, default, None, None, "default", self.default_source)
+
+    @property
+    def default_source(self) -> str:
+        """Where a key left out takes its value: Milvus's code, or the stock milvus.yaml beneath an overlay."""
+        source = "stock milvus.yaml" if self.role == OVERLAY else "code default"
+        return f"{source} of Milvus {self.milvus_version}" if self.milvus_version else source
 
     def value(self, key: str) -> str | None:
         return self.origin(key).value
@@ -93,7 +114,7 @@ class Resolution:
         if origin.file:
             via = f" via {origin.detail}" if origin.source in ("operator", "helm") else ""
             return f"{origin.file}:{origin.line}{via}"
-        return "not set: Milvus default"
+        return f"not set: {self.default_source}"
 
 
 def _pick_mode(docs: list[Document], mode: str | None) -> tuple[str, str, bool]:
@@ -126,6 +147,30 @@ def _pick_version(docs: list[Document], milvus_version: str | None) -> tuple[Ver
     return None, "unknown (pass --milvus-version): rules common to 2.3–2.6 apply"
 
 
+def _is_overlay(doc: Document) -> bool:
+    """CRs and Helm values sit on the image's milvus.yaml; a ConfigMap too unless it holds a milvus.yaml."""
+    if doc.kind == CONFIGMAP:
+        return lookup(doc.main, ["data", "milvus.yaml"]) is None
+    return doc.kind != MILVUS_YAML or bool(OVERLAY_NAME.search(Path(doc.name).name))
+
+
+def _pick_role(docs: list[Document], role: str | None) -> tuple[str, str, bool]:
+    """Whole milvus.yaml or overlay: forced by --role, else an overlay only when every document is one."""
+    if role is not None:
+        if role not in ROLES:
+            raise InputError(f"unknown --role {role!r}", hint="use full (Milvus reads this file as its milvus.yaml) "
+                             "or overlay (it sits on the stock milvus.yaml)")
+        return role, "--role", True
+    overlays = [doc for doc in docs if _is_overlay(doc)]
+    if len(overlays) == len(docs):
+        names = ", ".join(f"{doc.name} ({doc.kind})" for doc in docs)
+        return OVERLAY, (f"assumed from {names}: keys it leaves out take the stock milvus.yaml beneath it; "
+                         "--role full if Milvus reads it as its whole milvus.yaml"), False
+    return FULL, ("assumed: Milvus reads it as its whole milvus.yaml, so keys it leaves out take Milvus's code "
+                  "defaults, where rocksmq.path and pulsar.address are empty; --role overlay if it sits on the "
+                  "stock milvus.yaml"), False
+
+
 def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
     if len(docs) == 1:
         explanation.append(f"Read {docs[0].name} ({docs[0].kind}).")
@@ -136,18 +181,20 @@ def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
 
 def resolve(paths: list[Path | str], *, kind: str | None = None, mode: str | None = None,
             milvus_version: str | None = None, env: dict[str, str] | None = None,
-            etcd: EtcdConfig | None = None) -> Resolution:
+            etcd: EtcdConfig | None = None, role: str | None = None) -> Resolution:
     """Resolve the MQ a deployment starts from its documents and overrides."""
     if not paths:
         raise InputError("no configuration file given", hint="pass a milvus.yaml, user.yaml, CR or Helm values")
     docs = [load_document(path, kind) for path in paths]
     mode, mode_why, mode_stated = _pick_mode(docs, mode)
     version, version_why = _pick_version(docs, milvus_version)
+    role, role_why, role_stated = _pick_role(docs, role)
     explanation: list[str] = []
     _describe_docs(docs, explanation)
     explanation.append(f"Mode: {mode} ({mode_why}).")
     explanation.append(f"Milvus version: {format_version(version)} ({version_why})." if version
                        else f"Milvus version: {version_why}.")
+    explanation.append(f"File role: {role} ({role_why}).")
 
     ignored: list[str] = []
     used = docs
@@ -171,7 +218,8 @@ def resolve(paths: list[Path | str], *, kind: str | None = None, mode: str | Non
 
     result = Resolution(None, mode, format_version(version), explanation, files=[d.name for d in docs],
                         kinds=[d.kind for d in docs], _version=version, _mode_stated=mode_stated, _views=views,
-                        _yaml=merged, _yaml_all=yaml_all, _env=env_found, _etcd=etcd_found, _ignored_files=ignored)
+                        _yaml=merged, _yaml_all=yaml_all, _env=env_found, _etcd=etcd_found, _ignored_files=ignored,
+                        role=role, _role_stated=role_stated)
     for override in result.overrides():
         yaml_value = merged.get(normalize_key(override.key))
         secret = is_secret_key(override.key)
@@ -226,14 +274,17 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     valid = valid_mq_types(version) if version else tuple(dict.fromkeys(valid_mq_types(None) + ("woodpecker",)))
     if mq_type != "default":
         if mq_type not in valid:
-            result.panic = PANIC_INVALID.format(mq_type)
+            result.panic = result.fails = PANIC_INVALID.format(mq_type)
             explanation.append(f"{mq_type!r} is not a valid mq.type"
                                + (f" for {result.milvus_version}" if version else "")
                                + f" (valid: {', '.join(valid)}): Milvus panics at startup: `{result.panic}`.")
             return
         if result.mode != STANDALONE and mq_type in ("rocksmq", "natsmq"):
-            result.panic = PANIC_STANDALONE_ONLY
+            result.panic = result.fails = PANIC_STANDALONE_ONLY
             explanation.append(f"{mq_type} works in standalone only: Milvus panics at startup: `{result.panic}`.")
+            return
+        if mq_type in FAILS_EMPTY and not states.get(mq_type):
+            _fails_empty(result, mq_type)
             return
         result.effective_mq = mq_type
         explanation.append(f"An explicit mq.type is used as is: Milvus starts {mq_type}; the priority order and "
@@ -251,5 +302,20 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
         explanation.append(f"Milvus starts {chosen}: the first enabled backend in that order.")
         explanation.append(IF_IT_FAILS)
         return
-    result.panic = PANIC_NOTHING
+    result.panic = result.fails = PANIC_NOTHING
     explanation.append(f"No backend in that order is enabled: Milvus panics at startup: `{PANIC_NOTHING}`.")
+
+
+def _fails_empty(result: Resolution, mq_type: str) -> None:
+    """An explicit backend with its enabling key empty: Milvus tries it and fails."""
+    message, how = FAILS_EMPTY[mq_type]
+    key = ENABLED_BY[mq_type]
+    result.attempted_mq, result.fails = mq_type, message
+    if how:
+        result.panic = message
+        result.explanation.append(f"An explicit mq.type is used as is, but {key} is empty: Milvus logs "
+                                  f"mqType={mq_type}, then stops at startup ({how} `{message}`).")
+    else:
+        result.explanation.append(f"An explicit mq.type is used as is, but {key} is empty: Milvus logs "
+                                  f"mqType={mq_type} and reports healthy, but cannot reach any broker "
+                                  f"(`{message}`): every collection operation times out.")

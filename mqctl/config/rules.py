@@ -16,8 +16,8 @@ from mqctl.config import kinds
 from mqctl.config.documents import HELM_VALUES, OPERATOR_CR, Setting
 from mqctl.config.resolve import Resolution
 from mqctl.output import REDACTED, is_secret_key
-from mqctl.config.schema import (CHECKED_SECTIONS, CLUSTER, ENABLED_BY, INT32_MAX, KEYS, MIN_SAFE_PAYLOAD,
-                                 STANDALONE, go_parse_int, known_children, nearest, normalize_key, section_keys,
+from mqctl.config.schema import (CHECKED_SECTIONS, CLUSTER, ENABLED_BY, FULL, INT32_MAX, KEYS, MIN_SAFE_PAYLOAD,
+                                 OVERLAY, STANDALONE, default_order, go_parse_int, known_children, nearest, normalize_key, section_keys,
                                  spec_for, valid_mq_types)
 
 ERROR, WARNING, INFO = "error", "warning", "info"
@@ -52,12 +52,14 @@ RULES: tuple[Rule, ...] = (
     Rule("MQ103", WARNING, "natsmq on Milvus 2.5", "natsmq is deprecated in 2.5 (CVE) and gone in 2.6 (milvus #41564)."),
     Rule("MQ104", ERROR, "mq.type default finds no backend",
          "with nothing enabled Milvus panics with `no available mq config found`."),
-    Rule("MQ105", WARNING, "chosen backend has no address", "an explicit pulsar/kafka with an empty address cannot connect."),
+    Rule("MQ105", ERROR, "chosen backend has no address", "an explicit pulsar with an empty address panics "
+         "`Failed to add msgstream`; kafka without brokers reports healthy but every operation times out."),
     Rule("MQ106", WARNING, "natsmq configured but mq.type is default",
          "natsmq never takes part in `default` (PR #26791): customised natsmq settings are ignored."),
     Rule("MQ107", ERROR, "rocksmq without path", "an explicit rocksmq with an empty rocksmq.path has nowhere to "
          "open its RocksDB; Milvus fails at startup."),
-    Rule("MQ110", ERROR, "natsmq without storeDir", "JetStream needs a store directory; an empty one fails at startup."),
+    Rule("MQ110", ERROR, "natsmq without storeDir", "with an empty storeDir the embedded NATS server keeps "
+         "JetStream in the system temp dir (/tmp/nats/jetstream, seen on 2.3.5), which a reboot or tmp cleaner empties."),
     Rule("MQ111", ERROR, "natsmq port out of range", "natsmq.server.port must be 1-65535, or -1 for a random port."),
     Rule("MQ112", INFO, "natsmq port is random", "-1 lets the embedded NATS server pick a port at each start."),
     Rule("MQ113", WARNING, "natsmq maxPayload below 5 MB", "Milvus messages reach 5 MB; smaller payloads get refused."),
@@ -82,6 +84,8 @@ RULES: tuple[Rule, ...] = (
          "effect (milvus #50217)."),
     Rule("MQ151", WARNING, "file ignored by this version", "Milvus 2.3 reads milvus.yaml only."),
     Rule("MQ152", INFO, "mode assumed", "a milvus.yaml does not say whether it runs standalone or in a cluster."),
+    Rule("MQ153", INFO, "file role decides a backend", "a key left out takes Milvus's code default under a whole "
+         "milvus.yaml (rocksmq.path and pulsar.address empty) and the stock file's value under an overlay."),
     Rule("HOST201", ERROR, "MQ port already in use (--check-host)", "the embedded NATS server cannot bind it."),
     Rule("HOST202", ERROR, "store directory not writable (--check-host)", "the MQ cannot create its files."),
     Rule("HOST203", WARNING, "free disk below maxFileStore (--check-host)", "JetStream may run out of space."),
@@ -166,16 +170,15 @@ def _mq_type(res: Resolution) -> list[Finding]:
 
 
 def _backend_settings(res: Resolution) -> list[Finding]:
-    mq = res.effective_mq
-    if mq == "rocksmq" and res.mq_type != "default" and not res.value("rocksmq.path"):
-        return [_finding("MQ107", "rocksmq is chosen but rocksmq.path is empty", _located(res, "rocksmq.path"),
-                         key="rocksmq.path", hint="set it to a persistent directory, e.g. /var/lib/milvus/rdb_data")]
-    if mq not in ("pulsar", "kafka") or res.mq_type == "default":
+    mq = res.attempted_mq
+    if mq == "rocksmq":
+        return [_finding("MQ107", f"rocksmq is chosen but rocksmq.path is empty: Milvus fails `{res.fails}`",
+                         _located(res, "rocksmq.path"), key="rocksmq.path",
+                         hint="set it to a persistent directory, e.g. /var/lib/milvus/rdb_data")]
+    if mq not in ("pulsar", "kafka"):
         return []
     key = ENABLED_BY[mq]
-    if res.value(key):
-        return []
-    return [_finding("MQ105", f"mq.type {mq} but {key} is empty: Milvus cannot connect", _located(res, key),
+    return [_finding("MQ105", f"mq.type {mq} but {key} is empty: Milvus fails `{res.fails}`", _located(res, key),
                      key=key, hint=f"set {key}")]
 
 
@@ -386,7 +389,27 @@ def _context(res: Resolution) -> list[Finding]:
     if not res._mode_stated:
         found.append(Finding("MQ152", INFO, "mode not stated by the document: checked as standalone", None,
                              res.files[0] if res.files else None, None, "pass --mode cluster for a cluster"))
+    found.extend(_role_assumed(res))
     return found
+
+
+def _role_assumed(res: Resolution) -> list[Finding]:
+    """The assumed file role changes a backend's enabling key: say which default was taken."""
+    if res._role_stated:
+        return []
+    other = OVERLAY if res.role == FULL else FULL
+    deciding = default_order(res.mode, res.version) if res.mq_type == "default" else (res.mq_type,)
+    differing = [ENABLED_BY[mq] for mq in deciding if mq in ENABLED_BY]
+    differing = [key for key in differing
+                 if res.origin(key).source == "default" and spec_for(key) is not None
+                 and spec_for(key).default_in(res.role, res.version) != spec_for(key).default_in(other, res.version)]
+    if not differing:
+        return []
+    taken = ", ".join(f"{key} = {res.value(key) or '(empty)'}" for key in differing)
+    return [Finding("MQ153", INFO, f"not set, so taken from the {res.default_source}: {taken} (file role {res.role})",
+                    None, res.files[0] if res.files else None, None,
+                    f"pass --role {other} if this file is " + ("layered on the stock milvus.yaml" if other == OVERLAY
+                                                               else "Milvus's whole milvus.yaml"))]
 
 
 # ---------------------------------------------------------------------------- host checks
@@ -462,9 +485,13 @@ class Report:
     findings: list[Finding]
     errors: int
     warnings: int
+    attempted_mq: str | None = None
+    fails: str | None = None
+    role: str | None = None
 
 
 def report(resolution: Resolution, findings: list[Finding]) -> Report:
     return Report(resolution.effective_mq, resolution.mode, resolution.milvus_version, resolution.mq_type,
                   resolution.panic, resolution.files, resolution.kinds, resolution.explanation, findings,
-                  sum(f.severity == ERROR for f in findings), sum(f.severity == WARNING for f in findings))
+                  sum(f.severity == ERROR for f in findings), sum(f.severity == WARNING for f in findings),
+                  resolution.attempted_mq, resolution.fails, resolution.role)

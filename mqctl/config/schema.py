@@ -1,4 +1,11 @@
-"""Known Milvus MQ keys: their type, Milvus's default and the versions they exist in.
+"""Known Milvus MQ keys: their type, Milvus's defaults and the versions they exist in.
+
+A key left out takes one of two defaults, by the role of the file: under a whole milvus.yaml
+(what Milvus reads as its config; 2.3 reads nothing else) the code default of that version
+(Milvus's paramtable, `pkg/util/paramtable/service_param.go`); under an overlay (user.yaml in
+2.4+, Helm `extraConfigFiles.user.yaml`, Operator `spec.config`) the stock milvus.yaml of that
+version beneath it. They differ where it matters most: `rocksmq.path` and `pulsar.address` are
+empty in code ("due to implicit rule of MQ priority") and set in the stock file.
 
 Milvus reads every setting as a string and compares key names after normalising them
 (lower-case, `/ _ .` dropped), so the schema is indexed by that normal form too.
@@ -16,6 +23,8 @@ Version = tuple[int, int, int]
 
 STANDALONE, CLUSTER = "standalone", "cluster"
 MODES = (STANDALONE, CLUSTER)
+FULL, OVERLAY = "full", "overlay"  # the file's role: Milvus's whole milvus.yaml, or layered on the stock one
+ROLES = (FULL, OVERLAY)
 MQ_BACKENDS = ("rocksmq", "natsmq", "pulsar", "kafka", "woodpecker")
 INT32_MAX = 2**31 - 1
 MIN_SAFE_PAYLOAD = 5 * 1024 * 1024  # Milvus messages can reach 5 MB (pulsar.maxMessageSize default)
@@ -66,13 +75,25 @@ class KeySpec:
     until: Version | None = None  # first version without the key
     later_defaults: tuple[tuple[Version, str], ...] = field(default=())
     doc: str = ""
+    stock: str | None = None  # the stock milvus.yaml's value, where it differs from the code default
 
     def default_for(self, version: Version | None) -> str:
+        """The code default (paramtable) of that version."""
         value = self.default
         for since, later in self.later_defaults:
             if version is not None and version >= since:
                 value = later
         return value
+
+    def default_in(self, role: str, version: Version | None) -> str:
+        """What Milvus takes for the key when the file leaves it out, by the file's role."""
+        if role == OVERLAY and self.stock is not None:
+            return self.stock
+        return self.default_for(version)
+
+    @property
+    def example(self) -> str:
+        return self.stock or self.default
 
 
 def _spec(key: str, type_: str, default: str = "", **kw) -> KeySpec:
@@ -94,7 +115,7 @@ KEYS: tuple[KeySpec, ...] = (
     _spec("mq.dispatcher.maxDispatcherNumPerPchannel", "int", "5"),
     _spec("mq.dispatcher.retrySleep", "int", "3"),
     _spec("mq.dispatcher.retryTimeout", "int", "60"),
-    _spec("rocksmq.path", "path", "/var/lib/milvus/rdb_data"),
+    _spec("rocksmq.path", "path", "", stock="/var/lib/milvus/rdb_data"),  # empty in code since 2.3 (seen on 2.3.5)
     _spec("rocksmq.lrucacheratio", "float", "0.06"),
     _spec("rocksmq.rocksmqPageSize", "bytes", "67108864"),
     _spec("rocksmq.retentionTimeInMinutes", "minutes", "4320"),
@@ -115,7 +136,7 @@ KEYS: tuple[KeySpec, ...] = (
     _spec("natsmq.server.retention.maxAge", "minutes", "4320", until=(2, 6, 0)),
     _spec("natsmq.server.retention.maxBytes", "bytes", "", until=(2, 6, 0)),
     _spec("natsmq.server.retention.maxMsgs", "int", "", until=(2, 6, 0)),
-    _spec("pulsar.address", "str", "localhost"),
+    _spec("pulsar.address", "str", "", stock="localhost"),  # empty in code (seen on 2.3.5)
     _spec("pulsar.port", "int", "6650"),
     _spec("pulsar.webport", "int", "80"),
     _spec("pulsar.maxMessageSize", "bytes", "5242880"),
@@ -221,7 +242,7 @@ def coerce_value(key: str, raw: str) -> str:
     if spec.type in ("int", "minutes"):
         if go_parse_int(value) is None:
             raise InputError(f"{spec.key} must be an integer, got {raw!r}",
-                             hint=f"e.g. {spec.default or '0'}" + (" (minutes)" if spec.type == "minutes" else ""))
+                             hint=f"e.g. {spec.example or '0'}" + (" (minutes)" if spec.type == "minutes" else ""))
         if spec.key in PORT_KEYS and not _is_port(spec.key, int(value)):
             raise InputError(f"{spec.key} must be a port, got {raw!r}", hint=PORT_KEYS[spec.key])
         return str(int(value))
@@ -239,11 +260,11 @@ def coerce_value(key: str, raw: str) -> str:
         try:
             float(value)
         except ValueError:
-            raise InputError(f"{spec.key} must be a number, got {raw!r}", hint=f"e.g. {spec.default}") from None
+            raise InputError(f"{spec.key} must be a number, got {raw!r}", hint=f"e.g. {spec.example}") from None
         return value
     if spec.type == "path":
         if not value:
-            raise InputError(f"{spec.key} must be a non-empty path", hint=f"e.g. {spec.default}")
+            raise InputError(f"{spec.key} must be a non-empty path", hint=f"e.g. {spec.example}")
         return value
     if spec.type == "enum":
         if value not in spec.choices:

@@ -1,0 +1,142 @@
+"""mqctl's `config explain` against what the real Milvus 2.3.5 binary does with the same milvus.yaml.
+
+- quick, no binary: the outcomes recorded in milvus-2.3.5.json must match mqctl's prediction;
+- `milvus` marker: the binary re-runs the CI sample (8 variants, ~1 min) and must still do what
+  was recorded; MQCTL_CONFORMANCE=full runs every variant (567), MQCTL_CONFORMANCE=N a seeded
+  sample of N, and prints the table (variant, binary, mqctl, agree); MQCTL_CONFORMANCE_OUT=FILE
+  also writes the binary's outcomes there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.conformance import compare
+from tests.conformance.classify import classify
+from tests.conformance.variants import (
+    CI_SAMPLE,
+    RECORD_SEED,
+    Variant,
+    all_variants,
+    render,
+    sample,
+)
+
+
+def test_recorded_outcomes_agree_with_mqctl(tmp_path):
+    fixture = compare.load_fixture()
+    assert fixture["milvus"] == compare.MILVUS_VERSION
+    rows = compare.check(fixture["variants"], compare.fixture_base(), tmp_path)
+    assert len(rows) >= len(CI_SAMPLE)
+    assert all(ok for *_, ok in rows), "\n" + compare.table(rows)
+
+
+def test_the_fixture_covers_every_behaviour_of_the_binary():
+    seen = {compare.describe(r["binary"]).split("`")[0] for r in compare.load_fixture()["variants"]}
+    for expected in ("starts rocksmq", "starts natsmq", "starts pulsar (broker unreachable)", "fails ",
+                     "rocksmq: fails ", "pulsar: fails ", "kafka: fails "):
+        assert expected in seen
+
+
+def test_explain_cli_says_how_milvus_fails(tmp_path, cli):
+    """End to end: explicit rocksmq in a whole milvus.yaml without a rocksmq section (FATAL in 2.3.5)."""
+    path = tmp_path / "milvus.yaml"
+    path.write_text(render(compare.fixture_base(), Variant("rocksmq", rocksmq="removed")))
+    result = cli("config", "explain", str(path), "--milvus-version", "2.3.5", "--json")
+    out = result.json()
+    assert out["effective_mq"] is None and out["attempted_mq"] == "rocksmq" and out["role"] == "full"
+    assert out["panic"] == out["fails"] == "fail to init rocksmq"
+    assert "MQ107" in {f["code"] for f in out["findings"]}
+    text = cli("config", "explain", str(path), "--milvus-version", "2.3.5").stdout
+    assert "Milvus would not start (tries rocksmq): `fail to init rocksmq`" in text and "File role: full" in text
+    # the same keys as an overlay on the stock file: its rocksmq.path applies
+    overlay = cli("config", "explain", str(path), "--milvus-version", "2.3.5", "--role", "overlay", "--json").json()
+    assert (overlay["effective_mq"], overlay["fails"], overlay["role"]) == ("rocksmq", None, "overlay")
+
+
+def test_variants_change_only_mq_sections():
+    from ruamel.yaml import YAML
+
+    mq_sections = {"mq", "rocksmq", "pulsar", "natsmq", "kafka"}
+    base = YAML(typ="safe").load(compare.fixture_base())
+    for variant in all_variants()[::7]:
+        doc = YAML(typ="safe").load(render(compare.fixture_base(), variant))
+        assert {k: v for k, v in doc.items() if k not in mq_sections} == \
+            {k: v for k, v in base.items() if k not in mq_sections}
+        assert doc["natsmq"]["server"]["port"] == base["natsmq"]["server"]["port"]
+    assert sample(RECORD_SEED, 5) == sample(RECORD_SEED, 5)
+
+
+def test_classifier_reads_panics_fatals_and_brokers():
+    mq = '[INFO] [dependency/factory.go:84] ["try to init mq"] [standalone=true] [mqType={}]\n'
+    fatal = '[2026/11/23 13:00:00 +00:00] [FATAL] [rmq/x.go:1] ["fail to init rocksmq"] [error="mkdir : no such"]\n'
+    assert classify(mq.format("rocksmq") + fatal, exited=False, healthy=False, timed_out=False).as_dict() == \
+        {"fails": "fail to init rocksmq", "attempted": "rocksmq"}
+    assert classify("panic: mq type x is invalid\n", exited=True, healthy=False, timed_out=False).fails == \
+        "mq type x is invalid"
+    assert classify(mq.format("rocksmq"), exited=False, healthy=False, timed_out=False) is None
+    assert classify(mq.format("kafka"), exited=False, healthy=False, timed_out=True).fails == "never became healthy"
+
+
+def _variants_to_run() -> list[Variant]:
+    wanted = os.environ.get("MQCTL_CONFORMANCE", "")
+    if wanted == "full":
+        return all_variants()
+    if wanted.isdigit():
+        return list(dict.fromkeys([*CI_SAMPLE, *sample(RECORD_SEED, int(wanted))]))
+    return list(CI_SAMPLE)
+
+
+@pytest.mark.milvus
+def test_binary_agrees_with_mqctl(tmp_path_factory, tmp_path):
+    from tests.conformance.runner import Worker
+
+    recorded = {Variant(**r["params"]): r["binary"] for r in compare.load_fixture()["variants"]}
+    worker = Worker(tmp_path_factory.mktemp("conformance"))
+    rows, drifted, runs = [], [], []
+    try:
+        for variant in _variants_to_run():
+            text = render(worker.base, variant)
+            outcome = worker.run(text).outcome.as_dict()
+            runs.append({"params": variant.params(), "binary": outcome})
+            if variant in recorded and outcome != recorded[variant]:
+                drifted.append(f"{variant.name}: recorded {recorded[variant]}, now {outcome}")
+            mqctl = compare.predict(text, tmp_path)
+            rows.append((variant.name, compare.describe(outcome), compare.describe_prediction(mqctl),
+                         compare.agrees(outcome, mqctl)))
+    finally:
+        worker.close()
+        if os.environ.get("MQCTL_CONFORMANCE_OUT"):  # the outcomes, in the fixture's format, to judge mqctl later
+            Path(os.environ["MQCTL_CONFORMANCE_OUT"]).write_text(json.dumps({"variants": runs}, indent=1))
+    print("\n" + compare.table(rows))
+    assert not drifted, "the binary no longer does what the fixture recorded:\n" + "\n".join(drifted)
+    assert all(ok for *_, ok in rows), "\n" + compare.table(rows)
+
+
+@pytest.mark.milvus
+def test_natsmq_max_age_edit_alone_stops_milvus_as_retention_show_predicts(tmp_path_factory, cli):
+    """A maxAge change in the yaml against an existing store: `retention show` names 10058, Milvus dies on it."""
+    from tests.conformance.runner import Worker
+
+    worker = Worker(tmp_path_factory.mktemp("retention"))
+    try:
+        text = render(worker.base, Variant("natsmq"))
+        assert worker.run(text).outcome.starts == "natsmq"  # creates one stream per channel
+        edited = text.replace("maxAge: 4320", "maxAge: 60", 1)
+        assert edited != text
+        config = worker.box.dir / "edited.yaml"
+        config.write_text(edited)
+        store = worker.box.nats_store_dir
+        predicted = cli("retention", "show", "--nats-store", str(store), "--config", str(config), "--json")
+        assert predicted.code == 1, predicted.stderr
+        findings = predicted.json()["findings"]
+        assert findings and all("10058" in f["message"] for f in findings)
+        outcome = worker.run(edited, wait=180, fresh=False).outcome
+        assert outcome.attempted == "natsmq" and outcome.starts is None
+        assert "stream name already in use" in outcome.fails
+    finally:
+        worker.close()
