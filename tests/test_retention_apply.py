@@ -289,7 +289,8 @@ def test_the_configs_etcd_is_read_and_an_unreachable_one_is_a_warning(cli, tmp_p
                   str(store), "--yes")
     assert applied.code == 0, applied.stderr
     assert "warning: channel checkpoints not checked" in applied.stderr and "--etcd" in applied.stderr
-    assert cli("retention", "apply", "--config", str(limits), "--nats-store", str(store), "--etcd",
+    lower = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="90", name="lower.yaml")
+    assert cli("retention", "apply", "--config", str(lower), "--nats-store", str(store), "--etcd",
                f"http://127.0.0.1:{free_port()}", "--yes").code == 3  # an etcd given on the command line must answer
 
 

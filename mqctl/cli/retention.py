@@ -162,8 +162,8 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
         return out.confirm(f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?",
                            assume_yes=yes)
 
-    checkpoints = _checkpoints(out, etcd, etcd_root, resolution)
-    outcome = apply_retention(options, wanted, dry_run=dry_run, confirm=confirm, checkpoints=checkpoints, force=force)
+    outcome = apply_retention(options, wanted, dry_run=dry_run, confirm=confirm, force=force,
+                              checkpoints=lambda: _checkpoints(out, etcd, etcd_root, resolution))
     if outcome.verified is None:  # nothing applied: the plan was not shown yet
         _show_plan(out, outcome.changes, outcome.losses)
     out.emit(outcome, _render_outcome)

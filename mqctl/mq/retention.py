@@ -14,7 +14,7 @@ import difflib
 import signal
 import threading
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Callable, cast
 
 from mqctl.config.rules import ERROR, WARNING, Finding
 from mqctl.errors import InputError, MqctlError, PreconditionError
@@ -363,10 +363,13 @@ def checkpoint_losses(plan: ApplyPlan, checkpoints: list) -> list[str]:
     return found
 
 
-def _guard_checkpoints(plan: ApplyPlan, checkpoints: list | None, *, force: bool,
-                       dry_run: bool) -> None:
-    """Refuse a plan that deletes what a vchannel needs after its checkpoint (unless forced); shown either way."""
-    if checkpoints is None or not plan.changes:
+def _guard_checkpoints(plan: ApplyPlan, read_checkpoints, *, force: bool, dry_run: bool) -> None:
+    """Refuse a plan that deletes what a vchannel needs after its checkpoint (unless forced); shown either way.
+    The checkpoints are read only for a plan that changes something (`read_checkpoints()`: None = not checked)."""
+    if read_checkpoints is None or not plan.changes:
+        return
+    checkpoints = read_checkpoints()
+    if checkpoints is None:
         return
     lost = checkpoint_losses(plan, checkpoints)
     plan.losses += lost
@@ -478,13 +481,14 @@ def verify(source, plan: ApplyPlan) -> list[str]:
 
 
 def apply_retention(options, wanted: dict, *, dry_run: bool, confirm,
-                    checkpoints: list | None = None, force: bool = False) -> ApplyOutcome:
+                    checkpoints: Callable[[], list | None] | None = None, force: bool = False) -> ApplyOutcome:
     """Plan, confirm (`confirm(plan)` shows the plan and answers), apply all-or-nothing, verify.
 
     A --nats-store is planned and rehearsed on a private copy: the copy shows exactly which messages the new
     limits delete and whether nats-server would leave tombstones an older Milvus misreads; the store itself is
     opened only after the change was confirmed. A live --nats server cannot be copied: its losses are estimated.
-    `checkpoints` (None: not checked): the plan is refused when it deletes messages after one, unless `force`."""
+    `checkpoints()` reads them once the store is open and the plan changes something (None: not checked): the
+    plan is refused when it deletes messages after one, unless `force`."""
     from mqctl.mq.jetstream import check_writable, store_root
     from mqctl.mq.sources import open_source
 

@@ -135,6 +135,11 @@ class RocksMQSource:
         self._cleanup()
 
     # metadata -------------------------------------------------------------------
+    @property
+    def has_metadata(self) -> bool:
+        """Whether the `_meta_kv` database lies beside the messages (read while the source is open)."""
+        return self._meta_db is not None
+
     def topic_meta(self) -> dict[str, RocksTopicMeta]:
         """Per topic: creation time, open page size and closed pages (from `_meta_kv`)."""
         if self._meta_cache is not None:
