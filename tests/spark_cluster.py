@@ -13,11 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from mqctl.sandbox import free_ports
 
 
 def spark_home() -> Path:
@@ -63,22 +59,22 @@ class StandaloneCluster:
         if self.python:
             env["PYSPARK_PYTHON"] = self.python
         self._env = env
-        port = free_port()
+        port, webui_port = free_ports(2)
         self.url = f"spark://127.0.0.1:{port}"
         self._launch(home, env, "master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                           "--port", str(port), "--webui-port", str(free_port())], port)
+                                           "--port", str(port), "--webui-port", str(webui_port)], port)
         for n in range(self.workers):
-            worker_port = free_port()
+            worker_port, worker_webui_port = free_ports(2)
             self._launch(home, env, f"worker{n}", [
                 "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--port", str(worker_port),
-                "--webui-port", str(free_port()), "--cores", str(self.cores), "--memory", self.memory,
+                "--webui-port", str(worker_webui_port), "--cores", str(self.cores), "--memory", self.memory,
                 "--work-dir", str(self.work / f"worker{n}"), self.url], worker_port, prefix=self._private_mounts())
         return self
 
     def start_connect(self, python: str, executor_memory: str = "512m") -> str:
         """A Spark Connect server (sbin/start-connect-server.sh --wait) on this cluster, whose own
         Python workers (they plan a Python data source's reads) run `python`; its sc:// URL."""
-        home, port = spark_home(), free_port()
+        home, (port,) = spark_home(), free_ports(1)
         env = {**self._env, "SPARK_LOG_DIR": str(self.work / "logs"), "SPARK_PID_DIR": str(self.work),
                "SPARK_DAEMON_MEMORY": "512m", "PYSPARK_PYTHON": python}
         log = self.work / "connect.log"
