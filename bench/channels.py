@@ -79,7 +79,7 @@ def bare_key_scan(data_dir: Path) -> int:
 
     db = Rdict(str(data_dir), options=Options(raw_mode=True), access_type=AccessType.read_only())
     count = 0
-    for _ in db.keys():
+    for _ in db:
         count += 1
     db.close()
     return count
@@ -101,8 +101,10 @@ def bench_rocksmq(work: Path, topics: int, per_topic: int) -> None:
     listing()  # warm the page cache for both
     scan = best_of(lambda: bare_key_scan(data_dir))
     listed = best_of(listing)
-    print(f"rocksmq: channels list {listed * 1000:.0f} ms, bare rocksdict key scan {scan * 1000:.0f} ms, "
-          f"ratio {listed / scan:.2f} (goal <= 1.2)")
+    print(
+        f"rocksmq: channels list {listed * 1000:.0f} ms, bare rocksdict key scan {scan * 1000:.0f} ms, "
+        f"ratio {listed / scan:.2f} (goal <= 1.2)"
+    )
 
 
 async def fill_streams(url: str, streams: int, per_stream: int) -> None:
@@ -136,6 +138,7 @@ def bench_nats(work: Path, streams: int, per_stream: int) -> None:
         asyncio.run(fill_streams(url, streams, per_stream))
         print(f"nats: built {streams} streams x {per_stream:,} messages in {time.perf_counter() - start:.1f}s")
         with JetStreamSource(url) as source:
+
             def bare_call():
                 return source._run(source._js.streams_info())
 
@@ -146,9 +149,11 @@ def bench_nats(work: Path, streams: int, per_stream: int) -> None:
             listing(True)
             bare = best_of(bare_call, 20)
             for label, message_times in (("TSO times (default)", True), ("--store-times", False)):
-                listed = best_of(lambda: listing(message_times), 20)
-                print(f"nats: channels list, {label}: {listed * 1000:.2f} ms, bare streams_info {bare * 1000:.2f} ms, "
-                      f"ratio {listed / bare:.2f} (goal <= 1.5)")
+                listed = best_of(lambda times=message_times: listing(times), 20)
+                print(
+                    f"nats: channels list, {label}: {listed * 1000:.2f} ms, bare streams_info {bare * 1000:.2f} ms, "
+                    f"ratio {listed / bare:.2f} (goal <= 1.5)"
+                )
 
 
 def main() -> None:

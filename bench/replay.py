@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # spark_cluster: the tests' cluster
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.spark_cluster: the tests' cluster
 
 CHANNEL = "by-dev-rootcoord-dml_0"
 COLLECTION, COLLECTION_ID, PARTITION_ID = "bench_items", 447000000000000001, 447000000000000002
@@ -48,20 +48,46 @@ def insert_messages(count: int, rows: int, dim: int) -> list[bytes]:
         pks = list(range(n * rows, (n + 1) * rows))
         msg = msg_pb2.InsertRequest(
             base=common_pb2.MsgBase(msg_type=common_pb2.Insert, msgID=n + 1, timestamp=ts, sourceID=1),
-            shardName=f"{CHANNEL}_{COLLECTION_ID}v0", db_name="default", collection_name=COLLECTION,
-            partition_name="_default", dbID=1, collectionID=COLLECTION_ID, partitionID=PARTITION_ID,
-            segmentID=447000000000001000 + n // 10_000, timestamps=[ts] * rows, rowIDs=[pk + 1_000_000 for pk in pks],
-            num_rows=rows, version=msg_pb2.ColumnBased)
-        msg.fields_data.append(schema_pb2.FieldData(
-            type=schema_pb2.Int64, field_name="id", field_id=100,
-            scalars=schema_pb2.ScalarField(long_data=schema_pb2.LongArray(data=pks))))
-        msg.fields_data.append(schema_pb2.FieldData(
-            type=schema_pb2.VarChar, field_name="title", field_id=101,
-            scalars=schema_pb2.ScalarField(string_data=schema_pb2.StringArray(data=[f"item-{pk}" for pk in pks]))))
-        msg.fields_data.append(schema_pb2.FieldData(
-            type=schema_pb2.FloatVector, field_name="embedding", field_id=102,
-            vectors=schema_pb2.VectorField(dim=dim, float_vector=schema_pb2.FloatArray(
-                data=[(pk % 97) / 8 + d for pk in pks for d in range(dim)]))))
+            shardName=f"{CHANNEL}_{COLLECTION_ID}v0",
+            db_name="default",
+            collection_name=COLLECTION,
+            partition_name="_default",
+            dbID=1,
+            collectionID=COLLECTION_ID,
+            partitionID=PARTITION_ID,
+            segmentID=447000000000001000 + n // 10_000,
+            timestamps=[ts] * rows,
+            rowIDs=[pk + 1_000_000 for pk in pks],
+            num_rows=rows,
+            version=msg_pb2.ColumnBased,
+        )
+        msg.fields_data.append(
+            schema_pb2.FieldData(
+                type=schema_pb2.Int64,
+                field_name="id",
+                field_id=100,
+                scalars=schema_pb2.ScalarField(long_data=schema_pb2.LongArray(data=pks)),
+            )
+        )
+        msg.fields_data.append(
+            schema_pb2.FieldData(
+                type=schema_pb2.VarChar,
+                field_name="title",
+                field_id=101,
+                scalars=schema_pb2.ScalarField(string_data=schema_pb2.StringArray(data=[f"item-{pk}" for pk in pks])),
+            )
+        )
+        msg.fields_data.append(
+            schema_pb2.FieldData(
+                type=schema_pb2.FloatVector,
+                field_name="embedding",
+                field_id=102,
+                vectors=schema_pb2.VectorField(
+                    dim=dim,
+                    float_vector=schema_pb2.FloatArray(data=[(pk % 97) / 8 + d for pk in pks for d in range(dim)]),
+                ),
+            )
+        )
         payloads.append(msg.SerializeToString())
     return payloads
 
@@ -106,8 +132,11 @@ async def bare_nats_read(url: str, count: int) -> int:
 
     nc = await nats.connect(url)
     js = nc.jetstream()
-    sub = await js.pull_subscribe(CHANNEL, stream=CHANNEL, config=ConsumerConfig(
-        deliver_policy=DeliverPolicy.ALL, ack_policy=AckPolicy.NONE, mem_storage=True))
+    sub = await js.pull_subscribe(
+        CHANNEL,
+        stream=CHANNEL,
+        config=ConsumerConfig(deliver_policy=DeliverPolicy.ALL, ack_policy=AckPolicy.NONE, mem_storage=True),
+    )
     read = size = 0
     while read < count:
         for msg in await sub.fetch(FETCH_BATCH, timeout=10):
@@ -126,8 +155,15 @@ async def bare_nats_raw_read(url: str, count: int) -> int:
     import nats
 
     nc = await nats.connect(url)
-    created = json.loads((await nc.request(f"$JS.API.CONSUMER.CREATE.{CHANNEL}", json.dumps(
-        {"stream_name": CHANNEL, "config": {"ack_policy": "none", "mem_storage": True}}).encode(), timeout=5)).data)
+    created = json.loads(
+        (
+            await nc.request(
+                f"$JS.API.CONSUMER.CREATE.{CHANNEL}",
+                json.dumps({"stream_name": CHANNEL, "config": {"ack_policy": "none", "mem_storage": True}}).encode(),
+                timeout=5,
+            )
+        ).data
+    )
     next_subject, inbox = f"$JS.API.CONSUMER.MSG.NEXT.{CHANNEL}.{created['name']}", nc.new_inbox()
     pull = json.dumps({"batch": FETCH_BATCH, "expires": 10_000_000_000}).encode()
     done, read, size = asyncio.Event(), 0, 0
@@ -190,17 +226,18 @@ def replay_rate(spark, source, work: Path, partitions: int, count: int, label: s
     result = run_replay(request(f"{label}-{partitions}"), spark=spark)
     assert result.messages == count, (result.messages, count)
     rate = result.messages / result.seconds
-    print(f"  replay {label} -> parquet, {partitions} partition(s): {result.seconds:.2f} s, {rate:,.0f} messages/s, "
-          f"{result.rows / result.seconds:,.0f} rows/s")
+    print(
+        f"  replay {label} -> parquet, {partitions} partition(s): {result.seconds:.2f} s, {rate:,.0f} messages/s, "
+        f"{result.rows / result.seconds:,.0f} rows/s"
+    )
     return rate
 
 
 def cluster_replay_rates(work: Path, url: str, rocks: Path, count: int) -> dict[str, float]:
     """2-partition replays on a standalone cluster whose executors' Python has nothing installed."""
-    from spark_cluster import StandaloneCluster, bare_python
-
     from mqctl.mq.sources import SourceOptions
     from mqctl.replay.session import start_session
+    from tests.spark_cluster import StandaloneCluster, bare_python
 
     python = bare_python(work / "executor-python")
     cluster = StandaloneCluster(work / "cluster", workers=2, cores=1, memory="1g")
@@ -208,13 +245,19 @@ def cluster_replay_rates(work: Path, url: str, rocks: Path, count: int) -> dict[
     started = time.perf_counter()
     try:
         cluster.start()
-        spark = start_session(cluster.url, {"spark.executor.memory": "512m", "spark.pyspark.python": str(python),
-                                            "spark.sql.shuffle.partitions": "2"})
-        print(f"standalone cluster (master + 2 workers x 1 core) and Spark start-up: "
-              f"{time.perf_counter() - started:.2f} s (not in the rates)")
+        spark = start_session(
+            cluster.url,
+            {"spark.executor.memory": "512m", "spark.pyspark.python": str(python), "spark.sql.shuffle.partitions": "2"},
+        )
+        print(
+            f"standalone cluster (master + 2 workers x 1 core) and Spark start-up: "
+            f"{time.perf_counter() - started:.2f} s (not in the rates)"
+        )
         try:
-            return {label: replay_rate(spark, source, work, 2, count, f"{label} (cluster)")
-                    for label, source in (("nats", SourceOptions(nats=url)), ("rocksmq", SourceOptions(rocksmq=rocks)))}
+            return {
+                label: replay_rate(spark, source, work, 2, count, f"{label} (cluster)")
+                for label, source in (("nats", SourceOptions(nats=url)), ("rocksmq", SourceOptions(rocksmq=rocks)))
+            }
         finally:
             spark.stop()
     finally:
@@ -242,8 +285,10 @@ def main() -> None:
         started = time.perf_counter()
         payloads = insert_messages(args.messages, args.rows, args.dim)
         total_bytes = sum(map(len, payloads))
-        print(f"{args.messages:,} insert messages ({args.rows} row(s), dim {args.dim}, {total_bytes / 1e6:.1f} MB) "
-              f"built in {time.perf_counter() - started:.1f} s")
+        print(
+            f"{args.messages:,} insert messages ({args.rows} row(s), dim {args.dim}, {total_bytes / 1e6:.1f} MB) "
+            f"built in {time.perf_counter() - started:.1f} s"
+        )
         rocks = build_rocksmq(work, payloads)
         store = work / "nats"
         (store / "jetstream").mkdir(parents=True)
@@ -253,8 +298,10 @@ def main() -> None:
             bare_nats = args.messages / timed(lambda: asyncio.run(bare_nats_read(url, args.messages)))
             bare_raw = args.messages / timed(lambda: asyncio.run(bare_nats_raw_read(url, args.messages)))
             bare_rocks = args.messages / timed(lambda: bare_rocksdict_scan(rocks))
-            print(f"bare read: nats-py fetch {bare_nats:,.0f} messages/s, nats-py raw pull requests {bare_raw:,.0f} "
-                  f"messages/s, rocksdict scan {bare_rocks:,.0f} messages/s")
+            print(
+                f"bare read: nats-py fetch {bare_nats:,.0f} messages/s, nats-py raw pull requests {bare_raw:,.0f} "
+                f"messages/s, rocksdict scan {bare_rocks:,.0f} messages/s"
+            )
 
             started = time.perf_counter()
             spark = start_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
@@ -270,11 +317,15 @@ def main() -> None:
             cluster_rates = {} if args.no_cluster else cluster_replay_rates(work, url, rocks, args.messages)
         for label, bare in (("nats", bare_nats), ("rocksmq", bare_rocks)):
             one, two = rates[label]
-            print(f"{label}: replay/bare read (1 partition) {one / bare:.2f} (goal >= 0.7); "
-                  f"2 partitions/1 partition {two / one:.2f} (goal >= 1.6)")
+            print(
+                f"{label}: replay/bare read (1 partition) {one / bare:.2f} (goal >= 0.7); "
+                f"2 partitions/1 partition {two / one:.2f} (goal >= 1.6)"
+            )
         print(f"nats: replay (1 partition)/raw pull-request read {rates['nats'][0] / bare_raw:.2f}")
         for label, rate in cluster_rates.items():
-            print(f"{label}: standalone cluster (2 workers x 1 core)/local[2], 2 partitions {rate / rates[label][1]:.2f}")
+            print(
+                f"{label}: standalone cluster (2 workers x 1 core)/local[2], 2 partitions {rate / rates[label][1]:.2f}"
+            )
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

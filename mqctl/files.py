@@ -17,7 +17,9 @@ LOCK_WAIT = 30.0  # seconds an edit waits for another one on the same file befor
 _held: dict[Path, int] = {}  # lock files this process holds, with their depth (nested edits of one file)
 
 
-def replace_atomically(path: Path, data: bytes, *, mode: int | None = None, owner: tuple[int, int] | None = None) -> None:
+def replace_atomically(
+    path: Path, data: bytes, *, mode: int | None = None, owner: tuple[int, int] | None = None
+) -> None:
     """Write `data` to a temp file in the same folder, fsync it, rename it over `path`, fsync the folder.
 
     A crash at any point leaves either the old file or the new one, never half of one. `mode` and
@@ -86,8 +88,11 @@ def edit_lock(path: Path | str, *, wait: float | None = None) -> Iterator[None]:
     try:
         fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
     except OSError as err:
-        raise PreconditionError(f"cannot create the lock file {lock}: {err.strerror}", location=str(path),
-                                hint=_write_hint(err, lock.parent)) from None
+        raise PreconditionError(
+            f"cannot create the lock file {lock}: {err.strerror}",
+            location=str(path),
+            hint=_write_hint(err, lock.parent),
+        ) from None
     try:
         deadline = time.monotonic() + wait
         while True:
@@ -96,9 +101,10 @@ def edit_lock(path: Path | str, *, wait: float | None = None) -> Iterator[None]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    raise PreconditionError(f"another mqctl edit of {path} has held its lock ({lock}) for "
-                                            f"{wait:g} s; nothing was written", hint="run the command again once "
-                                            "it is done (MQCTL_LOCK_WAIT sets how long to wait)") from None
+                    raise PreconditionError(
+                        f"another mqctl edit of {path} has held its lock ({lock}) for {wait:g} s; nothing was written",
+                        hint="run the command again once it is done (MQCTL_LOCK_WAIT sets how long to wait)",
+                    ) from None
                 time.sleep(0.02)
         _held[lock] = 1
         try:
@@ -114,15 +120,19 @@ def _lock_wait() -> float:
     try:
         return max(0.0, float(text)) if text else LOCK_WAIT
     except ValueError:
-        raise InputError(f"MQCTL_LOCK_WAIT={text!r} is not a number of seconds", hint="e.g. MQCTL_LOCK_WAIT=60") from None
+        raise InputError(
+            f"MQCTL_LOCK_WAIT={text!r} is not a number of seconds", hint="e.g. MQCTL_LOCK_WAIT=60"
+        ) from None
 
 
 def _write_hint(err: OSError, folder: Path) -> str:
     if err.errno in (errno.EROFS,):
         return f"{folder} is on a read-only file system: edit a writable copy and put it in place"
     if err.errno in (errno.EACCES, errno.EPERM):
-        return (f"this user may not write in {folder} (an edit writes a lock, a backup and the new file there): "
-                "run as a user who may, or edit a copy and put it in place")
+        return (
+            f"this user may not write in {folder} (an edit writes a lock, a backup and the new file there): "
+            "run as a user who may, or edit a copy and put it in place"
+        )
     if err.errno == errno.ENOSPC:
         return f"free space on the file system of {folder}"
     return "check the folder"
@@ -131,5 +141,8 @@ def _write_hint(err: OSError, folder: Path) -> str:
 def write_error(err: OSError, path: Path | str) -> PreconditionError:
     """An OSError while backing up or replacing a file, as one line with the fix (exit 3)."""
     folder = Path(os.path.realpath(path)).parent
-    return PreconditionError(f"cannot write next to {path}: {err.strerror}; nothing was changed", location=str(path),
-                             hint=_write_hint(err, folder))
+    return PreconditionError(
+        f"cannot write next to {path}: {err.strerror}; nothing was changed",
+        location=str(path),
+        hint=_write_hint(err, folder),
+    )

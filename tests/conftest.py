@@ -36,8 +36,15 @@ class CliResult:
 def run_cli(*args: str, env: dict | None = None, timeout: float = 600, cwd: str | None = None) -> CliResult:
     """Run `mqctl ARGS` as a real subprocess (no stdin, not a terminal), as a user or CI would."""
     full_env = {**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}
-    proc = subprocess.run([sys.executable, "-m", "mqctl", *args], capture_output=True, text=True,
-                          env=full_env, timeout=timeout, stdin=subprocess.DEVNULL, cwd=cwd)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mqctl", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
@@ -79,11 +86,25 @@ def etcd_url(tmp_path_factory):
     client, peer = free_port(), free_port()
     url = f"http://127.0.0.1:{client}"
     data = tmp_path_factory.mktemp("etcd")
-    proc = subprocess.Popen([binary, "--data-dir", str(data / "d"), "--listen-client-urls", url,
-                             "--advertise-client-urls", url, "--listen-peer-urls", f"http://127.0.0.1:{peer}",
-                             "--initial-advertise-peer-urls", f"http://127.0.0.1:{peer}",
-                             "--initial-cluster", f"default=http://127.0.0.1:{peer}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            binary,
+            "--data-dir",
+            str(data / "d"),
+            "--listen-client-urls",
+            url,
+            "--advertise-client-urls",
+            url,
+            "--listen-peer-urls",
+            f"http://127.0.0.1:{peer}",
+            "--initial-advertise-peer-urls",
+            f"http://127.0.0.1:{peer}",
+            "--initial-cluster",
+            f"default=http://127.0.0.1:{peer}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     import httpx
 
     deadline = time.monotonic() + 20

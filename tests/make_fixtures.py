@@ -38,8 +38,12 @@ def load_expected(fixtures: Path = FIXTURES) -> dict:
 def rows_by_pk(expected: dict, collection: str, phase: str) -> dict:
     """Expected rows of one collection written in one phase ("rocksmq" or "natsmq"), keyed by primary key."""
     key = expected["collections"][collection]["primary_key"]
-    return {row[key]: row for batch in expected["inserts"]
-            if batch["collection"] == collection and batch["phase"] == phase for row in batch["rows"]}
+    return {
+        row[key]: row
+        for batch in expected["inserts"]
+        if batch["collection"] == collection and batch["phase"] == phase
+        for row in batch["rows"]
+    }
 
 
 def free_port() -> int:
@@ -77,10 +81,23 @@ def milvus_server(data_dir: Path, work: Path, settings: dict):
     import milvus
     from milvus import MilvusServer, MilvusServerConfig
 
-    port_keys = ["etcd_port", "root_coord_port", "proxy_port", "proxy_internal_port", "query_coord_port",
-                 "query_node_port", "index_coord_port", "index_node_port", "data_coord_port", "data_node_port"]
-    config = MilvusServerConfig(data_dir=str(data_dir), template=str(_template_with_private_etcd(work)),
-                                **{key: free_port() for key in port_keys})
+    port_keys = [
+        "etcd_port",
+        "root_coord_port",
+        "proxy_port",
+        "proxy_internal_port",
+        "query_coord_port",
+        "query_node_port",
+        "index_coord_port",
+        "index_node_port",
+        "data_coord_port",
+        "data_node_port",
+    ]
+    config = MilvusServerConfig(
+        data_dir=str(data_dir),
+        template=str(_template_with_private_etcd(work)),
+        **{key: free_port() for key in port_keys},
+    )
     config.glog_conf_file = str(Path(milvus.__file__).parent / "data" / "glog.conf")
     server = MilvusServer(config)
     server.set_base_dir(str(data_dir))
@@ -136,22 +153,47 @@ def _describe(schema) -> list[dict]:
     fields = []
     for field in schema.fields:
         params = field.params or {}
-        fields.append({"name": field.name, "type": schema_pb2.DataType.Name(int(field.dtype)), "is_primary": bool(field.is_primary),
-                       "dim": int(params["dim"]) if "dim" in params else None,
-                       "max_length": int(params["max_length"]) if "max_length" in params else None})
+        fields.append(
+            {
+                "name": field.name,
+                "type": schema_pb2.DataType.Name(int(field.dtype)),
+                "is_primary": bool(field.is_primary),
+                "dim": int(params["dim"]) if "dim" in params else None,
+                "max_length": int(params["max_length"]) if "max_length" in params else None,
+            }
+        )
     return fields
 
 
 def _rows_int64(start: int, count: int) -> list[dict]:
     # floats are multiples of 1/4 so float32 storage keeps them exact
-    return [{"id": i, "title": f"item-{i}", "flag": i % 2 == 0, "score": i * 1.5 + 0.1, "ratio": i / 4,
-             "count32": i * 1000, "small16": -i, "tiny8": i % 100, "meta": {"n": i, "tags": ["a", str(i)]},
-             "embedding": [i / 4, 0.5, -1.0, float(i % 3)]} for i in range(start, start + count)]
+    return [
+        {
+            "id": i,
+            "title": f"item-{i}",
+            "flag": i % 2 == 0,
+            "score": i * 1.5 + 0.1,
+            "ratio": i / 4,
+            "count32": i * 1000,
+            "small16": -i,
+            "tiny8": i % 100,
+            "meta": {"n": i, "tags": ["a", str(i)]},
+            "embedding": [i / 4, 0.5, -1.0, float(i % 3)],
+        }
+        for i in range(start, start + count)
+    ]
 
 
 def _rows_varchar(start: int, count: int) -> list[dict]:
-    return [{"sku": f"sku-{i:04d}", "price": i + 0.25, "fingerprint": bytes([i % 256, (i * 7) % 256]),
-             "color": ["red", "green", "blue"][i % 3]} for i in range(start, start + count)]
+    return [
+        {
+            "sku": f"sku-{i:04d}",
+            "price": i + 0.25,
+            "fingerprint": bytes([i % 256, (i * 7) % 256]),
+            "color": ["red", "green", "blue"][i % 3],
+        }
+        for i in range(start, start + count)
+    ]
 
 
 def _jsonable_row(row: dict) -> dict:
@@ -162,21 +204,40 @@ class Recorder:
     """What the script wrote, in order: the ground truth for the tests."""
 
     def __init__(self):
-        self.data = {"milvus_version": "2.3.5", "rocksmq_page_size": PAGE_SIZE, "dml_channels": DML_CHANNELS,
-                     "channel_prefix": "by-dev-rootcoord-dml_", "natsmq_retention": {"maxAge": 0},
-                     "collections": {}, "inserts": [], "deletes": [], "dropped_collections": [], "partitions": []}
+        self.data = {
+            "milvus_version": "2.3.5",
+            "rocksmq_page_size": PAGE_SIZE,
+            "dml_channels": DML_CHANNELS,
+            "channel_prefix": "by-dev-rootcoord-dml_",
+            "natsmq_retention": {"maxAge": 0},
+            "collections": {},
+            "inserts": [],
+            "deletes": [],
+            "dropped_collections": [],
+            "partitions": [],
+        }
 
     def collection(self, name, schema, shards, phase):
-        self.data["collections"][name] = {"fields": _describe(schema), "shards": shards, "created_in": phase,
-                                          "enable_dynamic_field": bool(schema.enable_dynamic_field),
-                                          "primary_key": next(f.name for f in schema.fields if f.is_primary)}
+        self.data["collections"][name] = {
+            "fields": _describe(schema),
+            "shards": shards,
+            "created_in": phase,
+            "enable_dynamic_field": bool(schema.enable_dynamic_field),
+            "primary_key": next(f.name for f in schema.fields if f.is_primary),
+        }
 
     def insert(self, client, phase, collection, rows, partition=None):
         kwargs = {"partition_name": partition} if partition else {}
         result = client.insert(collection, rows, **kwargs)
         assert result["insert_count"] == len(rows), result
-        self.data["inserts"].append({"phase": phase, "collection": collection, "partition": partition or "_default",
-                                     "rows": [_jsonable_row(r) for r in rows]})
+        self.data["inserts"].append(
+            {
+                "phase": phase,
+                "collection": collection,
+                "partition": partition or "_default",
+                "rows": [_jsonable_row(r) for r in rows],
+            }
+        )
 
     def delete(self, client, phase, collection, pks):
         client.delete(collection, ids=pks)
@@ -245,9 +306,16 @@ def main(argv: list[str] | None = None) -> int:
         with milvus_server(data_dir, work, {"rocksmq.rocksmqPageSize": PAGE_SIZE}) as uri:
             phase_rocksmq(uri, rec)
         store_dir = data_dir / "data" / "nats"
-        with milvus_server(data_dir, work, {"mq.type": "natsmq", "natsmq.server.port": free_port(),
-                                            "natsmq.server.storeDir": str(store_dir),
-                                            "natsmq.server.retention.maxAge": 0}) as uri:
+        with milvus_server(
+            data_dir,
+            work,
+            {
+                "mq.type": "natsmq",
+                "natsmq.server.port": free_port(),
+                "natsmq.server.storeDir": str(store_dir),
+                "natsmq.server.retention.maxAge": 0,
+            },
+        ) as uri:
             phase_natsmq(uri, rec)
         out = args.out
         for sub in ("rocksmq", "natsmq"):

@@ -20,8 +20,10 @@ def counts(info) -> dict[str, int]:
     """count(*) of the two seeded demo collections."""
     c = client(info)
     try:
-        return {name: int(c.query(name, filter="", output_fields=["count(*)"], consistency_level="Strong")[0]["count(*)"])
-                for name in ("demo_docs", "demo_events")}
+        return {
+            name: int(c.query(name, filter="", output_fields=["count(*)"], consistency_level="Strong")[0]["count(*)"])
+            for name in ("demo_docs", "demo_events")
+        }
     finally:
         c.close()
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import os
 import signal
 import socket
-import sys
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,10 +50,15 @@ class StandaloneCluster:
     connect_url: str = ""
     processes: list[subprocess.Popen] = field(default_factory=list)
 
-    def start(self) -> "StandaloneCluster":
+    def start(self) -> StandaloneCluster:
         home = spark_home()
-        env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_HOME": str(home),
-               "SPARK_DAEMON_MEMORY": "256m", "SPARK_NO_DAEMONIZE": "1"}
+        env = {
+            **os.environ,
+            "SPARK_LOCAL_IP": "127.0.0.1",
+            "SPARK_HOME": str(home),
+            "SPARK_DAEMON_MEMORY": "256m",
+            "SPARK_NO_DAEMONIZE": "1",
+        }
         env.pop("PYSPARK_PYTHON", None)
         env.pop("PYTHONPATH", None)  # the hosts have no mqctl
         if self.python:
@@ -61,30 +66,84 @@ class StandaloneCluster:
         self._env = env
         port, webui_port = free_ports(2)
         self.url = f"spark://127.0.0.1:{port}"
-        self._launch(home, env, "master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                                           "--port", str(port), "--webui-port", str(webui_port)], port)
+        self._launch(
+            home,
+            env,
+            "master",
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(webui_port),
+            ],
+            port,
+        )
         for n in range(self.workers):
             worker_port, worker_webui_port = free_ports(2)
-            self._launch(home, env, f"worker{n}", [
-                "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--port", str(worker_port),
-                "--webui-port", str(worker_webui_port), "--cores", str(self.cores), "--memory", self.memory,
-                "--work-dir", str(self.work / f"worker{n}"), self.url], worker_port, prefix=self._private_mounts())
+            self._launch(
+                home,
+                env,
+                f"worker{n}",
+                [
+                    "org.apache.spark.deploy.worker.Worker",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    str(worker_port),
+                    "--webui-port",
+                    str(worker_webui_port),
+                    "--cores",
+                    str(self.cores),
+                    "--memory",
+                    self.memory,
+                    "--work-dir",
+                    str(self.work / f"worker{n}"),
+                    self.url,
+                ],
+                worker_port,
+                prefix=self._private_mounts(),
+            )
         return self
 
     def start_connect(self, python: str, executor_memory: str = "512m") -> str:
         """A Spark Connect server (sbin/start-connect-server.sh --wait) on this cluster, whose own
         Python workers (they plan a Python data source's reads) run `python`; its sc:// URL."""
         home, (port,) = spark_home(), free_ports(1)
-        env = {**self._env, "SPARK_LOG_DIR": str(self.work / "logs"), "SPARK_PID_DIR": str(self.work),
-               "SPARK_DAEMON_MEMORY": "512m", "PYSPARK_PYTHON": python}
+        env = {
+            **self._env,
+            "SPARK_LOG_DIR": str(self.work / "logs"),
+            "SPARK_PID_DIR": str(self.work),
+            "SPARK_DAEMON_MEMORY": "512m",
+            "PYSPARK_PYTHON": python,
+        }
         log = self.work / "connect.log"
         with open(log, "wb") as out:
             proc = subprocess.Popen(
-                [str(home / "sbin" / "start-connect-server.sh"), "--wait", "--master", self.url,
-                 "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
-                 "--conf", "spark.ui.enabled=false", "--conf", f"spark.executor.memory={executor_memory}",
-                 "--conf", "spark.driver.memory=512m"],
-                env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                [
+                    str(home / "sbin" / "start-connect-server.sh"),
+                    "--wait",
+                    "--master",
+                    self.url,
+                    "--conf",
+                    f"spark.connect.grpc.binding.port={port}",
+                    "--conf",
+                    "spark.connect.grpc.binding.address=127.0.0.1",
+                    "--conf",
+                    "spark.ui.enabled=false",
+                    "--conf",
+                    f"spark.executor.memory={executor_memory}",
+                    "--conf",
+                    "spark.driver.memory=512m",
+                ],
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         self.processes.append(proc)
         _wait_for_port(port, proc, log, timeout=180)
         self.connect_url = f"sc://127.0.0.1:{port}"
@@ -101,9 +160,14 @@ class StandaloneCluster:
         log = self.work / f"{name}.log"
         conf = ["-Dspark.ui.enabled=false", "-Dspark.master.ui.port=0", "-Dspark.worker.ui.port=0"]
         with open(log, "wb") as out:
-            proc = subprocess.Popen([*prefix, str(home / "bin" / "spark-class"), *args], env={**env, "SPARK_DAEMON_JAVA_OPTS": " ".join(conf)},
-                                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
+            proc = subprocess.Popen(
+                [*prefix, str(home / "bin" / "spark-class"), *args],
+                env={**env, "SPARK_DAEMON_JAVA_OPTS": " ".join(conf)},
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
         self.processes.append(proc)
         _wait_for_port(port, proc, log)
 
@@ -128,8 +192,12 @@ def bare_python(folder: Path, *packages: str) -> Path:
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
     python = folder / "bin" / "python"
     if packages:
-        site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                              check=True, capture_output=True, text=True).stdout.strip()
+        site = subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
         for name in packages:
             origin = Path(importlib.util.find_spec(name).origin).parent
             (Path(site) / name).symlink_to(origin)

@@ -6,10 +6,11 @@ import datetime as dt
 import shutil
 
 import pytest
-from conftest import FIXTURES
-from make_fixtures import free_port, load_expected, rows_by_pk
-from test_jetstream import start_nats
-from test_rocksmq import tree_fingerprint
+
+from tests.conftest import FIXTURES
+from tests.make_fixtures import free_port, load_expected, rows_by_pk
+from tests.test_jetstream import start_nats
+from tests.test_rocksmq import tree_fingerprint
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"
@@ -40,7 +41,7 @@ def raw_key_counts(tmp_path) -> dict[str, int]:
     shutil.copytree(ROCKSMQ, copy)
     counts: dict[str, int] = {}
     db = Rdict(str(copy), options=Options(raw_mode=True), access_type=AccessType.read_only())
-    for key in db.keys():
+    for key in db:
         topic = key.rpartition(b"/")[0].decode()
         counts[topic] = counts.get(topic, 0) + 1
     db.close()
@@ -55,7 +56,7 @@ def test_list_rocksmq(cli, tmp_path, expected):
     assert data["source"] == f"rocksmq:{ROCKSMQ}"
     names = [c["name"] for c in data["channels"]]
     assert {f"{expected['channel_prefix']}{i}" for i in range(expected["dml_channels"])} <= set(names)
-    assert names == sorted(names, key=lambda n: (n.rstrip("0123456789"), int(n[len(n.rstrip("0123456789")):] or -1)))
+    assert names == sorted(names, key=lambda n: (n.rstrip("0123456789"), int(n[len(n.rstrip("0123456789")) :] or -1)))
     counts = raw_key_counts(tmp_path)
     for channel in data["channels"]:
         assert set(channel) >= {"name", "messages", "bytes", "first_id", "last_id", "first_time", "last_time"}
@@ -112,8 +113,19 @@ def _peek_pks(cli, source_args, collection):
     pks = []
     channels = cli("channels", "list", *source_args, "--json").json()["channels"]
     for channel in channels:
-        result = cli("channels", "peek", channel["name"], *source_args, "--type", "insert", "--collection", collection,
-                     "--limit", "1000", "--json")
+        result = cli(
+            "channels",
+            "peek",
+            channel["name"],
+            *source_args,
+            "--type",
+            "insert",
+            "--collection",
+            collection,
+            "--limit",
+            "1000",
+            "--json",
+        )
         assert result.code == 0, result.stderr
         for msg in result.json()["messages"]:
             assert msg["type"] == "Insert" and msg["collection"] == collection and msg["rows"] == len(msg["pks"])
@@ -122,33 +134,56 @@ def _peek_pks(cli, source_args, collection):
 
 
 def test_peek_inserts_hold_every_primary_key(cli, live_nats, expected):
-    assert sorted(_peek_pks(cli, ["--rocksmq", str(ROCKSMQ)], "skus")) == sorted(rows_by_pk(expected, "skus", "rocksmq"))
+    assert sorted(_peek_pks(cli, ["--rocksmq", str(ROCKSMQ)], "skus")) == sorted(
+        rows_by_pk(expected, "skus", "rocksmq")
+    )
     assert sorted(_peek_pks(cli, ["--nats", live_nats], "items")) == sorted(rows_by_pk(expected, "items", "natsmq"))
 
 
 def test_peek_filters(cli):
-    everything = cli("channels", "peek", DML0, "--rocksmq", str(ROCKSMQ), "--limit", "1000", "--json").json()["messages"]
-    keys = {"id", "type", "time", "tso", "collection", "collection_id", "partition_id", "segment_id", "shard", "rows", "pks"}
+    everything = cli("channels", "peek", DML0, "--rocksmq", str(ROCKSMQ), "--limit", "1000", "--json").json()[
+        "messages"
+    ]
+    keys = {
+        "id",
+        "type",
+        "time",
+        "tso",
+        "collection",
+        "collection_id",
+        "partition_id",
+        "segment_id",
+        "shard",
+        "rows",
+        "pks",
+    }
     assert keys <= set(everything[0])
     middle = everything[len(everything) // 2]
-    from_id = cli("channels", "peek", DML0, "--rocksmq", str(ROCKSMQ), "--from", str(middle["id"]), "--limit", "3",
-                  "--json").json()["messages"]
+    from_id = cli(
+        "channels", "peek", DML0, "--rocksmq", str(ROCKSMQ), "--from", str(middle["id"]), "--limit", "3", "--json"
+    ).json()["messages"]
     assert [m["id"] for m in from_id] == [m["id"] for m in everything if m["id"] >= middle["id"]][:3]
-    from_time = cli("channels", "peek", DML0, "--rocksmq", str(ROCKSMQ), "--from", middle["time"], "--limit", "1000",
-                    "--json").json()["messages"]
+    from_time = cli(
+        "channels", "peek", DML0, "--rocksmq", str(ROCKSMQ), "--from", middle["time"], "--limit", "1000", "--json"
+    ).json()["messages"]
     assert from_time and all(m["tso"] >= middle["tso"] >> 18 << 18 for m in from_time)
-    deletes = cli("channels", "peek", DML0, "--rocksmq", str(ROCKSMQ), "--type", "delete,401", "--json").json()["messages"]
+    deletes = cli("channels", "peek", DML0, "--rocksmq", str(ROCKSMQ), "--type", "delete,401", "--json").json()[
+        "messages"
+    ]
     assert deletes and all(m["type"] == "Delete" and m["pks"] for m in deletes)
     table = cli("channels", "peek", DML0, "--rocksmq", str(ROCKSMQ), "--type", "insert")
     assert table.code == 0 and "Insert" in table.stdout and "primary keys" in table.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["peek", DML0, "--type", "inserts"], "not a Milvus message type"),
-    (["peek", DML0, "--from", "yesterday"], "neither a message id nor a time"),
-    (["peek", DML0, "--limit", "0"], "--limit 0"),
-    (["show", "by-dev-rootcoord-dml_99"], "no channel 'by-dev-rootcoord-dml_99'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["peek", DML0, "--type", "inserts"], "not a Milvus message type"),
+        (["peek", DML0, "--from", "yesterday"], "neither a message id nor a time"),
+        (["peek", DML0, "--limit", "0"], "--limit 0"),
+        (["show", "by-dev-rootcoord-dml_99"], "no channel 'by-dev-rootcoord-dml_99'"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(cli, args, message):
     result = cli("channels", *args, "--rocksmq", str(ROCKSMQ))
     assert result.code == 2
@@ -163,8 +198,18 @@ def test_source_errors(cli, tmp_path):
     assert two.code == 2 and "choose one source" in two.stderr
     missing = cli("channels", "list", "--rocksmq", str(tmp_path / "nope"))
     assert missing.code == 2 and "does not exist" in missing.stderr
-    down = cli("channels", "list", "--nats", f"nats://127.0.0.1:{free_port()}", "--password", "hunter2", "--user", "u",
-               "--timeout", "1")
+    down = cli(
+        "channels",
+        "list",
+        "--nats",
+        f"nats://127.0.0.1:{free_port()}",
+        "--password",
+        "hunter2",
+        "--user",
+        "u",
+        "--timeout",
+        "1",
+    )
     assert down.code == 3 and "cannot connect to NATS" in down.stderr and "hunter2" not in down.stderr + down.stdout
 
 
@@ -245,6 +290,7 @@ def test_peek_reports_unknown_types_and_bad_bytes(cli, tmp_path):
     unknown.base.timestamp = 470633384162885633
     proc, url = start_nats(tmp_path)
     try:
+
         async def publish():
             nc = await nats.connect(url)
             js = nc.jetstream()
@@ -269,20 +315,32 @@ def test_peek_reports_unknown_types_and_bad_bytes(cli, tmp_path):
         proc.wait()
 
 
-@pytest.mark.parametrize("command", [("channels", "list"), ("channels", "show", DML0), ("channels", "peek", DML0),
-                                     ("retention", "show")])
+@pytest.mark.parametrize(
+    "command", [("channels", "list"), ("channels", "show", DML0), ("channels", "peek", DML0), ("retention", "show")]
+)
 @pytest.mark.parametrize("timeout", ["0", "-2", "inf", "1e308", "nan", "3601"])
 def test_a_timeout_that_is_not_a_sane_number_of_seconds_is_bad_input(cli, command, timeout):
     """A non-finite or absurd --timeout would make every wait endless."""
     result = cli(*command, "--nats", "nats://127.0.0.1:4222", "--timeout", timeout, timeout=60)
     assert result.code == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip().startswith(f"error: --timeout {float(timeout):g} is not a number of seconds between 0 "
-                                            "and 3600 — e.g. --timeout 5"), result.stderr
+    assert result.stderr.strip().startswith(
+        f"error: --timeout {float(timeout):g} is not a number of seconds between 0 and 3600 — e.g. --timeout 5"
+    ), result.stderr
 
 
 def test_retention_apply_refuses_an_endless_timeout(cli, tmp_path):
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: natsmq\n")
-    result = cli("retention", "apply", "--config", str(config), "--nats-store", str(tmp_path), "--timeout", "inf",
-                 "--dry-run", timeout=60)
+    result = cli(
+        "retention",
+        "apply",
+        "--config",
+        str(config),
+        "--nats-store",
+        str(tmp_path),
+        "--timeout",
+        "inf",
+        "--dry-run",
+        timeout=60,
+    )
     assert result.code == 2 and "--timeout inf is not a number of seconds" in result.stderr, result.stderr

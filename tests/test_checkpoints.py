@@ -9,8 +9,9 @@ import datetime as dt
 
 import httpx
 import pytest
-from conftest import FIXTURES, free_port, run_cli, write_yaml
-from test_tables import assert_readable
+
+from tests.conftest import FIXTURES, free_port, run_cli, write_yaml
+from tests.test_tables import assert_readable
 
 ROCKS = str(FIXTURES / "rocksmq" / "rdb_data")
 STORE = str(FIXTURES / "natsmq" / "store")
@@ -41,8 +42,16 @@ def position(vchannel: str, msg_id: int, ts: int) -> bytes:
     return _bytes(1, vchannel) + _bytes(2, msg_id.to_bytes(8, "little")) + _int(4, ts)
 
 
-def collection_info(cid: int, name: str, vchannels: dict[str, str], *, created: int = 0, db_id: int = 1,
-                    state: int = 0, starts: dict[str, int] | None = None) -> bytes:
+def collection_info(
+    cid: int,
+    name: str,
+    vchannels: dict[str, str],
+    *,
+    created: int = 0,
+    db_id: int = 1,
+    state: int = 0,
+    starts: dict[str, int] | None = None,
+) -> bytes:
     """etcdpb.CollectionInfo: ID 1, schema 2 (name 1), create_time 3, vchannels 7, pchannels 8,
     start_positions 11 (KeyDataPair key 1, data 2), state 13, db_id 15."""
     out = _int(1, cid) + _bytes(2, _bytes(1, name)) + _int(3, created)
@@ -51,8 +60,9 @@ def collection_info(cid: int, name: str, vchannels: dict[str, str], *, created: 
     return out + _int(13, state) + _int(15, db_id)
 
 
-def segment_info(sid: int, cid: int, vchannel: str, *, dml: bytes = b"", start: bytes = b"", state: int = 2,
-                 importing: bool = False) -> bytes:
+def segment_info(
+    sid: int, cid: int, vchannel: str, *, dml: bytes = b"", start: bytes = b"", state: int = 2, importing: bool = False
+) -> bytes:
     """datapb.SegmentInfo: ID 1, collectionID 2, insert_channel 4, state 6, start_position 9, dml_position 10,
     is_importing 17."""
     out = _int(1, sid) + _int(2, cid) + _bytes(4, vchannel) + _int(6, state)
@@ -62,7 +72,9 @@ def segment_info(sid: int, cid: int, vchannel: str, *, dml: bytes = b"", start: 
 
 def put(etcd_url: str, key: str, value: bytes) -> None:
     b64 = base64.b64encode
-    response = httpx.post(f"{etcd_url}/v3/kv/put", json={"key": b64(key.encode()).decode(), "value": b64(value).decode()})
+    response = httpx.post(
+        f"{etcd_url}/v3/kv/put", json={"key": b64(key.encode()).decode(), "value": b64(value).decode()}
+    )
     assert response.status_code == 200, response.text
 
 
@@ -81,13 +93,18 @@ def _insert(messages_: list[dict]) -> dict:
 
 
 def _retention_config(tmp_path, minutes: int):
-    return write_yaml(tmp_path, f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKS}\n  retentionTimeInMinutes: {minutes}\n")
+    return write_yaml(
+        tmp_path, f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKS}\n  retentionTimeInMinutes: {minutes}\n"
+    )
 
 
 def _write_collection(etcd_url, root, insert, *, checkpoint: int, ts: int):
     vchannel, cid = insert["shard"], insert["collection_id"]
-    put(etcd_url, f"{root}/meta/root-coord/database/collection-info/1/{cid}",
-        collection_info(cid, insert["collection"], {vchannel: CHANNEL}))
+    put(
+        etcd_url,
+        f"{root}/meta/root-coord/database/collection-info/1/{cid}",
+        collection_info(cid, insert["collection"], {vchannel: CHANNEL}),
+    )
     put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, checkpoint, ts))
     return vchannel
 
@@ -99,8 +116,17 @@ def test_lag_counts_the_vchannels_messages_after_the_checkpoint(etcd_url, rocks_
     vchannel = _write_collection(etcd_url, "lag", insert, checkpoint=create["id"], ts=create["tso"])
     expected = sum(1 for m in messages_ if m["shard"] == vchannel and m["id"] > create["id"])
     assert expected >= 1
-    result = cli("channels", "checkpoints", "--config", str(_retention_config(tmp_path, 10**7)), "--etcd", etcd_url,
-                 "--etcd-root", "lag", "--json")
+    result = cli(
+        "channels",
+        "checkpoints",
+        "--config",
+        str(_retention_config(tmp_path, 10**7)),
+        "--etcd",
+        etcd_url,
+        "--etcd-root",
+        "lag",
+        "--json",
+    )
     assert result.code == 0, result.stdout + result.stderr
     row = next(r for r in result.json()["checkpoints"] if r["vchannel"] == vchannel)
     assert row["status"] == "ok" and row["checkpoint_from"] == "channel-cp"
@@ -110,11 +136,21 @@ def test_lag_counts_the_vchannels_messages_after_the_checkpoint(etcd_url, rocks_
     assert row["lag_messages"] == expected
     assert row["collection"] == insert["collection"] and row["database"] == "default"
     newest = dt.datetime.fromisoformat(channel["last_time"].replace("Z", "+00:00"))
-    assert row["lag_seconds"] == pytest.approx((newest - dt.datetime.fromisoformat(
-        create["time"].replace("Z", "+00:00"))).total_seconds(), abs=0.01)
+    assert row["lag_seconds"] == pytest.approx(
+        (newest - dt.datetime.fromisoformat(create["time"].replace("Z", "+00:00"))).total_seconds(), abs=0.01
+    )
     for width in (80, 120, 200):
-        human = cli("channels", "checkpoints", "--config", str(_retention_config(tmp_path, 10**7)), "--etcd",
-                    etcd_url, "--etcd-root", "lag", env={"COLUMNS": str(width)})
+        human = cli(
+            "channels",
+            "checkpoints",
+            "--config",
+            str(_retention_config(tmp_path, 10**7)),
+            "--etcd",
+            etcd_url,
+            "--etcd-root",
+            "lag",
+            env={"COLUMNS": str(width)},
+        )
         assert human.code == 0 and "ok" in human.stdout
         assert_readable(human.stdout, width, [vchannel])
 
@@ -123,8 +159,17 @@ def test_unflushed_data_older_than_half_the_retention_is_at_risk(etcd_url, rocks
     messages_, _ = rocks_messages
     insert = _insert(messages_)
     vchannel = _write_collection(etcd_url, "risk", insert, checkpoint=insert["id"] - 1, ts=insert["tso"] - 1)
-    result = cli("channels", "checkpoints", "--config", str(_retention_config(tmp_path, 1)), "--etcd", etcd_url,
-                 "--etcd-root", "risk", "--json")
+    result = cli(
+        "channels",
+        "checkpoints",
+        "--config",
+        str(_retention_config(tmp_path, 1)),
+        "--etcd",
+        etcd_url,
+        "--etcd-root",
+        "risk",
+        "--json",
+    )
     assert result.code == 1, result.stderr
     row = next(r for r in result.json()["checkpoints"] if r["vchannel"] == vchannel)
     assert row["status"] == "at-risk" and row["lag_messages"] >= 1 and row["retention_seconds"] == 60
@@ -136,13 +181,25 @@ def test_rocksmq_checkpoint_message_purged_is_expired(etcd_url, rocks_messages, 
     messages_, channel = rocks_messages
     insert = _insert(messages_)
     vchannel = _write_collection(etcd_url, "gone", insert, checkpoint=channel["first_id"] - 3, ts=insert["tso"] - 1)
-    result = cli("channels", "checkpoints", "--config", str(_retention_config(tmp_path, 10**7)), "--etcd", etcd_url,
-                 "--etcd-root", "gone", "--json")
+    result = cli(
+        "channels",
+        "checkpoints",
+        "--config",
+        str(_retention_config(tmp_path, 10**7)),
+        "--etcd",
+        etcd_url,
+        "--etcd-root",
+        "gone",
+        "--json",
+    )
     assert result.code == 1
     row = next(r for r in result.json()["checkpoints"] if r["vchannel"] == vchannel)
     assert row["status"] == "expired" and row["lost_messages"] is None  # RocksMQ ids are sparse: not countable
     assert "FlushAll" in row["hint"] and "sparse" in row["reason"]
-    assert "EXPIRED" in cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root", "gone").stdout
+    assert (
+        "EXPIRED"
+        in cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root", "gone").stdout
+    )
 
 
 @pytest.fixture(scope="module")
@@ -155,18 +212,27 @@ def nats_insert():
 def test_datacoord_fallbacks_without_channel_checkpoint(etcd_url, nats_insert, cli):
     vchannel, cid = nats_insert["shard"], nats_insert["collection_id"]
     root = "fallback"
-    put(etcd_url, f"{root}/meta/root-coord/database/collection-info/1/{cid}",
-        collection_info(cid, nats_insert["collection"], {vchannel: CHANNEL}, created=nats_insert["tso"] - 7,
-                        starts={CHANNEL: 1}))
+    put(
+        etcd_url,
+        f"{root}/meta/root-coord/database/collection-info/1/{cid}",
+        collection_info(
+            cid, nats_insert["collection"], {vchannel: CHANNEL}, created=nats_insert["tso"] - 7, starts={CHANNEL: 1}
+        ),
+    )
 
     def only_row():
-        result = cli("channels", "checkpoints", "--nats-store", STORE, "--etcd", etcd_url, "--etcd-root", root, "--json")
+        result = cli(
+            "channels", "checkpoints", "--nats-store", STORE, "--etcd", etcd_url, "--etcd-root", root, "--json"
+        )
         assert result.code == 0, result.stdout + result.stderr
         return next(r for r in result.json()["checkpoints"] if r["vchannel"] == vchannel)
 
     row = only_row()  # no segment yet: the collection's start position, timed at its creation
-    assert (row["checkpoint_from"], row["position"], row["checkpoint_ts"]) == ("collection-start", 1,
-                                                                             nats_insert["tso"] - 7)
+    assert (row["checkpoint_from"], row["position"], row["checkpoint_ts"]) == (
+        "collection-start",
+        1,
+        nats_insert["tso"] - 7,
+    )
     assert row["status"] == "ok" and row["lag_messages"] >= 1  # no max_age on the fixture's streams
     segments = f"{root}/meta/datacoord-meta/s/{cid}/1"
     put(etcd_url, f"{segments}/10", segment_info(10, cid, vchannel, dml=position(vchannel, 5, 500)))
@@ -184,8 +250,11 @@ def test_database_names_and_dropped_collections(etcd_url, nats_insert, cli):
     vchannel, cid = nats_insert["shard"], nats_insert["collection_id"]
     root = "dbs"
     put(etcd_url, f"{root}/meta/root-coord/database/db-info/7", _bytes(2, "analytics") + _int(3, 7))
-    put(etcd_url, f"{root}/meta/root-coord/database/collection-info/7/{cid}",
-        collection_info(cid, nats_insert["collection"], {vchannel: CHANNEL}, db_id=7))
+    put(
+        etcd_url,
+        f"{root}/meta/root-coord/database/collection-info/7/{cid}",
+        collection_info(cid, nats_insert["collection"], {vchannel: CHANNEL}, db_id=7),
+    )
     put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, 1, 100))
     leftover = f"{CHANNEL}_42v0"  # a dropped collection's checkpoint, still in etcd
     put(etcd_url, f"{root}/meta/root-coord/database/collection-info/1/42", b"\xe2\x9b\xbc")  # tombstone
@@ -208,13 +277,16 @@ def test_empty_meta_says_so(etcd_url, cli):
     result = cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root", "nothing", "--json")
     assert result.code == 0
     assert result.json()["checkpoints"] == [] and result.json()["findings"][0]["code"] == "CP103"
-    assert "etcd-root" in cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root",
-                              "nothing").stdout
+    assert (
+        "etcd-root"
+        in cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root", "nothing").stdout
+    )
 
 
 def test_the_etcd_password_is_never_printed(etcd_url, cli):
-    result = cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd",
-                 etcd_url.replace("http://", "http://root:s3cr3t-pw@"))  # this etcd has no auth: it refuses the token
+    result = cli(
+        "channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url.replace("http://", "http://root:s3cr3t-pw@")
+    )  # this etcd has no auth: it refuses the token
     assert result.code == 3 and "root:******@" in result.stderr and "s3cr3t-pw" not in result.stdout + result.stderr
 
 
@@ -224,15 +296,28 @@ def test_unreachable_etcd_and_missing_etcd(cli, tmp_path):
     assert result.code == 3 and "unreachable" in result.stderr and "Traceback" not in result.stderr
     result = cli("channels", "checkpoints", "--rocksmq", ROCKS)
     assert result.code == 2 and "--etcd" in result.stderr
-    config = write_yaml(tmp_path, f"etcd:\n  endpoints: 127.0.0.1:{free_port()}\n  rootPath: mine\n"
-                                  f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKS}\n")
+    config = write_yaml(
+        tmp_path,
+        f"etcd:\n  endpoints: 127.0.0.1:{free_port()}\n  rootPath: mine\n"
+        f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKS}\n",
+    )
     result = cli("channels", "checkpoints", "--config", str(config))  # etcd comes from the config
     assert result.code == 3 and "unreachable" in result.stderr
 
 
 def test_unreachable_nats_is_exit_3(etcd_url, cli):
-    result = cli("channels", "checkpoints", "--nats", f"nats://127.0.0.1:{free_port()}", "--timeout", "1",
-                 "--etcd", etcd_url, "--etcd-root", "nothing")
+    result = cli(
+        "channels",
+        "checkpoints",
+        "--nats",
+        f"nats://127.0.0.1:{free_port()}",
+        "--timeout",
+        "1",
+        "--etcd",
+        etcd_url,
+        "--etcd-root",
+        "nothing",
+    )
     assert result.code == 3 and "Traceback" not in result.stderr
 
 
@@ -266,10 +351,15 @@ def test_an_empty_rocksmq_topic_is_unknown(etcd_url, tmp_path, cli):
     meta[b"topic_id/by-dev-rootcoord-dml_9"] = b"1763787887"
     meta.close()
     vchannel = "by-dev-rootcoord-dml_9_77v0"
-    put(etcd_url, "empty/meta/root-coord/database/collection-info/1/77",
-        collection_info(77, "purged", {vchannel: "by-dev-rootcoord-dml_9"}))
+    put(
+        etcd_url,
+        "empty/meta/root-coord/database/collection-info/1/77",
+        collection_info(77, "purged", {vchannel: "by-dev-rootcoord-dml_9"}),
+    )
     put(etcd_url, f"empty/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, 5, 100))
-    result = cli("channels", "checkpoints", "--rocksmq", str(copy), "--etcd", etcd_url, "--etcd-root", "empty", "--json")
+    result = cli(
+        "channels", "checkpoints", "--rocksmq", str(copy), "--etcd", etcd_url, "--etcd-root", "empty", "--json"
+    )
     assert result.code == 0, result.stderr
     row = result.json()["checkpoints"][0]
     assert row["status"] == "unknown" and "holds no message" in row["reason"]

@@ -17,7 +17,8 @@ import time
 
 import httpx
 import pytest
-from conftest import run_cli
+
+from tests.conftest import run_cli
 
 pytestmark = pytest.mark.milvus
 
@@ -82,8 +83,10 @@ def etcd_checkpoints(etcd: str) -> dict[str, tuple[int, int]]:
     from pymilvus.grpc_gen import msg_pb2
 
     prefix = b"by-dev/meta/datacoord-meta/channel-cp/"
-    answer = httpx.post(f"{etcd}/v3/kv/range", json={"key": base64.b64encode(prefix).decode(),
-                                                     "range_end": base64.b64encode(prefix[:-1] + b"0").decode()}).json()
+    answer = httpx.post(
+        f"{etcd}/v3/kv/range",
+        json={"key": base64.b64encode(prefix).decode(), "range_end": base64.b64encode(prefix[:-1] + b"0").decode()},
+    ).json()
     found = {}
     for kv in answer.get("kvs", []):
         position = msg_pb2.MsgPosition.FromString(base64.b64decode(kv["value"]))
@@ -95,7 +98,9 @@ def wait_for_channel_checkpoints(etcd: str, count: int, timeout: float = 120) ->
     """datacoord writes a vchannel's channel-cp some seconds after its first messages (later on a busy machine)."""
     deadline = time.monotonic() + timeout
     while len(etcd_checkpoints(etcd)) < count:
-        assert time.monotonic() < deadline, f"datacoord wrote no channel checkpoint for {count} vchannel(s) in {timeout} s"
+        assert time.monotonic() < deadline, (
+            f"datacoord wrote no channel checkpoint for {count} vchannel(s) in {timeout} s"
+        )
         time.sleep(1)
 
 
@@ -110,8 +115,18 @@ def hazard_row(result, collection: str = "hazard") -> dict:
 
 
 def test_watch_flags_a_checkpoint_that_stays_put_while_messages_arrive(nats_box):
-    command = [sys.executable, "-m", "mqctl", "channels", "checkpoints", "--config", nats_box["config"],
-               "--watch", "4", "--json"]
+    command = [
+        sys.executable,
+        "-m",
+        "mqctl",
+        "channels",
+        "checkpoints",
+        "--config",
+        nats_box["config"],
+        "--watch",
+        "4",
+        "--json",
+    ]
     watcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(2)
     _insert(nats_box, "hazard", range(ROWS, ROWS + 10))
@@ -142,8 +157,9 @@ def test_rocksmq_unflushed_rows_within_retention_are_ok(rocks_box):
     assert hazard_row(result, "events")["database"] == "analytics"  # root-coord's db-info, decoded
     through_milvus = checkpoints(rocks_box, "--milvus", rocks_box["uri"], "--json")
     assert through_milvus.code == 0, through_milvus.stderr
-    assert {(r["vchannel"], r["database"], r["collection"]) for r in through_milvus.json()["checkpoints"]} == \
-        {(r["vchannel"], r["database"], r["collection"]) for r in result.json()["checkpoints"]}
+    assert {(r["vchannel"], r["database"], r["collection"]) for r in through_milvus.json()["checkpoints"]} == {
+        (r["vchannel"], r["database"], r["collection"]) for r in result.json()["checkpoints"]
+    }
 
 
 def test_retention_past_the_checkpoint_is_expired(nats_box):

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import run_cli
-from test_checkpoints import ROCKS, collection_info, position, put
+
+from tests.conftest import run_cli
+from tests.test_checkpoints import ROCKS, collection_info, position, put
 
 ITEMS = 470633384395407379  # the fixture's `items` collection: shards on dml_0 and dml_1
 V0, V1 = f"by-dev-rootcoord-dml_0_{ITEMS}v0", f"by-dev-rootcoord-dml_1_{ITEMS}v1"
@@ -32,10 +33,16 @@ def checkpoints(etcd_url, stored):
     creates = {channel: m["id"] for (channel, _), m in stored.items() if m["type"] == "CreateCollection"}
     cps = {V0: v0_inserts[1], V1: creates["by-dev-rootcoord-dml_1"], GHOST: creates["by-dev-rootcoord-dml_0"]}
     root = "replay"
-    put(etcd_url, f"{root}/meta/root-coord/database/collection-info/1/{ITEMS}",
-        collection_info(ITEMS, "items", {V0: "by-dev-rootcoord-dml_0", V1: "by-dev-rootcoord-dml_1"}))
-    put(etcd_url, f"{root}/meta/root-coord/database/collection-info/1/999",
-        collection_info(999, "ghost", {GHOST: "by-dev-rootcoord-dml_0"}))
+    put(
+        etcd_url,
+        f"{root}/meta/root-coord/database/collection-info/1/{ITEMS}",
+        collection_info(ITEMS, "items", {V0: "by-dev-rootcoord-dml_0", V1: "by-dev-rootcoord-dml_1"}),
+    )
+    put(
+        etcd_url,
+        f"{root}/meta/root-coord/database/collection-info/1/999",
+        collection_info(999, "ghost", {GHOST: "by-dev-rootcoord-dml_0"}),
+    )
     for vchannel, cp in cps.items():
         put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, cp, 1))
     return root, cps
@@ -44,8 +51,11 @@ def checkpoints(etcd_url, stored):
 def _unpersisted(stored, cps) -> set[tuple[str, int]]:
     """Messages after the earliest checkpoint of their pchannel, less each vchannel's persisted ones."""
     earliest = {"by-dev-rootcoord-dml_0": min(cps[V0], cps[GHOST]), "by-dev-rootcoord-dml_1": cps[V1]}
-    return {(channel, id_) for (channel, id_), m in stored.items()
-            if id_ > earliest[channel] and not (m["shard"] in cps and id_ <= cps[m["shard"]])}
+    return {
+        (channel, id_)
+        for (channel, id_), m in stored.items()
+        if id_ > earliest[channel] and not (m["shard"] in cps and id_ <= cps[m["shard"]])
+    }
 
 
 def _written(folder) -> list[dict]:
@@ -55,8 +65,23 @@ def _written(folder) -> list[dict]:
 @pytest.mark.spark
 def test_replays_only_what_milvus_has_not_persisted(etcd_url, checkpoints, stored, tmp_path):
     root, cps = checkpoints
-    base = ("replay", "--to-spark", "--rocksmq", ROCKS, "--from", "checkpoint", "--etcd", etcd_url, "--etcd-root", root,
-            "--format", "json", "--master", "local[2]", "--json")
+    base = (
+        "replay",
+        "--to-spark",
+        "--rocksmq",
+        ROCKS,
+        "--from",
+        "checkpoint",
+        "--etcd",
+        etcd_url,
+        "--etcd-root",
+        root,
+        "--format",
+        "json",
+        "--master",
+        "local[2]",
+        "--json",
+    )
     messages = run_cli(*base, "--shape", "messages", "--output", str(tmp_path / "messages"))
     assert messages.code == 0, messages.stderr
     assert {c["name"] for c in messages.json()["channels"]} == {"by-dev-rootcoord-dml_0", "by-dev-rootcoord-dml_1"}

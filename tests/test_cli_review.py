@@ -67,8 +67,22 @@ def test_password_in_milvus_uri_is_never_printed_nor_journaled(cli, config):
     assert plan.code == 3
     assert plan.json()["findings"][0]["code"] == "milvus-unreachable"
     assert "Sup3rS3cret" not in plan.stdout + plan.stderr
-    run = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", uri, "--stop-cmd", "true",
-              "--start-cmd", "true", "--log-file", "milvus.log", "--yes")
+    run = cli(
+        "migrate",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        uri,
+        "--stop-cmd",
+        "true",
+        "--start-cmd",
+        "true",
+        "--log-file",
+        "milvus.log",
+        "--yes",
+    )
     assert run.code == 3 and "not reachable" in run.stderr
     journal = config.parent / ".mqctl-migrate.json"
     assert journal.is_file() and "Sup3rS3cret" not in journal.read_text()
@@ -139,8 +153,9 @@ def test_a_folder_where_a_config_file_is_expected(cli):
 
 
 def test_peek_type_without_a_name_is_bad_input(cli):
-    result = cli("channels", "peek", "by-dev-rootcoord-dml_0", "--rocksmq", str(FIXTURES / "rocksmq" / "rdb_data"),
-                 "--type", ",")
+    result = cli(
+        "channels", "peek", "by-dev-rootcoord-dml_0", "--rocksmq", str(FIXTURES / "rocksmq" / "rdb_data"), "--type", ","
+    )
     assert result.code == 2
     _one_clean_line(result)
     assert "--type ',' names no message type" in result.stderr
@@ -151,16 +166,35 @@ def test_rollback_says_there_is_no_journal_before_asking(cli, config):
     assert missing.code == 3
     _one_clean_line(missing)
     assert "no migration journal" in missing.stderr
-    failed = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", f"http://127.0.0.1:{_closed_port()}",
-                 "--stop-cmd", "true", "--start-cmd", "true", "--log-file", "milvus.log", "--yes")
+    failed = cli(
+        "migrate",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        f"http://127.0.0.1:{_closed_port()}",
+        "--stop-cmd",
+        "true",
+        "--start-cmd",
+        "true",
+        "--log-file",
+        "milvus.log",
+        "--yes",
+    )
     assert failed.code == 3 and (config.parent / ".mqctl-migrate.json").is_file()
     unconfirmed = cli("migrate", "rollback", "--config", str(config))
     assert unconfirmed.code == 3 and "needs confirmation" in unconfirmed.stderr
 
 
-@pytest.mark.parametrize(("sample", "key"), [("milvus-2.3-standalone-rocksmq.yaml", "rocksmq"),
-                                             ("operator-cr-natsmq.yaml", "spec.config"),
-                                             ("helm-values-natsmq.yaml", "standalone")])
+@pytest.mark.parametrize(
+    ("sample", "key"),
+    [
+        ("milvus-2.3-standalone-rocksmq.yaml", "rocksmq"),
+        ("operator-cr-natsmq.yaml", "spec.config"),
+        ("helm-values-natsmq.yaml", "standalone"),
+    ],
+)
 def test_get_of_a_section_is_refused_not_shown_as_unset(cli, sample, key):
     result = cli("config", "get", str(SAMPLES / sample), key)
     assert result.code == 2
@@ -183,11 +217,16 @@ natsmq:
 """
 
 
-@pytest.mark.parametrize(("command", "key", "value"), [("set", "minio.address", "minio"),
-                                                       ("set", "natsmq.server.port", "4223"),
-                                                       ("set", "etcd.auth.enabled", "true"),
-                                                       ("unset", "etcd", None),
-                                                       ("set", "minio.secretAccessKey", "NewSecret6")])
+@pytest.mark.parametrize(
+    ("command", "key", "value"),
+    [
+        ("set", "minio.address", "minio"),
+        ("set", "natsmq.server.port", "4223"),
+        ("set", "etcd.auth.enabled", "true"),
+        ("unset", "etcd", None),
+        ("set", "minio.secretAccessKey", "NewSecret6"),
+    ],
+)
 def test_diff_hides_secrets_in_flow_mappings_lists_and_blocks(cli, tmp_path, command, key, value):
     path = tmp_path / "milvus.yaml"
     path.write_text(FLOW_AND_LIST_SECRETS)

@@ -46,7 +46,8 @@ def test_subprocesses_started_after_grpc_calls_survive_the_fork(tmp_path):
         "ignore_sigint = lambda: signal.signal(signal.SIGINT, signal.SIG_IGN)  # what pyspark's launcher passes\n"
         "codes = [subprocess.Popen(['true'], preexec_fn=ignore_sigint).wait() for _ in range(200)]\n"
         "print(sum(code != 0 for code in codes))\n"
-        "server.stop(None)\n")
+        "server.stop(None)\n"
+    )
     env = {k: v for k, v in __import__("os").environ.items() if k != "GRPC_ENABLE_FORK_SUPPORT"}
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr

@@ -6,7 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import SAMPLES, CORPUS
+
+from tests.conftest import CORPUS, SAMPLES
 
 REPORT_KEYS = {"effective_mq", "mode", "milvus_version", "explanation", "findings"}
 FINDING_KEYS = {"code", "severity", "message", "key", "file", "line", "hint"}
@@ -18,6 +19,7 @@ def sample_copy(tmp_path):
         target = tmp_path / name
         shutil.copyfile(SAMPLES / name, target)
         return target
+
     return copy
 
 
@@ -28,14 +30,15 @@ def test_explain_people_and_json(cli):
     assert "natsmq never takes part in default" in people.stdout
     assert "\x1b[" not in people.stdout  # NO_COLOR and not a terminal
     data = cli("config", "explain", str(SAMPLES / "operator-cr-natsmq.yaml"), "--json").json()
-    assert REPORT_KEYS <= set(data)
+    assert set(data) >= REPORT_KEYS
     assert (data["effective_mq"], data["mode"], data["milvus_version"]) == ("natsmq", "standalone", "2.5.4")
-    assert FINDING_KEYS <= set(data["findings"][0])
+    assert set(data["findings"][0]) >= FINDING_KEYS
 
 
 def test_explain_reports_a_panic_as_null(cli):
-    result = cli("config", "explain", str(SAMPLES / "user-2.5-standalone-natsmq.yaml"), "--milvus-version", "2.6.0",
-                 "--json")
+    result = cli(
+        "config", "explain", str(SAMPLES / "user-2.5-standalone-natsmq.yaml"), "--milvus-version", "2.6.0", "--json"
+    )
     assert result.code == 0
     data = result.json()
     assert data["effective_mq"] is None and data["panic"] == "mq type natsmq is invalid"
@@ -68,8 +71,13 @@ def test_validate_check_host_and_env(cli, tmp_path):
     assert cli("config", "validate", str(path), "--json").json()["effective_mq"] == "natsmq"
 
 
-@pytest.mark.parametrize("text, where", [("mq:\n  type: ${MQ}\n", ":2:9: unrendered template placeholder ${MQ}"),
-                                         ("mq:\n  type: [x\n", ":3:1: invalid YAML")])
+@pytest.mark.parametrize(
+    "text, where",
+    [
+        ("mq:\n  type: ${MQ}\n", ":2:9: unrendered template placeholder ${MQ}"),
+        ("mq:\n  type: [x\n", ":3:1: invalid YAML"),
+    ],
+)
 def test_bad_input_is_exit_2_one_line(cli, tmp_path, text, where):
     path = tmp_path / "milvus.yaml"
     path.write_text(text)
@@ -94,9 +102,14 @@ def test_rules_lists_every_code(cli):
 def test_get_value_origin_and_secrets(cli, tmp_path):
     result = cli("config", "get", str(SAMPLES / "helm-values-natsmq.yaml"), "natsmq.server.storeDir", "--json")
     assert result.code == 0
-    assert result.json() | {"file": None} == {"key": "natsmq.server.storeDir", "value": "/var/lib/milvus/nats",
-                                              "source": "yaml", "file": None, "line": 30,
-                                              "detail": "extraConfigFiles.user.yaml:natsmq.server.storeDir"}
+    assert result.json() | {"file": None} == {
+        "key": "natsmq.server.storeDir",
+        "value": "/var/lib/milvus/nats",
+        "source": "yaml",
+        "file": None,
+        "line": 30,
+        "detail": "extraConfigFiles.user.yaml:natsmq.server.storeDir",
+    }
     default = cli("config", "get", str(SAMPLES / "milvus-cluster-pulsar.yaml"), "natsmq.server.maxPayload")
     assert "natsmq.server.maxPayload = 8388608" in default.stdout and "default" in default.stdout
     secret = tmp_path / "milvus.yaml"
@@ -179,16 +192,22 @@ def test_every_corpus_file_gives_a_clean_result_or_a_clean_error(cli):
             assert result.stderr.startswith(f"error: {path}:") and len(result.stderr.strip().splitlines()) == 1
         else:
             assert result.code in (0, 1), (path, result.stderr)
-            assert REPORT_KEYS <= set(result.json())
+            assert set(result.json()) >= REPORT_KEYS
 
 
 def test_passwords_inside_urls_are_never_printed(cli, tmp_path):
     path = tmp_path / "milvus.yaml"
-    path.write_text("mq:\n  type: pulsar\npulsar:\n  address: pulsar+ssl://admin:S3CRETPW@broker:6651\n"
-                    "  port: 6650\nkafka:\n  brokerList: user:KPW2@b:9092\n")
-    runs = [cli("config", "explain", str(path)), cli("config", "explain", str(path), "--json"),
-            cli("config", "validate", str(path), "--json"), cli("config", "get", str(path), "pulsar.address"),
-            cli("config", "set", str(path), "pulsar.port", "6651", "--dry-run")]
+    path.write_text(
+        "mq:\n  type: pulsar\npulsar:\n  address: pulsar+ssl://admin:S3CRETPW@broker:6651\n"
+        "  port: 6650\nkafka:\n  brokerList: user:KPW2@b:9092\n"
+    )
+    runs = [
+        cli("config", "explain", str(path)),
+        cli("config", "explain", str(path), "--json"),
+        cli("config", "validate", str(path), "--json"),
+        cli("config", "get", str(path), "pulsar.address"),
+        cli("config", "set", str(path), "pulsar.port", "6651", "--dry-run"),
+    ]
     for run in runs:
         assert run.code in (0, 1), run.stderr
         assert "S3CRETPW" not in run.stdout + run.stderr and "KPW2" not in run.stdout + run.stderr
@@ -200,8 +219,10 @@ def test_helm_chart_supplies_the_address_of_what_it_deploys(cli, tmp_path):
     in_cluster = tmp_path / "standalone-kafka.yaml"
     in_cluster.write_text("cluster:\n  enabled: false\nstandalone:\n  messageQueue: kafka\nkafka:\n  enabled: true\n")
     external = tmp_path / "external-kafka.yaml"
-    external.write_text("cluster:\n  enabled: true\npulsarv3:\n  enabled: false\nexternalKafka:\n  enabled: true\n"
-                        "  brokerList: kafka.example:9092\n")
+    external.write_text(
+        "cluster:\n  enabled: true\npulsarv3:\n  enabled: false\nexternalKafka:\n  enabled: true\n"
+        "  brokerList: kafka.example:9092\n"
+    )
     for path in (in_cluster, external):
         result = cli("config", "validate", str(path), "--strict", "--json")
         assert result.code == 0, result.stdout
@@ -220,7 +241,8 @@ def test_rocksmq_with_an_empty_path_and_a_bad_port_are_errors_once(cli, tmp_path
     path.write_text("mq:\n  type: natsmq\nnatsmq:\n  server:\n    storeDir: /srv/nats\n    port:\n")
     empty = cli("config", "validate", str(path), "--json").json()["findings"]
     assert [f["message"] for f in empty if f["code"] == "MQ111"] == [
-        "natsmq.server.port is empty (1-65535, or -1 for random)"]
+        "natsmq.server.port is empty (1-65535, or -1 for random)"
+    ]
 
 
 def test_get_of_a_misspelled_key_says_so(cli):

@@ -13,10 +13,13 @@ from hypothesis import strategies as st
 from mqctl.config.edit import plan_set, plan_switch, plan_unset, set_key, switch, unset_key
 from mqctl.config.resolve import resolve
 from mqctl.errors import InputError, PreconditionError
-from conftest import SAMPLES, CORPUS, write_yaml as write
+from tests.conftest import CORPUS, SAMPLES
+from tests.conftest import write_yaml as write
 
-PROPERTY = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                                                         HealthCheck.filter_too_much])
+PROPERTY = settings(
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
+)
 
 
 def changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:
@@ -32,12 +35,15 @@ def changed_lines(before: str, after: str) -> tuple[list[str], list[str]]:
 
 
 def test_set_replaces_only_the_scalar_keeping_comment(tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         natsmq:
           server: # server side
             port: 4222 # listening port
             storeDir: '/var/lib/milvus/nats'
-        """)
+        """,
+    )
     before = path.read_text()
     result = set_key(path, "natsmq.server.port", "4333")
     assert result.changed and result.backup is not None and result.backup.read_text() == before
@@ -47,16 +53,20 @@ def test_set_replaces_only_the_scalar_keeping_comment(tmp_path):
 
 
 def test_set_creates_missing_parents_with_sibling_indentation(tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         mq:
             type: default
         rocksmq:
             path: /var/lib/milvus/rdb_data
-        """)
+        """,
+    )
     set_key(path, "natsmq.server.retention.maxAge", "0")
     assert path.read_text().endswith(
         "rocksmq:\n    path: /var/lib/milvus/rdb_data\n\nnatsmq:\n    server:\n        retention:\n"
-        "            maxAge: 0\n")
+        "            maxAge: 0\n"
+    )
     assert resolve([path]).value("natsmq.server.retention.maxAge") == "0"
     set_key(path, "mq.enablePursuitMode", "false")
     assert "mq:\n    type: default\n    enablePursuitMode: false\nrocksmq:" in path.read_text()
@@ -66,8 +76,9 @@ def test_set_fills_an_empty_parent_and_empty_value(tmp_path):
     path = write(tmp_path, "mq: # the MQ\nnatsmq:\n  server:\n    retention:\n      maxBytes: # none\n")
     set_key(path, "mq.type", "natsmq")
     set_key(path, "natsmq.server.retention.maxBytes", "1GB")
-    assert path.read_text() == ("mq: # the MQ\n  type: natsmq\nnatsmq:\n  server:\n    retention:\n"
-                                "      maxBytes: 1073741824 # none\n")
+    assert path.read_text() == (
+        "mq: # the MQ\n  type: natsmq\nnatsmq:\n  server:\n    retention:\n      maxBytes: 1073741824 # none\n"
+    )
 
 
 def test_crlf_bom_and_missing_final_newline_are_kept(tmp_path):
@@ -76,14 +87,17 @@ def test_crlf_bom_and_missing_final_newline_are_kept(tmp_path):
     path.write_bytes(original)
     set_key(path, "mq.type", "rocksmq")
     set_key(path, "rocksmq.retentionSizeInMB", "1024")
-    assert path.read_bytes() == (b"\xef\xbb\xbf# top\r\nmq:\r\n  type: rocksmq\r\nrocksmq:\r\n  path: /data/rdb"
-                                 b"\r\n  retentionSizeInMB: 1024")
+    assert path.read_bytes() == (
+        b"\xef\xbb\xbf# top\r\nmq:\r\n  type: rocksmq\r\nrocksmq:\r\n  path: /data/rdb\r\n  retentionSizeInMB: 1024"
+    )
     unset_key(path, "rocksmq.retentionSizeInMB")
     assert path.read_bytes() == original.replace(b"type: default", b"type: rocksmq")
 
 
 def test_unset_removes_whole_key_and_is_noop_when_absent(tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         natsmq:
           server:
             port: 4222
@@ -91,7 +105,8 @@ def test_unset_removes_whole_key_and_is_noop_when_absent(tmp_path):
               trace: false
               debug: false
             storeDir: /x
-        """)
+        """,
+    )
     unset_key(path, "natsmq.server.monitor")
     assert path.read_text() == "natsmq:\n  server:\n    port: 4222\n    storeDir: /x\n"
     result = unset_key(path, "natsmq.server.nothing")
@@ -100,11 +115,13 @@ def test_unset_removes_whole_key_and_is_noop_when_absent(tmp_path):
 
 def test_typed_values_are_checked(tmp_path):
     path = write(tmp_path, "natsmq:\n  server:\n    port: 4222\n")
-    for key, value, message in [("natsmq.server.port", "fast", "must be an integer"),
-                                ("natsmq.server.monitor.trace", "maybe", "true or false"),
-                                ("natsmq.server.maxPayload", "8 parsecs", "size in bytes"),
-                                ("mq.type", "natmq", "did you mean 'natsmq'"),
-                                ("natsmq.server.storeDir", "", "non-empty path")]:
+    for key, value, message in [
+        ("natsmq.server.port", "fast", "must be an integer"),
+        ("natsmq.server.monitor.trace", "maybe", "true or false"),
+        ("natsmq.server.maxPayload", "8 parsecs", "size in bytes"),
+        ("mq.type", "natmq", "did you mean 'natsmq'"),
+        ("natsmq.server.storeDir", "", "non-empty path"),
+    ]:
         with pytest.raises(InputError) as caught:
             set_key(path, key, value)
         assert message in caught.value.one_line()
@@ -121,8 +138,9 @@ def test_write_is_atomic_keeps_mode_and_leaves_no_temp_files(tmp_path):
     os.chmod(path, 0o640)
     result = set_key(path, "mq.type", "rocksmq")
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["milvus.yaml", result.backup.name,
-                                                                 ".milvus.yaml.mqctl.lock"])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["milvus.yaml", result.backup.name, ".milvus.yaml.mqctl.lock"]
+    )
     assert result.backup.name.startswith("milvus.yaml.") and result.backup.name.endswith("Z.bak")
 
 
@@ -150,11 +168,11 @@ def test_switch_sets_explicit_options_and_refuses_invalid_targets(tmp_path):
     path.write_bytes((SAMPLES / "user-2.5-standalone-natsmq.yaml").read_bytes())
     result = switch(path, "rocksmq", store_dir="/srv/rdb", dry_run=True)
     assert "+  type: rocksmq" in result.diff and "+  path: /srv/rdb" in result.diff
-    with pytest.raises(PreconditionError, match="removed in Milvus 2.6"):
+    with pytest.raises(PreconditionError, match=r"removed in Milvus 2\.6"):
         plan_switch(path, "natsmq", milvus_version="2.6.0")
     with pytest.raises(PreconditionError, match="cluster mode"):
         plan_switch(path, "rocksmq", mode="cluster")
-    with pytest.raises(PreconditionError, match="needs Milvus 2.6"):
+    with pytest.raises(PreconditionError, match=r"needs Milvus 2\.6"):
         plan_switch(path, "woodpecker", milvus_version="2.5.0")
     with pytest.raises(InputError) as caught:
         plan_switch(path, "kafak")
@@ -170,7 +188,11 @@ def test_operator_cr_switch_and_spec_config_keys(tmp_path):
     switch(path, "rocksmq", store_dir="/var/lib/milvus/rdb")
     removed, added = changed_lines(before, path.read_text())
     assert removed == ["    msgStreamType: natsmq"]
-    assert added[0] == "    msgStreamType: rocksmq" and "    rocksmq:" in added and "      path: /var/lib/milvus/rdb" in added
+    assert (
+        added[0] == "    msgStreamType: rocksmq"
+        and "    rocksmq:" in added
+        and "      path: /var/lib/milvus/rdb" in added
+    )
     assert resolve([path]).effective_mq == "rocksmq"
     set_key(path, "natsmq.server.port", "4333")  # a Milvus key goes to spec.config
     assert "        port: 4333\n" in path.read_text()
@@ -192,13 +214,17 @@ def test_helm_switch_and_embedded_user_yaml(tmp_path):
     assert "  messageQueue: rocksmq\n" in path.read_text()
     bare = write(tmp_path, "cluster:\n  enabled: false\n", "bare.yaml")
     set_key(bare, "mq.type", "natsmq")
-    assert bare.read_text() == "cluster:\n  enabled: false\n\nextraConfigFiles:\n  user.yaml: |\n    mq:\n      type: natsmq\n"
+    assert (
+        bare.read_text()
+        == "cluster:\n  enabled: false\n\nextraConfigFiles:\n  user.yaml: |\n    mq:\n      type: natsmq\n"
+    )
     assert resolve([bare]).effective_mq == "natsmq"
 
 
 def test_cluster_helm_switch_turns_toggles(tmp_path):
-    path = write(tmp_path, "cluster:\n  enabled: true\npulsarv3:\n  enabled: true\nkafka:\n  enabled: false\n",
-                 "values.yaml")
+    path = write(
+        tmp_path, "cluster:\n  enabled: true\npulsarv3:\n  enabled: true\nkafka:\n  enabled: false\n", "values.yaml"
+    )
     switch(path, "kafka")
     assert path.read_text() == "cluster:\n  enabled: true\npulsarv3:\n  enabled: false\nkafka:\n  enabled: true\n"
     assert resolve([path]).effective_mq == "kafka"
@@ -229,10 +255,12 @@ def test_switch_fills_empty_and_null_settings(tmp_path):
 
 def test_anchors_tags_and_aliases_survive_edits(tmp_path):
     path = write(tmp_path, "rocksmq:\n  path: &p /var/lib/rdb\n  other: *p\nnatsmq:\n  server:\n    port: !!str 4222\n")
-    with pytest.raises(PreconditionError, match="would change rocksmq.other"):  # the alias would follow
+    with pytest.raises(PreconditionError, match=r"would change rocksmq\.other"):  # the alias would follow
         set_key(path, "rocksmq.path", "/new")
     set_key(path, "natsmq.server.port", "4333")
-    assert path.read_text() == "rocksmq:\n  path: &p /var/lib/rdb\n  other: *p\nnatsmq:\n  server:\n    port: !!str 4333\n"
+    assert (
+        path.read_text() == "rocksmq:\n  path: &p /var/lib/rdb\n  other: *p\nnatsmq:\n  server:\n    port: !!str 4333\n"
+    )
     set_key(path, "rocksmq.other", "/own")  # the alias is replaced, the anchored value stays
     assert "  path: &p /var/lib/rdb\n  other: /own\n" in path.read_text()
     set_key(path, "rocksmq.path", "/new")  # nothing refers to it any more
@@ -244,16 +272,28 @@ def test_anchors_tags_and_aliases_survive_edits(tmp_path):
 
 # ------------------------------------------------------------------ property test
 
-KEY = st.sampled_from(["mq.type", "natsmq.server.port", "natsmq.server.retention.maxAge", "rocksmq.path",
-                       "rocksmq.retentionSizeInMB", "pulsar.address", "extra.deep.new.key", "quotaAndLimits.enabled"])
-VALUES = {"mq.type": st.sampled_from(["rocksmq", "natsmq", "pulsar", "kafka", "default"]),
-          "natsmq.server.port": st.integers(1, 65535).map(str),
-          "natsmq.server.retention.maxAge": st.integers(0, 10**6).map(str),
-          "rocksmq.path": st.from_regex(r"/[a-z0-9_/]{1,20}", fullmatch=True),
-          "rocksmq.retentionSizeInMB": st.integers(1, 10**5).map(str),
-          "pulsar.address": st.from_regex(r"[a-z][a-z0-9.-]{0,15}", fullmatch=True),
-          "extra.deep.new.key": st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12),
-          "quotaAndLimits.enabled": st.sampled_from(["true", "false"])}
+KEY = st.sampled_from(
+    [
+        "mq.type",
+        "natsmq.server.port",
+        "natsmq.server.retention.maxAge",
+        "rocksmq.path",
+        "rocksmq.retentionSizeInMB",
+        "pulsar.address",
+        "extra.deep.new.key",
+        "quotaAndLimits.enabled",
+    ]
+)
+VALUES = {
+    "mq.type": st.sampled_from(["rocksmq", "natsmq", "pulsar", "kafka", "default"]),
+    "natsmq.server.port": st.integers(1, 65535).map(str),
+    "natsmq.server.retention.maxAge": st.integers(0, 10**6).map(str),
+    "rocksmq.path": st.from_regex(r"/[a-z0-9_/]{1,20}", fullmatch=True),
+    "rocksmq.retentionSizeInMB": st.integers(1, 10**5).map(str),
+    "pulsar.address": st.from_regex(r"[a-z][a-z0-9.-]{0,15}", fullmatch=True),
+    "extra.deep.new.key": st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12),
+    "quotaAndLimits.enabled": st.sampled_from(["true", "false"]),
+}
 BASE = """\
 # header comment
 mq:
@@ -275,8 +315,12 @@ tail: [1, 2, 3]"""
 
 
 @settings(PROPERTY, max_examples=60)
-@given(indent=st.sampled_from(["  ", "    "]), crlf=st.booleans(), final_newline=st.booleans(),
-       edits=st.lists(KEY.flatmap(lambda k: st.tuples(st.just(k), VALUES[k])), min_size=1, max_size=4))
+@given(
+    indent=st.sampled_from(["  ", "    "]),
+    crlf=st.booleans(),
+    final_newline=st.booleans(),
+    edits=st.lists(KEY.flatmap(lambda k: st.tuples(st.just(k), VALUES[k])), min_size=1, max_size=4),
+)
 def test_random_edits_round_trip_everything_they_do_not_touch(tmp_path, indent, crlf, final_newline, edits):
     newline = "\r\n" if crlf else "\n"
     text = BASE.format(i=indent).replace("\n", newline) + (newline if final_newline else "")
@@ -297,7 +341,7 @@ def test_random_edits_round_trip_everything_they_do_not_touch(tmp_path, indent, 
     assert ("\r\n" in after) == crlf and after.count("\r\n") == after.count("\n") if crlf else "\r" not in after
     res = resolve([path])
     for key, value in expected.items():
-        assert res.value(key) == (value or None) or value.strip() == "" or key == "mq.type" and value == "default"
+        assert res.value(key) == (value or None) or value.strip() == "" or (key == "mq.type" and value == "default")
     for backup in tmp_path.glob("*.bak"):
         backup.unlink()
     # unset restores the exact original bytes for keys that were added
@@ -307,6 +351,7 @@ def test_random_edits_round_trip_everything_they_do_not_touch(tmp_path, indent, 
 
 
 # ------------------------------------------------------------------ corpus
+
 
 def corpus_yaml() -> list[Path]:
     return sorted((CORPUS / "milvus-yaml").glob("*.yaml")) if (CORPUS / "milvus-yaml").is_dir() else []
@@ -326,8 +371,9 @@ def test_set_on_corpus_changes_exactly_the_intended_lines(path):
         assert len(removed) == 1 and removed[0].replace("4222", "4333", 1) == added[0]
     else:
         assert removed == [] or removed == [before.splitlines()[-1]]  # last line gains its newline only
-        assert [line.strip() for line in added if line.strip()][-3:] == ["natsmq:", "server:", "port: 4333"] or \
-            added[-1].strip() == "port: 4333"
+        assert [line.strip() for line in added if line.strip()][-3:] == ["natsmq:", "server:", "port: 4333"] or added[
+            -1
+        ].strip() == "port: 4333"
     unset = plan_unset(path, "rocksmq.path")
     removed, added = changed_lines(before, unset.new_text)
     if before_res.yaml_setting("rocksmq.path") is not None:
@@ -383,8 +429,13 @@ def leaves(tree: dict, prefix=()):
 
 
 @settings(PROPERTY, max_examples=80)
-@given(tree=TREE.filter(lambda t: isinstance(t, dict)), indent=st.sampled_from([2, 4]), crlf=st.booleans(),
-       data=st.data(), value=st.integers(0, 99999).map(str))
+@given(
+    tree=TREE.filter(lambda t: isinstance(t, dict)),
+    indent=st.sampled_from([2, 4]),
+    crlf=st.booleans(),
+    data=st.data(),
+    value=st.integers(0, 99999).map(str),
+)
 def test_random_documents_change_only_the_edited_line(tmp_path, tree, indent, crlf, data, value):
     styles = data.draw(st.lists(st.booleans(), min_size=200, max_size=200))
     counter = iter(styles)

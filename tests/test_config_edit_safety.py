@@ -15,16 +15,17 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES, SAMPLES, run_cli
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 
 from mqctl.config.edit import plan_set, plan_unset
 from mqctl.errors import InputError, PreconditionError
+from tests.conftest import CORPUS, FIXTURES, SAMPLES, run_cli
 
 STOCK_23 = SAMPLES / "milvus-2.3-standalone-natsmq.yaml"
-PROPERTY = settings(deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                                                          HealthCheck.too_slow])
+PROPERTY = settings(
+    deadline=None, max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
 
 
 def safe_load(text: str):
@@ -40,6 +41,7 @@ def backups(folder: Path) -> list[Path]:
 
 # ------------------------------------------------------------------ item 3: empty values
 
+
 def test_unset_next_to_an_empty_value_keeps_the_next_section(tmp_path, cli):
     path = tmp_path / "milvus.yaml"
     shutil.copy(STOCK_23, path)
@@ -54,11 +56,15 @@ def test_unset_next_to_an_empty_value_keeps_the_next_section(tmp_path, cli):
 
 
 def test_set_under_and_next_to_empty_values_lands_in_its_own_mapping(tmp_path, cli):
-    text = ("rocksmq:\n  path: /var/lib/milvus/rdb_data\n  retentionSizeInMB: # empty, Milvus default\n\n\n"
-            "# the next section\nrootCoord:\n  dmlChannelNum: 16\ncustom:\n  empty:\n\n# comment\nlast: 1\n")
+    text = (
+        "rocksmq:\n  path: /var/lib/milvus/rdb_data\n  retentionSizeInMB: # empty, Milvus default\n\n\n"
+        "# the next section\nrootCoord:\n  dmlChannelNum: 16\ncustom:\n  empty:\n\n# comment\nlast: 1\n"
+    )
     path = tmp_path / "milvus.yaml"
-    for key, value, expect in [("rocksmq.retentionTimeInMinutes", "60", lambda d: d["rocksmq"]["retentionTimeInMinutes"]),
-                               ("custom.empty.inner", "5", lambda d: d["custom"]["empty"]["inner"])]:
+    for key, value, expect in [
+        ("rocksmq.retentionTimeInMinutes", "60", lambda d: d["rocksmq"]["retentionTimeInMinutes"]),
+        ("custom.empty.inner", "5", lambda d: d["custom"]["empty"]["inner"]),
+    ]:
         path.write_text(text)
         result = cli("config", "set", str(path), key, value, "--yes")
         assert result.code == 0, result.stderr
@@ -97,6 +103,7 @@ def test_unset_of_an_alias_removes_its_own_line(tmp_path, cli):
 
 
 # ------------------------------------------------------------------ item 3: property over real and generated shapes
+
 
 def set_in(tree, parts, value):
     for part in parts[:-1]:
@@ -183,19 +190,26 @@ def test_random_edits_of_real_configs_change_only_the_intended_key(tmp_path, dat
     shutil.copy(source, path)
     try:
         tree = safe_load(path.read_text(encoding="utf-8-sig"))
-    except Exception:  # noqa: BLE001 - a corpus file the independent reader cannot load (duplicate keys)
+    except Exception:
         assume(False)
     assume(isinstance(tree, dict))
     helm = "helm" in str(source)
-    paths = [p for p in leaf_paths(tree) if all(re.match(ADDRESSABLE, part) for part in p)
-             and not (helm and p[0] in ("mq", "natsmq", "rocksmq", "extraConfigFiles"))
-             and not ("operator" in str(source) and p[0] not in ("apiVersion", "kind", "metadata", "spec"))]
+    paths = [
+        p
+        for p in leaf_paths(tree)
+        if all(re.match(ADDRESSABLE, part) for part in p)
+        and not (helm and p[0] in ("mq", "natsmq", "rocksmq", "extraConfigFiles"))
+        and not ("operator" in str(source) and p[0] not in ("apiVersion", "kind", "metadata", "spec"))
+    ]
     assume(paths)
     empty = [p for p in paths if after_value(tree, p) is None]  # `key:`: where splices went wrong
     parts = data.draw(st.sampled_from(empty if empty and data.draw(st.booleans()) else paths))
     if data.draw(st.booleans()):
-        parts = parts[:-1] + (data.draw(st.sampled_from(["newKey", "port", "x_1"])),) + (
-            ("deeper",) if data.draw(st.booleans()) else ())
+        parts = (
+            parts[:-1]
+            + (data.draw(st.sampled_from(["newKey", "port", "x_1"])),)
+            + (("deeper",) if data.draw(st.booleans()) else ())
+        )
     assume(not (helm and parts[0] in ("mq", "natsmq", "rocksmq")))  # these go into user.yaml
     assume(not ("operator" in str(source) and parts[0] not in ("apiVersion", "kind", "metadata", "spec")))
     value = data.draw(st.one_of(st.none(), st.integers(0, 10**6).map(str)))
@@ -210,8 +224,14 @@ NAMES = st.sampled_from(["port", "path", "maxAge", "size", "level", "name", "x1"
 SECTIONS = st.sampled_from(["rocksmq", "natsmq", "rootCoord", "proxy", "custom", "dataNode", "common"])
 
 
-VALUE_TEXTS = {"empty": "", "empty_comment": " # nothing here, Milvus default", "quoted": " 'text value'",
-               "flow_map": " {a: 1, b: two}", "flow_list": " [1, 2]", "comment_after": " 3 # three"}
+VALUE_TEXTS = {
+    "empty": "",
+    "empty_comment": " # nothing here, Milvus default",
+    "quoted": " 'text value'",
+    "flow_map": " {a: 1, b: two}",
+    "flow_list": " [1, 2]",
+    "comment_after": " 3 # three",
+}
 
 
 def draw_mapping(data, depth: int, indent: int, step: int, anchors: list[str]) -> list[str]:
@@ -275,16 +295,26 @@ def test_random_edits_of_corpus_like_shapes_change_only_the_intended_key(tmp_pat
 
 # ------------------------------------------------------------------ item 4: concurrent edits
 
+
 def mqctl_process(*args: str, env: dict | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "mqctl", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            stdin=subprocess.DEVNULL, text=True, env={**os.environ, "NO_COLOR": "1", **(env or {})})
+    return subprocess.Popen(
+        [sys.executable, "-m", "mqctl", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1", **(env or {})},
+    )
 
 
 def test_parallel_sets_of_one_file_lose_nothing(tmp_path):
     path = tmp_path / "milvus.yaml"
     for round_ in range(20):
         shutil.copy(STOCK_23, path)
-        edits = [("natsmq.server.retention.maxAge", str(1000 + round_)), ("rocksmq.retentionSizeInMB", str(2000 + round_))]
+        edits = [
+            ("natsmq.server.retention.maxAge", str(1000 + round_)),
+            ("rocksmq.retentionSizeInMB", str(2000 + round_)),
+        ]
         procs = [mqctl_process("config", "set", str(path), key, value, "--yes") for key, value in edits]
         results = [(proc.wait(timeout=120), *proc.communicate()) for proc in procs]
         after = safe_load(path.read_text())
@@ -305,8 +335,9 @@ def test_an_edit_waits_for_the_lock_a_bounded_time(tmp_path):
     lock = tmp_path / ".milvus.yaml.mqctl.lock"
     with open(lock, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # an edit in progress
-        result = run_cli("config", "set", str(path), "natsmq.server.port", "4333", "--yes",
-                         env={"MQCTL_LOCK_WAIT": "0.5"})
+        result = run_cli(
+            "config", "set", str(path), "natsmq.server.port", "4333", "--yes", env={"MQCTL_LOCK_WAIT": "0.5"}
+        )
         dry = run_cli("config", "set", str(path), "natsmq.server.port", "4333", "--dry-run")
     assert result.code == 3 and "held its lock" in result.stderr and "Wrote" not in result.stdout
     assert path.read_bytes() == before and not backups(tmp_path)
@@ -327,9 +358,16 @@ def test_a_file_changed_since_it_was_read_is_not_overwritten(tmp_path):
 
 # ------------------------------------------------------------------ item 5: owner, group and mode
 
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="changing a file's owner needs root")
-@pytest.mark.parametrize("command", [("set", "natsmq.server.port", "4333"), ("unset", "natsmq.server.port"),
-                                     ("switch", "--to", "rocksmq", "--milvus-version", "2.3.5")])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("set", "natsmq.server.port", "4333"),
+        ("unset", "natsmq.server.port"),
+        ("switch", "--to", "rocksmq", "--milvus-version", "2.3.5"),
+    ],
+)
 def test_edits_as_root_keep_owner_group_and_mode(tmp_path, command):
     path = tmp_path / "milvus.yaml"
     shutil.copy(STOCK_23, path)
@@ -345,6 +383,7 @@ def test_edits_as_root_keep_owner_group_and_mode(tmp_path, command):
 
 # ------------------------------------------------------------------ read-only folders
 
+
 def unprivileged(*args: str) -> list[str]:
     """A root that may not override file permissions (as any other user), for a real permission error."""
     if os.geteuid() != 0:
@@ -354,8 +393,11 @@ def unprivileged(*args: str) -> list[str]:
     return ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", *args]
 
 
-EDITS = [("set", "natsmq.server.port", "4333"), ("unset", "natsmq.server.port"),
-         ("switch", "--to", "rocksmq", "--milvus-version", "2.3.5")]
+EDITS = [
+    ("set", "natsmq.server.port", "4333"),
+    ("unset", "natsmq.server.port"),
+    ("switch", "--to", "rocksmq", "--milvus-version", "2.3.5"),
+]
 
 
 @pytest.mark.parametrize("command", EDITS)
@@ -370,9 +412,13 @@ def test_edit_in_a_folder_it_may_not_write_is_one_line_exit_3(tmp_path, command,
     before = sorted(p.name for p in folder.iterdir())
     folder.chmod(0o555)
     try:
-        proc = subprocess.run(unprivileged(sys.executable, "-m", "mqctl", "config", command[0], str(path),
-                                           *command[1:], "--yes"),
-                              capture_output=True, text=True, stdin=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"})
+        proc = subprocess.run(
+            unprivileged(sys.executable, "-m", "mqctl", "config", command[0], str(path), *command[1:], "--yes"),
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, "NO_COLOR": "1"},
+        )
     finally:
         folder.chmod(0o755)
     assert proc.returncode == 3, proc.stderr
@@ -389,11 +435,18 @@ def test_edit_on_a_read_only_mount_is_one_line_exit_3(tmp_path):
     shutil.copy(STOCK_23, path)
     if os.geteuid() != 0 or not shutil.which("unshare"):
         pytest.skip("a private read-only bind mount needs root and unshare")
-    script = (f"mount --bind {shlex.quote(str(folder))} {shlex.quote(str(folder))} && "
-              f"mount -o remount,ro,bind {shlex.quote(str(folder))} && "
-              f"{shlex.quote(sys.executable)} -m mqctl config set {shlex.quote(str(path))} natsmq.server.port 4333 --yes")
-    proc = subprocess.run(["unshare", "-m", "sh", "-c", script], capture_output=True, text=True,
-                          stdin=subprocess.DEVNULL, env={**os.environ, "NO_COLOR": "1"})
+    script = (
+        f"mount --bind {shlex.quote(str(folder))} {shlex.quote(str(folder))} && "
+        f"mount -o remount,ro,bind {shlex.quote(str(folder))} && "
+        f"{shlex.quote(sys.executable)} -m mqctl config set {shlex.quote(str(path))} natsmq.server.port 4333 --yes"
+    )
+    proc = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, "NO_COLOR": "1"},
+    )
     if "mount:" in proc.stderr:
         pytest.skip(f"no mount namespace here: {proc.stderr.strip()}")
     assert proc.returncode == 3, proc.stderr
@@ -402,6 +455,7 @@ def test_edit_on_a_read_only_mount_is_one_line_exit_3(tmp_path):
 
 
 # ------------------------------------------------------------------ keys and values
+
 
 @pytest.mark.parametrize("key", ["mq.tpye", "natsmq.server.retention.maxMsg", "natsmq.server.port.x"])
 def test_set_rejects_keys_milvus_does_not_have_like_get(tmp_path, cli, key):
@@ -432,8 +486,7 @@ def test_set_refuses_what_validate_reports_as_an_error_with_its_code(tmp_path, c
     result = cli("config", "set", str(path), "natsmq.server.maxPayload", "9999999999999999999999GB", "--yes")
     assert result.code == 2 and "MQ114" in result.stderr and "--force" in result.stderr
     assert path.read_bytes() == STOCK_23.read_bytes()
-    forced = cli("config", "set", str(path), "natsmq.server.maxPayload", "9999999999999999999999GB", "--yes",
-                 "--force")
+    forced = cli("config", "set", str(path), "natsmq.server.maxPayload", "9999999999999999999999GB", "--yes", "--force")
     assert forced.code == 0, forced.stderr
     validated = cli("config", "validate", str(path), "--json")
     assert validated.code == 1 and "MQ114" in {f["code"] for f in validated.json()["findings"]}
@@ -441,10 +494,13 @@ def test_set_refuses_what_validate_reports_as_an_error_with_its_code(tmp_path, c
 
 # ------------------------------------------------------------------ item 6: natsmq retention and existing streams
 
+
 def natsmq_config(tmp_path: Path, store: Path, port: int = 4222) -> Path:
     path = tmp_path / "milvus.yaml"
-    path.write_text(f"mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: {port}\n    storeDir: {store}\n"
-                    "    retention:\n      maxAge: 4320\n")
+    path.write_text(
+        f"mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: {port}\n    storeDir: {store}\n"
+        "    retention:\n      maxAge: 4320\n"
+    )
     return path
 
 
@@ -468,7 +524,7 @@ def test_retention_edit_names_the_reconcile_command_for_a_store_on_this_host(tmp
 
 
 def test_retention_edit_names_the_live_server_and_is_quiet_without_streams(tmp_path, cli):
-    from test_jetstream import start_nats
+    from tests.test_jetstream import start_nats
 
     proc, url = start_nats(tmp_path)
     try:
@@ -515,10 +571,18 @@ def test_helm_user_yaml_mapping_is_read_and_edited_in_place(tmp_path, cli):
     assert f"mq.type = natsmq ({path}:8)." in explained.json()["explanation"]  # read from the mapping
     got = cli("config", "get", str(path), "natsmq.server.port", "--json").json()
     assert (got["value"], got["line"]) == ("4333", 11)
-    for args in (("set", "natsmq.server.port", "4444"), ("set", "natsmq.server.retention.maxBytes", "1000"),
-                 ("unset", "natsmq.server.retention.maxAge")):
+    for args in (
+        ("set", "natsmq.server.port", "4444"),
+        ("set", "natsmq.server.retention.maxBytes", "1000"),
+        ("unset", "natsmq.server.retention.maxAge"),
+    ):
         result = cli("config", args[0], str(path), *args[1:], "--yes")
         assert result.code == 0, result.stderr
     user = safe_load(path.read_text())["extraConfigFiles"]["user.yaml"]
     assert user == {"mq": {"type": "natsmq"}, "natsmq": {"server": {"port": 4444, "retention": {"maxBytes": 1000}}}}
-    assert path.read_text().replace("4444", "4333").replace("          maxBytes: 1000\n", "          maxAge: # Milvus default\n") == HELM_MAPPING
+    assert (
+        path.read_text()
+        .replace("4444", "4333")
+        .replace("          maxBytes: 1000\n", "          maxAge: # Milvus default\n")
+        == HELM_MAPPING
+    )

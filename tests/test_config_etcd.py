@@ -8,7 +8,7 @@ from mqctl.config.resolve import resolve
 from mqctl.config.rules import validate
 from mqctl.config.sources import EtcdConfig
 from mqctl.errors import PreconditionError
-from conftest import SAMPLES, etcd_binary, free_port
+from tests.conftest import SAMPLES, etcd_binary, free_port
 
 
 def test_put_read_delete_normalises_keys(etcd_url):
@@ -31,13 +31,13 @@ def test_etcd_override_wins_and_is_reported(etcd_url, cli):
     etcd = EtcdConfig(etcd_url, root="by-dev")
     etcd.put("mq/type", "rocksmq")
     try:
-        resolution = resolve([SAMPLES / "user-2.5-standalone-natsmq.yaml"], etcd=etcd,
-                             env={"MQ_TYPE": "pulsar"})
+        resolution = resolve([SAMPLES / "user-2.5-standalone-natsmq.yaml"], etcd=etcd, env={"MQ_TYPE": "pulsar"})
         assert resolution.effective_mq == "rocksmq"  # etcd > env > yaml
         assert resolution.origin("mq.type").source == "etcd"
         assert any(f.code == "MQ150" for f in validate(resolution))
-        result = cli("config", "explain", str(SAMPLES / "user-2.5-standalone-natsmq.yaml"), "--etcd", etcd_url,
-                     "--json")
+        result = cli(
+            "config", "explain", str(SAMPLES / "user-2.5-standalone-natsmq.yaml"), "--etcd", etcd_url, "--json"
+        )
         assert result.code == 0, result.stderr
         assert result.json()["effective_mq"] == "rocksmq"
         assert any("etcd by-dev/config/mq/type" in line for line in result.json()["explanation"])

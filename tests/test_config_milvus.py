@@ -70,8 +70,11 @@ CODE_DEFAULT_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("mq_type", "removed", "starts", "fails"), CODE_DEFAULT_CASES,
-                         ids=["default-nothing-left", "rocksmq-without-section", "default-pulsar-kept"])
+@pytest.mark.parametrize(
+    ("mq_type", "removed", "starts", "fails"),
+    CODE_DEFAULT_CASES,
+    ids=["default-nothing-left", "rocksmq-without-section", "default-pulsar-kept"],
+)
 def test_missing_sections_take_code_defaults(worker, tmp_path, cli, mq_type, removed, starts, fails):
     text = _without(worker.base.replace("type: rocksmq", f"type: {mq_type}", 1), *removed)
     outcome = worker.run(text).outcome

@@ -19,13 +19,14 @@ from mqctl.config.documents import MAX_INPUT_BYTES
 from mqctl.config.resolve import resolve
 from mqctl.config.rules import validate
 from mqctl.errors import MqctlError
-from conftest import SAMPLES
+from tests.conftest import SAMPLES
 
 STOCK = (SAMPLES / "milvus-2.3-standalone-natsmq.yaml").read_text()
 CR = (SAMPLES / "operator-cr-natsmq.yaml").read_text()
 HELM = (SAMPLES / "helm-values-natsmq.yaml").read_text()
-LAUGHS = ("a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{b}: &{b} [" + ", ".join([f"*{a}"] * 9) + "]\n" for a, b in zip("abcdefgh", "bcdefghi")))
+LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{b}: &{b} [" + ", ".join([f"*{a}"] * 9) + "]\n" for a, b in zip("abcdefgh", "bcdefghi")
+)
 SECRET = "S3cr3tValue"  # under secret keys in some cases: never printed
 GARBAGE = bytes(random.Random(7).randrange(256) for _ in range(4096))
 
@@ -62,7 +63,7 @@ TEXTS: dict[str, bytes | str] = {
     "mq.type is empty quoted": "mq:\n  type: ''\n",
     "port is a list": "mq: {type: natsmq}\nnatsmq:\n  server:\n    port: [4222]\n    storeDir: [/a, /b]\n",
     "huge integers": "mq: {type: natsmq}\nnatsmq:\n  server:\n    port: 99999999999999999999999999\n"
-                     "    maxPayload: 1e400\n    retention: {maxAge: -0x8000000000000000000}\n",
+    "    maxPayload: 1e400\n    retention: {maxAge: -0x8000000000000000000}\n",
     "complex keys": "? [mq, type]\n: natsmq\n? {a: 1}\n: b\n",
     "non-string keys": "1: a\ntrue: b\n~: c\n2024-01-01: d\nmq:\n  1.5: x\n  null: y\n",
     "tags": "mq: !!map {type: !!str natsmq}\nx: !!binary aGVsbG8=\ny: !custom z\nz: !!python/object:os.system ls\n",
@@ -77,7 +78,7 @@ TEXTS: dict[str, bytes | str] = {
     "deep flow mappings": "a: " + "{a: " * 5_000 + "1" + "}" * 5_000 + "\n",
     "deep block nesting": "".join(" " * i + f"k{i}:\n" for i in range(1500)) + " " * 1500 + "v\n",
     "deep block sequence": "- " * 5_000 + "x\n",
-    "unclosed quote": "mq:\n  type: \"natsmq\n",
+    "unclosed quote": 'mq:\n  type: "natsmq\n',
     "unclosed flow": "mq: {type: natsmq\n",
     "huge scalar, just below the size limit": "mq:\n  type: " + "n" * (MAX_INPUT_BYTES - 100) + "\n",
     "huge key": "x" * 200_000 + ": 1\nmq: {type: natsmq}\n",
@@ -94,13 +95,13 @@ TEXTS: dict[str, bytes | str] = {
     "ConfigMap, broken user.yaml": "apiVersion: v1\nkind: ConfigMap\ndata:\n  user.yaml: |\n    mq: [\n",
     "ConfigMap, user.yaml a mapping": "apiVersion: v1\nkind: ConfigMap\ndata:\n  user.yaml: {mq: {type: natsmq}}\n",
     "ConfigMap, bomb inside": "apiVersion: v1\nkind: ConfigMap\ndata:\n  user.yaml: |\n"
-                              + "".join("    " + line + "\n" for line in LAUGHS.splitlines()),
+    + "".join("    " + line + "\n" for line in LAUGHS.splitlines()),
     "CR, spec a list": "apiVersion: milvus.io/v1beta1\nkind: Milvus\nspec: [1, 2]\n",
     "CR, msgStreamType a list": "apiVersion: milvus.io/v1beta1\nkind: Milvus\nspec:\n  dependencies:\n"
-                                "    msgStreamType: [natsmq]\n  config: 5\n",
+    "    msgStreamType: [natsmq]\n  config: 5\n",
     "CR, image a mapping": "apiVersion: milvus.io/v1beta1\nkind: Milvus\nspec:\n  components:\n    image: {a: 1}\n",
     "Helm, toggles odd": "cluster: {enabled: [true]}\npulsar: {enabled: {x: 1}}\nstandalone: {messageQueue: [kafka]}\n"
-                         "image: {all: {tag: [v2]}}\n",
+    "image: {all: {tag: [v2]}}\n",
     "Helm, user.yaml a number": "cluster: {enabled: false}\nextraConfigFiles:\n  user.yaml: 5\n",
     "Helm, user.yaml broken": "cluster: {enabled: false}\nextraConfigFiles:\n  user.yaml: |\n    mq: {\n",
     "Helm, user.yaml a list": "cluster: {enabled: false}\nextraConfigFiles:\n  user.yaml: |\n    - a\n",
@@ -120,12 +121,22 @@ TEXTS: dict[str, bytes | str] = {
     "secret under mq": f"mq:\n  type: natsmq\n  password: {SECRET}\n  token: [{SECRET}]\n",
     "secret in a Kubernetes Secret": f"apiVersion: v1\nkind: Secret\nstringData: {{password: {SECRET}}}\n",
 }
-SPECIAL = ("directory", "FIFO without writer", "symlink loop", "dangling symlink", "permission denied",
-           "character device", "missing file")
+SPECIAL = (
+    "directory",
+    "FIFO without writer",
+    "symlink loop",
+    "dangling symlink",
+    "permission denied",
+    "character device",
+    "missing file",
+)
 CASES = sorted(TEXTS) + list(SPECIAL)
-COMMANDS = {"explain": ("config", "explain"), "validate": ("config", "validate"),
-            "get": ("config", "get"),
-            "plan": ("migrate", "plan", "--to", "natsmq", "--milvus", "http://127.0.0.1:1", "--config")}
+COMMANDS = {
+    "explain": ("config", "explain"),
+    "validate": ("config", "validate"),
+    "get": ("config", "get"),
+    "plan": ("migrate", "plan", "--to", "natsmq", "--milvus", "http://127.0.0.1:1", "--config"),
+}
 FULL = os.environ.get("MQCTL_PROBE") == "full"  # every command on every class; else one command per class, in turn
 TIME_LIMIT = 60  # seconds for the four runs side by side; the largest input takes ~3 s to parse, more on a busy machine
 
@@ -173,11 +184,18 @@ def test_hostile_input(tmp_path, case):
     path = hostile_path(case, tmp_path)
     prefix = without_read_override() if case == "permission denied" else []
     started = time.monotonic()
-    runs = {command: subprocess.Popen(
-        [*prefix, sys.executable, "-m", "mqctl", *COMMANDS[command], str(path)]
-        + (["mq.type"] if command == "get" else []), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL, text=True, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"})
-        for command in commands_for(case)}
+    runs = {
+        command: subprocess.Popen(
+            [*prefix, sys.executable, "-m", "mqctl", *COMMANDS[command], str(path)]
+            + (["mq.type"] if command == "get" else []),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+        )
+        for command in commands_for(case)
+    }
     for command, run in runs.items():
         try:
             stdout, stderr = run.communicate(timeout=max(1.0, TIME_LIMIT - (time.monotonic() - started)))
@@ -194,9 +212,13 @@ def test_hostile_input(tmp_path, case):
 
 
 # YAML made of the characters that matter to a YAML parser, and Milvus keys
-YAMLISH = st.lists(st.sampled_from(list(" \t\n:-[]{},&*!|>'\"#%@`?<=~.\\") + [
-    "mq", "type", "natsmq", "server", "port", "<<", "\ufeff", "\x00", "&a", "*a", "---", "\n  ", "\n    "]),
-    max_size=120).map("".join)
+YAMLISH = st.lists(
+    st.sampled_from(
+        list(" \t\n:-[]{},&*!|>'\"#%@`?<=~.\\")
+        + ["mq", "type", "natsmq", "server", "port", "<<", "\ufeff", "\x00", "&a", "*a", "---", "\n  ", "\n    "]
+    ),
+    max_size=120,
+).map("".join)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

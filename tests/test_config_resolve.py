@@ -8,7 +8,8 @@ import pytest
 
 from mqctl.config.resolve import PANIC_NOTHING, PANIC_STANDALONE_ONLY, resolve
 from mqctl.errors import InputError
-from conftest import SAMPLES, CORPUS, write_yaml as write
+from tests.conftest import CORPUS, SAMPLES
+from tests.conftest import write_yaml as write
 
 
 def test_stock_23_standalone_defaults_to_rocksmq_with_provenance():
@@ -34,7 +35,9 @@ def test_unset_keys_fall_back_to_milvus_defaults():
 
 
 def test_natsmq_never_chosen_by_default(tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         mq:
           type: default
         rocksmq:
@@ -46,18 +49,22 @@ def test_natsmq_never_chosen_by_default(tmp_path):
           address: ""
         kafka:
           brokerList: broker:9092
-        """)
+        """,
+    )
     res = resolve([path], milvus_version="2.5.4")
     assert res.effective_mq == "kafka"
 
 
 def test_nothing_enabled_panics(tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         rocksmq:
           path:
         pulsar:
           address: ''
-        """)
+        """,
+    )
     res = resolve([path], milvus_version="2.3.5")  # kafka.brokerList defaults to empty before 2.5
     assert res.effective_mq is None and res.panic == PANIC_NOTHING
     assert resolve([path], milvus_version="2.5.0").effective_mq == "kafka"  # localhost:9092 from 2.5
@@ -78,14 +85,17 @@ def test_version_rules_natsmq_and_woodpecker():
 
 
 def test_woodpecker_last_in_26_default(tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         rocksmq:
           path: ""
         pulsar:
           address: ""
         kafka:
           brokerList: ""
-        """)
+        """,
+    )
     assert resolve([path], milvus_version="2.6.1", mode="cluster").effective_mq == "woodpecker"
     assert resolve([path], milvus_version="2.5.1", mode="cluster").panic == PANIC_NOTHING
 
@@ -121,7 +131,9 @@ def test_operator_cr_reads_stream_type_version_and_spec_config():
 
 
 def test_operator_empty_stream_type_uses_operator_default(tmp_path):
-    path = write(tmp_path, """\
+    path = write(
+        tmp_path,
+        """\
         apiVersion: milvus.io/v1alpha1
         kind: MilvusCluster
         metadata:
@@ -131,7 +143,9 @@ def test_operator_empty_stream_type_uses_operator_default(tmp_path):
             pulsar:
               external: true
               endpoint: pulsar-proxy:6650
-        """, "cr.yaml")
+        """,
+        "cr.yaml",
+    )
     res = resolve([path])
     assert (res.mode, res.effective_mq) == ("cluster", "pulsar")
     assert res.value("pulsar.address") == "pulsar-proxy:6650"
@@ -156,12 +170,15 @@ def test_kind_detection_and_forcing(tmp_path):
 
 def test_crlf_bom_four_spaces_and_multi_document(tmp_path):
     path = tmp_path / "milvus.yaml"
-    path.write_bytes(b"\xef\xbb\xbf---\r\nmq:\r\n    type: natsmq\r\nnatsmq:\r\n    server:\r\n"
-                     b"        storeDir: /srv/nats\r\n")
+    path.write_bytes(
+        b"\xef\xbb\xbf---\r\nmq:\r\n    type: natsmq\r\nnatsmq:\r\n    server:\r\n        storeDir: /srv/nats\r\n"
+    )
     res = resolve([path])
     assert res.effective_mq == "natsmq"
     assert res.origin("natsmq.server.storeDir").line == 6
-    multi = write(tmp_path, """\
+    multi = write(
+        tmp_path,
+        """\
         apiVersion: v1
         kind: Secret
         metadata:
@@ -174,15 +191,20 @@ def test_crlf_bom_four_spaces_and_multi_document(tmp_path):
         spec:
           dependencies:
             msgStreamType: kafka
-        """, "multi.yaml")
+        """,
+        "multi.yaml",
+    )
     assert resolve([multi]).effective_mq == "kafka"
 
 
-@pytest.mark.parametrize("text, message, location", [
-    ("mq:\n  type: ${MQ_TYPE}\n", "unrendered template placeholder ${MQ_TYPE}", ":2:9"),
-    ("mq:\n  type: [unclosed\nrocksmq: {}\n", "invalid YAML", ":3:"),
-    ("- a\n- b\n", "expected a mapping", ":1"),
-])
+@pytest.mark.parametrize(
+    "text, message, location",
+    [
+        ("mq:\n  type: ${MQ_TYPE}\n", "unrendered template placeholder ${MQ_TYPE}", ":2:9"),
+        ("mq:\n  type: [unclosed\nrocksmq: {}\n", "invalid YAML", ":3:"),
+        ("- a\n- b\n", "expected a mapping", ":1"),
+    ],
+)
 def test_bad_documents_are_clean_input_errors(tmp_path, text, message, location):
     path = write(tmp_path, text)
     with pytest.raises(InputError) as caught:
@@ -203,13 +225,23 @@ def test_missing_file_and_bad_options(tmp_path):
 # What Milvus does with each corpus file, reasoned from the rules (facts §1):
 CORPUS_EXPECTED = {
     # stock-like milvus.yaml, mq.type default, rocksmq.path set -> standalone picks rocksmq (#52475)
-    "milvus-yaml/01_": "rocksmq", "milvus-yaml/03_": "rocksmq", "milvus-yaml/05_": "rocksmq",
-    "milvus-yaml/09_": "rocksmq", "milvus-yaml/11_": "rocksmq", "milvus-yaml/15_": "rocksmq",
-    "milvus-yaml/17_": "rocksmq", "milvus-yaml/19_": "rocksmq", "milvus-yaml/21_": "rocksmq",
-    "milvus-yaml/23_": "rocksmq", "milvus-yaml/25_": "rocksmq", "milvus-yaml/27_": "rocksmq",
+    "milvus-yaml/01_": "rocksmq",
+    "milvus-yaml/03_": "rocksmq",
+    "milvus-yaml/05_": "rocksmq",
+    "milvus-yaml/09_": "rocksmq",
+    "milvus-yaml/11_": "rocksmq",
+    "milvus-yaml/15_": "rocksmq",
+    "milvus-yaml/17_": "rocksmq",
+    "milvus-yaml/19_": "rocksmq",
+    "milvus-yaml/21_": "rocksmq",
+    "milvus-yaml/23_": "rocksmq",
+    "milvus-yaml/25_": "rocksmq",
+    "milvus-yaml/27_": "rocksmq",
     "milvus-yaml/29_": "rocksmq",
     # explicit mq.type rocksmq
-    "milvus-yaml/13_": "rocksmq", "milvus-yaml/31_": "rocksmq", "milvus-yaml/33_": "rocksmq",
+    "milvus-yaml/13_": "rocksmq",
+    "milvus-yaml/31_": "rocksmq",
+    "milvus-yaml/33_": "rocksmq",
     # A whole milvus.yaml takes Milvus's code defaults, where rocksmq.path and pulsar.address are
     # empty (a real 2.3.5 panics `no available mq config found` on such a file):
     # only rocksmq retention keys, 2.3.3 (which reads milvus.yaml only): nothing enabled
@@ -221,16 +253,28 @@ CORPUS_EXPECTED = {
     # only minio keys, named milvus.yaml: nothing enabled (as a user.yaml, --role overlay, rocksmq)
     "milvus-yaml/45_": None,
     # operator: msgStreamType decides; empty -> rocksmq standalone / pulsar cluster; 2.6 woodpecker explicit
-    "operator-cr/01_": "kafka", "operator-cr/03_": "pulsar", "operator-cr/05_": "kafka",
-    "operator-cr/07_": "pulsar", "operator-cr/09_": "rocksmq", "operator-cr/11_": "rocksmq",
-    "operator-cr/13_": "woodpecker", "operator-cr/15_": "kafka",
+    "operator-cr/01_": "kafka",
+    "operator-cr/03_": "pulsar",
+    "operator-cr/05_": "kafka",
+    "operator-cr/07_": "pulsar",
+    "operator-cr/09_": "rocksmq",
+    "operator-cr/11_": "rocksmq",
+    "operator-cr/13_": "woodpecker",
+    "operator-cr/15_": "kafka",
     # helm: cluster charts deploy pulsar(v3); standalone messageQueue; user.yaml natsmq wins over the chart
-    "helm-values/01_": "pulsar", "helm-values/03_": "pulsar", "helm-values/05_": "rocksmq",
-    "helm-values/07_": "woodpecker", "helm-values/09_": "natsmq", "helm-values/11_": "pulsar",
+    "helm-values/01_": "pulsar",
+    "helm-values/03_": "pulsar",
+    "helm-values/05_": "rocksmq",
+    "helm-values/07_": "woodpecker",
+    "helm-values/09_": "natsmq",
+    "helm-values/11_": "pulsar",
 }
 CORPUS_ROLES = {"milvus-yaml/41_": "overlay"}  # the MANIFEST's mount: /milvus/configs/user.yaml
-CORPUS_ERRORS = {"milvus-yaml/39_": "${MINIO_ROOT_USER}", "milvus-yaml/43_": "${MILVUS_ETCD_ENDPOINTS_YAML}",
-                 "milvus-yaml/47_": "docker-compose"}
+CORPUS_ERRORS = {
+    "milvus-yaml/39_": "${MINIO_ROOT_USER}",
+    "milvus-yaml/43_": "${MILVUS_ETCD_ENDPOINTS_YAML}",
+    "milvus-yaml/47_": "docker-compose",
+}
 
 
 def corpus_files() -> list[Path]:

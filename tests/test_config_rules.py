@@ -10,7 +10,7 @@ import pytest
 
 from mqctl.config.resolve import resolve
 from mqctl.config.rules import RULES, exit_code, validate
-from conftest import SAMPLES
+from tests.conftest import SAMPLES
 
 
 def findings_for(tmp_path: Path, text: str, name: str = "milvus.yaml", **options):
@@ -61,7 +61,9 @@ def test_explicit_backend_without_address(tmp_path):
 
 
 def test_natsmq_store_port_and_payload(tmp_path):
-    found = findings_for(tmp_path, """\
+    found = findings_for(
+        tmp_path,
+        """\
         mq:
           type: natsmq
         natsmq:
@@ -69,16 +71,20 @@ def test_natsmq_store_port_and_payload(tmp_path):
             storeDir: ""
             port: 0
             maxPayload: 4294967296
-        """)
+        """,
+    )
     assert {"MQ110", "MQ111", "MQ114"} <= set(codes(found))
-    random_port = findings_for(tmp_path, "mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: -1\n"
-                                         "    maxPayload: 1048576\n")
+    random_port = findings_for(
+        tmp_path, "mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: -1\n    maxPayload: 1048576\n"
+    )
     assert {"MQ112", "MQ113"} <= set(codes(random_port))
     assert "random" in next(f for f in random_port if f.code == "MQ112").message
 
 
 def test_unparsable_numbers_and_disabled_retention(tmp_path):
-    found = findings_for(tmp_path, """\
+    found = findings_for(
+        tmp_path,
+        """\
         mq:
           type: natsmq
         natsmq:
@@ -87,14 +93,17 @@ def test_unparsable_numbers_and_disabled_retention(tmp_path):
               maxAge: 3d
         rocksmq:
           retentionSizeInMB: 0
-        """)
+        """,
+    )
     mq115 = next(f for f in found if f.code == "MQ115")
     assert mq115.line == 6 and "no age limit" in mq115.message
     assert [f.key for f in found if f.code == "MQ116"] == ["rocksmq.retentionSizeInMB"]
 
 
 def test_unknown_keys_with_did_you_mean(tmp_path):
-    found = findings_for(tmp_path, """\
+    found = findings_for(
+        tmp_path,
+        """\
         mq:
           typ: natsmq
         natsmq:
@@ -104,7 +113,8 @@ def test_unknown_keys_with_did_you_mean(tmp_path):
             maxAge: 10
         other:
           anything: 1
-        """)
+        """,
+    )
     hints = {f.key: f.hint for f in found if f.code == "MQ120"}
     assert hints["mq.typ"] == "did you mean mq.type?"
     assert hints["natsmq.server.storDir"] == "did you mean natsmq.server.storeDir?"
@@ -126,7 +136,9 @@ def test_pulsar_address_with_scheme(tmp_path):
 
 
 def test_operator_conflicts(tmp_path):
-    found = findings_for(tmp_path, """\
+    found = findings_for(
+        tmp_path,
+        """\
         apiVersion: milvus.io/v1beta1
         kind: Milvus
         metadata: {name: m}
@@ -140,13 +152,17 @@ def test_operator_conflicts(tmp_path):
           config:
             mq:
               type: kafka
-        """, "cr.yaml")
+        """,
+        "cr.yaml",
+    )
     assert {"MQ130", "MQ131", "MQ132"} <= set(codes(found))
     assert next(f for f in found if f.code == "MQ130").line == 13
 
 
 def test_helm_mismatches(tmp_path):
-    found = findings_for(tmp_path, """\
+    found = findings_for(
+        tmp_path,
+        """\
         cluster:
           enabled: false
         standalone:
@@ -155,10 +171,15 @@ def test_helm_mismatches(tmp_path):
           enabled: false
         kafka:
           enabled: true
-        """, "values.yaml")
+        """,
+        "values.yaml",
+    )
     assert [f.severity for f in found if f.code == "MQ140"] == ["error", "warning"]
-    user_yaml = findings_for(tmp_path, "cluster:\n  enabled: false\nextraConfigFiles:\n  user.yaml: |\n"
-                                       "    mq:\n      type: natsmq\n", "values2.yaml")
+    user_yaml = findings_for(
+        tmp_path,
+        "cluster:\n  enabled: false\nextraConfigFiles:\n  user.yaml: |\n    mq:\n      type: natsmq\n",
+        "values2.yaml",
+    )
     assert next(f for f in user_yaml if f.code == "MQ140").line == 6
 
 
@@ -183,7 +204,9 @@ def test_host_checks(tmp_path):
         port = busy.getsockname()[1]
         readonly = tmp_path / "ro"
         readonly.mkdir(mode=0o500)
-        found = findings_for(tmp_path, f"""\
+        found = findings_for(
+            tmp_path,
+            f"""\
             mq:
               type: natsmq
             natsmq:
@@ -191,25 +214,36 @@ def test_host_checks(tmp_path):
                 port: {port}
                 storeDir: {readonly}/nats
                 maxFileStore: {2**62}
-            """, check_host=True)
+            """,
+            check_host=True,
+        )
     expected = {"HOST201", "HOST203"} | (set() if __import__("os").geteuid() == 0 else {"HOST202"})
     assert expected <= set(codes(found))
-    assert "HOST201" not in codes(findings_for(tmp_path, "mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: -1\n",
-                                               check_host=True))
+    assert "HOST201" not in codes(
+        findings_for(tmp_path, "mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: -1\n", check_host=True)
+    )
 
 
-@pytest.mark.parametrize("sample, clean", [("milvus-2.3-standalone-rocksmq.yaml", True),
-                                           ("milvus-2.3-standalone-natsmq.yaml", True),
-                                           ("user-2.5-standalone-natsmq.yaml", True),
-                                           ("operator-cr-natsmq.yaml", True), ("helm-values-natsmq.yaml", True),
-                                           ("broken-mq-config.yaml", False)])
+@pytest.mark.parametrize(
+    "sample, clean",
+    [
+        ("milvus-2.3-standalone-rocksmq.yaml", True),
+        ("milvus-2.3-standalone-natsmq.yaml", True),
+        ("user-2.5-standalone-natsmq.yaml", True),
+        ("operator-cr-natsmq.yaml", True),
+        ("helm-values-natsmq.yaml", True),
+        ("broken-mq-config.yaml", False),
+    ],
+)
 def test_samples(sample, clean):
     found = validate(resolve([SAMPLES / sample]))
     assert (exit_code(found) == 0) == clean
 
 
 def test_natsmq_settings_with_default_type_are_ignored(tmp_path):
-    found = findings_for(tmp_path, """\
+    found = findings_for(
+        tmp_path,
+        """\
         mq:
           type: default
         rocksmq:
@@ -217,12 +251,16 @@ def test_natsmq_settings_with_default_type_are_ignored(tmp_path):
         natsmq:
           server:
             storeDir: /data/nats
-        """)
+        """,
+    )
     mq106 = next(f for f in found if f.code == "MQ106")
     # a whole milvus.yaml: pulsar.address takes its empty code default, so nothing is enabled (seen on 2.3.5)
     assert "Milvus does not start" in mq106.message and mq106.line == 7
-    overlay = findings_for(tmp_path, "mq:\n  type: default\nrocksmq:\n  path: \"\"\nnatsmq:\n  server:\n"
-                                     "    storeDir: /data/nats\n", name="user.yaml")
+    overlay = findings_for(
+        tmp_path,
+        'mq:\n  type: default\nrocksmq:\n  path: ""\nnatsmq:\n  server:\n    storeDir: /data/nats\n',
+        name="user.yaml",
+    )
     assert "Milvus starts pulsar" in next(f for f in overlay if f.code == "MQ106").message  # stock pulsar.address
     stock = validate(resolve([SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"]))
     assert "MQ106" not in codes(stock)

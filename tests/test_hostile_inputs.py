@@ -10,9 +10,10 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, REPO
-from test_retention import natsmq_yaml
-from test_rocksmq import tree_fingerprint
+
+from tests.conftest import FIXTURES, REPO
+from tests.test_retention import natsmq_yaml
+from tests.test_rocksmq import tree_fingerprint
 
 STORE = FIXTURES / "natsmq" / "store"
 ROCKSMQ = FIXTURES / "rocksmq"
@@ -22,9 +23,15 @@ pytestmark = pytest.mark.skipif(os.geteuid() == 0 and not shutil.which("setpriv"
 
 
 def run_unprivileged(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([*UNPRIVILEGED, sys.executable, "-m", "mqctl", *args], capture_output=True, text=True,
-                          env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})}, cwd=REPO,
-                          timeout=120, stdin=subprocess.DEVNULL)
+    return subprocess.run(
+        [*UNPRIVILEGED, sys.executable, "-m", "mqctl", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200", **(env or {})},
+        cwd=REPO,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 def read_only(root) -> None:
@@ -56,8 +63,15 @@ def test_a_read_only_store_is_inspected_and_not_changed(tmp_path, store):
     listed = run_unprivileged("channels", "list", "--nats-store", str(store), "--json")
     assert listed.returncode == 0, listed.stderr
     assert '"name": "by-dev-rootcoord-dml_0"' in listed.stdout
-    applied = run_unprivileged("retention", "apply", "--config", str(natsmq_yaml(tmp_path, max_age="0", max_msgs="50")),
-                               "--nats-store", str(store), "--yes")
+    applied = run_unprivileged(
+        "retention",
+        "apply",
+        "--config",
+        str(natsmq_yaml(tmp_path, max_age="0", max_msgs="50")),
+        "--nats-store",
+        str(store),
+        "--yes",
+    )
     assert applied.returncode == 3, applied.stderr
     assert "is not writable by this user, so the NATS store cannot be changed; nothing changed" in applied.stderr
     assert tree_fingerprint(store) == before
@@ -72,8 +86,9 @@ def test_unreadable_folders_are_one_line_not_a_traceback(tmp_path, store):
     os.chmod(jetstream, 0)
     try:
         rocks = run_unprivileged("retention", "show", "--rocksmq", str(tmp_path / "rdb_data"))
-        assert rocks.returncode == 3 and rocks.stderr.startswith(f"error: cannot read {meta}/CURRENT: Permission "
-                                                                 "denied"), rocks.stderr
+        assert rocks.returncode == 3 and rocks.stderr.startswith(
+            f"error: cannot read {meta}/CURRENT: Permission denied"
+        ), rocks.stderr
         nats = run_unprivileged("channels", "list", "--nats-store", str(store))
         assert nats.returncode == 3 and "Permission denied" in nats.stderr and "Traceback" not in nats.stderr
         assert "internal error" not in rocks.stderr + nats.stderr

@@ -10,14 +10,19 @@ import sys
 import time
 
 import pytest
-from conftest import FIXTURES
-from make_fixtures import free_port, load_expected, rows_by_pk
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq import messages
-from mqctl.mq.jetstream import (JetStreamSource, nats_server_binary, private_nats_server, public_url,
-                                sequence_and_pending)
-from test_rocksmq import tree_fingerprint
+from mqctl.mq.jetstream import (
+    JetStreamSource,
+    nats_server_binary,
+    private_nats_server,
+    public_url,
+    sequence_and_pending,
+)
+from tests.conftest import FIXTURES
+from tests.make_fixtures import free_port, load_expected, rows_by_pk
+from tests.test_rocksmq import tree_fingerprint
 
 STORE = FIXTURES / "natsmq" / "store"
 
@@ -40,8 +45,9 @@ def start_nats(tmp_path, conf: str = "", *, store_dir=None, binary=None):
     config = tmp_path / "server.conf"
     store = store_dir or tmp_path / "js"
     config.write_text(f"listen: 127.0.0.1:{port}\njetstream {{ store_dir: {json.dumps(str(store))} }}\n{conf}\n")
-    proc = subprocess.Popen([str(binary or nats_server_binary()), "-c", str(config)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [str(binary or nats_server_binary()), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     deadline = time.monotonic() + 10
     import socket
 
@@ -60,10 +66,16 @@ def test_lists_the_milvus_streams(source):
     names = [c.name for c in channels]
     dml = [f"{expected['channel_prefix']}{i}" for i in range(expected["dml_channels"])]
     assert set(dml) <= set(names)
-    assert names == sorted(names, key=lambda n: [int(p) if p.isdigit() else p for p in __import__("re").split(r"(\d+)", n)])
+    assert names == sorted(
+        names, key=lambda n: [int(p) if p.isdigit() else p for p in __import__("re").split(r"(\d+)", n)]
+    )
     for channel in channels:
         details = source.stream(channel.name)
-        assert (channel.messages, channel.bytes, channel.consumers) == (details.messages, details.bytes, details.consumers)
+        assert (channel.messages, channel.bytes, channel.consumers) == (
+            details.messages,
+            details.bytes,
+            details.consumers,
+        )
         scanned = list(source.iter_messages(channel.name))
         assert len(scanned) == channel.messages
         if scanned:
@@ -84,11 +96,12 @@ def test_post_switch_inserts_and_deletes_decode(source):
             if msg.type_code == 400:
                 columns = messages.insert_columns(msg)
                 inserted.setdefault(msg.collection, {}).update(
-                    {pk: {name: values[i] for name, values in columns.items()} for i, pk in enumerate(msg.pks)})
+                    {pk: {name: values[i] for name, values in columns.items()} for i, pk in enumerate(msg.pks)}
+                )
                 assert "traceparent" in raw.headers  # facts §7: trace context travels as a header on NATS
             elif msg.type_code == 401:
                 deleted.setdefault(msg.collection, []).extend(msg.pks)
-    for name, info in expected["collections"].items():
+    for name, _info in expected["collections"].items():
         want = rows_by_pk(expected, name, "natsmq")
         if name in ("scratch",):
             continue
@@ -99,7 +112,9 @@ def test_post_switch_inserts_and_deletes_decode(source):
                 if field in got:
                     value_got = got[field].hex() if isinstance(got[field], bytes) else got[field]
                     assert (json.loads(value_got) if field == "meta" else value_got) == value
-        want_deleted = sorted(pk for d in expected["deletes"] if d["collection"] == name and d["phase"] == "natsmq" for pk in d["pks"])
+        want_deleted = sorted(
+            pk for d in expected["deletes"] if d["collection"] == name and d["phase"] == "natsmq" for pk in d["pks"]
+        )
         assert sorted(deleted[name]) == want_deleted
 
 
@@ -108,7 +123,7 @@ def test_reading_leaves_no_consumer_behind(source):
     before = source.stream(name).consumers
     ids = [m.id for m in source.iter_messages(name, 10, 20)]
     assert ids == list(range(10, 21))
-    for first in source.iter_messages(name):
+    for first in source.iter_messages(name):  # noqa: B007
         break  # abandoned generator: the consumer is removed on close
     assert first.id == 1
     import gc
@@ -192,8 +207,11 @@ def test_private_server_refuses_a_store_in_use(tmp_path):
     copy = tmp_path / "nats"
     shutil.copytree(STORE, copy)
     held = next(copy.rglob("*.blk"))
-    holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(held)!r}, 'rb'); import time; print('ok', flush=True); time.sleep(60)"],
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"f = open({str(held)!r}, 'rb'); import time; print('ok', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "ok"
         with pytest.raises(PreconditionError, match="in use by"):
@@ -247,6 +265,7 @@ def test_update_config(tmp_path):
 
     proc, url = start_nats(tmp_path, "")
     try:
+
         async def create():
             nc = await nats.connect(url)
             js = nc.jetstream()
@@ -294,10 +313,31 @@ def test_nkey_auth(tmp_path):
 
 def test_tls_and_client_certificates(tmp_path):
     cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(key), "-out", str(cert),
-                    "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"],
-                   check=True, capture_output=True)
-    proc, url = start_nats(tmp_path, f'tls {{ cert_file: "{cert}", key_file: "{key}", ca_file: "{cert}", verify: true }}')
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            str(key),
+            "-out",
+            str(cert),
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+            "-addext",
+            "subjectAltName=IP:127.0.0.1,DNS:localhost",
+        ],
+        check=True,
+        capture_output=True,
+    )
+    proc, url = start_nats(
+        tmp_path, f'tls {{ cert_file: "{cert}", key_file: "{key}", ca_file: "{cert}", verify: true }}'
+    )
     try:
         with pytest.raises(PreconditionError):  # no client certificate
             JetStreamSource(url, tls_ca=str(cert), timeout=1)
@@ -319,8 +359,11 @@ def test_store_in_use_is_told_by_command_line_and_config_not_by_a_prefix(tmp_pat
     renamed = tmp_path / "milvus"  # Milvus's process name, serving the store given on its command line
     shutil.copy(nats_server_binary(), renamed)
     port = free_port()
-    by_argument = subprocess.Popen([str(renamed), "-js", "-sd", str(store), "-a", "127.0.0.1", "-p", str(port)],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    by_argument = subprocess.Popen(
+        [str(renamed), "-js", "-sd", str(store), "-a", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     by_config, _ = start_nats(tmp_path, store_dir=live)
     try:
         deadline = time.monotonic() + 10
@@ -331,9 +374,18 @@ def test_store_in_use_is_told_by_command_line_and_config_not_by_a_prefix(tmp_pat
                 pass
         by_argument.terminate()
         by_argument.wait()
-        wrapper = subprocess.run([sys.executable, "-c", "import sys; from mqctl.mq.jetstream import private_nats_server\n"
-                                  "with private_nats_server(sys.argv[1]) as url: print(url)", str(store)],
-                                 capture_output=True, text=True, timeout=60)
+        wrapper = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from mqctl.mq.jetstream import private_nats_server\n"
+                "with private_nats_server(sys.argv[1]) as url: print(url)",
+                str(store),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert wrapper.returncode == 0 and wrapper.stdout.startswith("nats://127.0.0.1:"), wrapper.stderr
         with pytest.raises(PreconditionError, match=r"in use by \d+"):
             with private_nats_server(live):

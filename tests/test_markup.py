@@ -10,8 +10,8 @@ import shutil
 import pytest
 from rich.console import Console
 
-from conftest import FIXTURES, REPO, SAMPLES, run_cli
-from mqctl.output import Output
+from mqctl.cli.terminal import Output
+from tests.conftest import FIXTURES, REPO, SAMPLES, run_cli
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"
@@ -24,8 +24,9 @@ def clean(result) -> str:
 
 
 def test_spark_master_option_is_echoed_verbatim(tmp_path):
-    result = run_cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "out"),
-                     "--master", "local[x]")
+    result = run_cli(
+        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "out"), "--master", "local[x]"
+    )
     assert result.code == 2
     assert "--master 'local[x]' is not a Spark master URL" in clean(result)
 
@@ -35,8 +36,15 @@ def test_install_hint_keeps_its_extra(tmp_path):
     broken = tmp_path / "site" / "pyspark"
     broken.mkdir(parents=True)
     (broken / "__init__.py").write_text("raise ImportError('pyspark is not installed here')\n")
-    result = run_cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "out"),
-                     env={"PYTHONPATH": os.pathsep.join([str(broken.parent), str(REPO)])})
+    result = run_cli(
+        "replay",
+        "--to-spark",
+        "--rocksmq",
+        str(ROCKSMQ),
+        "--output",
+        str(tmp_path / "out"),
+        env={"PYTHONPATH": os.pathsep.join([str(broken.parent), str(REPO)])},
+    )
     assert result.code == 3
     assert "error: pyspark is not installed — pip install 'mqctl[spark]'" in clean(result)
 
@@ -76,7 +84,9 @@ def test_bracketed_file_and_key_through_every_config_command(bracketed):
     changed = run_cli("config", "set", str(bracketed), "natsmq.server.monitor.logFile", "[u]w.log", "--yes")
     assert changed.code == 0
     text = clean(changed)
-    assert '+      logFile: "[u]w.log"' in text and "a[b].yaml\n+++ b/" in text and f"Wrote {bracketed} (backup: " in text
+    assert (
+        '+      logFile: "[u]w.log"' in text and "a[b].yaml\n+++ b/" in text and f"Wrote {bracketed} (backup: " in text
+    )
     assert 'logFile: "[u]w.log"' in bracketed.read_text()
 
     removed = run_cli("config", "unset", str(bracketed), "natsmq.server.monitor.logFile", "--dry-run")
@@ -118,8 +128,24 @@ def test_bracketed_config_path_in_the_migration_plan(tmp_path):
     folder.mkdir()
     config = folder / "milvus.yaml"
     shutil.copy(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml", config)
-    result = run_cli("migrate", "plan", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1",
-                     "--milvus-version", "2.6.0", "--stop-cmd", "true", "--start-cmd", "true", "--log-file", "m.log",
-                     env={"COLUMNS": "300"})
+    result = run_cli(
+        "migrate",
+        "plan",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        "http://127.0.0.1:1",
+        "--milvus-version",
+        "2.6.0",
+        "--stop-cmd",
+        "true",
+        "--start-cmd",
+        "true",
+        "--log-file",
+        "m.log",
+        env={"COLUMNS": "300"},
+    )
     assert result.code == 3
     assert f"switch {config} to natsmq" in clean(result)

@@ -6,10 +6,10 @@ import datetime as dt
 import json
 
 import pytest
-from make_fixtures import load_expected, rows_by_pk
 
 from mqctl.mq import messages
 from mqctl.mq.rocksmq import RocksMQSource
+from tests.make_fixtures import load_expected, rows_by_pk
 
 ROCKSMQ = "rocksmq/rdb_data"
 
@@ -22,7 +22,7 @@ def expected():
 @pytest.fixture(scope="module")
 def decoded(expected):
     """Every message of the RocksMQ fixture, decoded, with CreateCollection schemas applied."""
-    from conftest import FIXTURES
+    from tests.conftest import FIXTURES
 
     out = []
     schemas = {}
@@ -48,7 +48,14 @@ def _plain(value):
 def test_every_fixture_message_parses(decoded):
     assert decoded
     assert all(msg.error is None for _, msg in decoded)
-    assert {msg.type for _, msg in decoded} >= {"Insert", "Delete", "TimeTick", "CreateCollection", "DropCollection", "Flush"}
+    assert {msg.type for _, msg in decoded} >= {
+        "Insert",
+        "Delete",
+        "TimeTick",
+        "CreateCollection",
+        "DropCollection",
+        "Flush",
+    }
 
 
 def test_times_come_from_the_tso(decoded):
@@ -72,7 +79,13 @@ def test_insert_columns_match_what_was_inserted(decoded, expected):
             for i, pk in enumerate(msg.pks):
                 row = {field: values[i] for field, values in columns.items()}
                 dynamic = json.loads(row.pop("$meta")) if "$meta" in row else {}
-                got[pk] = {**{k: (json.loads(v) if messages.field_types(msg)[k] == "JSON" else _plain(v)) for k, v in row.items()}, **dynamic}
+                got[pk] = {
+                    **{
+                        k: (json.loads(v) if messages.field_types(msg)[k] == "JSON" else _plain(v))
+                        for k, v in row.items()
+                    },
+                    **dynamic,
+                }
         assert got == want, name
 
 
@@ -86,7 +99,9 @@ def test_field_types_use_milvus_names(decoded, expected):
 
 def test_deletes_carry_every_primary_key(decoded, expected):
     for name in expected["collections"]:
-        want = sorted(pk for d in expected["deletes"] if d["collection"] == name and d["phase"] == "rocksmq" for pk in d["pks"])
+        want = sorted(
+            pk for d in expected["deletes"] if d["collection"] == name and d["phase"] == "rocksmq" for pk in d["pks"]
+        )
         got = sorted(pk for msg in _of_type(decoded, 401) if msg.collection == name for pk in msg.pks)
         assert got == want, name
 
@@ -96,8 +111,9 @@ def test_schema_from_create_collection(decoded, expected):
     assert set(schemas) == set(expected["collections"])
     for name, info in expected["collections"].items():
         user_fields = [f for f in schemas[name].fields if f.field_id >= 100 and not f.is_dynamic]
-        assert [(f.name, f.type, f.is_primary, f.dim, f.max_length) for f in user_fields] == \
-            [(f["name"], f["type"], f["is_primary"], f["dim"], f["max_length"]) for f in info["fields"]]
+        assert [(f.name, f.type, f.is_primary, f.dim, f.max_length) for f in user_fields] == [
+            (f["name"], f["type"], f["is_primary"], f["dim"], f["max_length"]) for f in info["fields"]
+        ]
         assert schemas[name].enable_dynamic_field == info["enable_dynamic_field"]
     dropped = {msg.collection for msg in _of_type(decoded, 101)}
     assert dropped == {d["collection"] for d in expected["dropped_collections"]}
@@ -108,7 +124,9 @@ def test_schema_from_insert_without_create(decoded, expected):
     plain = messages.decode(insert.proto.SerializeToString())  # no schemas known: the key is inferred
     schema = messages.schema_from_insert(plain)
     assert schema.primary.name == expected["collections"]["items"]["primary_key"]
-    assert [(f.name, f.type) for f in schema.fields] == [(f["name"], f["type"]) for f in expected["collections"]["items"]["fields"]]
+    assert [(f.name, f.type) for f in schema.fields] == [
+        (f["name"], f["type"]) for f in expected["collections"]["items"]["fields"]
+    ]
 
 
 def test_unknown_type_is_shown_by_number():

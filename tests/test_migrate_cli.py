@@ -21,15 +21,28 @@ def config(tmp_path):
 
 def test_refuses_natsmq_on_milvus_2_6(config, cli):
     before = config.read_text()
-    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1",
-                 "--milvus-version", "2.6.0", *COMMANDS, "--yes")
+    result = cli(
+        "migrate",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        "http://127.0.0.1:1",
+        "--milvus-version",
+        "2.6.0",
+        *COMMANDS,
+        "--yes",
+    )
     assert result.code == 3
     assert "natsmq was removed in Milvus 2.6" in result.stderr and "Traceback" not in result.stderr
     assert config.read_text() == before
 
 
 def test_refuses_unreachable_milvus(config, cli):
-    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS, "--yes")
+    result = cli(
+        "migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS, "--yes"
+    )
     assert result.code == 3
     assert "step preflight failed" in result.stderr and "not reachable" in result.stderr
     assert "nothing was changed" in result.stderr
@@ -38,12 +51,32 @@ def test_refuses_unreachable_milvus(config, cli):
 
 
 def test_plan_lists_every_step_and_the_refusal(config, cli):
-    result = cli("migrate", "plan", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1",
-                 "--milvus-version", "2.6.0", "--json")
+    result = cli(
+        "migrate",
+        "plan",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        "http://127.0.0.1:1",
+        "--milvus-version",
+        "2.6.0",
+        "--json",
+    )
     assert result.code == 3
     plan = result.json()
-    assert [s["name"] for s in plan["steps"]] == ["preflight", "stop-writes", "flush", "stop", "switch", "start",
-                                                  "verify", "resume-writes", "backup"]
+    assert [s["name"] for s in plan["steps"]] == [
+        "preflight",
+        "stop-writes",
+        "flush",
+        "stop",
+        "switch",
+        "start",
+        "verify",
+        "resume-writes",
+        "backup",
+    ]
     assert [f["code"] for f in plan["findings"] if f["level"] == "error"] == ["target-unsupported"]
     assert plan["source_mq"] == "rocksmq" and plan["milvus_version"] == "2.6.0"
 
@@ -57,7 +90,9 @@ def test_json_run_needs_yes_and_status_needs_a_journal(config, cli):
 
 def _failed_journal(config, cli) -> Path:
     """A real journal: a migration that stopped in preflight (Milvus unreachable), next to `config`."""
-    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS, "--yes")
+    result = cli(
+        "migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS, "--yes"
+    )
     assert result.code == 3, result.stderr
     return config.parent / ".mqctl-migrate.json"
 
@@ -85,8 +120,19 @@ def test_resume_refuses_a_journal_of_another_config(tmp_path, cli):
 
 def test_preflight_dry_runs_the_switch_edit(config, cli):
     before = config.read_text()
-    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1",
-                 "--nats-port", "70000", *COMMANDS, "--yes")
+    result = cli(
+        "migrate",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        "http://127.0.0.1:1",
+        "--nats-port",
+        "70000",
+        *COMMANDS,
+        "--yes",
+    )
     assert result.code == 3
     assert "step preflight failed" in result.stderr and "natsmq.server.port must be a port" in result.stderr
     assert "nothing was changed" in result.stderr and config.read_text() == before
@@ -143,8 +189,19 @@ def test_a_damaged_journal_is_bad_input(config, cli, damage):
 def test_state_dir_that_is_a_file_or_missing(tmp_path, config, cli):
     afile = tmp_path / "afile"
     afile.write_text("x")
-    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS,
-                 "--state-dir", str(afile), "--yes")
+    result = cli(
+        "migrate",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        "http://127.0.0.1:1",
+        *COMMANDS,
+        "--state-dir",
+        str(afile),
+        "--yes",
+    )
     assert result.code == 2 and "not a folder" in result.stderr, result.stderr
     for command in ("status", "resume"):
         result = cli("migrate", command, "--state-dir", str(tmp_path / "new" / "dir"))
@@ -152,11 +209,24 @@ def test_state_dir_that_is_a_file_or_missing(tmp_path, config, cli):
     assert not (tmp_path / "new").exists()
 
 
-@pytest.mark.parametrize("option,value", [("--flush-timeout", "-1"), ("--flush-timeout", "inf"),
-                                          ("--start-timeout", "0"), ("--confirm-timeout", "nan")])
+@pytest.mark.parametrize(
+    "option,value",
+    [("--flush-timeout", "-1"), ("--flush-timeout", "inf"), ("--start-timeout", "0"), ("--confirm-timeout", "nan")],
+)
 def test_timeouts_must_be_positive_and_finite(config, cli, option, value):
-    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS,
-                 option, value, "--yes")
+    result = cli(
+        "migrate",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        "http://127.0.0.1:1",
+        *COMMANDS,
+        option,
+        value,
+        "--yes",
+    )
     assert result.code == 2 and "positive, finite number of seconds" in result.stderr, result.stderr
     assert not (config.parent / ".mqctl-migrate.json").exists()
     result = cli("migrate", "resume", "--config", str(config), option, value)
@@ -165,22 +235,36 @@ def test_timeouts_must_be_positive_and_finite(config, cli, option, value):
 
 def test_a_missing_config_creates_nothing(tmp_path, cli):
     missing = tmp_path / "MISSING" / "m.yaml"
-    result = cli("migrate", "--config", str(missing), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS,
-                 "--yes")
+    result = cli(
+        "migrate", "--config", str(missing), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS, "--yes"
+    )
     assert result.code == 2 and "m.yaml" in result.stderr and "does not exist" in result.stderr, result.stderr
     assert not (tmp_path / "MISSING").exists()
-
 
 
 def test_etcd_root_defaults_to_the_configs_root_path(config, cli):
     """forceDeny must go under the root this Milvus watches, not under by-dev."""
     import json
 
-    config.write_text(config.read_text().replace("rootPath: by-dev # The root path where data is stored in etcd",
-                                                 "rootPath: prod-milvus"))
+    config.write_text(
+        config.read_text().replace(
+            "rootPath: by-dev # The root path where data is stored in etcd", "rootPath: prod-milvus"
+        )
+    )
     journal = json.loads(_failed_journal(config, cli).read_text())
     assert journal["options"]["etcd_root"] == "prod-milvus"
-    result = cli("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS,
-                 "--etcd-root", "other", "--yes")
+    result = cli(
+        "migrate",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        "http://127.0.0.1:1",
+        *COMMANDS,
+        "--etcd-root",
+        "other",
+        "--yes",
+    )
     assert result.code == 3
     assert json.loads((config.parent / ".mqctl-migrate.json").read_text())["options"]["etcd_root"] == "other"

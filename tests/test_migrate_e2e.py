@@ -30,8 +30,9 @@ def assert_deleted_rows_stay_deleted(info):
     c = client(info)
     try:
         for name in ("demo_docs", "demo_events"):
-            assert c.query(name, filter="id in [0, 10, 20, 990]", output_fields=["id"],
-                           consistency_level="Strong") == []
+            assert (
+                c.query(name, filter="id in [0, 10, 20, 990]", output_fields=["id"], consistency_level="Strong") == []
+            )
             assert len(c.query(name, filter="id in [1, 11, 21]", output_fields=["id"], consistency_level="Strong")) == 3
     finally:
         c.close()
@@ -73,23 +74,45 @@ def test_plan_reads_milvus_environment_and_warns_of_an_unreachable_kafka(box):
     result = run_cli("migrate", "plan", "--sandbox", box["dir"], "--to", "kafka", "--json")
     assert result.code == 0, result.stderr  # warnings only
     findings = {f["code"]: f for f in result.json()["findings"]}
-    assert findings["target-unreachable"]["level"] == "warning" and "localhost:9092" in findings["target-unreachable"]["message"]
+    assert (
+        findings["target-unreachable"]["level"] == "warning"
+        and "localhost:9092" in findings["target-unreachable"]["message"]
+    )
     assert "env-not-checked" not in findings  # the sandbox's milvus process is local: its environment was read
 
 
 def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
     before = counts(box)
-    crashed = migrate(box, "--to", "natsmq", "--backup-dir", str(tmp_path / "backup"), "--cleanup",
-                      env={"MQCTL_CRASH_AFTER_STEP": "preflight"})
+    crashed = migrate(
+        box,
+        "--to",
+        "natsmq",
+        "--backup-dir",
+        str(tmp_path / "backup"),
+        "--cleanup",
+        env={"MQCTL_CRASH_AFTER_STEP": "preflight"},
+    )
     assert crashed.code == KILLED
     status = run_cli("migrate", "status", "--sandbox", box["dir"], "--json").json()
     names = [s["name"] for s in status["steps"]]
-    assert names == ["preflight", "stop-writes", "flush", "stop", "switch", "start", "verify", "resume-writes", "backup"]
+    assert names == [
+        "preflight",
+        "stop-writes",
+        "flush",
+        "stop",
+        "switch",
+        "start",
+        "verify",
+        "resume-writes",
+        "backup",
+    ]
     assert [s["status"] for s in status["steps"][:2]] == ["done", "pending"]
     # SIGKILL right after every other step too; each resume goes on from the journal (Milvus is not
     # restarted needlessly) and the step that was killed after stays done.
     for step in names[1:]:
-        crashed = run_cli("migrate", "resume", "--sandbox", box["dir"], env={"MQCTL_CRASH_AFTER_STEP": step}, timeout=600)
+        crashed = run_cli(
+            "migrate", "resume", "--sandbox", box["dir"], env={"MQCTL_CRASH_AFTER_STEP": step}, timeout=600
+        )
         assert crashed.code == KILLED, (step, crashed.stderr)
         assert journal(box)["steps"][names.index(step)]["status"] == "done", step
     done = run_cli("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
@@ -119,8 +142,9 @@ def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
 
 
 def test_natsmq_to_rocksmq_after_a_failing_stop_and_a_failing_start_command(box, tmp_path):
-    stop_fails = migrate(box, "--to", "rocksmq", "--stop-cmd", "false", "--backup-dir", str(tmp_path / "backup"),
-                         "--cleanup")
+    stop_fails = migrate(
+        box, "--to", "rocksmq", "--stop-cmd", "false", "--backup-dir", str(tmp_path / "backup"), "--cleanup"
+    )
     assert stop_fails.code == 3 and "step stop failed" in stop_fails.stderr
     assert "Milvus still runs on its old MQ, so writes were resumed" in stop_fails.stderr
     steps = {s["name"]: s["status"] for s in journal(box)["steps"]}
@@ -166,8 +190,17 @@ def test_rollback_before_cleanup_returns_to_rocksmq(box):
 
 def test_rollback_after_cleanup_restores_the_archived_rocksmq(box, tmp_path):
     before = counts(box)
-    done = migrate(box, "--to", "natsmq", "--store-dir", str(tmp_path / "nats"), "--backup-dir", str(tmp_path / "bk"),
-                   "--cleanup", "--json")
+    done = migrate(
+        box,
+        "--to",
+        "natsmq",
+        "--store-dir",
+        str(tmp_path / "nats"),
+        "--backup-dir",
+        str(tmp_path / "bk"),
+        "--cleanup",
+        "--json",
+    )
     assert done.code == 0, done.stderr
     deleted = next(s for s in done.json()["steps"] if s["name"] == "backup")["evidence"]["deleted"]
     assert deleted and not any(Path(d).exists() for d in deleted)

@@ -97,7 +97,9 @@ def test_sandbox_reports_the_etcd_milvus_uses(box, cli):
 def test_a_wrong_etcd_root_is_refused_before_anything_changes(box):
     result = migrate(box, "--to", "natsmq", "--etcd-root", "wrong-root")
     assert result.code == 3, result.stderr
-    assert "no Milvus session under wrong-root/meta/session/" in result.stderr and "nothing was changed" in result.stderr
+    assert (
+        "no Milvus session under wrong-root/meta/session/" in result.stderr and "nothing was changed" in result.stderr
+    )
     assert force_deny(box, "wrong-root") is None and force_deny(box) is None
 
 
@@ -147,10 +149,16 @@ def test_rocksmq_to_natsmq_through_etcd_survives_crashes(box):
     assert force_deny(box) == "true"  # denied through etcd, and Milvus logged it
     confirmed = steps(journal(box))["stop-writes"]["evidence"]["confirmed"]
     assert "EtcdSource" in confirmed
-    crashed = run_cli("migrate", "resume", "--sandbox", box["dir"], env={"MQCTL_CRASH_AFTER_STEP": "switch"}, timeout=600)
+    crashed = run_cli(
+        "migrate", "resume", "--sandbox", box["dir"], env={"MQCTL_CRASH_AFTER_STEP": "switch"}, timeout=600
+    )
     assert crashed.code == KILLED, crashed.stderr
-    assert [steps(journal(box))[n]["status"] for n in ("flush", "stop", "switch", "start")] == \
-        ["done", "done", "done", "pending"]
+    assert [steps(journal(box))[n]["status"] for n in ("flush", "stop", "switch", "start")] == [
+        "done",
+        "done",
+        "done",
+        "pending",
+    ]
     done = run_cli("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
     assert done.code == 0, done.stderr
     result = steps(done.json())
@@ -159,17 +167,27 @@ def test_rocksmq_to_natsmq_through_etcd_survives_crashes(box):
     assert raw == {"rows": RAW_ROWS + 20, "was_loaded": False, "method": "segment-stats"}
     assert result["flush"]["evidence"]["counts"][f"default/{RAW}"]["rows"] == RAW_ROWS + 20
     flushed = result["flush"]["evidence"]  # every vchannel's checkpoint reached the FlushAll ts before the stop
-    assert {r["collection"] for r in flushed["checkpoints"]} >= {"default/demo_docs", "default/demo_events",
-                                                                 f"default/{RAW}"}
+    assert {r["collection"] for r in flushed["checkpoints"]} >= {
+        "default/demo_docs",
+        "default/demo_events",
+        f"default/{RAW}",
+    }
     for row in flushed["checkpoints"]:
         assert row["reached"] and row["ts_after"] >= flushed["flush_all_ts"] and row["ts_before"] is not None, row
         assert row["position"] > 0 and row["pchannel"] in row["vchannel"], row
     moved = result["verify"]["evidence"]  # on natsmq now: checkpoints past the start, or a warning per vchannel
     assert {r["vchannel"] for r in moved["checkpoints"]} == {r["vchannel"] for r in flushed["checkpoints"]}
-    assert sorted(w.split(":")[0] for w in moved["checkpoint_warnings"]) == \
-        sorted(r["vchannel"] for r in moved["checkpoints"] if not r["reached"])
-    print("checkpoint waits (s): after FlushAll", flushed["checkpoint_wait_seconds"], "after the start",
-          moved["checkpoint_wait_seconds"], "not advanced:", moved["checkpoint_warnings"])
+    assert sorted(w.split(":")[0] for w in moved["checkpoint_warnings"]) == sorted(
+        r["vchannel"] for r in moved["checkpoints"] if not r["reached"]
+    )
+    print(
+        "checkpoint waits (s): after FlushAll",
+        flushed["checkpoint_wait_seconds"],
+        "after the start",
+        moved["checkpoint_wait_seconds"],
+        "not advanced:",
+        moved["checkpoint_warnings"],
+    )
     resumed = result["resume-writes"]["evidence"]["confirmed"]
     assert "EtcdSource" in resumed and "DELETE" in resumed
     assert force_deny(box) is None  # it was absent before the migration

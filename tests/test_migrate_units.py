@@ -14,19 +14,27 @@ from mqctl.migrate.journal import COMPLETED, DONE, Journal, archive_finished
 from mqctl.migrate.run import rollback_steps
 from mqctl.migrate.steps import INIT_MQ, update_event
 
-EVENT = ('[2026/11/22 05:07:12.265 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
-         '[event="{\\"EventSource\\":\\"FileSource\\",\\"EventType\\":\\"UPDATE\\",\\"Key\\":'
-         '\\"quotaandlimits.limitwriting.forcedeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]')
+EVENT = (
+    '[2026/11/22 05:07:12.265 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+    '[event="{\\"EventSource\\":\\"FileSource\\",\\"EventType\\":\\"UPDATE\\",\\"Key\\":'
+    '\\"quotaandlimits.limitwriting.forcedeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]'
+)
 # Seen on Milvus 2.3.5 with an external etcd: the etcd source logs the etcd path, then the normalised key.
-ETCD_CREATE = ('[2026/11/23 13:08:55.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
-               '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"CREATE\\",\\"Key\\":'
-               '\\"quotaAndLimits/limitWriting/forceDeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]')
-ETCD_NORMALISED = ('[2026/11/23 13:08:55.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
-                   '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"UPDATE\\",\\"Key\\":'
-                   '\\"quotaandlimitslimitwritingforcedeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]')
-ETCD_DELETE = ('[2026/11/23 13:09:05.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
-               '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"DELETE\\",\\"Key\\":'
-               '\\"quotaAndLimits/limitWriting/forceDeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]')
+ETCD_CREATE = (
+    '[2026/11/23 13:08:55.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+    '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"CREATE\\",\\"Key\\":'
+    '\\"quotaAndLimits/limitWriting/forceDeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]'
+)
+ETCD_NORMALISED = (
+    '[2026/11/23 13:08:55.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+    '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"UPDATE\\",\\"Key\\":'
+    '\\"quotaandlimitslimitwritingforcedeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]'
+)
+ETCD_DELETE = (
+    '[2026/11/23 13:09:05.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+    '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"DELETE\\",\\"Key\\":'
+    '\\"quotaAndLimits/limitWriting/forceDeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]'
+)
 INIT = '[2026/11/22 05:03:46.032 +00:00] [INFO] [dependency/factory.go:84] ["try to init mq"] [standalone=true] [mqType=natsmq]'
 
 
@@ -118,12 +126,18 @@ def test_journal_round_trip_and_refusal_of_unfinished(tmp_path):
     assert moved.exists() and not path.exists()
 
 
-@pytest.mark.parametrize("done, cleaned, expected", [
-    (["preflight", "stop-writes"], False, ["resume-writes"]),
-    (["preflight", "stop-writes", "flush", "stop"], False, ["flush", "stop", "start", "verify", "resume-writes"]),
-    (["preflight", "stop-writes", "flush", "stop", "switch", "start", "verify", "resume-writes", "backup"], True,
-     ["stop-writes", "flush", "stop", "restore-config", "restore-data", "start", "verify", "resume-writes"]),
-])
+@pytest.mark.parametrize(
+    "done, cleaned, expected",
+    [
+        (["preflight", "stop-writes"], False, ["resume-writes"]),
+        (["preflight", "stop-writes", "flush", "stop"], False, ["flush", "stop", "start", "verify", "resume-writes"]),
+        (
+            ["preflight", "stop-writes", "flush", "stop", "switch", "start", "verify", "resume-writes", "backup"],
+            True,
+            ["stop-writes", "flush", "stop", "restore-config", "restore-data", "start", "verify", "resume-writes"],
+        ),
+    ],
+)
 def test_rollback_undoes_what_was_done(tmp_path, done, cleaned, expected):
     journal = Journal.new(tmp_path / "j.json", "rocksmq", "natsmq", {})
     for name in done:
@@ -137,9 +151,12 @@ def test_the_journal_holds_no_password_of_milvus_or_etcd():
     from mqctl.migrate.milvus import MilvusTarget
     from mqctl.migrate.steps import MigrateOptions
 
-    options = MigrateOptions(configs=["/etc/milvus.yaml"], to="natsmq",
-                             milvus=MilvusTarget("http://127.0.0.1:19530", user="root", password="Milvus-S3cret"),
-                             etcd="http://etcduser:Etcd-S3cret@127.0.0.1:2379")
+    options = MigrateOptions(
+        configs=["/etc/milvus.yaml"],
+        to="natsmq",
+        milvus=MilvusTarget("http://127.0.0.1:19530", user="root", password="Milvus-S3cret"),
+        etcd="http://etcduser:Etcd-S3cret@127.0.0.1:2379",
+    )
     journaled = json.dumps(options.journaled())
     assert "S3cret" not in journaled
     assert options.journaled()["etcd"] == "http://etcduser@127.0.0.1:2379"
@@ -152,22 +169,28 @@ def test_milvus_environment_is_read_from_the_local_milvus_process(tmp_path):
     import subprocess
     import sys
 
-    from make_fixtures import free_port
     from mqctl.migrate.milvus import MilvusTarget
     from mqctl.migrate.steps import MigrateOptions, milvus_environment, resolution
+    from tests.make_fixtures import free_port
 
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: natsmq\n")
     port = free_port()
-    listener = ("import socket, sys, time\ns = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen()\n"
-                "print('ready', flush=True); time.sleep(60)\n")
+    listener = (
+        "import socket, sys, time\ns = socket.socket(); s.bind(('127.0.0.1', int(sys.argv[1]))); s.listen()\n"
+        "print('ready', flush=True); time.sleep(60)\n"
+    )
     options = MigrateOptions(configs=[str(config)], to="rocksmq", milvus=MilvusTarget(f"http://127.0.0.1:{port}"))
     assert milvus_environment(options)[0] is None  # nothing listens yet
     named = tmp_path / "milvus"
     named.symlink_to(sys.executable)  # the process name comes from the file name it was started by
     for program, found in ((sys.executable, False), (str(named), True)):
-        proc = subprocess.Popen([program, "-c", listener, str(port)], stdout=subprocess.PIPE, text=True,
-                                env={**os.environ, "MQ_TYPE": "rocksmq"})
+        proc = subprocess.Popen(
+            [program, "-c", listener, str(port)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "MQ_TYPE": "rocksmq"},
+        )
         try:
             assert proc.stdout.readline().strip() == "ready"
             env, where = milvus_environment(options)
@@ -188,8 +211,15 @@ FLUSH_TS = 463_000_000_000_000_000
 
 
 def _row(vchannel: str, ts: int | None) -> dict:
-    return {"vchannel": vchannel, "collection": "default/c", "pchannel": "by-dev-rootcoord-dml_0", "ts": ts,
-            "time": None, "position": 7, "from": "channel-cp"}
+    return {
+        "vchannel": vchannel,
+        "collection": "default/c",
+        "pchannel": "by-dev-rootcoord-dml_0",
+        "ts": ts,
+        "time": None,
+        "position": 7,
+        "from": "channel-cp",
+    }
 
 
 def test_a_checkpoint_at_or_past_the_flush_ts_is_done_one_before_it_or_missing_is_not():
@@ -199,17 +229,23 @@ def test_a_checkpoint_at_or_past_the_flush_ts_is_done_one_before_it_or_missing_i
     assert checkpoints_before(rows, FLUSH_TS) == ["behind", "none"]
     evidence = checkpoint_evidence({"at": FLUSH_TS - 5}, rows, FLUSH_TS)
     assert [(e["vchannel"], e["ts_before"], e["ts_after"], e["reached"]) for e in evidence] == [
-        ("at", FLUSH_TS - 5, FLUSH_TS, True), ("past", None, FLUSH_TS + 1, True),
-        ("behind", None, FLUSH_TS - 1, False), ("none", None, None, False)]
+        ("at", FLUSH_TS - 5, FLUSH_TS, True),
+        ("past", None, FLUSH_TS + 1, True),
+        ("behind", None, FLUSH_TS - 1, False),
+        ("none", None, None, False),
+    ]
     assert all(e["position"] == 7 and e["pchannel"] == "by-dev-rootcoord-dml_0" for e in evidence)
 
 
 def _milvus_meta(etcd_url: str, root: str, vchannels: dict[str, int]) -> None:
     """A collection `c` (id 9) with one vchannel per entry, each checkpoint at that timestamp."""
-    from test_checkpoints import collection_info, position, put
+    from tests.test_checkpoints import collection_info, position, put
 
-    put(etcd_url, f"{root}/meta/root-coord/database/collection-info/1/9",
-        collection_info(9, "c", {v: "by-dev-rootcoord-dml_0" for v in vchannels}))
+    put(
+        etcd_url,
+        f"{root}/meta/root-coord/database/collection-info/1/9",
+        collection_info(9, "c", {v: "by-dev-rootcoord-dml_0" for v in vchannels}),
+    )
     for vchannel, ts in vchannels.items():
         put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, 40, ts))
 
@@ -220,27 +256,30 @@ def _options(etcd_url: str, root: str, tmp_path):
 
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: rocksmq\n")
-    return MigrateOptions(configs=[str(config)], to="natsmq", milvus=MilvusTarget("http://127.0.0.1:1"), etcd=etcd_url,
-                          etcd_root=root)
+    return MigrateOptions(
+        configs=[str(config)], to="natsmq", milvus=MilvusTarget("http://127.0.0.1:1"), etcd=etcd_url, etcd_root=root
+    )
 
 
 def test_the_wait_ends_when_every_checkpoint_reaches_the_flush_ts(etcd_url, tmp_path):
     import threading
 
-    from test_checkpoints import position, put
-
     from mqctl.migrate.steps import checkpoints_before, wait_for_checkpoints
+    from tests.test_checkpoints import position, put
 
     _milvus_meta(etcd_url, "flushwait", {"v_0": FLUSH_TS, "v_1": FLUSH_TS - 100})
     options = _options(etcd_url, "flushwait", tmp_path)
-    later = threading.Timer(1.5, put, (etcd_url, "flushwait/meta/datacoord-meta/channel-cp/v_1",
-                                       position("v_1", 40, FLUSH_TS + 3)))
+    later = threading.Timer(
+        1.5, put, (etcd_url, "flushwait/meta/datacoord-meta/channel-cp/v_1", position("v_1", 40, FLUSH_TS + 3))
+    )
     later.start()
     rows, waited = wait_for_checkpoints(options, FLUSH_TS, 30, lambda s: None)
     later.join()
     assert checkpoints_before(rows, FLUSH_TS) == [] and 1.0 <= waited < 30
     assert {r["vchannel"]: (r["ts"], r["position"], r["collection"]) for r in rows} == {
-        "v_0": (FLUSH_TS, 40, "default/c"), "v_1": (FLUSH_TS + 3, 40, "default/c")}
+        "v_0": (FLUSH_TS, 40, "default/c"),
+        "v_1": (FLUSH_TS + 3, 40, "default/c"),
+    }
 
 
 def test_the_wait_is_bounded_and_names_the_vchannel_behind(etcd_url, tmp_path):
@@ -252,7 +291,7 @@ def test_the_wait_is_bounded_and_names_the_vchannel_behind(etcd_url, tmp_path):
 
 
 def test_migrate_plan_shows_the_checkpoints_and_an_unreadable_etcd_is_a_finding(etcd_url, tmp_path, cli):
-    from conftest import free_port
+    from tests.conftest import free_port
 
     _milvus_meta(etcd_url, "plan", {"by-dev-rootcoord-dml_0_9v0": FLUSH_TS})
     config = tmp_path / "milvus.yaml"
@@ -261,8 +300,12 @@ def test_migrate_plan_shows_the_checkpoints_and_an_unreadable_etcd_is_a_finding(
     planned = cli(*args, "--etcd", etcd_url, "--etcd-root", "plan", "--json")
     assert planned.code == 3, planned.stderr  # refused (no Milvus answers), and still shows the checkpoints
     [row] = planned.json()["checkpoints"]
-    assert (row["vchannel"], row["collection"], row["ts"], row["position"]) == \
-        ("by-dev-rootcoord-dml_0_9v0", "default/c", FLUSH_TS, 40)
+    assert (row["vchannel"], row["collection"], row["ts"], row["position"]) == (
+        "by-dev-rootcoord-dml_0_9v0",
+        "default/c",
+        FLUSH_TS,
+        40,
+    )
     human = cli(*args, "--etcd", etcd_url, "--etcd-root", "plan", env={"COLUMNS": "200"})
     assert "channel checkpoints now" in human.stdout and "by-dev-rootcoord-dml_0_9v0" in human.stdout
     config.write_text(f"mq:\n  type: rocksmq\netcd:\n  endpoints: 127.0.0.1:{free_port()}\n")  # no etcd there

@@ -7,7 +7,7 @@ import socket
 
 import pytest
 
-from test_replay_spark import NATS_STORE, ROCKSMQ, expected_deletes, expected_inserts, replayed, spark  # noqa: F401
+from tests.test_replay_spark import NATS_STORE, ROCKSMQ, expected_deletes, expected_inserts, replayed, spark  # noqa: F401
 
 
 def _free_port() -> int:
@@ -19,8 +19,21 @@ def _free_port() -> int:
 @pytest.mark.spark
 def test_nats_store_rows_to_parquet_match_what_was_inserted(cli, spark, tmp_path):  # noqa: F811
     out = tmp_path / "skus"
-    result = cli("replay", "--to-spark", "--nats-store", str(NATS_STORE), "--collection", "skus", "--output", str(out),
-                 "--partitions", "2", "--master", "local[2]", "--json")
+    result = cli(
+        "replay",
+        "--to-spark",
+        "--nats-store",
+        str(NATS_STORE),
+        "--collection",
+        "skus",
+        "--output",
+        str(out),
+        "--partitions",
+        "2",
+        "--master",
+        "local[2]",
+        "--json",
+    )
     assert result.code == 0, result.stderr
     summary = result.json()
     expected_rows = len(expected_inserts("natsmq", "skus")) + len(expected_deletes("natsmq", "skus"))
@@ -36,15 +49,34 @@ def test_config_source_messages_as_json_with_checkpoint(cli, spark, tmp_path):  
     config = tmp_path / "milvus.yaml"
     config.write_text(f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKSMQ}\n")
     out, ckpt = tmp_path / "messages", tmp_path / "replay.ckpt"
-    args = ("replay", "--to-spark", "--config", str(config), "--shape", "messages", "--types", "insert,delete",
-            "--output", str(out), "--format", "json", "--partition-by", "type", "--checkpoint", str(ckpt),
-            "--master", "local[2]")
+    args = (
+        "replay",
+        "--to-spark",
+        "--config",
+        str(config),
+        "--shape",
+        "messages",
+        "--types",
+        "insert,delete",
+        "--output",
+        str(out),
+        "--format",
+        "json",
+        "--partition-by",
+        "type",
+        "--checkpoint",
+        str(ckpt),
+        "--master",
+        "local[2]",
+    )
     first = cli(*args)
     assert first.code == 0, first.stderr
     assert "run 1" in first.stdout and "Spark start-up" in first.stdout
     frame = spark.read.json(str(out))
-    totals = {(r["type"], r["collection"]): r["n"] for r in frame.groupBy("type", "collection").sum("rows")
-              .withColumnRenamed("sum(rows)", "n").collect()}
+    totals = {
+        (r["type"], r["collection"]): r["n"]
+        for r in frame.groupBy("type", "collection").sum("rows").withColumnRenamed("sum(rows)", "n").collect()
+    }
     assert totals[("Insert", "items")] == len(expected_inserts("rocksmq", "items"))
     assert totals[("Delete", "skus")] == len(expected_deletes("rocksmq", "skus"))
     assert {r.replay_run for r in frame.select("replay_run").distinct().collect()} == {1}
@@ -56,14 +88,27 @@ def test_config_source_messages_as_json_with_checkpoint(cli, spark, tmp_path):  
     assert json.loads(ckpt.read_text())["positions"] == positions and spark.read.json(str(out)).count() == frame.count()
 
     other_types = cli(*[("insert" if arg == "insert,delete" else arg) for arg in args])
-    assert other_types.code == 2 and "belongs to a replay of types insert,delete, not of types insert" in other_types.stderr
+    assert (
+        other_types.code == 2
+        and "belongs to a replay of types insert,delete, not of types insert" in other_types.stderr
+    )
 
 
 @pytest.mark.spark
 def test_a_table_outlives_the_run_that_wrote_it(cli, spark, tmp_path):  # noqa: F811
     """Each CLI run is a new Spark session: the table must be in a catalog that remembers it."""
-    args = ("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "skus", "--table", "skus_t",
-            "--master", "local[1]")
+    args = (
+        "replay",
+        "--to-spark",
+        "--rocksmq",
+        str(ROCKSMQ),
+        "--collection",
+        "skus",
+        "--table",
+        "skus_t",
+        "--master",
+        "local[1]",
+    )
     first = cli(*args, "--json", cwd=str(tmp_path))
     assert first.code == 0, first.stderr
     again = cli(*args, "--mode", "append", "--partitions", "1", cwd=str(tmp_path))
@@ -77,68 +122,131 @@ def test_a_table_outlives_the_run_that_wrote_it(cli, spark, tmp_path):  # noqa: 
 
 
 def test_unknown_channel_is_exit_2(cli, tmp_path):
-    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--channels", "by-dev-rootcoord-dml_99",
-                 "--output", str(tmp_path / "o"))
+    result = cli(
+        "replay",
+        "--to-spark",
+        "--rocksmq",
+        str(ROCKSMQ),
+        "--channels",
+        "by-dev-rootcoord-dml_99",
+        "--output",
+        str(tmp_path / "o"),
+    )
     assert result.code == 2 and "Traceback" not in result.stderr
     assert "unknown channel 'by-dev-rootcoord-dml_99'" in result.stderr and "by-dev-rootcoord-dml_0" in result.stderr
 
 
 def test_collection_not_in_stream_and_no_milvus_is_exit_2(cli, tmp_path):
-    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "nope", "--output", str(tmp_path / "o"))
+    result = cli(
+        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "nope", "--output", str(tmp_path / "o")
+    )
     assert result.code == 2 and "Traceback" not in result.stderr
     assert "collection 'nope' not found in the stream" in result.stderr and "--milvus" in result.stderr
 
 
 def test_existing_output_with_mode_error_is_exit_3(cli, tmp_path):
     (tmp_path / "o").mkdir()
-    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output", str(tmp_path / "o"))
+    result = cli(
+        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output", str(tmp_path / "o")
+    )
     assert result.code == 3 and "already exists and --mode is error" in result.stderr
     assert "--mode append" in result.stderr
 
 
 def test_missing_java_says_how_to_install_it(cli, tmp_path):
-    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output", str(tmp_path / "o"),
-                 env={"JAVA_HOME": str(tmp_path / "no-java")})
+    result = cli(
+        "replay",
+        "--to-spark",
+        "--rocksmq",
+        str(ROCKSMQ),
+        "--collection",
+        "items",
+        "--output",
+        str(tmp_path / "o"),
+        env={"JAVA_HOME": str(tmp_path / "no-java")},
+    )
     assert result.code == 3 and "Traceback" not in result.stderr
     assert "no Java runtime found" in result.stderr and "openjdk-17-jre-headless" in result.stderr
     assert not (tmp_path / "o").exists()
 
 
 def test_unreachable_nats_is_exit_3(cli, tmp_path):
-    result = cli("replay", "--to-spark", "--nats", f"nats://127.0.0.1:{_free_port()}", "--timeout", "1",
-                 "--output", str(tmp_path / "o"))
+    result = cli(
+        "replay",
+        "--to-spark",
+        "--nats",
+        f"nats://127.0.0.1:{_free_port()}",
+        "--timeout",
+        "1",
+        "--output",
+        str(tmp_path / "o"),
+    )
     assert result.code == 3 and "Traceback" not in result.stderr
     assert "cannot connect to NATS" in result.stderr
 
 
 def test_unreachable_milvus_never_prints_the_password_of_its_uri(cli, tmp_path):
     milvus = f"http://reader:s3cr3t-pw@127.0.0.1:{_free_port()}"
-    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--milvus", milvus,
-                 "--output", str(tmp_path / "o"))
+    result = cli(
+        "replay",
+        "--to-spark",
+        "--rocksmq",
+        str(ROCKSMQ),
+        "--collection",
+        "items",
+        "--milvus",
+        milvus,
+        "--output",
+        str(tmp_path / "o"),
+    )
     assert result.code == 3 and "Traceback" not in result.stderr
     assert "cannot connect to Milvus at http://127.0.0.1:" in result.stderr
     assert "s3cr3t-pw" not in result.stderr + result.stdout and "reader" not in result.stderr
 
 
-@pytest.mark.parametrize("args,message", [
-    ((), "choose where to replay to: --to-spark"),
-    (("--to-spark", "--output", "o"), "no MQ source given"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--nats", "nats://x", "--output", "o"), "choose one source"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ)), "give exactly one target"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--format", "xml"), "--format 'xml'"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "c", "--mode", "overwrite"),
-     "--mode overwrite cannot go with it"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "last week"), "--from 'last week' is neither"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--to", "soon"), "--to 'soon' is neither"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--master", "mars"), "not a Spark master URL"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--remote", "http://h:15002"),
-     "--remote 'http://h:15002' is not a Spark Connect URL"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--spark-conf", "novalue"), "not KEY=VALUE"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "c", "--to", "2024-05-01T00:00:00Z"),
-     "--checkpoint needs --to as a sequence/id"),
-    (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--partition-by", "nope"),
-     "--partition-by 'nope' is not a column of the messages shape"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        ((), "choose where to replay to: --to-spark"),
+        (("--to-spark", "--output", "o"), "no MQ source given"),
+        (("--to-spark", "--rocksmq", str(ROCKSMQ), "--nats", "nats://x", "--output", "o"), "choose one source"),
+        (("--to-spark", "--rocksmq", str(ROCKSMQ)), "give exactly one target"),
+        (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--format", "xml"), "--format 'xml'"),
+        (
+            ("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "c", "--mode", "overwrite"),
+            "--mode overwrite cannot go with it",
+        ),
+        (
+            ("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "last week"),
+            "--from 'last week' is neither",
+        ),
+        (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--to", "soon"), "--to 'soon' is neither"),
+        (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--master", "mars"), "not a Spark master URL"),
+        (
+            ("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--remote", "http://h:15002"),
+            "--remote 'http://h:15002' is not a Spark Connect URL",
+        ),
+        (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--spark-conf", "novalue"), "not KEY=VALUE"),
+        (
+            (
+                "--to-spark",
+                "--rocksmq",
+                str(ROCKSMQ),
+                "--output",
+                "o",
+                "--checkpoint",
+                "c",
+                "--to",
+                "2024-05-01T00:00:00Z",
+            ),
+            "--checkpoint needs --to as a sequence/id",
+        ),
+        (
+            ("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--partition-by", "nope"),
+            "--partition-by 'nope' is not a column of the messages shape",
+        ),
+    ],
+)
 def test_bad_usage_is_one_line_and_exit_2(cli, tmp_path, args, message):
     result = cli("replay", "--shape", "messages", *args, cwd=str(tmp_path))
     assert result.code == 2, result.stderr
@@ -148,8 +256,9 @@ def test_bad_usage_is_one_line_and_exit_2(cli, tmp_path, args, message):
 def test_broken_checkpoint_is_exit_2_with_its_location(cli, tmp_path):
     ckpt = tmp_path / "c.json"
     ckpt.write_text("{not json")
-    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "o"),
-                 "--checkpoint", str(ckpt))
+    result = cli(
+        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "o"), "--checkpoint", str(ckpt)
+    )
     assert result.code == 2 and f"{ckpt}:1:2" in result.stderr
 
 
@@ -161,8 +270,20 @@ def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
     bare_python = getattr(sys, "_base_executable", None)  # the interpreter under the venv, without mqctl
     if not bare_python or bare_python == sys.executable:
         pytest.skip("needs a virtualenv whose base interpreter lacks mqctl")
-    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output",
-                 str(tmp_path / "o"), "--master", "local[1]", env={"PYSPARK_PYTHON": bare_python}, cwd=str(tmp_path))
+    result = cli(
+        "replay",
+        "--to-spark",
+        "--rocksmq",
+        str(ROCKSMQ),
+        "--collection",
+        "items",
+        "--output",
+        str(tmp_path / "o"),
+        "--master",
+        "local[1]",
+        env={"PYSPARK_PYTHON": bare_python},
+        cwd=str(tmp_path),
+    )
     assert result.code == 3 and "Traceback" not in result.stderr
     assert f"error: the Spark job failed: Python worker on {socket.gethostname()} (Python " in result.stderr
     assert f"{bare_python}, no runtime shipped) cannot import " in result.stderr
@@ -175,8 +296,19 @@ def test_same_job_on_a_pseudo_cluster_with_separate_executors(cli, spark, tmp_pa
     from mqctl.mq.rocksmq import RocksMQSource
 
     out = tmp_path / "messages.orc"
-    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(out), "--format", "orc",
-                 "--master", "local-cluster[2,1,1024]", "--json")
+    result = cli(
+        "replay",
+        "--to-spark",
+        "--rocksmq",
+        str(ROCKSMQ),
+        "--output",
+        str(out),
+        "--format",
+        "orc",
+        "--master",
+        "local-cluster[2,1,1024]",
+        "--json",
+    )
     assert result.code == 0, result.stderr
     with RocksMQSource(ROCKSMQ) as rocks:
         stored = sum(channel.messages for channel in rocks.list_channels())

@@ -14,8 +14,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from conftest import FIXTURES, run_cli
-from spark_cluster import StandaloneCluster, bare_python
+from tests.conftest import FIXTURES, run_cli
+from tests.spark_cluster import StandaloneCluster, bare_python
 
 pytestmark = pytest.mark.spark
 
@@ -28,7 +28,9 @@ ENV = {"SPARK_LOCAL_IP": "127.0.0.1"}
 
 def _can_hide_folders() -> bool:
     """Private mount namespaces (root): lets the workers see a folder the driver sees as empty."""
-    probe = subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False) if shutil.which("unshare") else None
+    probe = (
+        subprocess.run(["unshare", "-m", "true"], capture_output=True, check=False) if shutil.which("unshare") else None
+    )
     return probe is not None and probe.returncode == 0
 
 
@@ -39,8 +41,14 @@ def cluster(tmp_path_factory, request):
     shutil.copytree(ROCKSMQ, hidden / ROCKSMQ.name)
     shutil.copytree(ROCKSMQ.with_name(ROCKSMQ.name + "_meta_kv"), hidden / (ROCKSMQ.name + "_meta_kv"))
     executor_python = bare_python(work / "executor-python")
-    spark = StandaloneCluster(work, workers=2, cores=1, memory="1g", python=str(executor_python),
-                              hidden=[hidden] if _can_hide_folders() else [])
+    spark = StandaloneCluster(
+        work,
+        workers=2,
+        cores=1,
+        memory="1g",
+        python=str(executor_python),
+        hidden=[hidden] if _can_hide_folders() else [],
+    )
     request.addfinalizer(spark.stop)
     spark.start()
     spark.executor_python = executor_python
@@ -50,9 +58,23 @@ def cluster(tmp_path_factory, request):
 
 def test_no_ship_says_what_the_executors_lack(cluster, tmp_path):
     """Through the command line: --no-ship onto executors without mqctl is one clear line."""
-    result = run_cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output",
-                     str(tmp_path / "out"), "--master", cluster.url, "--no-ship", *CLUSTER_CONF,
-                     "--spark-conf", f"spark.pyspark.python={cluster.executor_python}", env=ENV)
+    result = run_cli(
+        "replay",
+        "--to-spark",
+        "--rocksmq",
+        str(ROCKSMQ),
+        "--collection",
+        "items",
+        "--output",
+        str(tmp_path / "out"),
+        "--master",
+        cluster.url,
+        "--no-ship",
+        *CLUSTER_CONF,
+        "--spark-conf",
+        f"spark.pyspark.python={cluster.executor_python}",
+        env=ENV,
+    )
     assert result.code == 3
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
@@ -68,7 +90,10 @@ def local_runs(tmp_path_factory):
 
     out = tmp_path_factory.mktemp("local")
     runs = {}
-    for name, source in {"rocksmq": SourceOptions(rocksmq=ROCKSMQ), "nats": SourceOptions(nats_store=NATS_STORE)}.items():
+    for name, source in {
+        "rocksmq": SourceOptions(rocksmq=ROCKSMQ),
+        "nats": SourceOptions(nats_store=NATS_STORE),
+    }.items():
         run_replay(ReplayRequest(source=source, collection="items", output=str(out / name), master="local[2]"))
         runs[name] = read_rows(out / name)
     return runs
@@ -79,8 +104,9 @@ def cluster_session(cluster, local_runs):
     """One application on the cluster for the in-process runs (each application starts executors)."""
     from mqctl.replay.session import start_session
 
-    session = start_session(cluster.url, {"spark.executor.memory": "512m",
-                                          "spark.pyspark.python": str(cluster.executor_python)})
+    session = start_session(
+        cluster.url, {"spark.executor.memory": "512m", "spark.pyspark.python": str(cluster.executor_python)}
+    )
     yield session
     session.stop()
 
@@ -132,7 +158,7 @@ def connect_url(cluster, cluster_session):
     """A Spark Connect server on the cluster (once the in-process application is done: the server
     takes the workers' cores). Its own Python (it plans the reads) has only pyarrow, which Spark's
     Python data sources need there; the executors' has nothing."""
-    from spark_cluster import spark_home
+    from tests.spark_cluster import spark_home
 
     if not (spark_home() / "sbin" / "start-connect-server.sh").exists():
         pytest.skip("this pyspark package has no sbin/start-connect-server.sh (pip's pyspark 4.0 lacks it, 4.3 has it)")
@@ -145,9 +171,23 @@ def test_connect_replay_equals_local(connect_url, local_runs, tmp_path, name):
     """Through the command line, --remote: the same rows as local[2]."""
     local = local_runs[name]
     request = items_request(name, local, tmp_path / "out")
-    result = run_cli("replay", "--to-spark", *SOURCES[name], "--collection", "items", "--channels",
-                     ",".join(request.channels), "--partitions", "2", "--output", request.output, "--json",
-                     "--remote", connect_url, env=ENV)
+    result = run_cli(
+        "replay",
+        "--to-spark",
+        *SOURCES[name],
+        "--collection",
+        "items",
+        "--channels",
+        ",".join(request.channels),
+        "--partitions",
+        "2",
+        "--output",
+        request.output,
+        "--json",
+        "--remote",
+        connect_url,
+        env=ENV,
+    )
     assert result.code == 0, result.stderr
     summary = result.json()
     assert summary["partitions"] == 2 and summary["rows"] == len(local)

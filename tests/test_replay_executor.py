@@ -9,8 +9,8 @@ import socket
 
 import pytest
 
-from conftest import FIXTURES
 from mqctl.errors import PreconditionError
+from tests.conftest import FIXTURES
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 META = ROCKSMQ.name + "_meta_kv"
@@ -74,8 +74,9 @@ def test_executor_with_another_store_at_the_path(tmp_path):
     (tmp_path / "b").rename(tmp_path / "a")
     with pytest.raises(PreconditionError) as caught:
         read_all(reader, partitions[0])
-    assert caught.value.message == (f"executor on {socket.gethostname()} sees another RocksMQ store at {store} than "
-                                    f"the driver planned with: {FIX}")
+    assert caught.value.message == (
+        f"executor on {socket.gethostname()} sees another RocksMQ store at {store} than the driver planned with: {FIX}"
+    )
 
 
 def test_nats_unreachable_from_the_executor_names_its_host():
@@ -89,8 +90,9 @@ def test_nats_unreachable_from_the_executor_names_its_host():
         read_all(reader, ChannelRangePartition("by-dev-rootcoord-dml_0", 1, 10, 10))
     message = caught.value.message
     assert message.startswith(f"executor on {socket.gethostname()}: cannot connect to NATS at nats://127.0.0.1:{port}")
-    assert message.endswith("the NATS URL must be reachable from every executor, use an address of the NATS host "
-                            "that the workers can reach")
+    assert message.endswith(
+        "the NATS URL must be reachable from every executor, use an address of the NATS host that the workers can reach"
+    )
 
 
 def test_runtime_shipped_for_another_python_is_one_line(tmp_path, monkeypatch):
@@ -103,7 +105,9 @@ def test_runtime_shipped_for_another_python_is_one_line(tmp_path, monkeypatch):
 
     reader, partitions = planned({"rocksmq": str(ROCKSMQ), "channels": "by-dev-rootcoord-dml_0"})
     (tmp_path / RUNTIME_DIR).mkdir()
-    (tmp_path / RUNTIME_DIR / RUNTIME_MANIFEST).write_text(json.dumps({"python": "3.99", "mqctl": "0", "platform": "x"}))
+    (tmp_path / RUNTIME_DIR / RUNTIME_MANIFEST).write_text(
+        json.dumps({"python": "3.99", "mqctl": "0", "platform": "x"})
+    )
     monkeypatch.chdir(tmp_path)  # where Spark unpacks spark.archives for a worker
     python = f"{sys.version_info.major}.{sys.version_info.minor}"
     with pytest.raises(ExecutorSetupError) as caught:
@@ -111,4 +115,5 @@ def test_runtime_shipped_for_another_python_is_one_line(tmp_path, monkeypatch):
     assert str(caught.value) == (
         f"Python worker on {socket.gethostname()} runs Python {python} ({sys.executable}), but mqctl's runtime was "
         "shipped for Python 3.99, the driver's: run executors with Python 3.99 (spark.pyspark.python / "
-        "PYSPARK_PYTHON), or install mqctl on them and replay with --no-ship")
+        "PYSPARK_PYTHON), or install mqctl on them and replay with --no-ship"
+    )

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FIXTURES
 from mqctl.replay.schema import type_key
+from tests.conftest import FIXTURES
 
 pytestmark = pytest.mark.spark
 
@@ -29,7 +29,9 @@ def spark(tmp_path_factory):
     from mqctl.replay.session import start_session
 
     warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    session = start_session("local[2]", {"spark.sql.shuffle.partitions": "2", "spark.sql.warehouse.dir": str(warehouse)})
+    session = start_session(
+        "local[2]", {"spark.sql.shuffle.partitions": "2", "spark.sql.warehouse.dir": str(warehouse)}
+    )
     yield session
     session.stop()
 
@@ -56,8 +58,10 @@ def expected_inserts(phase: str, collection: str) -> dict:
         if batch["phase"] != phase or batch["collection"] != collection:
             continue
         for row in batch["rows"]:
-            value = {name: bytes.fromhex(row[name]) if type_key(kind) == "BINARYVECTOR" else row[name]
-                     for name, kind in declared.items()}
+            value = {
+                name: bytes.fromhex(row[name]) if type_key(kind) == "BINARYVECTOR" else row[name]
+                for name, kind in declared.items()
+            }
             if info["enable_dynamic_field"]:
                 value["$meta"] = {k: v for k, v in row.items() if k not in declared}
             rows[row[pk]] = value
@@ -65,8 +69,9 @@ def expected_inserts(phase: str, collection: str) -> dict:
 
 
 def expected_deletes(phase: str, collection: str) -> list:
-    return sorted(pk for d in EXPECTED["deletes"] if d["phase"] == phase and d["collection"] == collection
-                  for pk in d["pks"])
+    return sorted(
+        pk for d in EXPECTED["deletes"] if d["phase"] == phase and d["collection"] == collection for pk in d["pks"]
+    )
 
 
 def replayed(rows, collection: str) -> tuple[dict, list]:
@@ -147,8 +152,12 @@ def test_same_rows_from_rocksmq_and_from_nats_for_the_same_messages(spark, tmp_p
             from_rocksmq = rows_frame(spark, {"rocksmq": str(ROCKSMQ)}, collection).select(*columns)
             from_nats = rows_frame(spark, {"nats": url}, collection, partitions=2).select(*columns)
             assert from_nats.schema == from_rocksmq.schema
-            assert sorted(map(tuple, from_nats.collect()), key=repr) == sorted(map(tuple, from_rocksmq.collect()), key=repr)
-            assert from_nats.count() == len(expected_inserts("rocksmq", collection)) + len(expected_deletes("rocksmq", collection))
+            assert sorted(map(tuple, from_nats.collect()), key=repr) == sorted(
+                map(tuple, from_rocksmq.collect()), key=repr
+            )
+            assert from_nats.count() == len(expected_inserts("rocksmq", collection)) + len(
+                expected_deletes("rocksmq", collection)
+            )
 
 
 def test_one_channel_read_by_several_partitions_reads_each_message_once(spark):
@@ -159,8 +168,13 @@ def test_one_channel_read_by_several_partitions_reads_each_message_once(spark):
     channel = "by-dev-rootcoord-dml_0"
     with RocksMQSource(ROCKSMQ) as rocks:
         stored = [m.id for m in rocks.iter_messages(channel)]
-    df = (spark.read.format("milvus_mq").option("rocksmq", str(ROCKSMQ)).option("channels", channel)
-          .option("partitions", "3").load())
+    df = (
+        spark.read.format("milvus_mq")
+        .option("rocksmq", str(ROCKSMQ))
+        .option("channels", channel)
+        .option("partitions", "3")
+        .load()
+    )
     assert df.rdd.getNumPartitions() == 3
     per_partition = df.groupBy(F.spark_partition_id().alias("p")).count().collect()
     assert len(per_partition) == 3 and all(row["count"] > 0 for row in per_partition)
@@ -174,20 +188,29 @@ def test_messages_shape_carries_every_insert_and_delete(spark):
     from pyspark.sql import functions as F
 
     df = spark.read.format("milvus_mq").option("rocksmq", str(ROCKSMQ)).option("types", "insert,delete").load()
-    totals = {(r.type, r.collection): r.n for r in df.groupBy("type", "collection").agg(F.sum("rows").alias("n")).collect()}
+    totals = {
+        (r.type, r.collection): r.n for r in df.groupBy("type", "collection").agg(F.sum("rows").alias("n")).collect()
+    }
     for collection in ("items", "skus"):
         assert totals[("Insert", collection)] == len(expected_inserts("rocksmq", collection))
         assert totals[("Delete", collection)] == len(expected_deletes("rocksmq", collection))
     assert df.where("time IS NULL OR tso IS NULL OR payload_size <= 0").count() == 0
-    partitions = {r.partition for r in df.where("type = 'Insert' AND collection = 'items'").select("partition").collect()}
-    assert partitions == {b["partition"] for b in EXPECTED["inserts"] if b["phase"] == "rocksmq" and b["collection"] == "items"}
+    partitions = {
+        r.partition for r in df.where("type = 'Insert' AND collection = 'items'").select("partition").collect()
+    }
+    assert partitions == {
+        b["partition"] for b in EXPECTED["inserts"] if b["phase"] == "rocksmq" and b["collection"] == "items"
+    }
 
 
 def test_collection_by_id_replays_the_same_rows_as_by_name(spark):
     messages = spark.read.format("milvus_mq").option("rocksmq", str(ROCKSMQ)).option("types", "insert").load()
     collection_id = messages.where("collection = 'skus'").select("collection_id").first()[0]
     by_id = rows_frame(spark, {"rocksmq": str(ROCKSMQ)}, str(collection_id))
-    assert replayed(by_id.collect(), "skus") == (expected_inserts("rocksmq", "skus"), expected_deletes("rocksmq", "skus"))
+    assert replayed(by_id.collect(), "skus") == (
+        expected_inserts("rocksmq", "skus"),
+        expected_deletes("rocksmq", "skus"),
+    )
 
 
 def test_from_a_tso_keeps_only_later_rows(spark):
@@ -210,8 +233,12 @@ def test_csv_holds_vectors_as_json_and_binary_as_base64(spark, tmp_path):
 
     def replay_csv(collection: str) -> list:
         out = tmp_path / f"{collection}.csv"
-        run_replay(ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), output=str(out), format="csv", collection=collection,
-                                 types="insert"), spark=spark)
+        run_replay(
+            ReplayRequest(
+                SourceOptions(rocksmq=ROCKSMQ), output=str(out), format="csv", collection=collection, types="insert"
+            ),
+            spark=spark,
+        )
         return spark.read.option("header", "false").csv(str(out)).collect()
 
     skus, items = replay_csv("skus"), replay_csv("items")
@@ -230,9 +257,12 @@ def _new_inserts(url: str, first_pk: int, count: int) -> tuple[str, bytes, dict]
     from mqctl.mq.messages import decode
 
     with JetStreamSource(url) as nats_source:
-        channel, proto = next((ch.name, decode(m.data).proto) for ch in nats_source.list_channels()
-                              for m in nats_source.iter_messages(ch.name)
-                              if decode(m.data).type_code == 400 and decode(m.data).collection == "items")
+        channel, proto = next(
+            (ch.name, decode(m.data).proto)
+            for ch in nats_source.list_channels()
+            for m in nats_source.iter_messages(ch.name)
+            if decode(m.data).type_code == 400 and decode(m.data).collection == "items"
+        )
     rows = len(proto.rowIDs)
     pks = list(range(first_pk, first_pk + rows))[:count]
     later = proto.base.timestamp + (60_000 << 18)  # one minute later
@@ -254,8 +284,9 @@ def test_checkpoint_second_run_adds_nothing_and_a_later_run_adds_exactly_the_new
     out, ckpt = tmp_path / "out", tmp_path / "ckpt.json"
 
     def replay():
-        request = ReplayRequest(SourceOptions(nats=live_nats), output=str(out), collection="items",
-                                checkpoint=str(ckpt), partitions=3)
+        request = ReplayRequest(
+            SourceOptions(nats=live_nats), output=str(out), collection="items", checkpoint=str(ckpt), partitions=3
+        )
         return run_replay(request, spark=spark)
 
     first = replay()
@@ -299,8 +330,9 @@ def test_table_target_with_checkpoint_reruns_without_duplicates(spark, tmp_path)
     from mqctl.replay.job import ReplayRequest, run_replay
 
     ckpt = tmp_path / "ckpt.json"
-    request = ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), table="replayed_items", collection="items",
-                            checkpoint=str(ckpt))
+    request = ReplayRequest(
+        SourceOptions(rocksmq=ROCKSMQ), table="replayed_items", collection="items", checkpoint=str(ckpt)
+    )
     first = run_replay(request, spark=spark)
     ckpt.unlink()  # a crash after the write: the rerun is run 1 again and replaces its partition
     again = run_replay(request, spark=spark)
@@ -308,7 +340,9 @@ def test_table_target_with_checkpoint_reruns_without_duplicates(spark, tmp_path)
     inserts, deletes = replayed(spark.table("replayed_items").collect(), "items")
     assert inserts == expected_inserts("rocksmq", "items") and deletes == expected_deletes("rocksmq", "items")
     with pytest.raises(PreconditionError, match="already exists"):
-        run_replay(ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), table="replayed_items", collection="items"), spark=spark)
+        run_replay(
+            ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), table="replayed_items", collection="items"), spark=spark
+        )
 
 
 @pytest.mark.milvus
@@ -333,12 +367,20 @@ def test_schema_from_milvus_for_a_live_rocksmq_found_through_its_config(spark, t
         client.insert("docs", rows)
         client.delete("docs", ids=[5])
         client.close()
-        result = run_replay(ReplayRequest(SourceOptions(config=[Path(info.config)]), output=str(tmp_path / "out"),
-                                          collection="docs", milvus=info.uri), spark=spark)
+        result = run_replay(
+            ReplayRequest(
+                SourceOptions(config=[Path(info.config)]),
+                output=str(tmp_path / "out"),
+                collection="docs",
+                milvus=info.uri,
+            ),
+            spark=spark,
+        )
     finally:
         sandbox.down(str(box), timeout=30)
     assert result.schema_origin == "milvus" and result.source.startswith("rocksmq:")
     replayed_rows = spark.read.parquet(str(tmp_path / "out")).collect()
-    assert sorted((r.doc, r.tag, r.vec) for r in replayed_rows if r._op == "insert") == \
-        [(r["doc"], r["tag"], r["vec"]) for r in rows]
+    assert sorted((r.doc, r.tag, r.vec) for r in replayed_rows if r._op == "insert") == [
+        (r["doc"], r["tag"], r["vec"]) for r in rows
+    ]
     assert [r.doc for r in replayed_rows if r._op == "delete"] == [5]

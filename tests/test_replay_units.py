@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 
 import pytest
@@ -66,7 +67,7 @@ def test_split_follows_message_counts_and_covers_every_id_once():
     for span in spans:
         mine = sorted((p.first, p.last) for p in pieces if p.channel == span.channel)
         assert mine[0][0] == span.first and mine[-1][1] == span.last
-        assert all(a[1] + 1 == b[0] for a, b in zip(mine, mine[1:]))  # contiguous, no overlap
+        assert all(a[1] + 1 == b[0] for a, b in itertools.pairwise(mine))  # contiguous, no overlap
     assert sum(p.messages for p in pieces) == 1000
 
 
@@ -77,14 +78,29 @@ def test_default_partitions_follow_the_data():
     assert len(split_spans([ChannelSpan("tiny", 5, 6, 2)], 8, 50_000)) == 2  # never more pieces than ids
 
 
-@pytest.mark.parametrize("milvus_type,element,spark", [
-    ("Bool", None, "boolean"), ("Int8", None, "tinyint"), ("Int16", None, "smallint"), ("Int32", None, "int"),
-    ("Int64", None, "bigint"), ("Float", None, "float"), ("Double", None, "double"), ("VarChar", None, "string"),
-    ("String", None, "string"), ("JSON", None, "string"), ("FLOAT_VECTOR", None, "array<float>"),
-    ("Float16Vector", None, "array<float>"), ("BFloat16Vector", None, "array<float>"),
-    ("BinaryVector", None, "binary"), ("SparseFloatVector", None, "map<bigint,float>"),
-    ("Int8Vector", None, "array<tinyint>"), ("Array", "Int64", "array<bigint>"), ("Array", "VarChar", "array<string>"),
-])
+@pytest.mark.parametrize(
+    "milvus_type,element,spark",
+    [
+        ("Bool", None, "boolean"),
+        ("Int8", None, "tinyint"),
+        ("Int16", None, "smallint"),
+        ("Int32", None, "int"),
+        ("Int64", None, "bigint"),
+        ("Float", None, "float"),
+        ("Double", None, "double"),
+        ("VarChar", None, "string"),
+        ("String", None, "string"),
+        ("JSON", None, "string"),
+        ("FLOAT_VECTOR", None, "array<float>"),
+        ("Float16Vector", None, "array<float>"),
+        ("BFloat16Vector", None, "array<float>"),
+        ("BinaryVector", None, "binary"),
+        ("SparseFloatVector", None, "map<bigint,float>"),
+        ("Int8Vector", None, "array<tinyint>"),
+        ("Array", "Int64", "array<bigint>"),
+        ("Array", "VarChar", "array<string>"),
+    ],
+)
 def test_every_milvus_type_has_a_spark_type(milvus_type, element, spark):
     assert spark_ddl(FieldInfo("f", milvus_type, element_type=element)) == spark
 
@@ -99,11 +115,16 @@ def test_unknown_type_and_clashing_names_are_clear_errors():
 
 
 def test_schema_round_trips_as_json():
-    schema = CollectionSchemaInfo("items", [FieldInfo("id", "Int64", field_id=100, is_primary=True),
-                                            FieldInfo("v", "FloatVector", dim=4)], collection_id=42)
+    schema = CollectionSchemaInfo(
+        "items",
+        [FieldInfo("id", "Int64", field_id=100, is_primary=True), FieldInfo("v", "FloatVector", dim=4)],
+        collection_id=42,
+    )
     back, origin = schema_from_json(schema_to_json(schema, "inferred"))
     assert back == schema and origin == "inferred"
-    assert rows_ddl(back) == "`id` bigint, `v` array<float>, `_op` string, `_ts` bigint, `_channel` string, `_seq` bigint"
+    assert (
+        rows_ddl(back) == "`id` bigint, `v` array<float>, `_op` string, `_ts` bigint, `_channel` string, `_seq` bigint"
+    )
 
 
 def test_checkpoint_is_written_atomically_and_resumes_after_the_last_id(tmp_path):
@@ -127,8 +148,10 @@ def test_checkpoint_refuses_another_collection_shape_or_type_selection(tmp_path)
     loaded.check_belongs_to("rocksmq:/d", "/out", dict(items))  # the same selection resumes
     with pytest.raises(InputError) as caught:
         loaded.check_belongs_to("rocksmq:/d", "/out", {**items, "collection": "skus", "types": "insert"})
-    assert "belongs to a replay of collection items, types (all), not of collection skus, types insert" in \
-        caught.value.one_line()
+    assert (
+        "belongs to a replay of collection items, types (all), not of collection skus, types insert"
+        in caught.value.one_line()
+    )
     legacy = json.loads(path.read_text())
     del legacy["selection"]  # a checkpoint written before selections were recorded still resumes
     path.write_text(json.dumps(legacy))
@@ -147,8 +170,10 @@ def test_broken_checkpoint_names_file_and_line(tmp_path):
 
 
 def test_spark_error_line_prefers_the_mqctl_error_raised_in_a_worker():
-    text = ("An exception was thrown from the Python worker.\nTraceback (most recent call last):\n  File x\n"
-            "mqctl.errors.PreconditionError: cannot connect to NATS at nats://127.0.0.1:1: refused\n")
+    text = (
+        "An exception was thrown from the Python worker.\nTraceback (most recent call last):\n  File x\n"
+        "mqctl.errors.PreconditionError: cannot connect to NATS at nats://127.0.0.1:1: refused\n"
+    )
     assert spark_error_line(Exception(text)) == "cannot connect to NATS at nats://127.0.0.1:1: refused"
     assert spark_error_line(Exception("plain\nmore")) == "plain"
     worker = "[PYTHON_DATA_SOURCE_ERROR] Failed: Traceback\n  File x\nModuleNotFoundError: No module named 'mqctl'\n"
@@ -170,9 +195,15 @@ def test_rows_of_every_vector_and_array_type_become_their_spark_values():
     from mqctl.replay.rows import EntityBatch
 
     halves, bfloats = [1.5, -2.0, 0.25, 8.0], [3.0, -0.5, 1.0, 2.0]
-    msg = msg_pb2.InsertRequest(base=common_pb2.MsgBase(msg_type=common_pb2.Insert, timestamp=7 << 18),
-                                collection_name="c", collectionID=9, timestamps=[7 << 18, 8 << 18], rowIDs=[1, 2],
-                                num_rows=2, version=msg_pb2.ColumnBased)
+    msg = msg_pb2.InsertRequest(
+        base=common_pb2.MsgBase(msg_type=common_pb2.Insert, timestamp=7 << 18),
+        collection_name="c",
+        collectionID=9,
+        timestamps=[7 << 18, 8 << 18],
+        rowIDs=[1, 2],
+        num_rows=2,
+        version=msg_pb2.ColumnBased,
+    )
     msg.fields_data.add(type=schema_pb2.Int64, field_name="pk", field_id=100).scalars.long_data.data.extend([1, 2])
     f16 = msg.fields_data.add(type=schema_pb2.Float16Vector, field_name="f16", field_id=101)
     f16.vectors.dim, f16.vectors.float16_vector = 2, np.array(halves, dtype="<f2").tobytes()
@@ -180,20 +211,39 @@ def test_rows_of_every_vector_and_array_type_become_their_spark_values():
     bf16.vectors.dim = 2
     bf16.vectors.bfloat16_vector = (np.array(bfloats, dtype="<f4").view("<u4") >> 16).astype("<u2").tobytes()
     sparse = msg.fields_data.add(type=schema_pb2.SparseFloatVector, field_name="sp", field_id=103)
-    sparse.vectors.sparse_float_vector.contents.extend([struct.pack("<IfIf", 3, 0.5, 9, 1.0), struct.pack("<If", 1, 2.0)])
+    sparse.vectors.sparse_float_vector.contents.extend(
+        [struct.pack("<IfIf", 3, 0.5, 9, 1.0), struct.pack("<If", 1, 2.0)]
+    )
     arrays = msg.fields_data.add(type=schema_pb2.Array, field_name="arr", field_id=104)
     arrays.scalars.array_data.element_type = schema_pb2.Int64
     for values in ([1, 2], [3]):
         arrays.scalars.array_data.data.add().long_data.data.extend(values)
     decoded = decode(msg.SerializeToString())
-    schema = CollectionSchemaInfo("c", [FieldInfo("pk", "Int64", is_primary=True), FieldInfo("f16", "Float16Vector"),
-                                        FieldInfo("bf16", "BFloat16Vector"), FieldInfo("sp", "SparseFloatVector"),
-                                        FieldInfo("arr", "Array", element_type="Int64")], collection_id=9)
-    assert rows_ddl(schema).startswith("`pk` bigint, `f16` array<float>, `bf16` array<float>, `sp` map<bigint,float>, "
-                                       "`arr` array<bigint>")
-    columns = [("pk", LongType()), ("f16", ArrayType(FloatType())), ("bf16", ArrayType(FloatType())),
-               ("sp", MapType(LongType(), FloatType())), ("arr", ArrayType(LongType())), ("_op", StringType()),
-               ("_ts", LongType()), ("_channel", StringType()), ("_seq", LongType())]
+    schema = CollectionSchemaInfo(
+        "c",
+        [
+            FieldInfo("pk", "Int64", is_primary=True),
+            FieldInfo("f16", "Float16Vector"),
+            FieldInfo("bf16", "BFloat16Vector"),
+            FieldInfo("sp", "SparseFloatVector"),
+            FieldInfo("arr", "Array", element_type="Int64"),
+        ],
+        collection_id=9,
+    )
+    assert rows_ddl(schema).startswith(
+        "`pk` bigint, `f16` array<float>, `bf16` array<float>, `sp` map<bigint,float>, `arr` array<bigint>"
+    )
+    columns = [
+        ("pk", LongType()),
+        ("f16", ArrayType(FloatType())),
+        ("bf16", ArrayType(FloatType())),
+        ("sp", MapType(LongType(), FloatType())),
+        ("arr", ArrayType(LongType())),
+        ("_op", StringType()),
+        ("_ts", LongType()),
+        ("_channel", StringType()),
+        ("_seq", LongType()),
+    ]
     arrow = to_arrow_schema(StructType([StructField(name, kind) for name, kind in columns]))
     batch = EntityBatch(arrow, schema)
     assert batch.add(RawMessage("ch", 42, b""), decoded) == 2
@@ -202,6 +252,7 @@ def test_rows_of_every_vector_and_array_type_become_their_spark_values():
     assert [r["bf16"] for r in rows] == [bfloats[:2], bfloats[2:]]
     assert [dict(r["sp"]) for r in rows] == [{3: 0.5, 9: 1.0}, {1: 2.0}]
     assert [r["arr"] for r in rows] == [[1, 2], [3]]
-    assert [(r["_op"], r["_ts"], r["_channel"], r["_seq"]) for r in rows] == [("insert", 7 << 18, "ch", 42),
-                                                                              ("insert", 8 << 18, "ch", 42)]
-
+    assert [(r["_op"], r["_ts"], r["_channel"], r["_seq"]) for r in rows] == [
+        ("insert", 7 << 18, "ch", 42),
+        ("insert", 8 << 18, "ch", 42),
+    ]

@@ -9,11 +9,11 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES
-from test_jetstream import start_nats
 
 from mqctl.mq.retention import RULE_BLOCKED, RULE_DRIFT, rocksmq_purge
 from mqctl.mq.rocksmq import RocksMQSource, RocksPage
+from tests.conftest import FIXTURES
+from tests.test_jetstream import start_nats
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"
@@ -22,8 +22,10 @@ FINDING_KEYS = {"code", "severity", "message", "key", "file", "line", "hint"}
 
 def natsmq_yaml(tmp_path, *, max_age="4320", max_bytes="", max_msgs="", name="milvus.yaml"):
     path = tmp_path / name
-    path.write_text("mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: 4222\n    storeDir: /var/lib/milvus/nats\n"
-                    f"    retention:\n      maxAge: {max_age}\n      maxBytes: {max_bytes}\n      maxMsgs: {max_msgs}\n")
+    path.write_text(
+        "mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: 4222\n    storeDir: /var/lib/milvus/nats\n"
+        f"    retention:\n      maxAge: {max_age}\n      maxBytes: {max_bytes}\n      maxMsgs: {max_msgs}\n"
+    )
     return path
 
 
@@ -34,7 +36,9 @@ def stream_limits(url) -> dict:
         nc = await nats.connect(url)
         infos = await nc.jetstream().streams_info()
         await nc.close()
-        return {i.config.name: (i.config.max_age, i.config.max_bytes, i.config.max_msgs, i.state.messages) for i in infos}
+        return {
+            i.config.name: (i.config.max_age, i.config.max_bytes, i.config.max_msgs, i.state.messages) for i in infos
+        }
 
     return asyncio.run(read())
 
@@ -87,8 +91,9 @@ def test_show_natsmq_store_drift(cli, tmp_path):
 
 def test_show_rocksmq_purgeable_pages(cli, tmp_path):
     config = tmp_path / "milvus.yaml"
-    config.write_text(f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKSMQ}\n  retentionTimeInMinutes: 1\n"
-                      "  retentionSizeInMB: 8192\n")
+    config.write_text(
+        f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKSMQ}\n  retentionTimeInMinutes: 1\n  retentionSizeInMB: 8192\n"
+    )
     result = cli("retention", "show", "--config", str(config), "--json")  # the source comes from the config too
     assert result.code == 0, result.stderr
     with RocksMQSource(ROCKSMQ) as source:
@@ -113,16 +118,22 @@ def _page(end_id, size, closed_min_ago, acked_min_ago, now):
 
 def test_rocksmq_purge_rule():
     now = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
-    pages = [_page(1, 100, 90, 80, now), _page(2, 100, 70, 60, now), _page(3, 100, 50, 40, now),
-             _page(4, 100, 45, None, now), _page(5, 100, 10, 5, now)]
+    pages = [
+        _page(1, 100, 90, 80, now),
+        _page(2, 100, 70, 60, now),
+        _page(3, 100, 50, 40, now),
+        _page(4, 100, 45, None, now),
+        _page(5, 100, 10, 5, now),
+    ]
     by_time = rocksmq_purge(pages, retention_minutes=55, retention_mb=0, now=now)
     assert [p.end_id for p in by_time.purgeable] == [1, 2]
     assert [p.end_id for p in by_time.unacked] == [4] and by_time.blocked == []
     late = rocksmq_purge(pages, retention_minutes=30, retention_mb=0, now=now)
     assert [p.end_id for p in late.purgeable] == [1, 2, 3]  # page 5 waits behind unacked page 4
     assert [p.end_id for p in late.blocked] == [4]
-    tiny = rocksmq_purge([_page(i, 1024 * 1024, 1, 1, now) for i in range(1, 5)], retention_minutes=0,
-                         retention_mb=2, now=now)
+    tiny = rocksmq_purge(
+        [_page(i, 1024 * 1024, 1, 1, now) for i in range(1, 5)], retention_minutes=0, retention_mb=2, now=now
+    )
     assert [p.end_id for p in tiny.purgeable] == [1, 2]  # purged until 2 MB are left
 
 
@@ -134,7 +145,7 @@ def test_blocked_pages_are_a_finding_exit_1(cli, tmp_path):
     meta = tmp_path / "rdb_data_meta_kv"
     shutil.copytree(ROCKSMQ.with_name("rdb_data_meta_kv"), meta)
     db = Rdict(str(meta), options=Options(raw_mode=True))
-    for key in [k for k in db.keys() if k.startswith(b"acked_ts/")]:
+    for key in [k for k in db if k.startswith(b"acked_ts/")]:
         del db[key]
     db.close()
     config = tmp_path / "milvus.yaml"
@@ -143,8 +154,9 @@ def test_blocked_pages_are_a_finding_exit_1(cli, tmp_path):
     assert result.code == 1, result.stderr
     findings = result.json()["findings"]
     assert findings and {f["code"] for f in findings} == {RULE_BLOCKED}
-    assert all("#24106" in f["message"] and f["key"] == "rocksmq.retentionTimeInMinutes" and f["line"] == 3
-               for f in findings)
+    assert all(
+        "#24106" in f["message"] and f["key"] == "rocksmq.retentionTimeInMinutes" and f["line"] == 3 for f in findings
+    )
     assert all(c["actual"]["purgeable_pages"] == 0 for c in result.json()["channels"])
 
 
@@ -161,8 +173,14 @@ def test_apply_live_server(cli, tmp_path, milvus_like_server):
     assert "+max_age: 60 min" in dry.stderr and "-max_msgs: unlimited" in dry.stderr and "+max_msgs: 10" in dry.stderr
     fuller = sorted(name for name, limits in before.items() if limits[3] > 10)
     assert fuller, "the fixture holds streams over the new max_msgs"
-    assert sorted(loss.split(":")[0].removeprefix("stream ") for loss in dry.json()["losses"]
-                  if "max_msgs 10 deletes the oldest" in loss) == fuller
+    assert (
+        sorted(
+            loss.split(":")[0].removeprefix("stream ")
+            for loss in dry.json()["losses"]
+            if "max_msgs 10 deletes the oldest" in loss
+        )
+        == fuller
+    )
     assert dry.stderr.count("warning: stream") == len(dry.json()["losses"])
     assert stream_limits(url) == before
 
@@ -199,8 +217,11 @@ def test_apply_refuses_a_store_in_use(cli, tmp_path):
     store = tmp_path / "store"
     shutil.copytree(STORE, store)
     held = next(store.rglob("*.blk"))
-    holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(held)!r}); print('ok', flush=True); "
-                               "import time; time.sleep(60)"], stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", f"f = open({str(held)!r}); print('ok', flush=True); import time; time.sleep(60)"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "ok"
         result = cli("retention", "apply", "--config", str(natsmq_yaml(tmp_path)), "--nats-store", str(store), "--yes")

@@ -12,12 +12,12 @@ import sys
 
 import nats
 import pytest
-from conftest import FIXTURES, REPO
-from test_jetstream import start_nats
-from test_retention import natsmq_yaml, stream_limits
-from test_rocksmq import tree_fingerprint
 
 from mqctl.mq.natsstore import read_store
+from tests.conftest import FIXTURES, REPO
+from tests.test_jetstream import start_nats
+from tests.test_retention import natsmq_yaml, stream_limits
+from tests.test_rocksmq import tree_fingerprint
 
 STORE = FIXTURES / "natsmq" / "store"
 TEN_YEARS = str(10 * 365 * 24 * 60)  # minutes: JetStream deletes what is older than max_age, and the fixture ages
@@ -35,9 +35,15 @@ def answer_on_a_terminal(args: list[str], answer: str) -> tuple[int, str]:
     import pty
 
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "mqctl", *args], stdin=follower, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
-                            cwd=REPO, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mqctl", *args],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "NO_COLOR": "1", "COLUMNS": "200"},
+        cwd=REPO,
+        text=True,
+    )
     os.close(follower)
     os.write(leader, answer.encode() + b"\n")
     try:
@@ -61,17 +67,22 @@ def test_dry_run_and_no_leave_every_byte_of_the_store(cli, tmp_path, store):
     assert unconfirmed.code == 3 and "--yes" in unconfirmed.stderr
     assert tree_fingerprint(store) == before
 
-    code, output = answer_on_a_terminal(["retention", "apply", "--config", str(config), "--nats-store", str(store)], "n")
+    code, output = answer_on_a_terminal(
+        ["retention", "apply", "--config", str(config), "--nats-store", str(store)], "n"
+    )
     assert code == 3 and "not confirmed; nothing changed" in output, output
     assert "+max_msgs: 100" in output and "delete 21 of its 121" in output  # shown before the question
     assert tree_fingerprint(store) == before
 
-    code, output = answer_on_a_terminal(["retention", "apply", "--config", str(config), "--nats-store", str(store)], "y")
+    code, output = answer_on_a_terminal(
+        ["retention", "apply", "--config", str(config), "--nats-store", str(store)], "y"
+    )
     assert code == 0 and "verified" in output, output
     assert tree_fingerprint(store) != before
     after = cli("channels", "list", "--nats-store", str(store), "--json").json()["channels"]
-    assert {c["name"]: c["messages"] for c in after if c["messages"]} == {f"by-dev-rootcoord-dml_{i}": 100
-                                                                          for i in range(4)}
+    assert {c["name"]: c["messages"] for c in after if c["messages"]} == {
+        f"by-dev-rootcoord-dml_{i}": 100 for i in range(4)
+    }
 
 
 def test_an_apply_that_empties_a_stream_of_a_milvus_23_store_is_refused(cli, tmp_path, store):
@@ -86,14 +97,16 @@ def test_an_apply_that_empties_a_stream_of_a_milvus_23_store_is_refused(cli, tmp
     assert tree_fingerprint(store) == before
 
     # what the refusal prevents: the same change on a store of a newer server writes those tombstones
-    proc, url = start_nats(tmp_path, store_dir=store)
+    proc, _url = start_nats(tmp_path, store_dir=store)
     proc.terminate()
     proc.wait()
     assert not any((store / "jetstream").rglob("*.idx"))  # rewritten by nats-server 2.10+
     applied = cli("retention", "apply", "--config", str(config), "--nats-store", str(store), "--yes", "--json")
     assert applied.code == 0, applied.stderr
-    assert any("would read as a message with sequence 2^62+N; fine for Milvus 2.4/2.5" in loss
-               for loss in applied.json()["losses"])  # told before the confirmation
+    assert any(
+        "would read as a message with sequence 2^62+N; fine for Milvus 2.4/2.5" in loss
+        for loss in applied.json()["losses"]
+    )  # told before the confirmation
     tombstoned = {name for name, stream in read_store(store).items() if stream.tombstones}
     assert {f"by-dev-rootcoord-dml_{i}" for i in range(4)} <= tombstoned
 
@@ -155,8 +168,10 @@ def test_a_refused_stream_puts_back_the_streams_already_changed(cli, tmp_path, s
     assert stream_limits(small_streams) == before
 
 
-@pytest.mark.parametrize("limits, key, line", [({"max_age": "153722868"}, "maxAge", 8),
-                                               ({"max_bytes": "99999999999999999999"}, "maxBytes", 9)])
+@pytest.mark.parametrize(
+    "limits, key, line",
+    [({"max_age": "153722868"}, "maxAge", 8), ({"max_bytes": "99999999999999999999"}, "maxBytes", 9)],
+)
 def test_a_limit_beyond_64_bits_is_bad_input_at_its_line(cli, tmp_path, store, limits, key, line):
     """JetStream keeps limits in Go int64 (max_age in nanoseconds): it would refuse them (error 10025)."""
     config = natsmq_yaml(tmp_path, **limits)
@@ -173,10 +188,21 @@ def test_a_damaged_store_is_not_changed(cli, tmp_path, store):
     """A stream folder nats-server cannot load would be skipped by the change and vanish for Milvus: refuse."""
     (store / "jetstream" / "$G" / "streams" / "by-dev-rootcoord-dml_1" / "meta.inf").write_text("garbage")
     before = tree_fingerprint(store)
-    result = cli("retention", "apply", "--config", str(natsmq_yaml(tmp_path, max_age=TEN_YEARS)), "--nats-store",
-                 str(store), "--yes")
-    assert result.code == 3 and "the store's data and metadata disagree (stream by-dev-rootcoord-dml_1: its folder " \
-                                "holds 121 message(s) but nats-server did not load it" in result.stderr, result.stderr
+    result = cli(
+        "retention",
+        "apply",
+        "--config",
+        str(natsmq_yaml(tmp_path, max_age=TEN_YEARS)),
+        "--nats-store",
+        str(store),
+        "--yes",
+    )
+    assert (
+        result.code == 3
+        and "the store's data and metadata disagree (stream by-dev-rootcoord-dml_1: its folder "
+        "holds 121 message(s) but nats-server did not load it"
+        in result.stderr
+    ), result.stderr
     assert "nothing changed" in result.stderr
     assert tree_fingerprint(store) == before
 
@@ -205,9 +231,14 @@ def test_an_interrupted_apply_puts_back_the_streams_already_changed(cli, tmp_pat
     try:
         asyncio.run(create())
         config = natsmq_yaml(tmp_path, max_age="60", max_msgs="5")
-        apply = subprocess.Popen([sys.executable, "-m", "mqctl", "retention", "apply", "--config", str(config),
-                                  "--nats", url, "--yes"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 stdin=subprocess.DEVNULL, cwd=REPO, text=True)
+        apply = subprocess.Popen(
+            [sys.executable, "-m", "mqctl", "retention", "apply", "--config", str(config), "--nats", url, "--yes"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            cwd=REPO,
+            text=True,
+        )
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not asyncio.run(changed()):
             time.sleep(0.02)
@@ -227,14 +258,34 @@ CP_CHANNEL = "by-dev-rootcoord-dml_0"  # 121 messages, 1..121; the fixture's `it
 
 def _checkpoint_at(etcd_url, root: str, sequence: int) -> str:
     """Milvus meta under `root`: the fixture's `items` collection, its vchannel's checkpoint at `sequence`."""
-    from test_checkpoints import collection_info, position, put
+    from tests.test_checkpoints import collection_info, position, put
 
-    peeked = subprocess.run([sys.executable, "-m", "mqctl", "channels", "peek", CP_CHANNEL, "--nats-store", str(STORE),
-                             "--type", "insert", "--json"], capture_output=True, text=True, cwd=REPO, check=True)
+    peeked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mqctl",
+            "channels",
+            "peek",
+            CP_CHANNEL,
+            "--nats-store",
+            str(STORE),
+            "--type",
+            "insert",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
     insert = json.loads(peeked.stdout)["messages"][0]
     vchannel, cid = insert["shard"], insert["collection_id"]
-    put(etcd_url, f"{root}/meta/root-coord/database/collection-info/1/{cid}",
-        collection_info(cid, insert["collection"], {vchannel: CP_CHANNEL}))
+    put(
+        etcd_url,
+        f"{root}/meta/root-coord/database/collection-info/1/{cid}",
+        collection_info(cid, insert["collection"], {vchannel: CP_CHANNEL}),
+    )
     put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, sequence, insert["tso"]))
     return vchannel
 
@@ -242,13 +293,25 @@ def _checkpoint_at(etcd_url, root: str, sequence: int) -> str:
 def test_limits_that_delete_messages_after_a_checkpoint_are_refused(cli, tmp_path, store, etcd_url):
     vchannel = _checkpoint_at(etcd_url, "behind", 10)  # max_msgs 100 deletes 1..21: 11..21 are still needed
     config = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
-    args = ["retention", "apply", "--config", str(config), "--nats-store", str(store), "--etcd", etcd_url,
-            "--etcd-root", "behind"]
+    args = [
+        "retention",
+        "apply",
+        "--config",
+        str(config),
+        "--nats-store",
+        str(store),
+        "--etcd",
+        etcd_url,
+        "--etcd-root",
+        "behind",
+    ]
     before = tree_fingerprint(store)
     refused = cli(*args, "--yes")
     assert refused.code == 3, refused.stdout + refused.stderr
-    assert f"default.items ({vchannel}): the new limits of stream {CP_CHANNEL} delete messages 11..21, after its " \
-           "checkpoint 10" in refused.stderr
+    assert (
+        f"default.items ({vchannel}): the new limits of stream {CP_CHANNEL} delete messages 11..21, after its "
+        "checkpoint 10" in refused.stderr
+    )
     assert "nothing changed" in refused.stderr and "--force" in refused.stderr
     assert tree_fingerprint(store) == before
 
@@ -265,33 +328,59 @@ def test_limits_that_delete_messages_after_a_checkpoint_are_refused(cli, tmp_pat
 def test_limits_that_keep_everything_after_the_checkpoints_apply(cli, tmp_path, store, etcd_url):
     vchannel = _checkpoint_at(etcd_url, "ahead", 30)  # past the 21 messages max_msgs 100 deletes
     config = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
-    applied = cli("retention", "apply", "--config", str(config), "--nats-store", str(store), "--etcd", etcd_url,
-                  "--etcd-root", "ahead", "--yes", "--json")
+    applied = cli(
+        "retention",
+        "apply",
+        "--config",
+        str(config),
+        "--nats-store",
+        str(store),
+        "--etcd",
+        etcd_url,
+        "--etcd-root",
+        "ahead",
+        "--yes",
+        "--json",
+    )
     assert applied.code == 0, applied.stderr
     assert applied.json()["verified"] is True and not any(vchannel in loss for loss in applied.json()["losses"])
     assert "not checked" not in applied.stderr
 
 
 def test_the_configs_etcd_is_read_and_an_unreachable_one_is_a_warning(cli, tmp_path, store, etcd_url):
-    from conftest import free_port
+    from tests.conftest import free_port
 
     vchannel = _checkpoint_at(etcd_url, "fromconfig", 10)
     limits = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
     reachable = tmp_path / "etcd.yaml"
     reachable.write_text(f"etcd:\n  endpoints: {etcd_url.removeprefix('http://')}\n  rootPath: fromconfig\n")
-    refused = cli("retention", "apply", "--config", str(limits), "--config", str(reachable), "--nats-store", str(store),
-                  "--yes")
+    refused = cli(
+        "retention", "apply", "--config", str(limits), "--config", str(reachable), "--nats-store", str(store), "--yes"
+    )
     assert refused.code == 3 and vchannel in refused.stderr, refused.stderr
 
     unreachable = tmp_path / "gone.yaml"
     unreachable.write_text(f"etcd:\n  endpoints: 127.0.0.1:{free_port()}\n")
-    applied = cli("retention", "apply", "--config", str(limits), "--config", str(unreachable), "--nats-store",
-                  str(store), "--yes")
+    applied = cli(
+        "retention", "apply", "--config", str(limits), "--config", str(unreachable), "--nats-store", str(store), "--yes"
+    )
     assert applied.code == 0, applied.stderr
     assert "warning: channel checkpoints not checked" in applied.stderr and "--etcd" in applied.stderr
     lower = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="90", name="lower.yaml")
-    assert cli("retention", "apply", "--config", str(lower), "--nats-store", str(store), "--etcd",
-               f"http://127.0.0.1:{free_port()}", "--yes").code == 3  # an etcd given on the command line must answer
+    assert (
+        cli(
+            "retention",
+            "apply",
+            "--config",
+            str(lower),
+            "--nats-store",
+            str(store),
+            "--etcd",
+            f"http://127.0.0.1:{free_port()}",
+            "--yes",
+        ).code
+        == 3
+    )  # an etcd given on the command line must answer
 
 
 def test_a_live_server_is_checked_by_sequence_for_max_msgs_and_by_time_for_max_age(cli, tmp_path, store, etcd_url):
@@ -301,8 +390,19 @@ def test_a_live_server_is_checked_by_sequence_for_max_msgs_and_by_time_for_max_a
         by_count = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
         by_age = natsmq_yaml(tmp_path, max_age="60", name="age.yaml")
         for config, expected in ((by_count, "delete messages 11..21"), (by_age, "is older than the new max_age")):
-            refused = cli("retention", "apply", "--config", str(config), "--nats", url, "--etcd", etcd_url,
-                          "--etcd-root", "live", "--yes")
+            refused = cli(
+                "retention",
+                "apply",
+                "--config",
+                str(config),
+                "--nats",
+                url,
+                "--etcd",
+                etcd_url,
+                "--etcd-root",
+                "live",
+                "--yes",
+            )
             assert refused.code == 3, refused.stdout + refused.stderr
             assert f"default.items ({vchannel})" in refused.stderr and expected in refused.stderr, refused.stderr
         untouched = cli("channels", "list", "--nats", url, "--json").json()["channels"]

@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pathlib
 import shutil
 import stat
 
 import pytest
-from conftest import FIXTURES
-from make_fixtures import load_expected
 
 from mqctl.errors import InputError
 from mqctl.mq import messages
 from mqctl.mq.rocksmq import RocksMQSource
+from tests.conftest import FIXTURES
+from tests.make_fixtures import load_expected
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 
@@ -26,7 +27,9 @@ def tree_fingerprint(root) -> dict:
             for name in dirnames + filenames:
                 path = os.path.join(dirpath, name)
                 st = os.lstat(path)
-                digest = hashlib.sha256(open(path, "rb").read()).hexdigest() if stat.S_ISREG(st.st_mode) else None
+                digest = (
+                    hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else None
+                )
                 out[path] = (st.st_size, st.st_mode, st.st_mtime_ns, digest)
     return out
 
@@ -69,14 +72,16 @@ def test_read_only_copy_works_and_stays_identical(read_only_copy):
 
 
 def test_list_channels_matches_a_full_scan():
-    from mqctl.output import natural_key
+    from mqctl.sorting import natural_key
 
     expected = load_expected()
     with RocksMQSource(ROCKSMQ) as source:
         channels = source.list_channels()
         meta = source.topic_meta()
         assert [c.name for c in channels] == sorted(meta, key=natural_key)
-        assert {f"{expected['channel_prefix']}{i}" for i in range(expected["dml_channels"])} <= {c.name for c in channels}
+        assert {f"{expected['channel_prefix']}{i}" for i in range(expected["dml_channels"])} <= {
+            c.name for c in channels
+        }
         for channel in channels:
             scanned = list(source.iter_messages(channel.name))
             assert channel.messages == len(scanned)
@@ -138,7 +143,7 @@ def test_iter_messages_range():
     with RocksMQSource(ROCKSMQ) as source:
         channel = max(source.list_channels(), key=lambda c: c.messages)
         ids = [m.id for m in source.iter_messages(channel.name)]
-        middle = ids[len(ids) // 3: 2 * len(ids) // 3]
+        middle = ids[len(ids) // 3 : 2 * len(ids) // 3]
         assert [m.id for m in source.iter_messages(channel.name, middle[0], middle[-1])] == middle
         assert [m.id for m in source.iter_messages(channel.name, start_id=ids[-1])] == [ids[-1]]
         # ids are decimal text: a shorter --from is smaller than every id, a longer one larger

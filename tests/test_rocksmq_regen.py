@@ -5,15 +5,17 @@ from __future__ import annotations
 import os
 
 import pytest
-from conftest import FIXTURES
-from make_fixtures import load_expected, main
 
 from mqctl.mq.rocksmq import RocksMQSource
+from tests.conftest import FIXTURES
+from tests.make_fixtures import load_expected, main
 
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.milvus,
-    pytest.mark.skipif(os.environ.get("MQCTL_REGEN_FIXTURES") != "1", reason="set MQCTL_REGEN_FIXTURES=1 to regenerate fixtures"),
+    pytest.mark.skipif(
+        os.environ.get("MQCTL_REGEN_FIXTURES") != "1", reason="set MQCTL_REGEN_FIXTURES=1 to regenerate fixtures"
+    ),
 ]
 
 

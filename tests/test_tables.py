@@ -13,13 +13,23 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from conftest import FIXTURES, SAMPLES, run_cli
+from tests.conftest import FIXTURES, SAMPLES, run_cli
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"
 WIDTHS = (80, 120, 200)
-MIGRATE = ("--to", "natsmq", "--milvus", "http://127.0.0.1:1", "--stop-cmd", "true", "--start-cmd", "true",
-           "--log-file", "milvus.log")
+MIGRATE = (
+    "--to",
+    "natsmq",
+    "--milvus",
+    "http://127.0.0.1:1",
+    "--stop-cmd",
+    "true",
+    "--start-cmd",
+    "true",
+    "--log-file",
+    "milvus.log",
+)
 
 
 def natsmq_config(folder: Path) -> Path:
@@ -53,39 +63,103 @@ def where(finding: dict) -> str:
 
 # name -> (arguments given the test's folder, exit code, identifying values from the --json object)
 TABLES = {
-    "channels list rocksmq": (lambda d: ["channels", "list", "--rocksmq", str(ROCKSMQ)], 0,
-                              lambda j: [c["name"] for c in j["channels"]]),
-    "channels list natsmq": (lambda d: ["channels", "list", "--nats-store", str(STORE)], 0,
-                             lambda j: [c["name"] for c in j["channels"]]),
-    "channels show rocksmq": (lambda d: ["channels", "show", "by-dev-rootcoord-dml_0", "--rocksmq", str(ROCKSMQ)], 0,
-                              lambda j: [*j["types"], *(str(c["id"]) for c in j["collections"]),
-                                         *(str(p["end_id"]) for p in j["pages"])]),
-    "channels show natsmq": (lambda d: ["channels", "show", "by-dev-rootcoord-dml_1", "--nats-store", str(STORE)], 0,
-                             lambda j: [*j["types"], *(str(c["id"]) for c in j["collections"]), *j["stream"]]),
-    "channels peek rocksmq": (lambda d: ["channels", "peek", "by-dev-rootcoord-dml_0", "--rocksmq", str(ROCKSMQ),
-                                         "--type", "insert,delete,createcollection"], 0,
-                              lambda j: [str(m["id"]) for m in j["messages"]]),
-    "channels peek natsmq": (lambda d: ["channels", "peek", "by-dev-rootcoord-dml_1", "--nats-store", str(STORE)], 0,
-                             lambda j: [str(m["id"]) for m in j["messages"]]),
-    "retention show rocksmq": (lambda d: ["retention", "show", "--rocksmq", str(ROCKSMQ), "--config",
-                                          str(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml")], 0,
-                               lambda j: [c["name"] for c in j["channels"]]),
-    "retention show natsmq": (lambda d: ["retention", "show", "--nats-store", str(STORE), "--config",
-                                         str(natsmq_config(d))], 1,
-                              lambda j: [c["name"] for c in j["channels"]] + [where(f) for f in j["findings"]]),
-    "retention apply": (lambda d: ["retention", "apply", "--nats-store", str(store_copy(d)), "--config",
-                                   str(natsmq_config(d)), "--yes"], 0,
-                        lambda j: [c["stream"] for c in j["changes"]]),
-    "config validate": (lambda d: ["config", "validate", str(SAMPLES / "broken-mq-config.yaml")], 1,
-                        lambda j: [where(f) for f in j["findings"]]),
-    "config explain": (lambda d: ["config", "explain", str(SAMPLES / "operator-cr-natsmq.yaml")], 0,
-                       lambda j: [where(f) for f in j["findings"]]),
+    "channels list rocksmq": (
+        lambda d: ["channels", "list", "--rocksmq", str(ROCKSMQ)],
+        0,
+        lambda j: [c["name"] for c in j["channels"]],
+    ),
+    "channels list natsmq": (
+        lambda d: ["channels", "list", "--nats-store", str(STORE)],
+        0,
+        lambda j: [c["name"] for c in j["channels"]],
+    ),
+    "channels show rocksmq": (
+        lambda d: ["channels", "show", "by-dev-rootcoord-dml_0", "--rocksmq", str(ROCKSMQ)],
+        0,
+        lambda j: [*j["types"], *(str(c["id"]) for c in j["collections"]), *(str(p["end_id"]) for p in j["pages"])],
+    ),
+    "channels show natsmq": (
+        lambda d: ["channels", "show", "by-dev-rootcoord-dml_1", "--nats-store", str(STORE)],
+        0,
+        lambda j: [*j["types"], *(str(c["id"]) for c in j["collections"]), *j["stream"]],
+    ),
+    "channels peek rocksmq": (
+        lambda d: [
+            "channels",
+            "peek",
+            "by-dev-rootcoord-dml_0",
+            "--rocksmq",
+            str(ROCKSMQ),
+            "--type",
+            "insert,delete,createcollection",
+        ],
+        0,
+        lambda j: [str(m["id"]) for m in j["messages"]],
+    ),
+    "channels peek natsmq": (
+        lambda d: ["channels", "peek", "by-dev-rootcoord-dml_1", "--nats-store", str(STORE)],
+        0,
+        lambda j: [str(m["id"]) for m in j["messages"]],
+    ),
+    "retention show rocksmq": (
+        lambda d: [
+            "retention",
+            "show",
+            "--rocksmq",
+            str(ROCKSMQ),
+            "--config",
+            str(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"),
+        ],
+        0,
+        lambda j: [c["name"] for c in j["channels"]],
+    ),
+    "retention show natsmq": (
+        lambda d: ["retention", "show", "--nats-store", str(STORE), "--config", str(natsmq_config(d))],
+        1,
+        lambda j: [c["name"] for c in j["channels"]] + [where(f) for f in j["findings"]],
+    ),
+    "retention apply": (
+        lambda d: [
+            "retention",
+            "apply",
+            "--nats-store",
+            str(store_copy(d)),
+            "--config",
+            str(natsmq_config(d)),
+            "--yes",
+        ],
+        0,
+        lambda j: [c["stream"] for c in j["changes"]],
+    ),
+    "config validate": (
+        lambda d: ["config", "validate", str(SAMPLES / "broken-mq-config.yaml")],
+        1,
+        lambda j: [where(f) for f in j["findings"]],
+    ),
+    "config explain": (
+        lambda d: ["config", "explain", str(SAMPLES / "operator-cr-natsmq.yaml")],
+        0,
+        lambda j: [where(f) for f in j["findings"]],
+    ),
     "config rules": (lambda d: ["config", "rules"], 0, lambda j: [r["code"] for r in j["rules"]]),
-    "migrate plan": (lambda d: ["migrate", "plan", "--config", str(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"),
-                                *MIGRATE, "--milvus-version", "2.6.0"], 3,
-                     lambda j: [s["name"] for s in j["steps"]] + [f["code"] for f in j["findings"]]),
-    "migrate status": (lambda d: ["migrate", "status", "--config", str(migration_config(d))], 0,
-                       lambda j: [s["name"] for s in j["steps"]]),
+    "migrate plan": (
+        lambda d: [
+            "migrate",
+            "plan",
+            "--config",
+            str(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"),
+            *MIGRATE,
+            "--milvus-version",
+            "2.6.0",
+        ],
+        3,
+        lambda j: [s["name"] for s in j["steps"]] + [f["code"] for f in j["findings"]],
+    ),
+    "migrate status": (
+        lambda d: ["migrate", "status", "--config", str(migration_config(d))],
+        0,
+        lambda j: [s["name"] for s in j["steps"]],
+    ),
 }
 
 
@@ -121,8 +195,17 @@ def test_replay_summary_reads_at_the_narrowest_width(tmp_path):
     """One Spark run at 80 columns (the table code is the one every width uses; a run costs ~30 s)."""
     names = [c["name"] for c in run_cli("channels", "list", "--rocksmq", str(ROCKSMQ), "--json").json()["channels"]]
     for width in WIDTHS[:1]:
-        result = run_cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / f"out{width}"),
-                         "--format", "json", env={"COLUMNS": str(width)})
+        result = run_cli(
+            "replay",
+            "--to-spark",
+            "--rocksmq",
+            str(ROCKSMQ),
+            "--output",
+            str(tmp_path / f"out{width}"),
+            "--format",
+            "json",
+            env={"COLUMNS": str(width)},
+        )
         assert result.code == 0, result.stderr
         assert_readable(result.stdout, width, names)
 

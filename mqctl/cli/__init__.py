@@ -9,10 +9,19 @@ import sys
 
 # name -> (module, one-line help). Each module exposes `app` (a typer.Typer).
 COMMANDS: dict[str, tuple[str, str]] = {
-    "config": ("mqctl.cli.config", "Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values)."),
-    "channels": ("mqctl.cli.channels", "Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages."),
+    "config": (
+        "mqctl.cli.config",
+        "Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",
+    ),
+    "channels": (
+        "mqctl.cli.channels",
+        "Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages.",
+    ),
     "retention": ("mqctl.cli.retention", "Show configured vs actual retention, find drift and purge blockages; apply."),
-    "migrate": ("mqctl.cli.migrate", "Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify."),
+    "migrate": (
+        "mqctl.cli.migrate",
+        "Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify.",
+    ),
     "sandbox": ("mqctl.cli.sandbox", "Run a real embedded Milvus 2.3.5 to rehearse migrations on."),
     "replay": ("mqctl.cli.replay", "Replay MQ topics into Apache Spark (local or cluster) for backfill."),
 }
@@ -106,7 +115,7 @@ def run(args: list[str]) -> int:
             import traceback
 
             traceback.print_exc()
-        from mqctl.output import Output
+        from mqctl.cli.terminal import Output
 
         Output(no_color="--no-color" in args).error(err)
         return err.exit_code
@@ -121,11 +130,13 @@ def run(args: list[str]) -> int:
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
         return 130
-    except Exception as err:  # noqa: BLE001 - last line of defence: one line, no traceback
+    except Exception as err:
         if debug:
             raise
-        from mqctl.output import mask_url_passwords
+        from mqctl.secrets import mask_url_passwords
 
-        sys.stderr.write(mask_url_passwords(f"error: internal error: {type(err).__name__}: {err} "
-                                            "(run with --debug for a traceback)") + "\n")
+        sys.stderr.write(
+            mask_url_passwords(f"error: internal error: {type(err).__name__}: {err} (run with --debug for a traceback)")
+            + "\n"
+        )
         return EXIT_PRECONDITION

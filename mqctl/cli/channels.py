@@ -3,49 +3,96 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, output
 
-app = typer.Typer(help="Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages.", no_args_is_help=True
+)
 
 SOURCE = "Source (choose one)"
 NATS_AUTH = "NATS authentication and TLS"
-RocksOpt = Annotated[Optional[Path], typer.Option("--rocksmq", help="RocksMQ directory (rocksmq.path); read-only, "
-                                                                     "also while Milvus runs.", rich_help_panel=SOURCE)]
-NatsOpt = Annotated[Optional[str], typer.Option("--nats", help="Live NATS server URL, e.g. nats://127.0.0.1:4222.",
-                                                rich_help_panel=SOURCE)]
-StoreOpt = Annotated[Optional[Path], typer.Option("--nats-store", help="natsmq storeDir of a stopped Milvus; read "
-                                                                        "through a private nats-server.",
-                                                  rich_help_panel=SOURCE)]
-ConfigOpt = Annotated[Optional[list[Path]], typer.Option("--config", help="milvus.yaml/user.yaml/CR/Helm values: "
-                                                                          "derive the source on this host (repeat for "
-                                                                          "several files).", rich_help_panel=SOURCE)]
-UserOpt = Annotated[Optional[str], typer.Option("--user", help="NATS user.", rich_help_panel=NATS_AUTH)]
-PasswordOpt = Annotated[Optional[str], typer.Option("--password", help="NATS password (or env MQCTL_NATS_PASSWORD).",
-                                                    envvar="MQCTL_NATS_PASSWORD", rich_help_panel=NATS_AUTH)]
-TokenOpt = Annotated[Optional[str], typer.Option("--token", help="NATS token (or env MQCTL_NATS_TOKEN).",
-                                                 envvar="MQCTL_NATS_TOKEN", rich_help_panel=NATS_AUTH)]
-CredsOpt = Annotated[Optional[str], typer.Option("--creds", help="NATS .creds file (JWT + seed).", rich_help_panel=NATS_AUTH)]
-NkeyOpt = Annotated[Optional[str], typer.Option("--nkey", help="NATS nkey seed file.", rich_help_panel=NATS_AUTH)]
-TlsCaOpt = Annotated[Optional[str], typer.Option("--tls-ca", help="CA certificate file.", rich_help_panel=NATS_AUTH)]
-TlsCertOpt = Annotated[Optional[str], typer.Option("--tls-cert", help="Client certificate file.", rich_help_panel=NATS_AUTH)]
-TlsKeyOpt = Annotated[Optional[str], typer.Option("--tls-key", help="Client key file.", rich_help_panel=NATS_AUTH)]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds for each NATS request.", rich_help_panel=NATS_AUTH)]
-NameArg = Annotated[str, typer.Argument(help="Channel (topic/stream) name, e.g. by-dev-rootcoord-dml_0.",
-                                        show_default=False)]
+RocksOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--rocksmq", help="RocksMQ directory (rocksmq.path); read-only, also while Milvus runs.", rich_help_panel=SOURCE
+    ),
+]
+NatsOpt = Annotated[
+    str | None, typer.Option("--nats", help="Live NATS server URL, e.g. nats://127.0.0.1:4222.", rich_help_panel=SOURCE)
+]
+StoreOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--nats-store",
+        help="natsmq storeDir of a stopped Milvus; read through a private nats-server.",
+        rich_help_panel=SOURCE,
+    ),
+]
+ConfigOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--config",
+        help="milvus.yaml/user.yaml/CR/Helm values: derive the source on this host (repeat for several files).",
+        rich_help_panel=SOURCE,
+    ),
+]
+UserOpt = Annotated[str | None, typer.Option("--user", help="NATS user.", rich_help_panel=NATS_AUTH)]
+PasswordOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--password",
+        help="NATS password (or env MQCTL_NATS_PASSWORD).",
+        envvar="MQCTL_NATS_PASSWORD",
+        rich_help_panel=NATS_AUTH,
+    ),
+]
+TokenOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--token", help="NATS token (or env MQCTL_NATS_TOKEN).", envvar="MQCTL_NATS_TOKEN", rich_help_panel=NATS_AUTH
+    ),
+]
+CredsOpt = Annotated[
+    str | None, typer.Option("--creds", help="NATS .creds file (JWT + seed).", rich_help_panel=NATS_AUTH)
+]
+NkeyOpt = Annotated[str | None, typer.Option("--nkey", help="NATS nkey seed file.", rich_help_panel=NATS_AUTH)]
+TlsCaOpt = Annotated[str | None, typer.Option("--tls-ca", help="CA certificate file.", rich_help_panel=NATS_AUTH)]
+TlsCertOpt = Annotated[
+    str | None, typer.Option("--tls-cert", help="Client certificate file.", rich_help_panel=NATS_AUTH)
+]
+TlsKeyOpt = Annotated[str | None, typer.Option("--tls-key", help="Client key file.", rich_help_panel=NATS_AUTH)]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", help="Seconds for each NATS request.", rich_help_panel=NATS_AUTH)
+]
+NameArg = Annotated[
+    str, typer.Argument(help="Channel (topic/stream) name, e.g. by-dev-rootcoord-dml_0.", show_default=False)
+]
 
 
-def source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key,
-                   timeout):
+def source_options(
+    rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
+):
     from mqctl.mq.sources import SourceOptions
 
-    return SourceOptions(rocksmq=rocksmq, nats=nats, nats_store=nats_store, config=list(config or []), user=user,
-                         password=password, token=token, creds=creds, nkey=nkey, tls_ca=tls_ca, tls_cert=tls_cert,
-                         tls_key=tls_key, timeout=timeout)
+    return SourceOptions(
+        rocksmq=rocksmq,
+        nats=nats,
+        nats_store=nats_store,
+        config=list(config or []),
+        user=user,
+        password=password,
+        token=token,
+        creds=creds,
+        nkey=nkey,
+        tls_ca=tls_ca,
+        tls_cert=tls_cert,
+        tls_key=tls_key,
+        timeout=timeout,
+    )
 
 
 def format_bytes(count: int | None) -> str:
@@ -59,13 +106,18 @@ def format_bytes(count: int | None) -> str:
 
 
 def _render_list(result):
-    from mqctl.output import ID, KEY, NUMBER, TIME, Column, Output
+    from mqctl.cli.terminal import ID, KEY, NUMBER, TIME, Column, Output
 
     nats = any(c.consumers is not None for c in result.channels)
-    columns = [Column("channel", KEY), Column("messages", NUMBER, 0), Column("bytes", NUMBER, 2),
-               Column("first id", ID, 4), Column("last id", ID, 4),
-               Column("oldest", TIME, 1, wide_header="first time (UTC)"),
-               Column("newest", TIME, 1, wide_header="last time (UTC)")]
+    columns = [
+        Column("channel", KEY),
+        Column("messages", NUMBER, 0),
+        Column("bytes", NUMBER, 2),
+        Column("first id", ID, 4),
+        Column("last id", ID, 4),
+        Column("oldest", TIME, 1, wide_header="first time (UTC)"),
+        Column("newest", TIME, 1, wide_header="last time (UTC)"),
+    ]
     columns += [Column("consumers", NUMBER, 3)] if nats else []
     rows = []
     for c in result.channels:
@@ -77,20 +129,39 @@ def _render_list(result):
 
 
 @app.command("list")
-def list_command(rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None, config: ConfigOpt = None,
-                 user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
-                 nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
-                 timeout: TimeoutOpt = 5.0,
-                 store_times: Annotated[bool, typer.Option("--store-times", help="NATS: first/last time from the "
-                                                           "server's store timestamps, not the Milvus TSO (faster: "
-                                                           "no message reads).")] = False,
-                 json_mode: JsonOpt = False, wide: WideOpt = False):
+def list_command(
+    rocksmq: RocksOpt = None,
+    nats: NatsOpt = None,
+    nats_store: StoreOpt = None,
+    config: ConfigOpt = None,
+    user: UserOpt = None,
+    password: PasswordOpt = None,
+    token: TokenOpt = None,
+    creds: CredsOpt = None,
+    nkey: NkeyOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    timeout: TimeoutOpt = 5.0,
+    store_times: Annotated[
+        bool,
+        typer.Option(
+            "--store-times",
+            help="NATS: first/last time from the "
+            "server's store timestamps, not the Milvus TSO (faster: "
+            "no message reads).",
+        ),
+    ] = False,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """One row per physical channel: messages, bytes, first/last id and time (from the Milvus TSO)."""
     from mqctl.mq.channels import list_channels
     from mqctl.mq.sources import open_source
 
-    options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
-                             tls_key, timeout)
+    options = source_options(
+        rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
+    )
     with open_source(options) as source:
         result = list_channels(source, store_times=store_times)
     emit_with_warnings(output(json_mode, wide), result, _render_list)
@@ -107,41 +178,86 @@ def emit_with_warnings(out, result, render) -> None:
 
 
 def _render_show(detail):
-    from mqctl.output import KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
+    from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
     c = detail.channel
-    facts = [("messages", c.messages), ("bytes", format_bytes(c.bytes)), ("first id", c.first_id), ("last id", c.last_id),
-             ("first time", c.first_time), ("last time", c.last_time), ("consumers", c.consumers),
-             ("created", detail.created_at), ("open page", format_bytes(detail.open_page_size)),
-             ("undecodable", detail.undecodable)]
-    parts = [Output.table(f"{c.name} ({detail.source})", [Column("fact", KEY), Column("value", TEXT)],
-                          [(key, value) for key, value in facts if value not in (None, "")], show_header=False),
-             Output.table("messages by type", [Column("type", KEY), Column("count", NUMBER)], detail.types.items()),
-             Output.table("collections seen", [Column("id", KEY), Column("name", LABEL, 0), Column("schema in stream", LABEL)],
-                          [(s.id, s.name, "yes" if s.schema_in_stream else "no") for s in detail.collections])]
+    facts = [
+        ("messages", c.messages),
+        ("bytes", format_bytes(c.bytes)),
+        ("first id", c.first_id),
+        ("last id", c.last_id),
+        ("first time", c.first_time),
+        ("last time", c.last_time),
+        ("consumers", c.consumers),
+        ("created", detail.created_at),
+        ("open page", format_bytes(detail.open_page_size)),
+        ("undecodable", detail.undecodable),
+    ]
+    parts = [
+        Output.table(
+            f"{c.name} ({detail.source})",
+            [Column("fact", KEY), Column("value", TEXT)],
+            [(key, value) for key, value in facts if value not in (None, "")],
+            show_header=False,
+        ),
+        Output.table("messages by type", [Column("type", KEY), Column("count", NUMBER)], detail.types.items()),
+        Output.table(
+            "collections seen",
+            [Column("id", KEY), Column("name", LABEL, 0), Column("schema in stream", LABEL)],
+            [(s.id, s.name, "yes" if s.schema_in_stream else "no") for s in detail.collections],
+        ),
+    ]
     if detail.pages is not None:
-        parts.append(Output.table("pages (closed)", [Column("end id", KEY), Column("size", NUMBER),
-                                                     Column("closed", TIME, wide_header="closed (UTC)"),
-                                                     Column("acked", TIME, wide_header="acked (UTC)")],
-                                  [(p.end_id, format_bytes(p.size), p.closed_at, p.acked_at if p.acked else "not acked")
-                                   for p in detail.pages]))
+        parts.append(
+            Output.table(
+                "pages (closed)",
+                [
+                    Column("end id", KEY),
+                    Column("size", NUMBER),
+                    Column("closed", TIME, wide_header="closed (UTC)"),
+                    Column("acked", TIME, wide_header="acked (UTC)"),
+                ],
+                [
+                    (p.end_id, format_bytes(p.size), p.closed_at, p.acked_at if p.acked else "not acked")
+                    for p in detail.pages
+                ],
+            )
+        )
     if detail.stream is not None:
-        parts.append(Output.table("stream config and state", [Column("setting", KEY), Column("value", TEXT)],
-                                  detail.stream.items()))
+        parts.append(
+            Output.table(
+                "stream config and state", [Column("setting", KEY), Column("value", TEXT)], detail.stream.items()
+            )
+        )
     return parts
 
 
 @app.command()
-def show(name: NameArg, rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None,
-         config: ConfigOpt = None, user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None,
-         creds: CredsOpt = None, nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None,
-         tls_key: TlsKeyOpt = None, timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False, wide: WideOpt = False):
+def show(
+    name: NameArg,
+    rocksmq: RocksOpt = None,
+    nats: NatsOpt = None,
+    nats_store: StoreOpt = None,
+    config: ConfigOpt = None,
+    user: UserOpt = None,
+    password: PasswordOpt = None,
+    token: TokenOpt = None,
+    creds: CredsOpt = None,
+    nkey: NkeyOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    timeout: TimeoutOpt = 5.0,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Everything about one channel: counts by message type, collections, RocksMQ pages or the stream's config."""
     from mqctl.mq.channels import show_channel
     from mqctl.mq.sources import open_source
 
-    options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
-                             tls_key, timeout)
+    options = source_options(
+        rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
+    )
     with open_source(options) as source:
         detail = show_channel(source, name)
     emit_with_warnings(output(json_mode, wide), detail, _render_show)
@@ -158,39 +274,77 @@ def _pk_preview(pks: list) -> str:
 def _short_shard(shard: str | None, channel: str, collection_id: int | None) -> str:
     """The virtual channel without its repeated `<channel>_<collection id>` prefix (e.g. v0)."""
     prefix = f"{channel}_{collection_id}"
-    return shard[len(prefix):] if shard and shard.startswith(prefix) else (shard or "")
+    return shard[len(prefix) :] if shard and shard.startswith(prefix) else (shard or "")
 
 
 def _render_peek(result):
-    from mqctl.output import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
-    rows = [(m.id, m.type, m.time, m.collection or m.collection_id, m.partition_id, m.segment_id,
-             _short_shard(m.shard, result.channel, m.collection_id), m.rows or "",
-             f"error: {m.error}" if m.error else _pk_preview(m.pks)) for m in result.messages]
-    columns = [Column("id", KEY), Column("type", LABEL, 0), Column("age", TIME, 1, wide_header="time (UTC)"),
-               Column("collection", LABEL, 2), Column("partition", ID, 5), Column("segment", ID, 5),
-               Column("shard", LABEL, 4), Column("rows", NUMBER, 3), Column("primary keys", TEXT, 0)]
+    rows = [
+        (
+            m.id,
+            m.type,
+            m.time,
+            m.collection or m.collection_id,
+            m.partition_id,
+            m.segment_id,
+            _short_shard(m.shard, result.channel, m.collection_id),
+            m.rows or "",
+            f"error: {m.error}" if m.error else _pk_preview(m.pks),
+        )
+        for m in result.messages
+    ]
+    columns = [
+        Column("id", KEY),
+        Column("type", LABEL, 0),
+        Column("age", TIME, 1, wide_header="time (UTC)"),
+        Column("collection", LABEL, 2),
+        Column("partition", ID, 5),
+        Column("segment", ID, 5),
+        Column("shard", LABEL, 4),
+        Column("rows", NUMBER, 3),
+        Column("primary keys", TEXT, 0),
+    ]
     return Output.table(f"{result.channel}: {len(result.messages)} messages", columns, rows)
 
 
 @app.command()
-def peek(name: NameArg,
-         start: Annotated[Optional[str], typer.Option("--from", help="Start at this message id / sequence, or at this "
-                                                                     "time (ISO-8601, UTC if no offset).")] = None,
-         limit: Annotated[int, typer.Option("--limit", help="At most this many messages.")] = 20,
-         types: Annotated[Optional[str], typer.Option("--type", help="Only these types, e.g. insert,delete "
-                                                                     "(names or numbers).")] = None,
-         collection: Annotated[Optional[str], typer.Option("--collection", help="Only this collection.")] = None,
-         rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None, config: ConfigOpt = None,
-         user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
-         nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
-         timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False, wide: WideOpt = False):
+def peek(
+    name: NameArg,
+    start: Annotated[
+        str | None,
+        typer.Option(
+            "--from", help="Start at this message id / sequence, or at this time (ISO-8601, UTC if no offset)."
+        ),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", help="At most this many messages.")] = 20,
+    types: Annotated[
+        str | None, typer.Option("--type", help="Only these types, e.g. insert,delete (names or numbers).")
+    ] = None,
+    collection: Annotated[str | None, typer.Option("--collection", help="Only this collection.")] = None,
+    rocksmq: RocksOpt = None,
+    nats: NatsOpt = None,
+    nats_store: StoreOpt = None,
+    config: ConfigOpt = None,
+    user: UserOpt = None,
+    password: PasswordOpt = None,
+    token: TokenOpt = None,
+    creds: CredsOpt = None,
+    nkey: NkeyOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    timeout: TimeoutOpt = 5.0,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys."""
     from mqctl.mq.channels import peek as peek_messages
     from mqctl.mq.sources import open_source
 
-    options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
-                             tls_key, timeout)
+    options = source_options(
+        rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
+    )
     with open_source(options) as source:
         result = peek_messages(source, name, start=start, limit=limit, types=types, collection=collection)
         output(json_mode, wide).emit(result, _render_peek)
@@ -198,38 +352,89 @@ def peek(name: NameArg,
 
 # --- channels checkpoints ------------------------------------------------------------------------------
 META = "Milvus meta"
-EtcdOpt = Annotated[Optional[str], typer.Option("--etcd", help="etcd client URL, e.g. http://127.0.0.1:2379 (default "
-                                                               "with --config: etcd.endpoints).", rich_help_panel=META)]
-EtcdRootOpt = Annotated[Optional[str], typer.Option("--etcd-root", help="etcd.rootPath of this Milvus (default: from "
-                                                                        "--config, else by-dev).", rich_help_panel=META)]
-MilvusOpt = Annotated[Optional[str], typer.Option("--milvus", help="Milvus gRPC URI: map vchannels to collections "
-                                                                   "through Milvus instead of root-coord's etcd meta.",
-                                                  rich_help_panel=META)]
-MilvusTokenOpt = Annotated[Optional[str], typer.Option("--milvus-token", help="Milvus token, user:password (or env "
-                                                                              "MQCTL_MILVUS_TOKEN).",
-                                                       envvar="MQCTL_MILVUS_TOKEN", rich_help_panel=META)]
-WatchOpt = Annotated[float, typer.Option("--watch", min=0, help="Sample twice this many seconds apart: a checkpoint "
-                                                                "that stays put while its vchannel's messages keep "
-                                                                "coming is at-risk.")]
+EtcdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--etcd",
+        help="etcd client URL, e.g. http://127.0.0.1:2379 (default with --config: etcd.endpoints).",
+        rich_help_panel=META,
+    ),
+]
+EtcdRootOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--etcd-root", help="etcd.rootPath of this Milvus (default: from --config, else by-dev).", rich_help_panel=META
+    ),
+]
+MilvusOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--milvus",
+        help="Milvus gRPC URI: map vchannels to collections through Milvus instead of root-coord's etcd meta.",
+        rich_help_panel=META,
+    ),
+]
+MilvusTokenOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--milvus-token",
+        help="Milvus token, user:password (or env MQCTL_MILVUS_TOKEN).",
+        envvar="MQCTL_MILVUS_TOKEN",
+        rich_help_panel=META,
+    ),
+]
+WatchOpt = Annotated[
+    float,
+    typer.Option(
+        "--watch",
+        min=0,
+        help="Sample twice this many seconds apart: a checkpoint "
+        "that stays put while its vchannel's messages keep "
+        "coming is at-risk.",
+    ),
+]
 
 
 def _render_checkpoints(report):
     import datetime as dt
 
-    from mqctl.output import ID, KEY, LABEL, NUMBER, TIME, Column, Output
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, Output
 
-    rows = [(c.status if c.status == "ok" else c.status.upper(), c.vchannel,
-             f"{c.database}.{c.collection}" if c.collection else (c.collection_id or ""),
-             c.checkpoint_time, c.checkpoint_from, c.position, c.first_retained, c.last, c.lag_messages,
-             None if c.lag_seconds is None else dt.timedelta(seconds=c.lag_seconds), c.lost_messages)
-            for c in report.checkpoints]
+    rows = [
+        (
+            c.status if c.status == "ok" else c.status.upper(),
+            c.vchannel,
+            f"{c.database}.{c.collection}" if c.collection else (c.collection_id or ""),
+            c.checkpoint_time,
+            c.checkpoint_from,
+            c.position,
+            c.first_retained,
+            c.last,
+            c.lag_messages,
+            None if c.lag_seconds is None else dt.timedelta(seconds=c.lag_seconds),
+            c.lost_messages,
+        )
+        for c in report.checkpoints
+    ]
     watch = f", watched {report.watch_seconds:g} s" if report.watch_seconds else ""
-    columns = [Column("status", LABEL, 0), Column("vchannel", KEY), Column("collection", LABEL, 1),
-               Column("checkpoint", TIME, 3, wide_header="checkpoint (UTC)"), Column("from", LABEL, 5),
-               Column("position", ID, 4), Column("first retained", ID, 4), Column("last", ID, 4),
-               Column("lag msgs", NUMBER, 2), Column("lag", NUMBER, 2), Column("lost", NUMBER, 1)]
-    parts = [Output.table(f"channel checkpoints of {report.source} (etcd {report.etcd}, {report.meta_root}/{watch})",
-                          columns, rows)]
+    columns = [
+        Column("status", LABEL, 0),
+        Column("vchannel", KEY),
+        Column("collection", LABEL, 1),
+        Column("checkpoint", TIME, 3, wide_header="checkpoint (UTC)"),
+        Column("from", LABEL, 5),
+        Column("position", ID, 4),
+        Column("first retained", ID, 4),
+        Column("last", ID, 4),
+        Column("lag msgs", NUMBER, 2),
+        Column("lag", NUMBER, 2),
+        Column("lost", NUMBER, 1),
+    ]
+    parts = [
+        Output.table(
+            f"channel checkpoints of {report.source} (etcd {report.etcd}, {report.meta_root}/{watch})", columns, rows
+        )
+    ]
     parts += [f"{c.vchannel}: {c.status}: {c.reason}" for c in report.checkpoints if c.status != "ok"]
     parts += [f"fix: {hint}" for hint in sorted({c.hint for c in report.checkpoints if c.hint})]
     parts += [f"note: {f.message} — {f.hint}" for f in report.findings if f.code == "CP103"]
@@ -237,12 +442,28 @@ def _render_checkpoints(report):
 
 
 @app.command()
-def checkpoints(rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None, config: ConfigOpt = None,
-                etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, milvus: MilvusOpt = None,
-                milvus_token: MilvusTokenOpt = None, watch: WatchOpt = 0,
-                user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
-                nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
-                timeout: TimeoutOpt = 5.0, json_mode: JsonOpt = False, wide: WideOpt = False):
+def checkpoints(
+    rocksmq: RocksOpt = None,
+    nats: NatsOpt = None,
+    nats_store: StoreOpt = None,
+    config: ConfigOpt = None,
+    etcd: EtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
+    milvus: MilvusOpt = None,
+    milvus_token: MilvusTokenOpt = None,
+    watch: WatchOpt = 0,
+    user: UserOpt = None,
+    password: PasswordOpt = None,
+    token: TokenOpt = None,
+    creds: CredsOpt = None,
+    nkey: NkeyOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    timeout: TimeoutOpt = 5.0,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Per vchannel: is what Milvus has not flushed still in the MQ after its channel checkpoint?
     Exit 1 when any vchannel is expired or at-risk, 3 when etcd or the MQ cannot be read."""
     from mqctl.cli.common import exit_with
@@ -251,8 +472,9 @@ def checkpoints(rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: Stor
     from mqctl.mq.retention import ROCKS_TIME_KEY, ConfiguredRetention
     from mqctl.mq.sources import load_config, open_source
 
-    options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
-                             tls_key, timeout)
+    options = source_options(
+        rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
+    )
     resolution = load_config(options.config) if options.config else None
     reader = meta_reader(etcd, etcd_root, resolution)
     target = None
@@ -266,7 +488,13 @@ def checkpoints(rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: Stor
 
     rocksmq_window = ConfiguredRetention(resolution).get(ROCKS_TIME_KEY).value * 60
     with open_source(options, resolution=resolution) as source:
-        report = checkpoint_report(read_meta, source, watch_seconds=watch, rocksmq_retention_seconds=rocksmq_window,
-                                   milvus_uri=target.uri if target else None, etcd=reader.etcd.shown)
+        report = checkpoint_report(
+            read_meta,
+            source,
+            watch_seconds=watch,
+            rocksmq_retention_seconds=rocksmq_window,
+            milvus_uri=target.uri if target else None,
+            etcd=reader.etcd.shown,
+        )
     output(json_mode, wide).emit(report, _render_checkpoints)
     exit_with(1 if report.failing else 0)

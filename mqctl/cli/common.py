@@ -7,12 +7,16 @@ from typing import Annotated
 import click
 import typer
 
-from mqctl.output import Output
+from mqctl.cli.terminal import Output
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (stable schema, see README).")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
-WideOpt = Annotated[bool, typer.Option("--wide", "--no-trunc", help="Show every column, full ids and full times "
-                                                                   "(lines may run past the terminal).")]
+WideOpt = Annotated[
+    bool,
+    typer.Option(
+        "--wide", "--no-trunc", help="Show every column, full ids and full times (lines may run past the terminal)."
+    ),
+]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")]
 
 

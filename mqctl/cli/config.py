@@ -4,43 +4,73 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from mqctl.cli.common import DryRunOpt, JsonOpt, WideOpt, YesOpt, exit_with, output
 
-app = typer.Typer(help="Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",
+    no_args_is_help=True,
+)
 
-FilesArg = Annotated[list[Path], typer.Argument(help="milvus.yaml [default.yaml user.yaml], an Operator CR or Helm "
-                                                     "values; several files in Milvus's merge order (later wins).",
-                                                show_default=False)]
+FilesArg = Annotated[
+    list[Path],
+    typer.Argument(
+        help="milvus.yaml [default.yaml user.yaml], an Operator CR or Helm "
+        "values; several files in Milvus's merge order (later wins).",
+        show_default=False,
+    ),
+]
 FileArg = Annotated[Path, typer.Argument(help="The file to read or edit.", show_default=False)]
-KeyArg = Annotated[str, typer.Argument(help="Dotted key, e.g. natsmq.server.port or spec.dependencies.msgStreamType.",
-                                       show_default=False)]
-KindOpt = Annotated[Optional[str], typer.Option("--kind", help="Force the document kind: milvus-yaml, operator-cr, "
-                                                               "helm-values, configmap.")]
-ModeOpt = Annotated[Optional[str], typer.Option("--mode", help="standalone or cluster (default: from the document).")]
-VersionOpt = Annotated[Optional[str], typer.Option("--milvus-version", help="Milvus version, e.g. 2.3.5 (default: "
-                                                                            "from the image tag).")]
-EnvOpt = Annotated[bool, typer.Option("--env", help="Apply overrides from this environment (MQ_TYPE, "
-                                                    "PULSAR_ADDRESS, ...).")]
-EtcdOpt = Annotated[Optional[str], typer.Option("--etcd", help="Read overrides under <root>/config/ from this etcd "
-                                                               "(client URL, e.g. http://127.0.0.1:2379).")]
-RoleOpt = Annotated[str | None, typer.Option(
-    "--role", help="full: Milvus reads the file as its whole milvus.yaml (keys left out take code defaults); overlay: "
-                   "it sits on the stock milvus.yaml (user.yaml, Helm extraConfigFiles, Operator spec.config). "
-                   "Default: overlay for user.yaml, default.yaml, CRs and Helm values, else full.")]
-EtcdRootOpt = Annotated[Optional[str], typer.Option("--etcd-root", help="etcd root path (default: etcd.rootPath "
-                                                                        "from the yaml, else by-dev).")]
+KeyArg = Annotated[
+    str,
+    typer.Argument(help="Dotted key, e.g. natsmq.server.port or spec.dependencies.msgStreamType.", show_default=False),
+]
+KindOpt = Annotated[
+    str | None,
+    typer.Option("--kind", help="Force the document kind: milvus-yaml, operator-cr, helm-values, configmap."),
+]
+ModeOpt = Annotated[str | None, typer.Option("--mode", help="standalone or cluster (default: from the document).")]
+VersionOpt = Annotated[
+    str | None, typer.Option("--milvus-version", help="Milvus version, e.g. 2.3.5 (default: from the image tag).")
+]
+EnvOpt = Annotated[
+    bool, typer.Option("--env", help="Apply overrides from this environment (MQ_TYPE, PULSAR_ADDRESS, ...).")
+]
+EtcdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--etcd", help="Read overrides under <root>/config/ from this etcd (client URL, e.g. http://127.0.0.1:2379)."
+    ),
+]
+RoleOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--role",
+        help="full: Milvus reads the file as its whole milvus.yaml (keys left out take code defaults); overlay: "
+        "it sits on the stock milvus.yaml (user.yaml, Helm extraConfigFiles, Operator spec.config). "
+        "Default: overlay for user.yaml, default.yaml, CRs and Helm values, else full.",
+    ),
+]
+EtcdRootOpt = Annotated[
+    str | None, typer.Option("--etcd-root", help="etcd root path (default: etcd.rootPath from the yaml, else by-dev).")
+]
 
 
 def _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
     from mqctl.config.resolve import override_sources
 
-    return override_sources(files, kind=kind, mode=mode, milvus_version=milvus_version,
-                            environment=dict(os.environ) if env else None, etcd_url=etcd_url, etcd_root=etcd_root)
+    return override_sources(
+        files,
+        kind=kind,
+        mode=mode,
+        milvus_version=milvus_version,
+        environment=dict(os.environ) if env else None,
+        etcd_url=etcd_url,
+        etcd_root=etcd_root,
+    )
 
 
 def _resolve(files, kind, mode, milvus_version, env, etcd_url, etcd_root, role):
@@ -56,12 +86,13 @@ def _where(finding) -> str:
 
 
 def _findings_table(findings):
-    from mqctl.output import KEY, LABEL, TEXT, Column, Output
+    from mqctl.cli.terminal import KEY, LABEL, TEXT, Column, Output
 
-    return Output.table(None, [Column("severity", LABEL, 1), Column("code", LABEL, 0), Column("where", KEY),
-                               Column("finding", TEXT, 0)],
-                        [(f.severity, f.code, _where(f), f.message + (f"\nfix: {f.hint}" if f.hint else ""))
-                         for f in findings])
+    return Output.table(
+        None,
+        [Column("severity", LABEL, 1), Column("code", LABEL, 0), Column("where", KEY), Column("finding", TEXT, 0)],
+        [(f.severity, f.code, _where(f), f.message + (f"\nfix: {f.hint}" if f.hint else "")) for f in findings],
+    )
 
 
 def _render_report(report, *, explain: bool):
@@ -69,8 +100,13 @@ def _render_report(report, *, explain: bool):
 
     parts = []
     if report.effective_mq:
-        parts.append(Text(f"Milvus starts {report.effective_mq} ({report.mode}, "
-                          f"Milvus {report.milvus_version or 'version unknown'})", style="bold green"))
+        parts.append(
+            Text(
+                f"Milvus starts {report.effective_mq} ({report.mode}, "
+                f"Milvus {report.milvus_version or 'version unknown'})",
+                style="bold green",
+            )
+        )
     elif report.panic and report.attempted_mq:  # tried that MQ, then a panic or FATAL
         parts.append(Text(f"Milvus would not start (tries {report.attempted_mq}): `{report.panic}`", style="bold red"))
     elif report.panic:
@@ -87,30 +123,52 @@ def _render_report(report, *, explain: bool):
                 parts.append(Text(f"{step:>2}. {line}"))
     if report.findings:
         parts.append(_findings_table(report.findings))
-    parts.append(Text(f"{report.errors} error(s), {report.warnings} warning(s), "
-                      f"{len(report.findings) - report.errors - report.warnings} info"))
+    parts.append(
+        Text(
+            f"{report.errors} error(s), {report.warnings} warning(s), "
+            f"{len(report.findings) - report.errors - report.warnings} info"
+        )
+    )
     return parts
 
 
 @app.command()
-def explain(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None, milvus_version: VersionOpt = None,
-            env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, role: RoleOpt = None,
-            json_mode: JsonOpt = False, wide: WideOpt = False):
+def explain(
+    files: FilesArg,
+    kind: KindOpt = None,
+    mode: ModeOpt = None,
+    milvus_version: VersionOpt = None,
+    env: EnvOpt = False,
+    etcd: EtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
+    role: RoleOpt = None,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Which MQ this Milvus will start, and why, step by step."""
     from mqctl.config.rules import report, validate
 
     resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root, role)
-    output(json_mode, wide).emit(report(resolution, validate(resolution)),
-                                  lambda r: _render_report(r, explain=True))
+    output(json_mode, wide).emit(report(resolution, validate(resolution)), lambda r: _render_report(r, explain=True))
 
 
 @app.command(name="validate")
-def validate_command(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None, milvus_version: VersionOpt = None,
-                     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
-                     check_host: Annotated[bool, typer.Option("--check-host", help="Also check this host: port free, "
-                                                              "store writable, disk space and kind.")] = False,
-                     env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
-                     role: RoleOpt = None, json_mode: JsonOpt = False, wide: WideOpt = False):
+def validate_command(
+    files: FilesArg,
+    kind: KindOpt = None,
+    mode: ModeOpt = None,
+    milvus_version: VersionOpt = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
+    check_host: Annotated[
+        bool, typer.Option("--check-host", help="Also check this host: port free, store writable, disk space and kind.")
+    ] = False,
+    env: EnvOpt = False,
+    etcd: EtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
+    role: RoleOpt = None,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Findings with stable codes; exit 1 on any error (with --strict, any warning)."""
     from mqctl.config.rules import exit_code, report, validate
 
@@ -123,26 +181,40 @@ def validate_command(files: FilesArg, kind: KindOpt = None, mode: ModeOpt = None
 @app.command()
 def rules(json_mode: JsonOpt = False, wide: WideOpt = False):
     """Every validation rule with its code and why it matters."""
+    from mqctl.cli.terminal import KEY, LABEL, TEXT, Column, Output
     from mqctl.config.rules import RULES, RuleList
-    from mqctl.output import KEY, LABEL, TEXT, Column, Output
 
-    output(json_mode, wide).emit(RuleList(list(RULES)), lambda r: Output.table(
-        "config validate rules", [Column("code", KEY), Column("severity", LABEL, 1), Column("rule", TEXT, 0),
-                                  Column("why", TEXT, 2)],
-        [(rule.code, rule.severity, rule.title, rule.why) for rule in r.rules]))
+    output(json_mode, wide).emit(
+        RuleList(list(RULES)),
+        lambda r: Output.table(
+            "config validate rules",
+            [Column("code", KEY), Column("severity", LABEL, 1), Column("rule", TEXT, 0), Column("why", TEXT, 2)],
+            [(rule.code, rule.severity, rule.title, rule.why) for rule in r.rules],
+        ),
+    )
 
 
 @app.command()
-def get(file: FileArg, key: KeyArg, kind: KindOpt = None, mode: ModeOpt = None, milvus_version: VersionOpt = None,
-        env: EnvOpt = False, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, role: RoleOpt = None,
-        json_mode: JsonOpt = False):
+def get(
+    file: FileArg,
+    key: KeyArg,
+    kind: KindOpt = None,
+    mode: ModeOpt = None,
+    milvus_version: VersionOpt = None,
+    env: EnvOpt = False,
+    etcd: EtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
+    role: RoleOpt = None,
+    json_mode: JsonOpt = False,
+):
     """A key's effective value and where it comes from (file:line, env, etcd, code default or stock milvus.yaml)."""
     from mqctl.config.edit import read_key
-    from mqctl.output import redact
+    from mqctl.secrets import redact
 
     environment, etcd_source = _overrides([file], kind, mode, milvus_version, env, etcd, etcd_root)
-    found = read_key(file, key, kind=kind, mode=mode, milvus_version=milvus_version, env=environment,
-                     etcd=etcd_source, role=role)
+    found = read_key(
+        file, key, kind=kind, mode=mode, milvus_version=milvus_version, env=environment, etcd=etcd_source, role=role
+    )
     found.value = redact(found.value, found.key)
 
     def render(kv):
@@ -179,8 +251,17 @@ def _apply(file: Path, make_plan, *, yes: bool, dry_run: bool, json_mode: bool) 
                 exit_with(3)
             backup = plan.commit().backup
             written = True
-    outcome = EditOutcome(str(plan.document.path), plan.changed, written, dry_run, str(backup) if backup else None,
-                          plan.diff, plan.notes, plan.warnings, plan.reconcile)
+    outcome = EditOutcome(
+        str(plan.document.path),
+        plan.changed,
+        written,
+        dry_run,
+        str(backup) if backup else None,
+        plan.diff,
+        plan.notes,
+        plan.warnings,
+        plan.reconcile,
+    )
 
     def render(o):
         if not o.changed:
@@ -194,23 +275,35 @@ def _apply(file: Path, make_plan, *, yes: bool, dry_run: bool, json_mode: bool) 
 
 # a negative VALUE such as -1 (natsmq's random port) is a value, not an unknown option
 @app.command(name="set", context_settings={"ignore_unknown_options": True})
-def set_command(file: FileArg, key: KeyArg,
-                value: Annotated[str, typer.Argument(help="New value (checked against the key's type).",
-                                                     show_default=False)],
-                kind: KindOpt = None, yes: YesOpt = False, dry_run: DryRunOpt = False,
-                force: Annotated[bool, typer.Option("--force", help="Write a value `config validate` reports as an "
-                                                              "error.")] = False,
-                json_mode: JsonOpt = False):
+def set_command(
+    file: FileArg,
+    key: KeyArg,
+    value: Annotated[str, typer.Argument(help="New value (checked against the key's type).", show_default=False)],
+    kind: KindOpt = None,
+    yes: YesOpt = False,
+    dry_run: DryRunOpt = False,
+    force: Annotated[
+        bool, typer.Option("--force", help="Write a value `config validate` reports as an error.")
+    ] = False,
+    json_mode: JsonOpt = False,
+):
     """Set a key (missing parents are created); everything else stays byte-identical."""
     from mqctl.config.edit import plan_set
 
-    _apply(file, lambda: plan_set(file, key, value, kind=kind, force=force), yes=yes, dry_run=dry_run,
-           json_mode=json_mode)
+    _apply(
+        file, lambda: plan_set(file, key, value, kind=kind, force=force), yes=yes, dry_run=dry_run, json_mode=json_mode
+    )
 
 
 @app.command()
-def unset(file: FileArg, key: KeyArg, kind: KindOpt = None, yes: YesOpt = False, dry_run: DryRunOpt = False,
-          json_mode: JsonOpt = False):
+def unset(
+    file: FileArg,
+    key: KeyArg,
+    kind: KindOpt = None,
+    yes: YesOpt = False,
+    dry_run: DryRunOpt = False,
+    json_mode: JsonOpt = False,
+):
     """Remove a key's lines; Milvus then uses its default."""
     from mqctl.config.edit import plan_unset
 
@@ -218,17 +311,27 @@ def unset(file: FileArg, key: KeyArg, kind: KindOpt = None, yes: YesOpt = False,
 
 
 @app.command()
-def switch(file: FileArg,
-           to: Annotated[str, typer.Option("--to", help="natsmq, rocksmq, pulsar, kafka or woodpecker.",
-                                           show_default=False)],
-           store_dir: Annotated[Optional[str], typer.Option("--store-dir", help="natsmq storeDir or rocksmq "
-                                                                                "path.")] = None,
-           port: Annotated[Optional[int], typer.Option("--port", help="natsmq or pulsar port.")] = None,
-           mode: ModeOpt = None, milvus_version: VersionOpt = None, kind: KindOpt = None, yes: YesOpt = False,
-           dry_run: DryRunOpt = False, json_mode: JsonOpt = False):
+def switch(
+    file: FileArg,
+    to: Annotated[str, typer.Option("--to", help="natsmq, rocksmq, pulsar, kafka or woodpecker.", show_default=False)],
+    store_dir: Annotated[str | None, typer.Option("--store-dir", help="natsmq storeDir or rocksmq path.")] = None,
+    port: Annotated[int | None, typer.Option("--port", help="natsmq or pulsar port.")] = None,
+    mode: ModeOpt = None,
+    milvus_version: VersionOpt = None,
+    kind: KindOpt = None,
+    yes: YesOpt = False,
+    dry_run: DryRunOpt = False,
+    json_mode: JsonOpt = False,
+):
     """Point the deployment at another MQ: the right key for the kind, plus the target's defaults when missing."""
     from mqctl.config.edit import plan_switch
 
-    _apply(file, lambda: plan_switch(file, to, store_dir=store_dir, port=port, mode=mode,
-                                     milvus_version=milvus_version, kind=kind),
-           yes=yes, dry_run=dry_run, json_mode=json_mode)
+    _apply(
+        file,
+        lambda: plan_switch(
+            file, to, store_dir=store_dir, port=port, mode=mode, milvus_version=milvus_version, kind=kind
+        ),
+        yes=yes,
+        dry_run=dry_run,
+        json_mode=json_mode,
+    )

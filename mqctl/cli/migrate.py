@@ -5,44 +5,57 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, YesOpt, exit_with, output
 
-app = typer.Typer(help="Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify.",
-                  invoke_without_command=True)
+app = typer.Typer(
+    help="Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify.",
+    invoke_without_command=True,
+)
 
-ConfigOpt = Annotated[Optional[list[Path]], typer.Option("--config", help="Milvus config file(s), merge order.")]
-ToOpt = Annotated[Optional[str], typer.Option("--to", help="Target MQ: natsmq, rocksmq, pulsar, kafka, woodpecker.")]
-MilvusOpt = Annotated[Optional[str], typer.Option("--milvus", help="Milvus gRPC URI, e.g. http://127.0.0.1:19530.")]
+ConfigOpt = Annotated[list[Path] | None, typer.Option("--config", help="Milvus config file(s), merge order.")]
+ToOpt = Annotated[str | None, typer.Option("--to", help="Target MQ: natsmq, rocksmq, pulsar, kafka, woodpecker.")]
+MilvusOpt = Annotated[str | None, typer.Option("--milvus", help="Milvus gRPC URI, e.g. http://127.0.0.1:19530.")]
 UserOpt = Annotated[str, typer.Option("--user", help="Milvus user.")]
-PasswordOpt = Annotated[str, typer.Option("--password", envvar="MQCTL_MILVUS_PASSWORD", help="Milvus password (never journaled).")]
+PasswordOpt = Annotated[
+    str, typer.Option("--password", envvar="MQCTL_MILVUS_PASSWORD", help="Milvus password (never journaled).")
+]
 TokenOpt = Annotated[str, typer.Option("--token", envvar="MQCTL_MILVUS_TOKEN", help="Milvus token (never journaled).")]
 ServerPemOpt = Annotated[str, typer.Option("--server-pem", help="CA/server certificate for TLS.")]
 ServerNameOpt = Annotated[str, typer.Option("--server-name", help="TLS server name.")]
-EtcdOpt = Annotated[Optional[str], typer.Option("--etcd", help="etcd client URL (overrides; forceDeny where active).")]
-EtcdRootOpt = Annotated[Optional[str], typer.Option(
-    "--etcd-root", help="etcd.rootPath of this Milvus (default: the config's, else by-dev).")]
-StopOpt = Annotated[Optional[str], typer.Option("--stop-cmd", help="Command that stops Milvus.")]
-StartOpt = Annotated[Optional[str], typer.Option("--start-cmd", help="Command that starts Milvus.")]
+EtcdOpt = Annotated[str | None, typer.Option("--etcd", help="etcd client URL (overrides; forceDeny where active).")]
+EtcdRootOpt = Annotated[
+    str | None, typer.Option("--etcd-root", help="etcd.rootPath of this Milvus (default: the config's, else by-dev).")
+]
+StopOpt = Annotated[str | None, typer.Option("--stop-cmd", help="Command that stops Milvus.")]
+StartOpt = Annotated[str | None, typer.Option("--start-cmd", help="Command that starts Milvus.")]
 ShellOpt = Annotated[bool, typer.Option("--shell", help="Run the commands through /bin/sh.")]
-LogFileOpt = Annotated[Optional[str], typer.Option("--log-file", help="File Milvus logs to.")]
-LogCmdOpt = Annotated[Optional[str], typer.Option("--log-cmd", help="Command printing Milvus's recent log.")]
-HealthOpt = Annotated[Optional[str], typer.Option("--health-url", help="Milvus /healthz URL (port 9091).")]
-BackupOpt = Annotated[Optional[str], typer.Option("--backup-dir", help="Archive the old MQ folders here.")]
+LogFileOpt = Annotated[str | None, typer.Option("--log-file", help="File Milvus logs to.")]
+LogCmdOpt = Annotated[str | None, typer.Option("--log-cmd", help="Command printing Milvus's recent log.")]
+HealthOpt = Annotated[str | None, typer.Option("--health-url", help="Milvus /healthz URL (port 9091).")]
+BackupOpt = Annotated[str | None, typer.Option("--backup-dir", help="Archive the old MQ folders here.")]
 CleanupOpt = Annotated[bool, typer.Option("--cleanup", help="Delete the old MQ folders once archived and verified.")]
-WritesStoppedOpt = Annotated[bool, typer.Option("--writes-stopped", help="Writers are stopped already; skip forceDeny.")]
+WritesStoppedOpt = Annotated[
+    bool, typer.Option("--writes-stopped", help="Writers are stopped already; skip forceDeny.")
+]
 ClearOpt = Annotated[bool, typer.Option("--clear-etcd-override", help="Delete a conflicting etcd mq.type (journaled).")]
-StoreOpt = Annotated[Optional[str], typer.Option("--store-dir", help="natsmq.server.storeDir / rocksmq.path to use.")]
-NatsPortOpt = Annotated[Optional[int], typer.Option("--nats-port", help="natsmq.server.port to use.")]
-VersionOpt = Annotated[Optional[str], typer.Option("--milvus-version", help="Milvus version (else asked from the server).")]
-StateOpt = Annotated[Optional[Path], typer.Option("--state-dir", help="Folder for the journal (default: next to the config).")]
-SandboxOpt = Annotated[Optional[Path], typer.Option("--sandbox", help="Fill every option from `mqctl sandbox` in DIR.")]
+StoreOpt = Annotated[str | None, typer.Option("--store-dir", help="natsmq.server.storeDir / rocksmq.path to use.")]
+NatsPortOpt = Annotated[int | None, typer.Option("--nats-port", help="natsmq.server.port to use.")]
+VersionOpt = Annotated[
+    str | None, typer.Option("--milvus-version", help="Milvus version (else asked from the server).")
+]
+StateOpt = Annotated[
+    Path | None, typer.Option("--state-dir", help="Folder for the journal (default: next to the config).")
+]
+SandboxOpt = Annotated[Path | None, typer.Option("--sandbox", help="Fill every option from `mqctl sandbox` in DIR.")]
 FlushTimeoutOpt = Annotated[float, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll.")]
 StartTimeoutOpt = Annotated[float, typer.Option("--start-timeout", help="Seconds to wait for Milvus to start.")]
-ConfirmTimeoutOpt = Annotated[float, typer.Option("--confirm-timeout", help="Seconds to wait for Milvus to log a forceDeny change.")]
+ConfirmTimeoutOpt = Annotated[
+    float, typer.Option("--confirm-timeout", help="Seconds to wait for Milvus to log a forceDeny change.")
+]
 
 
 def _sandbox_fill(sandbox: Path | None) -> dict:
@@ -91,18 +104,20 @@ def reporter(out):
         mark = {"done": ("✓", "green"), "skipped": ("-", "dim")}.get(record.status, ("✗", "red"))
         out.info(Text.assemble(mark, f" {record.name:<14} {record.seconds or 0:7.1f} s  {summarize(record)}"))
 
-    return Reporter(step_started=lambda r: out.info(Text(f"▶ {r.name} ...", style="bold")), step_finished=finished,
-                    waiting=waiting)
+    return Reporter(
+        step_started=lambda r: out.info(Text(f"▶ {r.name} ...", style="bold")), step_finished=finished, waiting=waiting
+    )
 
 
 def _steps_table(title, records):
+    from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, Column, Output
     from mqctl.migrate.report import summarize
-    from mqctl.output import KEY, LABEL, NUMBER, TEXT, Column, Output
 
-    return Output.table(title, [Column("step", KEY), Column("status", LABEL, 0), Column("seconds", NUMBER, 1),
-                                Column("evidence", TEXT, 0)],
-                        [(r.name, r.status, f"{r.seconds:.1f}" if r.seconds is not None else "", summarize(r))
-                         for r in records])
+    return Output.table(
+        title,
+        [Column("step", KEY), Column("status", LABEL, 0), Column("seconds", NUMBER, 1), Column("evidence", TEXT, 0)],
+        [(r.name, r.status, f"{r.seconds:.1f}" if r.seconds is not None else "", summarize(r)) for r in records],
+    )
 
 
 def render_journal(journal):
@@ -113,15 +128,42 @@ def render_journal(journal):
     return tables
 
 
-def _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd, start_cmd,
-             shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped, clear_etcd_override, store_dir,
-             nats_port, milvus_version, sandbox, flush_timeout, start_timeout, confirm_timeout):
+def _options(
+    config,
+    to,
+    milvus,
+    user,
+    password,
+    token,
+    server_pem,
+    server_name,
+    etcd,
+    etcd_root,
+    stop_cmd,
+    start_cmd,
+    shell,
+    log_file,
+    log_cmd,
+    health_url,
+    backup_dir,
+    cleanup,
+    writes_stopped,
+    clear_etcd_override,
+    store_dir,
+    nats_port,
+    milvus_version,
+    sandbox,
+    flush_timeout,
+    start_timeout,
+    confirm_timeout,
+):
     from mqctl.config.edit import check_backend_name
     from mqctl.errors import InputError
     from mqctl.migrate.steps import MigrateOptions
 
-    _check_seconds({"--flush-timeout": flush_timeout, "--start-timeout": start_timeout,
-                    "--confirm-timeout": confirm_timeout})
+    _check_seconds(
+        {"--flush-timeout": flush_timeout, "--start-timeout": start_timeout, "--confirm-timeout": confirm_timeout}
+    )
     filled = _sandbox_fill(sandbox)
     # realpath, unlike Path.resolve, leaves a symlink loop for the reader to report
     configs = [os.path.realpath(p.expanduser()) for p in config] if config else filled.get("configs")
@@ -129,7 +171,9 @@ def _options(config, to, milvus, user, password, token, server_pem, server_name,
         raise InputError("no --config given", hint="pass the milvus.yaml Milvus reads (or --sandbox DIR)")
     for path in configs:
         if not Path(path).is_file():
-            raise InputError(f"--config {path} does not exist or is not a file", hint="pass the milvus.yaml Milvus reads")
+            raise InputError(
+                f"--config {path} does not exist or is not a file", hint="pass the milvus.yaml Milvus reads"
+            )
     if etcd_root is None:  # where this Milvus keeps its etcd keys, forceDeny and mq.type overrides included
         from mqctl.config.resolve import resolve
 
@@ -141,13 +185,28 @@ def _options(config, to, milvus, user, password, token, server_pem, server_name,
     if not uri:
         raise InputError("no --milvus given", hint="pass the gRPC URI, e.g. http://127.0.0.1:19530")
     return MigrateOptions(
-        configs=configs, to=to, milvus=_target(uri, user, password, token, server_pem, server_name),
-        stop_cmd=stop_cmd or filled.get("stop_cmd"), start_cmd=start_cmd or filled.get("start_cmd"), shell=shell,
-        log_file=log_file or (None if log_cmd else filled.get("log_file")), log_cmd=log_cmd,
-        health_url=health_url or filled.get("health_url"), etcd=etcd or filled.get("etcd"), etcd_root=etcd_root,
-        backup_dir=backup_dir, cleanup=cleanup, writes_stopped=writes_stopped, clear_etcd_override=clear_etcd_override,
-        store_dir=store_dir, nats_port=nats_port, milvus_version=milvus_version, flush_timeout=flush_timeout,
-        start_timeout=start_timeout, confirm_timeout=confirm_timeout)
+        configs=configs,
+        to=to,
+        milvus=_target(uri, user, password, token, server_pem, server_name),
+        stop_cmd=stop_cmd or filled.get("stop_cmd"),
+        start_cmd=start_cmd or filled.get("start_cmd"),
+        shell=shell,
+        log_file=log_file or (None if log_cmd else filled.get("log_file")),
+        log_cmd=log_cmd,
+        health_url=health_url or filled.get("health_url"),
+        etcd=etcd or filled.get("etcd"),
+        etcd_root=etcd_root,
+        backup_dir=backup_dir,
+        cleanup=cleanup,
+        writes_stopped=writes_stopped,
+        clear_etcd_override=clear_etcd_override,
+        store_dir=store_dir,
+        nats_port=nats_port,
+        milvus_version=milvus_version,
+        flush_timeout=flush_timeout,
+        start_timeout=start_timeout,
+        confirm_timeout=confirm_timeout,
+    )
 
 
 def _check_seconds(timeouts: dict[str, float | None]) -> None:
@@ -158,30 +217,61 @@ def _check_seconds(timeouts: dict[str, float | None]) -> None:
 
     for option, seconds in timeouts.items():
         if seconds is not None and not (seconds > 0 and math.isfinite(seconds)):
-            raise InputError(f"{option} {seconds:g} is not a positive, finite number of seconds", hint=f"e.g. {option} 600")
+            raise InputError(
+                f"{option} {seconds:g} is not a positive, finite number of seconds", hint=f"e.g. {option} 600"
+            )
 
 
 def render_plan(result):
-    from mqctl.output import KEY, LABEL, NUMBER, TEXT, Column, Output
+    from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, Column, Output
 
-    head = (f"migration plan: {result.source_mq} -> {result.target_mq} (Milvus {result.milvus_version or '?'}); "
-            "nothing was changed")
-    items = [Output.table(head, [Column("step", KEY), Column("what it will do", TEXT, 0)],
-                          [(s.name, s.action) for s in result.steps])]
+    head = (
+        f"migration plan: {result.source_mq} -> {result.target_mq} (Milvus {result.milvus_version or '?'}); "
+        "nothing was changed"
+    )
+    items = [
+        Output.table(
+            head, [Column("step", KEY), Column("what it will do", TEXT, 0)], [(s.name, s.action) for s in result.steps]
+        )
+    ]
     if result.findings:
-        items.append(Output.table("preflight findings", [Column("code", KEY), Column("level", LABEL, 1),
-                                                         Column("finding", TEXT, 0), Column("how to fix", TEXT, 0)],
-                                  [(f.code, f.level, f.message, f.hint) for f in result.findings]))
+        items.append(
+            Output.table(
+                "preflight findings",
+                [
+                    Column("code", KEY),
+                    Column("level", LABEL, 1),
+                    Column("finding", TEXT, 0),
+                    Column("how to fix", TEXT, 0),
+                ],
+                [(f.code, f.level, f.message, f.hint) for f in result.findings],
+            )
+        )
     if result.counts:
-        items.append(Output.table("row counts now", [Column("collection", KEY), Column("rows", NUMBER, 0)],
-                                  [(n, c["rows"] if c["rows"] is not None else "not loaded (loaded at preflight)")
-                                   for n, c in result.counts.items()]))
+        items.append(
+            Output.table(
+                "row counts now",
+                [Column("collection", KEY), Column("rows", NUMBER, 0)],
+                [
+                    (n, c["rows"] if c["rows"] is not None else "not loaded (loaded at preflight)")
+                    for n, c in result.counts.items()
+                ],
+            )
+        )
     if result.checkpoints:
-        items.append(Output.table("channel checkpoints now", [Column("vchannel", KEY), Column("collection", TEXT, 0),
-                                                              Column("checkpoint (UTC)", TEXT, 1),
-                                                              Column("position", NUMBER, 2), Column("from", LABEL, 3)],
-                                  [(c["vchannel"], c["collection"], c["time"], c["position"], c["from"])
-                                   for c in result.checkpoints]))
+        items.append(
+            Output.table(
+                "channel checkpoints now",
+                [
+                    Column("vchannel", KEY),
+                    Column("collection", TEXT, 0),
+                    Column("checkpoint (UTC)", TEXT, 1),
+                    Column("position", NUMBER, 2),
+                    Column("from", LABEL, 3),
+                ],
+                [(c["vchannel"], c["collection"], c["time"], c["position"], c["from"]) for c in result.checkpoints],
+            )
+        )
     if result.config_diff:
         from rich.syntax import Syntax
 
@@ -190,27 +280,75 @@ def render_plan(result):
 
 
 @app.callback()
-def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None,
-            user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
-            server_name: ServerNameOpt = "", etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
-            stop_cmd: StopOpt = None, start_cmd: StartOpt = None, shell: ShellOpt = False,
-            log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, health_url: HealthOpt = None,
-            backup_dir: BackupOpt = None, cleanup: CleanupOpt = False, writes_stopped: WritesStoppedOpt = False,
-            clear_etcd_override: ClearOpt = False, store_dir: StoreOpt = None, nats_port: NatsPortOpt = None,
-            milvus_version: VersionOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None,
-            flush_timeout: FlushTimeoutOpt = 600, start_timeout: StartTimeoutOpt = 300,
-            confirm_timeout: ConfirmTimeoutOpt = 90, yes: YesOpt = False, json_mode: JsonOpt = False,
-            wide: WideOpt = False):
+def migrate(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    to: ToOpt = None,
+    milvus: MilvusOpt = None,
+    user: UserOpt = "",
+    password: PasswordOpt = "",
+    token: TokenOpt = "",
+    server_pem: ServerPemOpt = "",
+    server_name: ServerNameOpt = "",
+    etcd: EtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
+    stop_cmd: StopOpt = None,
+    start_cmd: StartOpt = None,
+    shell: ShellOpt = False,
+    log_file: LogFileOpt = None,
+    log_cmd: LogCmdOpt = None,
+    health_url: HealthOpt = None,
+    backup_dir: BackupOpt = None,
+    cleanup: CleanupOpt = False,
+    writes_stopped: WritesStoppedOpt = False,
+    clear_etcd_override: ClearOpt = False,
+    store_dir: StoreOpt = None,
+    nats_port: NatsPortOpt = None,
+    milvus_version: VersionOpt = None,
+    state_dir: StateOpt = None,
+    sandbox: SandboxOpt = None,
+    flush_timeout: FlushTimeoutOpt = 600,
+    start_timeout: StartTimeoutOpt = 300,
+    confirm_timeout: ConfirmTimeoutOpt = 90,
+    yes: YesOpt = False,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
     if ctx.invoked_subcommand is not None:
         return
     from mqctl.migrate import run
 
     out = output(json_mode, wide)
-    options = _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd,
-                       start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
-                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, flush_timeout, start_timeout,
-                       confirm_timeout)
+    options = _options(
+        config,
+        to,
+        milvus,
+        user,
+        password,
+        token,
+        server_pem,
+        server_name,
+        etcd,
+        etcd_root,
+        stop_cmd,
+        start_cmd,
+        shell,
+        log_file,
+        log_cmd,
+        health_url,
+        backup_dir,
+        cleanup,
+        writes_stopped,
+        clear_etcd_override,
+        store_dir,
+        nats_port,
+        milvus_version,
+        sandbox,
+        flush_timeout,
+        start_timeout,
+        confirm_timeout,
+    )
     if json_mode and not yes:
         from mqctl.errors import InputError
 
@@ -228,37 +366,107 @@ def migrate(ctx: typer.Context, config: ConfigOpt = None, to: ToOpt = None, milv
 
 
 @app.command()
-def plan(config: ConfigOpt = None, to: ToOpt = None, milvus: MilvusOpt = None, user: UserOpt = "",
-         password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "", server_name: ServerNameOpt = "",
-         etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
-         shell: ShellOpt = False, log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, health_url: HealthOpt = None,
-         backup_dir: BackupOpt = None, cleanup: CleanupOpt = False, writes_stopped: WritesStoppedOpt = False,
-         clear_etcd_override: ClearOpt = False, store_dir: StoreOpt = None, nats_port: NatsPortOpt = None,
-         milvus_version: VersionOpt = None, sandbox: SandboxOpt = None, json_mode: JsonOpt = False,
-         wide: WideOpt = False):
+def plan(
+    config: ConfigOpt = None,
+    to: ToOpt = None,
+    milvus: MilvusOpt = None,
+    user: UserOpt = "",
+    password: PasswordOpt = "",
+    token: TokenOpt = "",
+    server_pem: ServerPemOpt = "",
+    server_name: ServerNameOpt = "",
+    etcd: EtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
+    stop_cmd: StopOpt = None,
+    start_cmd: StartOpt = None,
+    shell: ShellOpt = False,
+    log_file: LogFileOpt = None,
+    log_cmd: LogCmdOpt = None,
+    health_url: HealthOpt = None,
+    backup_dir: BackupOpt = None,
+    cleanup: CleanupOpt = False,
+    writes_stopped: WritesStoppedOpt = False,
+    clear_etcd_override: ClearOpt = False,
+    store_dir: StoreOpt = None,
+    nats_port: NatsPortOpt = None,
+    milvus_version: VersionOpt = None,
+    sandbox: SandboxOpt = None,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused)."""
     from mqctl.migrate import run
 
-    options = _options(config, to, milvus, user, password, token, server_pem, server_name, etcd, etcd_root, stop_cmd,
-                       start_cmd, shell, log_file, log_cmd, health_url, backup_dir, cleanup, writes_stopped,
-                       clear_etcd_override, store_dir, nats_port, milvus_version, sandbox, 600, 300, 90)
+    options = _options(
+        config,
+        to,
+        milvus,
+        user,
+        password,
+        token,
+        server_pem,
+        server_name,
+        etcd,
+        etcd_root,
+        stop_cmd,
+        start_cmd,
+        shell,
+        log_file,
+        log_cmd,
+        health_url,
+        backup_dir,
+        cleanup,
+        writes_stopped,
+        clear_etcd_override,
+        store_dir,
+        nats_port,
+        milvus_version,
+        sandbox,
+        600,
+        300,
+        90,
+    )
     result = run.plan(options)
     output(json_mode, wide).emit(result, render_plan)
     exit_with(3 if result.refused else 0)
 
 
 @app.command()
-def status(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None, json_mode: JsonOpt = False,
-           wide: WideOpt = False):
+def status(
+    config: ConfigOpt = None,
+    state_dir: StateOpt = None,
+    sandbox: SandboxOpt = None,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Where the journaled migration stands, step by step, with evidence."""
     from mqctl.migrate.journal import Journal
 
     output(json_mode, wide).emit(Journal.load(_journal_path(state_dir, config, sandbox)), render_journal)
 
 
-def _continue(action, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name, stop_cmd,
-              start_cmd, log_file, log_cmd, json_mode, *, confirm: str | None = None, yes: bool = False,
-              more: dict | None = None, wide: bool = False):
+def _continue(
+    action,
+    config,
+    state_dir,
+    sandbox,
+    milvus,
+    user,
+    password,
+    token,
+    server_pem,
+    server_name,
+    stop_cmd,
+    start_cmd,
+    log_file,
+    log_cmd,
+    json_mode,
+    *,
+    confirm: str | None = None,
+    yes: bool = False,
+    more: dict | None = None,
+    wide: bool = False,
+):
     out = output(json_mode, wide)
     filled = _sandbox_fill(sandbox)
     path = _journal_path(state_dir, config, sandbox)
@@ -269,52 +477,136 @@ def _continue(action, config, state_dir, sandbox, milvus, user, password, token,
     journaled = loaded.options["milvus"]
     if confirm and not out.confirm(confirm, assume_yes=yes):
         exit_with(3)
-    target = _target(milvus or journaled["uri"], user or journaled["user"], password, token,
-                     server_pem or journaled["server_pem"], server_name or journaled["server_name"])
-    overrides = {"stop_cmd": stop_cmd or filled.get("stop_cmd"), "start_cmd": start_cmd or filled.get("start_cmd"),
-                 "log_file": log_file, "log_cmd": log_cmd, **(more or {})}
+    target = _target(
+        milvus or journaled["uri"],
+        user or journaled["user"],
+        password,
+        token,
+        server_pem or journaled["server_pem"],
+        server_name or journaled["server_name"],
+    )
+    overrides = {
+        "stop_cmd": stop_cmd or filled.get("stop_cmd"),
+        "start_cmd": start_cmd or filled.get("start_cmd"),
+        "log_file": log_file,
+        "log_cmd": log_cmd,
+        **(more or {}),
+    }
     journal = action(path, target, overrides, reporter(out))
     out.emit(journal, render_journal)
 
 
 @app.command()
-def resume(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None, milvus: MilvusOpt = None,
-           user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
-           server_name: ServerNameOpt = "", stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
-           log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, etcd: EtcdOpt = None,
-           writes_stopped: WritesStoppedOpt = False, flush_timeout: Annotated[Optional[float], typer.Option(
-               "--flush-timeout", help="Seconds to wait for FlushAll (default: as journaled).")] = None,
-           start_timeout: Annotated[Optional[float], typer.Option(
-               "--start-timeout", help="Seconds to wait for Milvus to start (default: as journaled).")] = None,
-           confirm_timeout: Annotated[Optional[float], typer.Option(
-               "--confirm-timeout", help="Seconds to wait for a forceDeny event (default: as journaled).")] = None,
-           json_mode: JsonOpt = False, wide: WideOpt = False):
+def resume(
+    config: ConfigOpt = None,
+    state_dir: StateOpt = None,
+    sandbox: SandboxOpt = None,
+    milvus: MilvusOpt = None,
+    user: UserOpt = "",
+    password: PasswordOpt = "",
+    token: TokenOpt = "",
+    server_pem: ServerPemOpt = "",
+    server_name: ServerNameOpt = "",
+    stop_cmd: StopOpt = None,
+    start_cmd: StartOpt = None,
+    log_file: LogFileOpt = None,
+    log_cmd: LogCmdOpt = None,
+    etcd: EtcdOpt = None,
+    writes_stopped: WritesStoppedOpt = False,
+    flush_timeout: Annotated[
+        float | None, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll (default: as journaled).")
+    ] = None,
+    start_timeout: Annotated[
+        float | None,
+        typer.Option("--start-timeout", help="Seconds to wait for Milvus to start (default: as journaled)."),
+    ] = None,
+    confirm_timeout: Annotated[
+        float | None,
+        typer.Option("--confirm-timeout", help="Seconds to wait for a forceDeny event (default: as journaled)."),
+    ] = None,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Continue a stopped or crashed migration from its journal (commands, timeouts, etcd may be given anew)."""
     from mqctl.migrate import run
 
-    _continue(run.resume, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
-              stop_cmd, start_cmd, log_file, log_cmd, json_mode,
-              more=_more(etcd, writes_stopped, flush_timeout, start_timeout, confirm_timeout), wide=wide)
+    _continue(
+        run.resume,
+        config,
+        state_dir,
+        sandbox,
+        milvus,
+        user,
+        password,
+        token,
+        server_pem,
+        server_name,
+        stop_cmd,
+        start_cmd,
+        log_file,
+        log_cmd,
+        json_mode,
+        more=_more(etcd, writes_stopped, flush_timeout, start_timeout, confirm_timeout),
+        wide=wide,
+    )
 
 
 def _more(etcd, writes_stopped, flush_timeout=None, start_timeout=None, confirm_timeout=None) -> dict:
     """What resume and rollback may change from the journal (None keeps the journaled value)."""
-    _check_seconds({"--flush-timeout": flush_timeout, "--start-timeout": start_timeout,
-                    "--confirm-timeout": confirm_timeout})
-    return {"etcd": etcd, "writes_stopped": True if writes_stopped else None, "flush_timeout": flush_timeout,
-            "start_timeout": start_timeout, "confirm_timeout": confirm_timeout}
+    _check_seconds(
+        {"--flush-timeout": flush_timeout, "--start-timeout": start_timeout, "--confirm-timeout": confirm_timeout}
+    )
+    return {
+        "etcd": etcd,
+        "writes_stopped": True if writes_stopped else None,
+        "flush_timeout": flush_timeout,
+        "start_timeout": start_timeout,
+        "confirm_timeout": confirm_timeout,
+    }
 
 
 @app.command()
-def rollback(config: ConfigOpt = None, state_dir: StateOpt = None, sandbox: SandboxOpt = None, milvus: MilvusOpt = None,
-             user: UserOpt = "", password: PasswordOpt = "", token: TokenOpt = "", server_pem: ServerPemOpt = "",
-             server_name: ServerNameOpt = "", stop_cmd: StopOpt = None, start_cmd: StartOpt = None,
-             log_file: LogFileOpt = None, log_cmd: LogCmdOpt = None, etcd: EtcdOpt = None,
-             writes_stopped: WritesStoppedOpt = False, yes: YesOpt = False, json_mode: JsonOpt = False,
-             wide: WideOpt = False):
+def rollback(
+    config: ConfigOpt = None,
+    state_dir: StateOpt = None,
+    sandbox: SandboxOpt = None,
+    milvus: MilvusOpt = None,
+    user: UserOpt = "",
+    password: PasswordOpt = "",
+    token: TokenOpt = "",
+    server_pem: ServerPemOpt = "",
+    server_name: ServerNameOpt = "",
+    stop_cmd: StopOpt = None,
+    start_cmd: StartOpt = None,
+    log_file: LogFileOpt = None,
+    log_cmd: LogCmdOpt = None,
+    etcd: EtcdOpt = None,
+    writes_stopped: WritesStoppedOpt = False,
+    yes: YesOpt = False,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Undo the journaled migration: restore the config and etcd values (and data from the backup), restart, verify."""
     from mqctl.migrate import run
 
-    _continue(run.rollback, config, state_dir, sandbox, milvus, user, password, token, server_pem, server_name,
-              stop_cmd, start_cmd, log_file, log_cmd, json_mode, confirm="Roll the migration back?", yes=yes,
-              more=_more(etcd, writes_stopped), wide=wide)
+    _continue(
+        run.rollback,
+        config,
+        state_dir,
+        sandbox,
+        milvus,
+        user,
+        password,
+        token,
+        server_pem,
+        server_name,
+        stop_cmd,
+        start_cmd,
+        log_file,
+        log_cmd,
+        json_mode,
+        confirm="Roll the migration back?",
+        yes=yes,
+        more=_more(etcd, writes_stopped),
+        wide=wide,
+    )

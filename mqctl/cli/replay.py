@@ -2,40 +2,82 @@
 
 from __future__ import annotations
 
-from typing import Annotated, List, Optional
+from typing import Annotated
 
 import typer
 
-from mqctl.cli.channels import (ConfigOpt, CredsOpt, NatsOpt, NkeyOpt, PasswordOpt, RocksOpt, StoreOpt, TimeoutOpt,
-                                TlsCaOpt, TlsCertOpt, TlsKeyOpt, TokenOpt, UserOpt, source_options)
+from mqctl.cli.channels import (
+    ConfigOpt,
+    CredsOpt,
+    NatsOpt,
+    NkeyOpt,
+    PasswordOpt,
+    RocksOpt,
+    StoreOpt,
+    TimeoutOpt,
+    TlsCaOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TokenOpt,
+    UserOpt,
+    source_options,
+)
 from mqctl.cli.common import JsonOpt, WideOpt, output
 
 app = typer.Typer(help="Replay MQ topics into Apache Spark (local or cluster) for backfill.", add_completion=False)
 
 
 def _render(result):
-    from mqctl.output import ID, KEY, NUMBER, Column, Output
+    from mqctl.cli.terminal import ID, KEY, NUMBER, Column, Output
 
     def count(value):
         return "?" if value is None else f"{value:,}"
 
-    rows = [(c.name, c.first_id, c.last_id, count(c.planned), count(c.messages), count(c.rows), count(c.bytes))
-            for c in result.channels]
-    columns = [Column("channel", KEY), Column("from id", ID, 5), Column("to id", ID, 5), Column("planned", NUMBER, 2),
-               Column("messages", NUMBER, 0), Column("rows", NUMBER, 1), Column("bytes", NUMBER, 3)]
-    table = Output.table(f"replay {result.source} → {result.target}", columns, rows,
-                         footer=["total", "", "", count(sum(c.planned for c in result.channels)), count(result.messages),
-                                 count(result.rows), count(result.bytes)])
+    rows = [
+        (c.name, c.first_id, c.last_id, count(c.planned), count(c.messages), count(c.rows), count(c.bytes))
+        for c in result.channels
+    ]
+    columns = [
+        Column("channel", KEY),
+        Column("from id", ID, 5),
+        Column("to id", ID, 5),
+        Column("planned", NUMBER, 2),
+        Column("messages", NUMBER, 0),
+        Column("rows", NUMBER, 1),
+        Column("bytes", NUMBER, 3),
+    ]
+    table = Output.table(
+        f"replay {result.source} → {result.target}",
+        columns,
+        rows,
+        footer=[
+            "total",
+            "",
+            "",
+            count(sum(c.planned for c in result.channels)),
+            count(result.messages),
+            count(result.rows),
+            count(result.bytes),
+        ],
+    )
     if not result.written:
-        note = "nothing new to replay" + (f" (checkpoint {result.checkpoint} is up to date)" if result.checkpoint else "")
+        note = "nothing new to replay" + (
+            f" (checkpoint {result.checkpoint} is up to date)" if result.checkpoint else ""
+        )
         return [table, note]
-    what = f"{result.shape}" + (f" of {result.collection} (schema from {result.schema_origin})" if result.collection else "")
-    lines = [f"wrote {what} as {result.format} (mode {result.mode}) in {result.partitions} partition(s)"
-             + (f", run {result.run}" if result.run else "")]
+    what = f"{result.shape}" + (
+        f" of {result.collection} (schema from {result.schema_origin})" if result.collection else ""
+    )
+    lines = [
+        f"wrote {what} as {result.format} (mode {result.mode}) in {result.partitions} partition(s)"
+        + (f", run {result.run}" if result.run else "")
+    ]
     if result.rows is not None:
-        lines.append(f"{count(result.messages)} messages, {count(result.rows)} rows, {count(result.bytes)} bytes in "
-                     f"{result.seconds:.2f} s: {result.rows_per_second or 0:,.0f} rows/s, "
-                     f"{result.messages_per_second or 0:,.0f} messages/s")
+        lines.append(
+            f"{count(result.messages)} messages, {count(result.rows)} rows, {count(result.bytes)} bytes in "
+            f"{result.seconds:.2f} s: {result.rows_per_second or 0:,.0f} rows/s, "
+            f"{result.messages_per_second or 0:,.0f} messages/s"
+        )
     else:
         lines.append(f"done in {result.seconds:.2f} s (executors could not report their counts to the driver)")
     if result.spark_startup_seconds is not None:
@@ -57,57 +99,121 @@ class _ChannelProgress:
             if channel.name not in self.tasks:
                 self.tasks[channel.name] = self.progress.add_task(channel.name, total=max(channel.planned, 1))
             done = channel.messages or 0
-            self.progress.update(self.tasks[channel.name], completed=done,
-                                 total=max(channel.planned, done, 1))
+            self.progress.update(self.tasks[channel.name], completed=done, total=max(channel.planned, done, 1))
 
 
 WHAT = "What to replay"
 WHERE = "Where to write"
 SPARK = "Spark"
 ToSparkOpt = Annotated[bool, typer.Option("--to-spark", help="Replay into Apache Spark (the only target today).")]
-ChannelsOpt = Annotated[Optional[List[str]], typer.Option(
-    "--channels", help="Channel names or globs, comma-separated or repeated (default: all).", rich_help_panel=WHAT)]
-CollectionOpt = Annotated[Optional[str], typer.Option("--collection", help="Collection name or id.", rich_help_panel=WHAT)]
-ShapeOpt = Annotated[Optional[str], typer.Option(
-    "--shape", help="rows (the collection's entities; default with --collection) or messages.", rich_help_panel=WHAT)]
-FromOpt = Annotated[Optional[str], typer.Option(
-    "--from", help="First message: id/sequence, tso:N, ISO-8601 time (UTC), or checkpoint (only what Milvus has not "
-                   "persisted: after each vchannel's channel checkpoint in etcd).", rich_help_panel=WHAT)]
-EtcdOpt = Annotated[Optional[str], typer.Option(
-    "--etcd", help="With --from checkpoint: etcd client URL (default with --config: etcd.endpoints).",
-    rich_help_panel=WHAT)]
-EtcdRootOpt = Annotated[Optional[str], typer.Option(
-    "--etcd-root", help="With --from checkpoint: etcd.rootPath (default: from --config, else by-dev).",
-    rich_help_panel=WHAT)]
-ToOpt = Annotated[Optional[str], typer.Option(
-    "--to", help="Last message: id/sequence, tso:N or ISO-8601 time (UTC).", rich_help_panel=WHAT)]
-TypesOpt = Annotated[Optional[str], typer.Option("--types", help="Message types, e.g. insert,delete.", rich_help_panel=WHAT)]
-MilvusOpt = Annotated[Optional[str], typer.Option(
-    "--milvus", help="Milvus URI to take the collection's schema from.", rich_help_panel=WHAT)]
-MilvusTokenOpt = Annotated[Optional[str], typer.Option(
-    "--milvus-token", help="Milvus token, user:password (or env MQCTL_MILVUS_TOKEN).", envvar="MQCTL_MILVUS_TOKEN",
-    rich_help_panel=WHAT)]
-OutputOpt = Annotated[Optional[str], typer.Option("--output", help="Output folder.", rich_help_panel=WHERE)]
+ChannelsOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--channels", help="Channel names or globs, comma-separated or repeated (default: all).", rich_help_panel=WHAT
+    ),
+]
+CollectionOpt = Annotated[str | None, typer.Option("--collection", help="Collection name or id.", rich_help_panel=WHAT)]
+ShapeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shape", help="rows (the collection's entities; default with --collection) or messages.", rich_help_panel=WHAT
+    ),
+]
+FromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--from",
+        help="First message: id/sequence, tso:N, ISO-8601 time (UTC), or checkpoint (only what Milvus has not "
+        "persisted: after each vchannel's channel checkpoint in etcd).",
+        rich_help_panel=WHAT,
+    ),
+]
+EtcdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--etcd",
+        help="With --from checkpoint: etcd client URL (default with --config: etcd.endpoints).",
+        rich_help_panel=WHAT,
+    ),
+]
+EtcdRootOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--etcd-root",
+        help="With --from checkpoint: etcd.rootPath (default: from --config, else by-dev).",
+        rich_help_panel=WHAT,
+    ),
+]
+ToOpt = Annotated[
+    str | None,
+    typer.Option("--to", help="Last message: id/sequence, tso:N or ISO-8601 time (UTC).", rich_help_panel=WHAT),
+]
+TypesOpt = Annotated[
+    str | None, typer.Option("--types", help="Message types, e.g. insert,delete.", rich_help_panel=WHAT)
+]
+MilvusOpt = Annotated[
+    str | None, typer.Option("--milvus", help="Milvus URI to take the collection's schema from.", rich_help_panel=WHAT)
+]
+MilvusTokenOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--milvus-token",
+        help="Milvus token, user:password (or env MQCTL_MILVUS_TOKEN).",
+        envvar="MQCTL_MILVUS_TOKEN",
+        rich_help_panel=WHAT,
+    ),
+]
+OutputOpt = Annotated[str | None, typer.Option("--output", help="Output folder.", rich_help_panel=WHERE)]
 FormatOpt = Annotated[str, typer.Option("--format", help="parquet, json, orc or csv.", rich_help_panel=WHERE)]
-TableOpt = Annotated[Optional[str], typer.Option("--table", help="A Spark table instead of --output.", rich_help_panel=WHERE)]
-ModeOpt = Annotated[Optional[str], typer.Option(
-    "--mode", help="append, overwrite or error (default: error; append with --checkpoint).", rich_help_panel=WHERE)]
-PartitionByOpt = Annotated[Optional[str], typer.Option(
-    "--partition-by", help="Output columns to partition by, comma-separated.", rich_help_panel=WHERE)]
-CheckpointOpt = Annotated[Optional[str], typer.Option(
-    "--checkpoint", help="Resume file: each run replays only what earlier runs did not.", rich_help_panel=WHERE)]
-PartitionsOpt = Annotated[Optional[int], typer.Option(
-    "--partitions", min=1, help="Read partitions (default: one per 50,000 messages, at least one per channel).",
-    rich_help_panel=SPARK)]
-MasterOpt = Annotated[str, typer.Option(
-    "--master", help="local[*], local[N], spark://HOST:PORT, yarn or k8s://...", rich_help_panel=SPARK)]
-RemoteOpt = Annotated[Optional[str], typer.Option(
-    "--remote", help="A Spark Connect server, sc://HOST:PORT, instead of --master.", rich_help_panel=SPARK)]
-NoShipOpt = Annotated[bool, typer.Option(
-    "--no-ship", help="Do not send mqctl's runtime to the executors: the cluster has mqctl installed.",
-    rich_help_panel=SPARK)]
-SparkConfOpt = Annotated[Optional[List[str]], typer.Option(
-    "--spark-conf", help="Spark setting KEY=VALUE (repeatable).", rich_help_panel=SPARK)]
+TableOpt = Annotated[
+    str | None, typer.Option("--table", help="A Spark table instead of --output.", rich_help_panel=WHERE)
+]
+ModeOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--mode", help="append, overwrite or error (default: error; append with --checkpoint).", rich_help_panel=WHERE
+    ),
+]
+PartitionByOpt = Annotated[
+    str | None,
+    typer.Option("--partition-by", help="Output columns to partition by, comma-separated.", rich_help_panel=WHERE),
+]
+CheckpointOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--checkpoint", help="Resume file: each run replays only what earlier runs did not.", rich_help_panel=WHERE
+    ),
+]
+PartitionsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--partitions",
+        min=1,
+        help="Read partitions (default: one per 50,000 messages, at least one per channel).",
+        rich_help_panel=SPARK,
+    ),
+]
+MasterOpt = Annotated[
+    str,
+    typer.Option("--master", help="local[*], local[N], spark://HOST:PORT, yarn or k8s://...", rich_help_panel=SPARK),
+]
+RemoteOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--remote", help="A Spark Connect server, sc://HOST:PORT, instead of --master.", rich_help_panel=SPARK
+    ),
+]
+NoShipOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-ship",
+        help="Do not send mqctl's runtime to the executors: the cluster has mqctl installed.",
+        rich_help_panel=SPARK,
+    ),
+]
+SparkConfOpt = Annotated[
+    list[str] | None, typer.Option("--spark-conf", help="Spark setting KEY=VALUE (repeatable).", rich_help_panel=SPARK)
+]
 
 
 def _split(values: list[str] | str | None) -> list[str]:
@@ -118,18 +224,42 @@ def _split(values: list[str] | str | None) -> list[str]:
 @app.command(no_args_is_help=True)
 def replay(
     to_spark: ToSparkOpt = False,
-    rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None, config: ConfigOpt = None,
-    user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
-    nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
+    rocksmq: RocksOpt = None,
+    nats: NatsOpt = None,
+    nats_store: StoreOpt = None,
+    config: ConfigOpt = None,
+    user: UserOpt = None,
+    password: PasswordOpt = None,
+    token: TokenOpt = None,
+    creds: CredsOpt = None,
+    nkey: NkeyOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
     timeout: TimeoutOpt = 5.0,
-    channels: ChannelsOpt = None, collection: CollectionOpt = None, shape: ShapeOpt = None, start: FromOpt = None,
-    end: ToOpt = None, types: TypesOpt = None, milvus: MilvusOpt = None, milvus_token: MilvusTokenOpt = None,
-    etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
-    out_path: OutputOpt = None, out_format: FormatOpt = "parquet", table: TableOpt = None, mode: ModeOpt = None,
-    partition_by: PartitionByOpt = None, checkpoint: CheckpointOpt = None,
-    partitions: PartitionsOpt = None, master: MasterOpt = "local[*]", remote: RemoteOpt = None,
-    no_ship: NoShipOpt = False, spark_conf: SparkConfOpt = None,
-    json_mode: JsonOpt = False, wide: WideOpt = False,
+    channels: ChannelsOpt = None,
+    collection: CollectionOpt = None,
+    shape: ShapeOpt = None,
+    start: FromOpt = None,
+    end: ToOpt = None,
+    types: TypesOpt = None,
+    milvus: MilvusOpt = None,
+    milvus_token: MilvusTokenOpt = None,
+    etcd: EtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
+    out_path: OutputOpt = None,
+    out_format: FormatOpt = "parquet",
+    table: TableOpt = None,
+    mode: ModeOpt = None,
+    partition_by: PartitionByOpt = None,
+    checkpoint: CheckpointOpt = None,
+    partitions: PartitionsOpt = None,
+    master: MasterOpt = "local[*]",
+    remote: RemoteOpt = None,
+    no_ship: NoShipOpt = False,
+    spark_conf: SparkConfOpt = None,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
 ):
     """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table."""
     from mqctl.errors import InputError
@@ -137,24 +267,43 @@ def replay(
     from mqctl.replay.session import parse_spark_conf
 
     if not to_spark:
-        raise InputError("choose where to replay to: --to-spark",
-                         hint="e.g. mqctl replay --to-spark --rocksmq DIR --collection NAME --output OUT")
+        raise InputError(
+            "choose where to replay to: --to-spark",
+            hint="e.g. mqctl replay --to-spark --rocksmq DIR --collection NAME --output OUT",
+        )
     request = ReplayRequest(
-        source=source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
-                              tls_key, timeout),
-        output=out_path, format=out_format.lower(), table=table, mode=mode.lower() if mode else None,
+        source=source_options(
+            rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
+        ),
+        output=out_path,
+        format=out_format.lower(),
+        table=table,
+        mode=mode.lower() if mode else None,
         channels=_split(channels),
-        collection=collection, shape=shape.lower() if shape else None, start=start, end=end, types=types,
+        collection=collection,
+        shape=shape.lower() if shape else None,
+        start=start,
+        end=end,
+        types=types,
         partition_by=_split(partition_by),
-        partitions=partitions, master=master, remote=remote, ship=not no_ship,
+        partitions=partitions,
+        master=master,
+        remote=remote,
+        ship=not no_ship,
         spark_conf=parse_spark_conf(spark_conf or []),
-        checkpoint=checkpoint, milvus=milvus, milvus_token=milvus_token, etcd=etcd,
-        etcd_root=etcd_root)
+        checkpoint=checkpoint,
+        milvus=milvus,
+        milvus_token=milvus_token,
+        etcd=etcd,
+        etcd_root=etcd_root,
+    )
     out = output(json_mode, wide)
     out.info("planning the replay ...")
     with out.progress(transient=True) as progress:
         result = run_replay(request, on_progress=_ChannelProgress(progress))
     if partitions and result.partitions > partitions:
-        out.info(f"--partitions {partitions} raised to {result.partitions}: every channel is read in at least one "
-                 "partition of its own")
+        out.info(
+            f"--partitions {partitions} raised to {result.partitions}: every channel is read in at least one "
+            "partition of its own"
+        )
     out.emit(result, _render)

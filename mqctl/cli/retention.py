@@ -6,25 +6,57 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.channels import (ConfigOpt, CredsOpt, EtcdOpt, EtcdRootOpt, NatsOpt, NkeyOpt, PasswordOpt, RocksOpt,
-                                StoreOpt, TimeoutOpt, TlsCaOpt, TlsCertOpt, TlsKeyOpt, TokenOpt, UserOpt, format_bytes,
-                                source_options)
+from mqctl.cli.channels import (
+    ConfigOpt,
+    CredsOpt,
+    EtcdOpt,
+    EtcdRootOpt,
+    NatsOpt,
+    NkeyOpt,
+    PasswordOpt,
+    RocksOpt,
+    StoreOpt,
+    TimeoutOpt,
+    TlsCaOpt,
+    TlsCertOpt,
+    TlsKeyOpt,
+    TokenOpt,
+    UserOpt,
+    format_bytes,
+    source_options,
+)
 from mqctl.cli.common import DryRunOpt, JsonOpt, WideOpt, YesOpt, exit_with, output
 
-app = typer.Typer(help="Show configured vs actual retention, find drift and purge blockages; apply.",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Show configured vs actual retention, find drift and purge blockages; apply.", no_args_is_help=True
+)
 
 
 def _findings_table(groups):
     from pathlib import Path
 
-    from mqctl.output import KEY, LABEL, TEXT, Column, Output
+    from mqctl.cli.terminal import KEY, LABEL, TEXT, Column, Output
 
-    return Output.table("findings", [Column("where", KEY), Column("code", LABEL, 0), Column("severity", LABEL, 2),
-                                     Column("key", LABEL, 1), Column("finding", TEXT, 0)],
-                        [(f"{Path(g.file).name}:{g.line}" if g.file else "Milvus default", g.code, g.severity, g.key,
-                          _channels_named(g.channels) + g.message + (f"\nfix: {g.hint}" if g.hint else ""))
-                         for g in groups])
+    return Output.table(
+        "findings",
+        [
+            Column("where", KEY),
+            Column("code", LABEL, 0),
+            Column("severity", LABEL, 2),
+            Column("key", LABEL, 1),
+            Column("finding", TEXT, 0),
+        ],
+        [
+            (
+                f"{Path(g.file).name}:{g.line}" if g.file else "Milvus default",
+                g.code,
+                g.severity,
+                g.key,
+                _channels_named(g.channels) + g.message + (f"\nfix: {g.hint}" if g.hint else ""),
+            )
+            for g in groups
+        ],
+    )
 
 
 def _channels_named(channels: list[str]) -> str:
@@ -36,8 +68,8 @@ def _channels_named(channels: list[str]) -> str:
 def _render_report(report):
     import datetime as dt
 
+    from mqctl.cli.terminal import KEY, LABEL, NUMBER, TIME, Column, Output
     from mqctl.mq.retention import show_limit
-    from mqctl.output import KEY, LABEL, NUMBER, TIME, Column, Output
 
     def oldest(actual):
         seconds = actual["oldest_message_age_seconds"]
@@ -45,27 +77,62 @@ def _render_report(report):
 
     parts = []
     if report.mq == "natsmq":
-        rows = [(r.name, *(show_limit(limit, side[limit]) for limit in ("max_age", "max_bytes", "max_msgs")
-                           for side in (r.configured, r.actual)), r.actual["messages"],
-                 oldest(r.actual), "DRIFT" if r.findings else "ok") for r in report.channels]
+        rows = [
+            (
+                r.name,
+                *(
+                    show_limit(limit, side[limit])
+                    for limit in ("max_age", "max_bytes", "max_msgs")
+                    for side in (r.configured, r.actual)
+                ),
+                r.actual["messages"],
+                oldest(r.actual),
+                "DRIFT" if r.findings else "ok",
+            )
+            for r in report.channels
+        ]
         columns = [Column("stream", KEY)]
         for rank, limit in enumerate(("max_age", "max_bytes", "max_msgs"), start=1):
             columns += [Column(f"{limit} conf", LABEL, rank), Column(f"{limit} actual", LABEL, rank)]
         columns += [Column("messages", NUMBER, 4), Column("oldest", TIME, 5), Column("status", LABEL, 0)]
-        parts.append(Output.table(f"retention of {report.source} (config: {', '.join(_origins(report))})", columns,
-                                  rows))
+        parts.append(
+            Output.table(f"retention of {report.source} (config: {', '.join(_origins(report))})", columns, rows)
+        )
     else:
         first = report.channels[0].configured if report.channels else {}
-        title = (f"retention of {report.source}: {first.get('retention_time_minutes')} min / "
-                 f"{first.get('retention_size_mb')} MB (config: {', '.join(_origins(report))})")
-        rows = [(r.name, r.actual["messages"], format_bytes(r.actual["bytes"]), r.actual["pages"], r.actual["acked_pages"],
-                 r.actual["purgeable_pages"], format_bytes(r.actual["reclaimable_bytes"]), r.actual["unacked_pages"],
-                 r.actual["never_purged_pages"], oldest(r.actual), "BLOCKED" if r.findings else "ok")
-                for r in report.channels]
-        columns = [Column("topic", KEY), Column("messages", NUMBER, 1), Column("bytes", NUMBER, 1),
-                   Column("pages", NUMBER, 5), Column("acked", NUMBER, 5), Column("purgeable", NUMBER, 3),
-                   Column("reclaimable", NUMBER, 3), Column("unacked", NUMBER, 2), Column("never purged", NUMBER, 2),
-                   Column("oldest", TIME, 4), Column("status", LABEL, 0)]
+        title = (
+            f"retention of {report.source}: {first.get('retention_time_minutes')} min / "
+            f"{first.get('retention_size_mb')} MB (config: {', '.join(_origins(report))})"
+        )
+        rows = [
+            (
+                r.name,
+                r.actual["messages"],
+                format_bytes(r.actual["bytes"]),
+                r.actual["pages"],
+                r.actual["acked_pages"],
+                r.actual["purgeable_pages"],
+                format_bytes(r.actual["reclaimable_bytes"]),
+                r.actual["unacked_pages"],
+                r.actual["never_purged_pages"],
+                oldest(r.actual),
+                "BLOCKED" if r.findings else "ok",
+            )
+            for r in report.channels
+        ]
+        columns = [
+            Column("topic", KEY),
+            Column("messages", NUMBER, 1),
+            Column("bytes", NUMBER, 1),
+            Column("pages", NUMBER, 5),
+            Column("acked", NUMBER, 5),
+            Column("purgeable", NUMBER, 3),
+            Column("reclaimable", NUMBER, 3),
+            Column("unacked", NUMBER, 2),
+            Column("never purged", NUMBER, 2),
+            Column("oldest", TIME, 4),
+            Column("status", LABEL, 0),
+        ]
         parts.append(Output.table(title, columns, rows))
     if report.finding_groups:
         parts.append(_findings_table(report.finding_groups))
@@ -77,18 +144,33 @@ def _origins(report) -> list[str]:
 
 
 @app.command()
-def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = None, nats_store: StoreOpt = None,
-         user: UserOpt = None, password: PasswordOpt = None, token: TokenOpt = None, creds: CredsOpt = None,
-         nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None, tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None,
-         timeout: TimeoutOpt = 5.0, etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None, json_mode: JsonOpt = False,
-         wide: WideOpt = False):
+def show(
+    config: ConfigOpt = None,
+    rocksmq: RocksOpt = None,
+    nats: NatsOpt = None,
+    nats_store: StoreOpt = None,
+    user: UserOpt = None,
+    password: PasswordOpt = None,
+    token: TokenOpt = None,
+    creds: CredsOpt = None,
+    nkey: NkeyOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    timeout: TimeoutOpt = 5.0,
+    etcd: EtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Per channel: configured retention beside what the data shows. Exit 1 on drift, a purge blockage or (--etcd)
     a retention shorter than the oldest channel checkpoint's age."""
     from mqctl.mq.retention import ConfiguredRetention, retention_report
     from mqctl.mq.sources import load_config, open_source
 
-    options = source_options(rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
-                             tls_key, timeout)
+    options = source_options(
+        rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
+    )
     resolution = load_config(options.config) if options.config else None
     with open_source(options, resolution=resolution) as source:
         report = retention_report(source, ConfiguredRetention(resolution))
@@ -98,12 +180,16 @@ def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = Non
         from mqctl.mq.retention import NATS_KEYS, ROCKS_TIME_KEY, FindingGroup
 
         key = NATS_KEYS["max_age"] if report.mq == "natsmq" else ROCKS_TIME_KEY
-        found = retention_against_checkpoints(meta_reader(etcd, etcd_root, resolution).read(),
-                                              ConfiguredRetention(resolution).get(key), report.mq)
+        found = retention_against_checkpoints(
+            meta_reader(etcd, etcd_root, resolution).read(), ConfiguredRetention(resolution).get(key), report.mq
+        )
         if found:
             report.findings.append(found)
-            report.finding_groups.append(FindingGroup(found.code, found.severity, found.message, found.key, found.file,
-                                                      found.line, found.hint, []))
+            report.finding_groups.append(
+                FindingGroup(
+                    found.code, found.severity, found.message, found.key, found.file, found.line, found.hint, []
+                )
+            )
     out = output(json_mode, wide)
     for warning in report.warnings:
         out.warn(warning)
@@ -112,8 +198,8 @@ def show(config: ConfigOpt = None, rocksmq: RocksOpt = None, nats: NatsOpt = Non
 
 
 def _render_outcome(outcome):
+    from mqctl.cli.terminal import KEY, LABEL, Column, Output
     from mqctl.mq.retention import show_limit
-    from mqctl.output import KEY, LABEL, Column, Output
 
     if not outcome.changes:
         return f"{outcome.source}: every stream already matches the configured retention."
@@ -121,23 +207,49 @@ def _render_outcome(outcome):
         return f"dry run: {len(outcome.changes)} limit(s) on {len({c.stream for c in outcome.changes})} stream(s) would change."
     rows = [(c.stream, c.limit, show_limit(c.limit, c.actual), show_limit(c.limit, c.wanted)) for c in outcome.changes]
     status = "verified" if outcome.verified else f"NOT verified: {'; '.join(outcome.mismatches)}"
-    return Output.table(f"applied to {len(outcome.applied)} stream(s) of {outcome.source}: {status}",
-                        [Column("stream", KEY), Column("limit", LABEL, 0), Column("before", LABEL, 1),
-                         Column("after", LABEL, 0)], rows)
+    return Output.table(
+        f"applied to {len(outcome.applied)} stream(s) of {outcome.source}: {status}",
+        [Column("stream", KEY), Column("limit", LABEL, 0), Column("before", LABEL, 1), Column("after", LABEL, 0)],
+        rows,
+    )
 
 
 @app.command()
-def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yaml/user.yaml/CR/Helm values with the "
-                                                                     "wanted natsmq.server.retention.* (repeatable).",
-                                                    show_default=False)],
-          nats: NatsOpt = None, nats_store: StoreOpt = None, user: UserOpt = None, password: PasswordOpt = None,
-          token: TokenOpt = None, creds: CredsOpt = None, nkey: NkeyOpt = None, tls_ca: TlsCaOpt = None,
-          tls_cert: TlsCertOpt = None, tls_key: TlsKeyOpt = None, timeout: TimeoutOpt = 5.0,
-          etcd: EtcdOpt = None, etcd_root: EtcdRootOpt = None,
-          force: Annotated[bool, typer.Option("--force", help="Apply even though Milvus runs the server or the new "
-                                                              "limits delete messages after a channel checkpoint."
-                                              )] = False,
-          yes: YesOpt = False, dry_run: DryRunOpt = False, json_mode: JsonOpt = False, wide: WideOpt = False):
+def apply(
+    config: Annotated[
+        list[str],
+        typer.Option(
+            "--config",
+            help="milvus.yaml/user.yaml/CR/Helm values with the wanted natsmq.server.retention.* (repeatable).",
+            show_default=False,
+        ),
+    ],
+    nats: NatsOpt = None,
+    nats_store: StoreOpt = None,
+    user: UserOpt = None,
+    password: PasswordOpt = None,
+    token: TokenOpt = None,
+    creds: CredsOpt = None,
+    nkey: NkeyOpt = None,
+    tls_ca: TlsCaOpt = None,
+    tls_cert: TlsCertOpt = None,
+    tls_key: TlsKeyOpt = None,
+    timeout: TimeoutOpt = 5.0,
+    etcd: EtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Apply even though Milvus runs the server or the new "
+            "limits delete messages after a channel checkpoint.",
+        ),
+    ] = False,
+    yes: YesOpt = False,
+    dry_run: DryRunOpt = False,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Make the streams' max_age/max_bytes/max_msgs match the configured retention (plan, confirm, apply, verify).
 
     A --nats-store is planned and rehearsed on a private copy and changed only after the confirmation; a
@@ -149,8 +261,9 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
 
     if not (nats or nats_store):
         raise InputError("retention apply needs the streams to change", hint="pass --nats URL or --nats-store DIR")
-    options = source_options(None, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert,
-                             tls_key, timeout)
+    options = source_options(
+        None, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
+    )
     resolution = load_config(options.config)
     wanted = stream_limits_from_config(ConfiguredRetention(resolution).nats_limits())
     out = output(json_mode, wide)
@@ -159,11 +272,18 @@ def apply(config: Annotated[list[str], typer.Option("--config", help="milvus.yam
 
     def confirm(plan) -> bool:
         _show_plan(out, plan.changes, plan.losses)
-        return out.confirm(f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?",
-                           assume_yes=yes)
+        return out.confirm(
+            f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?", assume_yes=yes
+        )
 
-    outcome = apply_retention(options, wanted, dry_run=dry_run, confirm=confirm, force=force,
-                              checkpoints=lambda: _checkpoints(out, etcd, etcd_root, resolution))
+    outcome = apply_retention(
+        options,
+        wanted,
+        dry_run=dry_run,
+        confirm=confirm,
+        force=force,
+        checkpoints=lambda: _checkpoints(out, etcd, etcd_root, resolution),
+    )
     if outcome.verified is None:  # nothing applied: the plan was not shown yet
         _show_plan(out, outcome.changes, outcome.losses)
     out.emit(outcome, _render_outcome)
@@ -182,8 +302,10 @@ def _checkpoints(out, etcd: str | None, etcd_root: str | None, resolution):
     except MqctlError as err:
         if etcd:
             raise
-        out.warn(f"channel checkpoints not checked ({err.message}): the new limits may delete messages Milvus has "
-                 "not persisted; pass --etcd http://HOST:2379 to check them")
+        out.warn(
+            f"channel checkpoints not checked ({err.message}): the new limits may delete messages Milvus has "
+            "not persisted; pass --etcd http://HOST:2379 to check them"
+        )
         return None
 
 
@@ -205,4 +327,5 @@ def _refuse_if_milvus_serves(url: str, force: bool) -> None:
         raise PreconditionError(
             f"{url} is served by Milvus itself ({owner})",
             hint="Milvus creates streams from its own config and never updates them: change the yaml, stop Milvus, "
-                 "then run apply with --nats-store DIR; or pass --force if the yaml already matches")
+            "then run apply with --nats-store DIR; or pass --force if the yaml already matches",
+        )

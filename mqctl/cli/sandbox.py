@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -13,26 +13,43 @@ app = typer.Typer(help="Run a real embedded Milvus 2.3.5 to rehearse migrations 
 
 DirOpt = Annotated[Path, typer.Option("--dir", help="Sandbox folder (created on first `up`).")]
 TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds to wait for Milvus.")]
-ExternalEtcdOpt = Annotated[bool, typer.Option(
-    "--external-etcd", help="Run a real etcd server for Milvus (the production topology); only for a new sandbox.")]
+ExternalEtcdOpt = Annotated[
+    bool,
+    typer.Option(
+        "--external-etcd", help="Run a real etcd server for Milvus (the production topology); only for a new sandbox."
+    ),
+]
 
 
 def _render_info(info):
-    from mqctl.output import KEY, TEXT, Column, Output
+    from mqctl.cli.terminal import KEY, TEXT, Column, Output
 
-    rows = [("running", "yes" if info.running else "no"), ("mq", info.mq), ("pid", info.pid), ("uri", info.uri),
-            ("config", info.config), ("log", info.log), ("etcd", f"{info.etcd} ({info.etcd_mode})"), ("health_url", info.health_url),
-            ("stop_cmd", info.stop_cmd), ("start_cmd", info.start_cmd)]
+    rows = [
+        ("running", "yes" if info.running else "no"),
+        ("mq", info.mq),
+        ("pid", info.pid),
+        ("uri", info.uri),
+        ("config", info.config),
+        ("log", info.log),
+        ("etcd", f"{info.etcd} ({info.etcd_mode})"),
+        ("health_url", info.health_url),
+        ("stop_cmd", info.stop_cmd),
+        ("start_cmd", info.start_cmd),
+    ]
     rows += [(f"seeded {name}", f"{count} rows") for name, count in info.seeded.items()]
     return Output.table(f"sandbox {info.dir}", [Column("setting", KEY), Column("value", TEXT)], rows, show_header=False)
 
 
 @app.command()
-def up(directory: DirOpt,
-       mq: Annotated[Optional[str], typer.Option("--mq", help="rocksmq (default) or natsmq; only for a new sandbox.")] = None,
-       seed: Annotated[bool, typer.Option("--seed", help="Create two demo collections with inserts and deletes.")] = False,
-       timeout: TimeoutOpt = 180, external_etcd: ExternalEtcdOpt = False, json_mode: JsonOpt = False,
-       wide: WideOpt = False):
+def up(
+    directory: DirOpt,
+    mq: Annotated[str | None, typer.Option("--mq", help="rocksmq (default) or natsmq; only for a new sandbox.")] = None,
+    seed: Annotated[bool, typer.Option("--seed", help="Create two demo collections with inserts and deletes.")] = False,
+    timeout: TimeoutOpt = 180,
+    external_etcd: ExternalEtcdOpt = False,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Create (first time) and start the sandbox, wait for health, print how to reach it."""
     from mqctl import sandbox
 
@@ -42,10 +59,18 @@ def up(directory: DirOpt,
 
 
 @app.command()
-def down(directory: DirOpt, timeout: TimeoutOpt = 5,
-         keep_etcd: Annotated[bool, typer.Option("--keep-etcd", help="Leave the sandbox's own etcd server running "
-                                                 "(Milvus alone stops, as in production).")] = False,
-         json_mode: JsonOpt = False, wide: WideOpt = False):
+def down(
+    directory: DirOpt,
+    timeout: TimeoutOpt = 5,
+    keep_etcd: Annotated[
+        bool,
+        typer.Option(
+            "--keep-etcd", help="Leave the sandbox's own etcd server running (Milvus alone stops, as in production)."
+        ),
+    ] = False,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """Stop the sandbox's Milvus (SIGTERM, SIGKILL after --timeout) and its own etcd; its data stays."""
     from mqctl import sandbox
 
@@ -62,35 +87,64 @@ def status(directory: DirOpt, json_mode: JsonOpt = False, wide: WideOpt = False)
 
 def _render_rehearsal(result):
     from mqctl.cli.migrate import render_journal
-    from mqctl.output import KEY, LABEL, NUMBER, Column, Output
+    from mqctl.cli.terminal import KEY, LABEL, NUMBER, Column, Output
 
     before, after = result.counts_before, result.counts_after
     items = render_journal(result.journal)
-    items.append(Output.table("row counts before / after the switch",
-                              [Column("collection", KEY), Column("before", NUMBER, 0), Column("after", NUMBER, 0),
-                               Column("equal", LABEL, 0)],
-                              [(n, before[n]["rows"], after.get(n, {}).get("rows"),
-                                "yes" if before[n]["rows"] == after.get(n, {}).get("rows") else "NO") for n in before]))
-    items.append(Output.table(f"new NATS JetStream streams ({len(result.streams)})",
-                              [Column("stream", KEY), Column("messages", NUMBER, 0), Column("bytes", NUMBER, 1)],
-                              [(s.name, s.messages, s.bytes) for s in result.streams]))
-    items.append(Output.table("timings", [Column("phase", KEY), Column("seconds", NUMBER, 0)],
-                              list(result.seconds.items())))
+    items.append(
+        Output.table(
+            "row counts before / after the switch",
+            [
+                Column("collection", KEY),
+                Column("before", NUMBER, 0),
+                Column("after", NUMBER, 0),
+                Column("equal", LABEL, 0),
+            ],
+            [
+                (
+                    n,
+                    before[n]["rows"],
+                    after.get(n, {}).get("rows"),
+                    "yes" if before[n]["rows"] == after.get(n, {}).get("rows") else "NO",
+                )
+                for n in before
+            ],
+        )
+    )
+    items.append(
+        Output.table(
+            f"new NATS JetStream streams ({len(result.streams)})",
+            [Column("stream", KEY), Column("messages", NUMBER, 0), Column("bytes", NUMBER, 1)],
+            [(s.name, s.messages, s.bytes) for s in result.streams],
+        )
+    )
+    items.append(
+        Output.table("timings", [Column("phase", KEY), Column("seconds", NUMBER, 0)], list(result.seconds.items()))
+    )
     where = f"sandbox kept in {result.dir}" if result.kept else "temporary sandbox removed"
-    items.append(f"Rehearsal passed: every step verified, no row lost; {where}. A production run journals the same "
-                 "steps: see README, 'Migrating a production Milvus'.")
+    items.append(
+        f"Rehearsal passed: every step verified, no row lost; {where}. A production run journals the same "
+        "steps: see README, 'Migrating a production Milvus'."
+    )
     return items
 
 
 @app.command()
-def rehearse(directory: Annotated[Optional[Path], typer.Option("--dir", help="Sandbox folder (default: a temporary one, removed after).")] = None,
-             keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary sandbox folder.")] = False,
-             external_etcd: ExternalEtcdOpt = False, json_mode: JsonOpt = False, wide: WideOpt = False):
+def rehearse(
+    directory: Annotated[
+        Path | None, typer.Option("--dir", help="Sandbox folder (default: a temporary one, removed after).")
+    ] = None,
+    keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary sandbox folder.")] = False,
+    external_etcd: ExternalEtcdOpt = False,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+):
     """The main job on one machine: sandbox up on RocksMQ with data, migrate to natsmq, list the NATS streams, down."""
     from mqctl.cli.migrate import reporter
     from mqctl.migrate.rehearse import rehearse as run_rehearsal
 
     out = output(json_mode, wide)
-    result = run_rehearsal(str(directory) if directory else None, reporter(out), out.info, keep=keep,
-                           external_etcd=external_etcd)
+    result = run_rehearsal(
+        str(directory) if directory else None, reporter(out), out.info, keep=keep, external_etcd=external_etcd
+    )
     out.emit(result, _render_rehearsal)

@@ -22,13 +22,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.errors import InputError
-from mqctl.output import REDACTED, is_secret_key
+from mqctl.secrets import REDACTED, is_secret_key
 
 MILVUS_YAML, OPERATOR_CR, HELM_VALUES, CONFIGMAP = "milvus-yaml", "operator-cr", "helm-values", "configmap"
 KINDS = (MILVUS_YAML, OPERATOR_CR, HELM_VALUES, CONFIGMAP)
-KIND_ALIASES = {"milvus": MILVUS_YAML, "yaml": MILVUS_YAML, "user-yaml": MILVUS_YAML, "user.yaml": MILVUS_YAML,
-                "milvus.yaml": MILVUS_YAML, "operator": OPERATOR_CR, "cr": OPERATOR_CR, "helm": HELM_VALUES,
-                "values": HELM_VALUES}
+KIND_ALIASES = {
+    "milvus": MILVUS_YAML,
+    "yaml": MILVUS_YAML,
+    "user-yaml": MILVUS_YAML,
+    "user.yaml": MILVUS_YAML,
+    "milvus.yaml": MILVUS_YAML,
+    "operator": OPERATOR_CR,
+    "cr": OPERATOR_CR,
+    "helm": HELM_VALUES,
+    "values": HELM_VALUES,
+}
 HELM_MARKERS = ("cluster", "standalone", "extraConfigFiles", "pulsarv3", "externalPulsar", "externalKafka")
 PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:?+-][^}]*)?\}|\{\{[^}]*\}\}")  # envsubst, Jinja/Helm
 BOM = "\ufeff"
@@ -81,9 +89,11 @@ class Document:
 
 # ---------------------------------------------------------------------------- parsing
 
+
 def _size_error(path: Path) -> InputError:
-    return InputError(f"{path}: larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, the input size limit",
-                      hint=SIZE_HINT)
+    return InputError(
+        f"{path}: larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB, the input size limit", hint=SIZE_HINT
+    )
 
 
 @functools.cache
@@ -101,8 +111,10 @@ def _read_pipe(path: Path) -> bytes:
             except BlockingIOError:  # a writer is there but has not written yet
                 left = deadline - time.monotonic()
                 if left <= 0 or not select.select([descriptor], [], [], left)[0]:
-                    raise InputError(f"{path}: the pipe was not written in full within {PIPE_WAIT_SECONDS} s",
-                                     hint="pass a file instead") from None
+                    raise InputError(
+                        f"{path}: the pipe was not written in full within {PIPE_WAIT_SECONDS} s",
+                        hint="pass a file instead",
+                    ) from None
                 continue
             if not chunk:
                 break
@@ -122,8 +134,10 @@ def _read_bytes(path: Path) -> bytes:
     try:
         info = path.stat()
         if stat.S_ISDIR(info.st_mode):
-            raise InputError(f"{path}: is a directory, not a config file",
-                             hint="pass the milvus.yaml/user.yaml (or CR, Helm values) file itself")
+            raise InputError(
+                f"{path}: is a directory, not a config file",
+                hint="pass the milvus.yaml/user.yaml (or CR, Helm values) file itself",
+            )
         if stat.S_ISFIFO(info.st_mode):
             return _read_pipe(path)
         if not stat.S_ISREG(info.st_mode):
@@ -135,8 +149,9 @@ def _read_bytes(path: Path) -> bytes:
     except FileNotFoundError:
         raise InputError(f"{path}: no such file", hint="check the path") from None
     except OSError as err:
-        raise InputError(f"{path}: cannot read: {err.strerror}",
-                         hint="check the file's permissions and symbolic links") from None
+        raise InputError(
+            f"{path}: cannot read: {err.strerror}", hint="check the file's permissions and symbolic links"
+        ) from None
     if len(raw) > MAX_INPUT_BYTES:
         raise _size_error(path)
     return raw
@@ -148,8 +163,9 @@ def read_text(path: Path) -> tuple[str, bool, str]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
-        raise InputError(f"not UTF-8 text (byte {err.start})", location=str(path),
-                         hint="save the file as UTF-8") from None
+        raise InputError(
+            f"not UTF-8 text (byte {err.start})", location=str(path), hint="save the file as UTF-8"
+        ) from None
     bom = text.startswith(BOM)
     if bom:
         text = text[1:]
@@ -191,9 +207,11 @@ def check_placeholders(text: str, where: str, line_offset: int = 0) -> None:
             shown = match.group(0)
             if _under_secret_key(lines, number - 1, match.start()):
                 shown = _masked_placeholder(shown)
-            raise InputError(f"unrendered template placeholder {shown}",
-                             location=f"{where}:{number + line_offset}:{match.start() + 1}",
-                             hint="render the template first (envsubst, helm template) and pass the result")
+            raise InputError(
+                f"unrendered template placeholder {shown}",
+                location=f"{where}:{number + line_offset}:{match.start() + 1}",
+                hint="render the template first (envsubst, helm template) and pass the result",
+            )
 
 
 def compose(text: str, where: str, line_offset: int = 0) -> tuple:
@@ -241,16 +259,21 @@ def _bounded_composer():
             node = super().compose_node(parent, index)
             if is_alias:
                 if id(node) not in self.measured:
-                    raise Refused(f"recursive alias *{node.anchor}: it refers to a node that contains it", mark,
-                                  ALIAS_HINT)
+                    raise Refused(
+                        f"recursive alias *{node.anchor}: it refers to a node that contains it", mark, ALIAS_HINT
+                    )
                 nodes, characters, uses, height = self.measured[id(node)]
                 if len(self.open) + height > MAX_NESTING:
                     raise Refused(f"alias *{node.anchor}: {NESTING_PROBLEM}", mark, ALIAS_HINT)
                 self._add([nodes, characters, uses + 1, height], mark)
                 return node
             if isinstance(node.value, str) and node.style == '"' and SURROGATES.search(node.value):
-                raise Refused("invalid Unicode escape: a \\uD800-\\uDFFF surrogate, which Milvus's YAML parser "
-                              "(Go, after libyaml) rejects", mark, "write the character itself, UTF-8 encoded")
+                raise Refused(
+                    "invalid Unicode escape: a \\uD800-\\uDFFF surrogate, which Milvus's YAML parser "
+                    "(Go, after libyaml) rejects",
+                    mark,
+                    "write the character itself, UTF-8 encoded",
+                )
             children = self.open.pop()
             own = len(node.value) if isinstance(node.value, str) else 0
             self.measured[id(node)] = [children[0] + 1, children[1] + own, children[2], children[3] + 1]
@@ -271,15 +294,25 @@ def _bounded_composer():
                     self.total[i] += measure[i]
             nodes, characters, uses = self.total
             if nodes > MAX_NODES:
-                raise Refused(f"more than {MAX_NODES} YAML nodes (keys and values)"
-                              + (" once aliases are written out" if uses else "") + ", the node limit", mark,
-                              ALIAS_HINT if uses else SIZE_HINT)
+                raise Refused(
+                    f"more than {MAX_NODES} YAML nodes (keys and values)"
+                    + (" once aliases are written out" if uses else "")
+                    + ", the node limit",
+                    mark,
+                    ALIAS_HINT if uses else SIZE_HINT,
+                )
             if characters > MAX_INPUT_BYTES:
-                raise Refused(f"aliases expand the document beyond {MAX_INPUT_BYTES // (1024 * 1024)} MiB, "
-                              "the input size limit", mark, ALIAS_HINT)
+                raise Refused(
+                    f"aliases expand the document beyond {MAX_INPUT_BYTES // (1024 * 1024)} MiB, the input size limit",
+                    mark,
+                    ALIAS_HINT,
+                )
             if uses > MAX_ALIASES:
-                raise Refused(f"aliases are used more than {MAX_ALIASES} times once written out, the alias limit",
-                              mark, ALIAS_HINT)
+                raise Refused(
+                    f"aliases are used more than {MAX_ALIASES} times once written out, the alias limit",
+                    mark,
+                    ALIAS_HINT,
+                )
 
     return BoundedComposer, Refused
 
@@ -309,14 +342,18 @@ def _compose(text: str, where: str, line_offset: int) -> tuple:
         problem = " ".join(p for p in (err.context, err.problem) if p)
         if mark and _under_secret_key(text.splitlines(), mark.line, mark.column):
             problem = re.sub(r"'[^']*'|\"[^\"]*\"", repr(REDACTED), problem)  # e.g. the name of an undefined alias
-        raise InputError(f"invalid YAML: {problem}", location=location, hint="fix the syntax at that position") from None
+        raise InputError(
+            f"invalid YAML: {problem}", location=location, hint="fix the syntax at that position"
+        ) from None
     except ReaderError as err:  # a character YAML does not allow (NUL, escape codes...)
         line = text.count("\n", 0, err.position)
         column = err.position - (text.rfind("\n", 0, err.position) + 1)
         character = f"#x{err.character:04x}" if isinstance(err.character, int) else repr(err.character)
-        raise InputError(f"invalid YAML: character {character} is not allowed in YAML",
-                         location=f"{where}:{line + 1 + line_offset}:{column + 1}",
-                         hint="remove it (a binary file, or a control character pasted in?)") from None
+        raise InputError(
+            f"invalid YAML: character {character} is not allowed in YAML",
+            location=f"{where}:{line + 1 + line_offset}:{column + 1}",
+            hint="remove it (a binary file, or a control character pasted in?)",
+        ) from None
     except YAMLError as err:
         raise InputError(f"invalid YAML: {err}".replace("\n", " "), location=where) from None
 
@@ -410,8 +447,9 @@ def scalar_text(node) -> str | None:
     return None
 
 
-def flatten(node, file: str, *, prefix: str = "", line_offset: int = 0, source: str = "yaml",
-            detail_prefix: str = "") -> list[Setting]:
+def flatten(
+    node, file: str, *, prefix: str = "", line_offset: int = 0, source: str = "yaml", detail_prefix: str = ""
+) -> list[Setting]:
     """Every leaf of a mapping node as a Setting with its 1-based line (for a merged key, the line
     where the anchored mapping writes it)."""
     settings: list[Setting] = []
@@ -422,15 +460,32 @@ def flatten(node, file: str, *, prefix: str = "", line_offset: int = 0, source: 
             continue
         key = f"{prefix}{key_node.value}"
         if is_mapping(value_node):
-            settings.extend(flatten(value_node, file, prefix=key + ".", line_offset=line_offset, source=source,
-                                    detail_prefix=detail_prefix))
+            settings.extend(
+                flatten(
+                    value_node,
+                    file,
+                    prefix=key + ".",
+                    line_offset=line_offset,
+                    source=source,
+                    detail_prefix=detail_prefix,
+                )
+            )
         else:
-            settings.append(Setting(key, scalar_text(value_node), file, key_node.start_mark.line + 1 + line_offset,
-                                    source, detail_prefix + key))
+            settings.append(
+                Setting(
+                    key,
+                    scalar_text(value_node),
+                    file,
+                    key_node.start_mark.line + 1 + line_offset,
+                    source,
+                    detail_prefix + key,
+                )
+            )
     return settings
 
 
 # ---------------------------------------------------------------------------- kinds
+
 
 def _root_keys(node) -> set[str]:
     return {k.value for k, _ in members(node) if is_scalar(k)}
@@ -465,13 +520,19 @@ def _refuse_kubernetes_object(node, path: Path) -> None:
     where = f"{path}:{lookup(node, ['kind'])[0].start_mark.line + 1}"
     if kind == "ConfigMap":
         keys = _configmap_keys(node)
-        raise InputError(f"is a Kubernetes ConfigMap, not a Milvus config: its data holds no "
-                         f"{', '.join(CONFIGMAP_FILES)} (keys: {', '.join(keys[:8]) or 'none'})", location=where,
-                         hint="save the Milvus config it carries into a file and pass that file")
-    raise InputError(f"is a Kubernetes {kind}, not a Milvus config: mqctl reads milvus.yaml/user.yaml, Milvus "
-                     "Operator CRs (milvus.io Milvus/MilvusCluster), Helm values and ConfigMaps holding "
-                     f"{', '.join(CONFIGMAP_FILES)}", location=where,
-                     hint="pass the Milvus config this object mounts or is rendered from")
+        raise InputError(
+            f"is a Kubernetes ConfigMap, not a Milvus config: its data holds no "
+            f"{', '.join(CONFIGMAP_FILES)} (keys: {', '.join(keys[:8]) or 'none'})",
+            location=where,
+            hint="save the Milvus config it carries into a file and pass that file",
+        )
+    raise InputError(
+        f"is a Kubernetes {kind}, not a Milvus config: mqctl reads milvus.yaml/user.yaml, Milvus "
+        "Operator CRs (milvus.io Milvus/MilvusCluster), Helm values and ConfigMaps holding "
+        f"{', '.join(CONFIGMAP_FILES)}",
+        location=where,
+        hint="pass the Milvus config this object mounts or is rendered from",
+    )
 
 
 def _is_helm_values(node) -> bool:
@@ -485,8 +546,11 @@ def _is_helm_values(node) -> bool:
 
 
 def _not_a_mapping(path: Path) -> InputError:
-    return InputError("expected a mapping of settings at the top level", location=f"{path}:1",
-                      hint="a milvus.yaml, user.yaml, Operator CR or Helm values file starts with `key: value` lines")
+    return InputError(
+        "expected a mapping of settings at the top level",
+        location=f"{path}:1",
+        hint="a milvus.yaml, user.yaml, Operator CR or Helm values file starts with `key: value` lines",
+    )
 
 
 def detect(roots: list, path: Path) -> tuple[str, object | None]:
@@ -507,11 +571,21 @@ def detect(roots: list, path: Path) -> tuple[str, object | None]:
         raise _not_a_mapping(path)
     root = mappings[0]
     _refuse_kubernetes_object(root, path)
-    if "services" in _root_keys(root) and not _root_keys(root) & {"mq", "etcd", "minio", "rocksmq", "pulsar",
-                                                                    "natsmq", "common", "proxy"}:
-        raise InputError("not a Milvus configuration: this looks like a docker-compose file",
-                         location=f"{path}:{root.start_mark.line + 1}",
-                         hint="pass the milvus.yaml mounted into the container, or force with --kind milvus-yaml")
+    if "services" in _root_keys(root) and not _root_keys(root) & {
+        "mq",
+        "etcd",
+        "minio",
+        "rocksmq",
+        "pulsar",
+        "natsmq",
+        "common",
+        "proxy",
+    }:
+        raise InputError(
+            "not a Milvus configuration: this looks like a docker-compose file",
+            location=f"{path}:{root.start_mark.line + 1}",
+            hint="pass the milvus.yaml mounted into the container, or force with --kind milvus-yaml",
+        )
     return MILVUS_YAML, root
 
 
@@ -535,13 +609,19 @@ def load_document(path: Path | str, kind: str | None = None) -> Document:
         detected = forced
         main = next((r for r in roots if is_mapping(r) and (forced != OPERATOR_CR or _is_operator_cr(r))), None)
         if forced == OPERATOR_CR and main is None:
-            raise InputError("no Milvus or MilvusCluster resource (apiVersion milvus.io/...) in the file",
-                             location=str(path), hint="check --kind")
+            raise InputError(
+                "no Milvus or MilvusCluster resource (apiVersion milvus.io/...) in the file",
+                location=str(path),
+                hint="check --kind",
+            )
         if main is None and roots:
             raise _not_a_mapping(path)
         if forced == CONFIGMAP and not set(_configmap_keys(main)) & set(CONFIGMAP_FILES):
-            raise InputError(f"--kind configmap, but `data` holds no {', '.join(CONFIGMAP_FILES)}",
-                             location=str(path), hint="check --kind")
+            raise InputError(
+                f"--kind configmap, but `data` holds no {', '.join(CONFIGMAP_FILES)}",
+                location=str(path),
+                hint="check --kind",
+            )
     return Document(path, text, bom, newline, detected, roots, main)
 
 

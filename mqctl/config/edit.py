@@ -20,14 +20,34 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mqctl.config.documents import (BOM, CONFIGMAP, HELM_VALUES, OPERATOR_CR, Document, compose, embedded_yaml,
-                                    is_mapping, is_scalar, is_sequence, load_document, lookup, scalar_text)
-from mqctl.config.schema import (CLUSTER, MQ_BACKENDS, STANDALONE, coerce_value, format_version, nearest,
-                                 spec_for, valid_mq_types)
+from mqctl.backends import BACKENDS, EMBEDDED, NAMES, valid_mq_types
+from mqctl.config.documents import (
+    BOM,
+    CONFIGMAP,
+    HELM_VALUES,
+    OPERATOR_CR,
+    Document,
+    compose,
+    embedded_yaml,
+    is_mapping,
+    is_scalar,
+    is_sequence,
+    load_document,
+    lookup,
+    scalar_text,
+)
+from mqctl.config.schema import (
+    CLUSTER,
+    STANDALONE,
+    coerce_value,
+    format_version,
+    nearest,
+    spec_for,
+)
 from mqctl.config.splice import Splice, embedded_region, set_splice, unset_splice
 from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.files import edit_lock, keep_owner, replace_atomically, write_error
-from mqctl.output import REDACTED, is_secret_key, mask_url_passwords
+from mqctl.secrets import REDACTED, is_secret_key, mask_url_passwords
 
 KEY_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_/-]*$")
 CR_TOP = ("apiVersion", "kind", "metadata", "spec", "status")
@@ -38,20 +58,6 @@ DOCUMENT_CHOICES = {
     "spec.dependencies.msgStreamType": ("pulsar", "kafka", "woodpecker", "rocksmq", "natsmq", "custom", ""),
     "standalone.messageQueue": ("rocksmq", "natsmq", "pulsar", "kafka", "woodpecker"),
 }
-SWITCH_DEFAULTS = {  # what each target needs, with Milvus's defaults (facts §2)
-    "natsmq": (("natsmq.server.port", "4222"), ("natsmq.server.storeDir", "/var/lib/milvus/nats"),
-               ("natsmq.server.maxFileStore", "17179869184"), ("natsmq.server.maxPayload", "8388608"),
-               ("natsmq.server.maxPending", "67108864"), ("natsmq.server.initializeTimeout", "4000"),
-               ("natsmq.server.retention.maxAge", "4320")),
-    "rocksmq": (("rocksmq.path", "/var/lib/milvus/rdb_data"), ("rocksmq.retentionTimeInMinutes", "4320"),
-                ("rocksmq.retentionSizeInMB", "8192")),
-    "pulsar": (("pulsar.address", "localhost"), ("pulsar.port", "6650")),
-    "kafka": (("kafka.brokerList", "localhost:9092"),),
-    "woodpecker": (("woodpecker.meta.type", "etcd"), ("woodpecker.meta.prefix", "woodpecker"),
-                   ("woodpecker.storage.type", "minio")),
-}
-STORE_DIR_KEY = {"natsmq": "natsmq.server.storeDir", "rocksmq": "rocksmq.path"}
-PORT_KEY = {"natsmq": "natsmq.server.port", "pulsar": "pulsar.port"}
 
 
 @dataclass
@@ -105,8 +111,11 @@ class EditPlan:
         """Write the edit; `backup`: a copy of the file taken (and recorded) before, instead of a new one."""
         if not self.changed:
             return self.result()
-        return self.result(atomic_write(self.document.path, self.new_text, bom=self.document.bom,
-                                        expected=self.document.text, backup=backup))
+        return self.result(
+            atomic_write(
+                self.document.path, self.new_text, bom=self.document.bom, expected=self.document.text, backup=backup
+            )
+        )
 
 
 SECRET_LINE = re.compile(r"^([+ -])(\s*)([^\s:#][^:]*):(\s+)(\S.*?)(\r?\n)?$")
@@ -137,9 +146,14 @@ def shown_lines(text: str) -> list[str]:
     for start, end in sorted(spans, reverse=True):
         pieces = text[start:end].split("\n")
         if text[start:end].strip():
-            text = text[:start] + "\n".join(
-                piece[:len(piece) - len(piece.lstrip(" -"))] + REDACTED if piece.strip() else piece
-                for piece in pieces) + text[end:]
+            text = (
+                text[:start]
+                + "\n".join(
+                    piece[: len(piece) - len(piece.lstrip(" -"))] + REDACTED if piece.strip() else piece
+                    for piece in pieces
+                )
+                + text[end:]
+            )
     return text.splitlines(keepends=True)
 
 
@@ -198,8 +212,9 @@ def _owner(path: Path) -> tuple[int, int]:
     return info.st_uid, info.st_gid
 
 
-def atomic_write(path: Path, text: str, *, bom: bool = False, expected: str | None = None,
-                 backup: Path | None = None) -> Path:
+def atomic_write(
+    path: Path, text: str, *, bom: bool = False, expected: str | None = None, backup: Path | None = None
+) -> Path:
     """Under the file's edit lock: check it still holds `expected`, back it up next to itself (unless
     `backup` was taken already), then replace it atomically, keeping its mode and owner. Returns the backup."""
     target = Path(os.path.realpath(path))
@@ -207,19 +222,25 @@ def atomic_write(path: Path, text: str, *, bom: bool = False, expected: str | No
         if expected is not None:
             current = target.read_bytes().decode("utf-8")
             if current.lstrip(BOM) != expected:
-                raise PreconditionError(f"{path} changed while the edit was prepared; nothing was written",
-                                        hint="run the command again")
+                raise PreconditionError(
+                    f"{path} changed while the edit was prepared; nothing was written", hint="run the command again"
+                )
         backup = backup or backup_copy(target)
         info = target.stat()
         try:
-            replace_atomically(target, ((BOM if bom else "") + text).encode("utf-8"), mode=stat.S_IMODE(info.st_mode),
-                               owner=(info.st_uid, info.st_gid))
+            replace_atomically(
+                target,
+                ((BOM if bom else "") + text).encode("utf-8"),
+                mode=stat.S_IMODE(info.st_mode),
+                owner=(info.st_uid, info.st_gid),
+            )
         except OSError as err:
             raise write_error(err, path) from None
     return backup
 
 
 # ---------------------------------------------------------------------------- addressing
+
 
 @dataclass
 class Address:
@@ -235,11 +256,15 @@ def address(doc: Document, key: str) -> Address:
         raise InputError(f"invalid key {key!r}", hint="use a dotted key such as natsmq.server.port")
     bad = next((part for part in key.split(".") if not KEY_PART.match(part)), None)
     if bad is not None:
-        raise InputError(f"invalid key {key!r}: {bad!r} is not a plain YAML key",
-                         hint="a key part holds letters, digits, '_', '-' and '/' only, e.g. natsmq.server.port")
+        raise InputError(
+            f"invalid key {key!r}: {bad!r} is not a plain YAML key",
+            hint="a key part holds letters, digits, '_', '-' and '/' only, e.g. natsmq.server.port",
+        )
     if doc.kind == CONFIGMAP:
-        raise InputError(f"{doc.path} is a rendered ConfigMap; mqctl does not edit generated files",
-                         hint="edit the Helm values or Operator CR it was rendered from")
+        raise InputError(
+            f"{doc.path} is a rendered ConfigMap; mqctl does not edit generated files",
+            hint="edit the Helm values or Operator CR it was rendered from",
+        )
     if doc.kind == OPERATOR_CR:
         parts = key.split(".")
         if parts[0] in CR_TOP:
@@ -248,7 +273,7 @@ def address(doc: Document, key: str) -> Address:
         return Address(["spec", "config", *parts], key)
     if doc.kind == HELM_VALUES:
         if key.startswith(HELM_USER_YAML + "."):
-            inner = key[len(HELM_USER_YAML) + 1:]
+            inner = key[len(HELM_USER_YAML) + 1 :]
             return Address(inner.split("."), inner, embedded=True)
         if key.split(".")[0] in HELM_MILVUS_SECTIONS:
             return Address(key.split("."), key, embedded=True)
@@ -265,8 +290,9 @@ def _typed(addr: Address, key: str, value: str) -> tuple[str, bool]:
     if choices is not None and value not in choices:
         guess = nearest(value, [c for c in choices if c])
         shown = ", ".join(c or '""' for c in choices)
-        raise InputError(f"{key} must be one of {shown}, got {value!r}",
-                         hint=f"did you mean {guess!r}?" if guess else None)
+        raise InputError(
+            f"{key} must be one of {shown}, got {value!r}", hint=f"did you mean {guess!r}?" if guess else None
+        )
     return value, choices is not None
 
 
@@ -331,14 +357,16 @@ def verify_edit(doc: Document, new_text: str, changes: list[Change]) -> None:
     try:
         after = picture(doc, new_text)
     except InputError as err:
-        raise PreconditionError(f"the edit would leave {doc.path} unreadable ({err.message}); nothing was written",
-                                hint="edit this part by hand") from None
+        raise PreconditionError(
+            f"the edit would leave {doc.path} unreadable ({err.message}); nothing was written",
+            hint="edit this part by hand",
+        ) from None
     expected = picture(doc, doc.text)
     intended: dict[tuple, str | None] = {}
     for change in changes:
         path = change.path
         if change.value is None:
-            expected = {p: v for p, v in expected.items() if p[:len(path)] != path}
+            expected = {p: v for p, v in expected.items() if p[: len(path)] != path}
             for depth in range(len(path) - 1, 1, -1):  # a section left without keys reads as empty
                 section = path[:depth]
                 emptied = not any(len(p) > depth and p[:depth] == section for p in expected)
@@ -348,7 +376,7 @@ def verify_edit(doc: Document, new_text: str, changes: list[Change]) -> None:
                 del expected[path[:1]]  # the last key of the document: nothing is left to parse
             intended[path] = None
             continue
-        expected = {p: v for p, v in expected.items() if p[:len(path)] != path or p == path}
+        expected = {p: v for p, v in expected.items() if p[: len(path)] != path or p == path}
         for depth in range(2, len(path)):
             expected[path[:depth]] = SECTION
         expected[path] = after.get(path)  # checked below
@@ -356,14 +384,18 @@ def verify_edit(doc: Document, new_text: str, changes: list[Change]) -> None:
     wrong = [p for p in sorted(set(expected) | set(after), key=str) if expected.get(p) != after.get(p)]
     for path, value in intended.items():
         got = after.get(path)
-        if value is None and got is not None or value is not None and (
-                got is None or got == SECTION or got[0] == "scalar" and got[1] != value):
+        if (value is None and got is not None) or (
+            value is not None and (got is None or got == SECTION or (got[0] == "scalar" and got[1] != value))
+        ):
             wrong.insert(0, path)
     if wrong:
         keys = ", ".join(c.key for c in changes)
         shown = ", ".join(_dotted(p) or "(top level)" for p in wrong[:3]) + (" ..." if len(wrong) > 3 else "")
-        raise PreconditionError(f"{doc.path}: the edit of {keys} would not read back as intended (it would change "
-                                f"{shown}); nothing was written", hint="edit this part of the file by hand")
+        raise PreconditionError(
+            f"{doc.path}: the edit of {keys} would not read back as intended (it would change "
+            f"{shown}); nothing was written",
+            hint="edit this part of the file by hand",
+        )
 
 
 def _verified(doc: Document, new_text: str, changes: list[Change], notes: list[str] | None = None) -> EditPlan:
@@ -372,6 +404,7 @@ def _verified(doc: Document, new_text: str, changes: list[Change], notes: list[s
 
 
 # ---------------------------------------------------------------------------- operations on text
+
 
 def _splice_text(doc: Document, text: str, addr: Address, make) -> str:
     """Apply `make(text, root) -> Splice|None` to the document or to Helm's embedded user.yaml."""
@@ -423,9 +456,12 @@ def plan_set(path: Path | str, key: str, value: str, *, kind: str | None = None,
     doc = load_document(path, kind)
     addr = address(doc, key)
     typed, string = _typed(addr, key, value)
-    new = _splice_text(doc, doc.text, addr,
-                       lambda text, root: set_splice(text, root, addr.parts, typed, doc.newline, string=string,
-                                                     label=key))
+    new = _splice_text(
+        doc,
+        doc.text,
+        addr,
+        lambda text, root: set_splice(text, root, addr.parts, typed, doc.newline, string=string, label=key),
+    )
     if addr.milvus_key and _written(doc, addr)[0] is None:
         _check_known(addr.milvus_key)  # as `config get` does: a key Milvus lacks is a typo
     plan = _verified(doc, new, [Change(key, _doc_path(doc, addr), typed)])
@@ -435,16 +471,23 @@ def plan_set(path: Path | str, key: str, value: str, *, kind: str | None = None,
 def plan_unset(path: Path | str, key: str, *, kind: str | None = None) -> EditPlan:
     doc = load_document(path, kind)
     addr = address(doc, key)
-    new = _splice_text(doc, doc.text, addr, lambda text, root: unset_splice(text, root, addr.parts, label=key)
-                       if root is not None else None)
+    new = _splice_text(
+        doc,
+        doc.text,
+        addr,
+        lambda text, root: unset_splice(text, root, addr.parts, label=key) if root is not None else None,
+    )
     plan = _verified(doc, new, [Change(key, _doc_path(doc, addr), None)])
     if not plan.changed:
         plan.notes.append(f"{key} is not set in {doc.path}: nothing to remove")
     return _checked(plan, [addr.milvus_key] if addr.milvus_key else [], force=True)
 
 
-NATS_RETENTION_KEYS = ("natsmq.server.retention.maxAge", "natsmq.server.retention.maxBytes",
-                       "natsmq.server.retention.maxMsgs")
+NATS_RETENTION_KEYS = (
+    "natsmq.server.retention.maxAge",
+    "natsmq.server.retention.maxBytes",
+    "natsmq.server.retention.maxMsgs",
+)
 
 
 def _resolve_text(doc: Document, text: str, **options):
@@ -476,10 +519,17 @@ def _checked(plan: EditPlan, keys: list[str], *, force: bool, **options) -> Edit
         edited = {normalize_key(key) for key in keys}
         old = {(f.code, f.key) for f in validate(before)} if before else set()
         for finding in validate(after):
-            if (finding.severity == ERROR and finding.key and normalize_key(finding.key) in edited
-                    and (finding.code, finding.key) not in old):
-                raise InputError(f"{finding.code}: {finding.message}", location=str(doc.path),
-                                 hint=(finding.hint + "; " if finding.hint else "") + "--force writes it anyway")
+            if (
+                finding.severity == ERROR
+                and finding.key
+                and normalize_key(finding.key) in edited
+                and (finding.code, finding.key) not in old
+            ):
+                raise InputError(
+                    f"{finding.code}: {finding.message}",
+                    location=str(doc.path),
+                    hint=(finding.hint + "; " if finding.hint else "") + "--force writes it anyway",
+                )
     retention_changed = any(before is None or before.value(key) != after.value(key) for key in NATS_RETENTION_KEYS)
     if any(key.startswith("natsmq.server.retention.") for key in keys) and retention_changed:
         _note_streams(plan, after)
@@ -501,9 +551,11 @@ def _note_streams(plan: EditPlan, resolution) -> None:
     else:
         return
     plan.reconcile = command
-    plan.warnings.append(f"natsmq retention changed: {where} keep their old limits, and Milvus does not start "
-                         f"(JetStream 10058 \"stream name already in use\") until they match; once the file is "
-                         f"written, stop Milvus and run: {command}")
+    plan.warnings.append(
+        f"natsmq retention changed: {where} keep their old limits, and Milvus does not start "
+        f'(JetStream 10058 "stream name already in use") until they match; once the file is '
+        f"written, stop Milvus and run: {command}"
+    )
 
 
 def _nats_answers(port: int) -> bool:
@@ -545,36 +597,53 @@ def get_key(path: Path | str, key: str, *, kind: str | None = None):
     if pair is None:
         return None, None
     if is_mapping(pair[1]):
-        raise InputError(f"{key} is a section (it has keys under it), not a value",
-                         hint=f"ask for one of its keys, e.g. {key}.<name>")
+        raise InputError(
+            f"{key} is a section (it has keys under it), not a value",
+            hint=f"ask for one of its keys, e.g. {key}.<name>",
+        )
     return scalar_text(pair[1]), pair[0].start_mark.line + 1 + line_offset
 
 
 # ---------------------------------------------------------------------------- switch
 
+
 def check_backend_name(to: str) -> None:
     """A misspelled MQ name is bad input (exit 2), before any version or mode check."""
-    if to not in MQ_BACKENDS:
-        guess = nearest(to, MQ_BACKENDS)
-        raise InputError(f"unknown MQ {to!r}", hint=f"did you mean {guess!r}?" if guess else
-                         f"use one of {', '.join(MQ_BACKENDS)}")
+    if to not in NAMES:
+        guess = nearest(to, NAMES)
+        raise InputError(
+            f"unknown MQ {to!r}", hint=f"did you mean {guess!r}?" if guess else f"use one of {', '.join(NAMES)}"
+        )
 
 
 def check_target(to: str, mode: str, version) -> None:
     """Refuse a target Milvus would not start with (exit 3, with the reason)."""
     check_backend_name(to)
     if version is not None and to not in valid_mq_types(version):
-        reason = ("natsmq was removed in Milvus 2.6 (milvus #41564): move to rocksmq, pulsar, kafka or woodpecker"
-                  if to == "natsmq" else f"{to} needs Milvus 2.6 or later")
+        reason = (
+            "natsmq was removed in Milvus 2.6 (milvus #41564): move to rocksmq, pulsar, kafka or woodpecker"
+            if to == "natsmq"
+            else f"{to} needs Milvus 2.6 or later"
+        )
         raise PreconditionError(f"cannot switch to {to} on Milvus {format_version(version)}: {reason}")
     if mode == CLUSTER and to in ("rocksmq", "natsmq"):
-        raise PreconditionError(f"cannot switch to {to} in cluster mode: Milvus panics with "
-                                f"`mq %!s(MISSING) is only valid in standalone mode`",
-                                hint="use pulsar, kafka or (2.6+) woodpecker for a cluster")
+        raise PreconditionError(
+            f"cannot switch to {to} in cluster mode: Milvus panics with "
+            f"`mq %!s(MISSING) is only valid in standalone mode`",
+            hint="use pulsar, kafka or (2.6+) woodpecker for a cluster",
+        )
 
 
-def plan_switch(path: Path | str, to: str, *, store_dir: str | None = None, port: int | None = None,
-                mode: str | None = None, milvus_version: str | None = None, kind: str | None = None) -> EditPlan:
+def plan_switch(
+    path: Path | str,
+    to: str,
+    *,
+    store_dir: str | None = None,
+    port: int | None = None,
+    mode: str | None = None,
+    milvus_version: str | None = None,
+    kind: str | None = None,
+) -> EditPlan:
     from mqctl.config.resolve import resolve
 
     resolution = resolve([path], kind=kind, mode=mode, milvus_version=milvus_version)
@@ -596,18 +665,19 @@ def plan_switch(path: Path | str, to: str, *, store_dir: str | None = None, port
             edits.append((f"{HELM_USER_YAML}.mq.type", to))
     else:
         edits.append(("mq.type", to))
-    wanted = dict(SWITCH_DEFAULTS[to])
+    backend = BACKENDS[to]
+    wanted = dict(backend.switch_settings)
     if store_dir is not None:
-        if to not in STORE_DIR_KEY:
-            raise InputError(f"--store-dir applies to natsmq and rocksmq, not {to}")
-        wanted[STORE_DIR_KEY[to]] = store_dir
+        if backend.store_key is None:
+            raise InputError(f"--store-dir applies to {' and '.join(EMBEDDED)}, not {to}")
+        wanted[backend.store_key] = store_dir
     if port is not None:
-        if to not in PORT_KEY:
+        if backend.port_key is None:
             raise InputError(f"--port applies to natsmq and pulsar, not {to}")
-        wanted[PORT_KEY[to]] = str(port)
-    explicit = {STORE_DIR_KEY.get(to): store_dir, PORT_KEY.get(to): port}
+        wanted[backend.port_key] = str(port)
+    explicit = {backend.store_key: store_dir, backend.port_key: port}
     # the operator and the chart write the settings of the Pulsar/Kafka/Woodpecker they deploy themselves
-    fill_settings = doc.kind not in (OPERATOR_CR, HELM_VALUES) or to in ("natsmq", "rocksmq")
+    fill_settings = doc.kind not in (OPERATOR_CR, HELM_VALUES) or backend.embedded
     for key, value in wanted.items() if fill_settings else ():
         written = resolution.yaml_setting(key)
         if explicit.get(key) is not None or written is None or not written.value:  # absent, empty or null
@@ -616,8 +686,14 @@ def plan_switch(path: Path | str, to: str, *, store_dir: str | None = None, port
     for key, value in edits:
         addr = address(doc, key)
         typed, string = _typed(addr, key, value)
-        text = _splice_text(doc, text, addr, lambda t, root, a=addr, v=typed, s=string, k=key:
-                            set_splice(t, root, a.parts, v, doc.newline, string=s, label=k))
+        text = _splice_text(
+            doc,
+            text,
+            addr,
+            lambda t, root, a=addr, v=typed, s=string, k=key: set_splice(
+                t, root, a.parts, v, doc.newline, string=s, label=k
+            ),
+        )
         changes.append(Change(key, _doc_path(doc, addr), typed))
         milvus_keys += [addr.milvus_key] if addr.milvus_key else []
     plan = _verified(doc, text, changes, [f"switch sets {key} = {value}" for key, value in edits])
@@ -629,8 +705,11 @@ def _helm_deploy_toggles(doc: Document, to: str) -> list[tuple[str, str]]:
     off (in a cluster this is the switch itself; in standalone messageQueue picks and the toggle deploys)."""
     edits = []
     pulsar_keys = [k for k in ("pulsarv3.enabled", "pulsar.enabled") if lookup(doc.main, k.split("."))]
-    targets = {"pulsar": pulsar_keys[:1] or ["pulsarv3.enabled"], "kafka": ["kafka.enabled"],
-               "woodpecker": ["woodpecker.enabled"]}.get(to, [])  # rocksmq/natsmq run inside Milvus
+    targets = {
+        "pulsar": pulsar_keys[:1] or ["pulsarv3.enabled"],
+        "kafka": ["kafka.enabled"],
+        "woodpecker": ["woodpecker.enabled"],
+    }.get(to, [])  # rocksmq/natsmq run inside Milvus
     for key in ("pulsarv3.enabled", "pulsar.enabled", "kafka.enabled", "woodpecker.enabled"):
         if key in targets:
             edits.append((key, "true"))
@@ -639,9 +718,17 @@ def _helm_deploy_toggles(doc: Document, to: str) -> list[tuple[str, str]]:
     return edits
 
 
-def switch(path: Path | str, to: str, *, store_dir: str | None = None, port: int | None = None,
-           mode: str | None = None, milvus_version: str | None = None, dry_run: bool = False,
-           kind: str | None = None) -> EditResult:
+def switch(
+    path: Path | str,
+    to: str,
+    *,
+    store_dir: str | None = None,
+    port: int | None = None,
+    mode: str | None = None,
+    milvus_version: str | None = None,
+    dry_run: bool = False,
+    kind: str | None = None,
+) -> EditResult:
     plan = plan_switch(path, to, store_dir=store_dir, port=port, mode=mode, milvus_version=milvus_version, kind=kind)
     return plan.result() if dry_run else plan.commit()
 
@@ -666,13 +753,23 @@ def _check_known(key: str) -> None:
         return  # a known key, or a section such as natsmq.server
     candidates = section_keys(key)
     guess = nearest(key, candidates)
-    raise InputError(f"unknown key {key!r}: Milvus has no such setting",
-                     hint=f"did you mean {guess}?" if guess else f"see `mqctl config rules`; known: {', '.join(candidates[:6])}")
+    raise InputError(
+        f"unknown key {key!r}: Milvus has no such setting",
+        hint=f"did you mean {guess}?" if guess else f"see `mqctl config rules`; known: {', '.join(candidates[:6])}",
+    )
 
 
-def read_key(path: Path | str, key: str, *, kind: str | None = None, mode: str | None = None,
-             milvus_version: str | None = None, env: dict[str, str] | None = None, etcd=None,
-             role: str | None = None) -> KeyValue:
+def read_key(
+    path: Path | str,
+    key: str,
+    *,
+    kind: str | None = None,
+    mode: str | None = None,
+    milvus_version: str | None = None,
+    env: dict[str, str] | None = None,
+    etcd=None,
+    role: str | None = None,
+) -> KeyValue:
     """A Milvus key's effective value (overrides and defaults included) or a document path's value."""
     from mqctl.config.resolve import resolve
 
@@ -682,8 +779,9 @@ def read_key(path: Path | str, key: str, *, kind: str | None = None, mode: str |
     if line is None and addr.milvus_key:
         _check_known(addr.milvus_key)
     if addr.milvus_key and not (doc.kind == OPERATOR_CR and addr.parts[:2] != ["spec", "config"]):
-        origin = resolve([path], kind=kind, mode=mode, milvus_version=milvus_version, env=env,
-                         etcd=etcd, role=role).origin(addr.milvus_key)
+        origin = resolve(
+            [path], kind=kind, mode=mode, milvus_version=milvus_version, env=env, etcd=etcd, role=role
+        ).origin(addr.milvus_key)
         return KeyValue(key, origin.value, origin.source, origin.file, origin.line, origin.detail)
     if line is None:
         return KeyValue(key, None, "absent", str(doc.path), None, "not in the document")

@@ -9,9 +9,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mqctl.config.documents import (CONFIGMAP, CONFIGMAP_FILES, HELM_VALUES, MILVUS_YAML, OPERATOR_CR, Document,
-                                    Setting, embedded_yaml, flatten, is_mapping, lookup, scalar_text)
-from mqctl.config.schema import CLUSTER, MODES, STANDALONE, Version, parse_version
+from mqctl.backends import CLUSTER, STANDALONE, Version
+from mqctl.config.documents import (
+    CONFIGMAP,
+    CONFIGMAP_FILES,
+    HELM_VALUES,
+    MILVUS_YAML,
+    OPERATOR_CR,
+    Document,
+    Setting,
+    embedded_yaml,
+    flatten,
+    is_mapping,
+    lookup,
+    scalar_text,
+)
+from mqctl.config.schema import MODES, parse_version
 
 HELM_PULSAR_TOGGLES = ("pulsarv3.enabled", "pulsar.enabled", "externalPulsar.enabled")
 HELM_KAFKA_TOGGLES = ("kafka.enabled", "externalKafka.enabled")
@@ -71,8 +84,9 @@ def document_version(doc: Document) -> tuple[Version | None, str, str | None]:
 
 
 def view(doc: Document, mode: str, version: Version | None) -> KindView:
-    builder = {MILVUS_YAML: _milvus_yaml, OPERATOR_CR: _operator_cr, HELM_VALUES: _helm_values,
-               CONFIGMAP: _configmap}[doc.kind]
+    builder = {MILVUS_YAML: _milvus_yaml, OPERATOR_CR: _operator_cr, HELM_VALUES: _helm_values, CONFIGMAP: _configmap}[
+        doc.kind
+    ]
     return builder(doc, mode, version)
 
 
@@ -96,8 +110,11 @@ def _operator_cr(doc: Document, mode: str, version: Version | None) -> KindView:
     if chosen == "custom":
         result.notes.append(f"msgStreamType custom ({_where(stream)}): spec.config decides the MQ")
         return result
-    line = stream.line if stream is not None else (lookup(doc.main, ["spec"])[0].start_mark.line + 1
-                                                   if lookup(doc.main, ["spec"]) else 1)
+    line = (
+        stream.line
+        if stream is not None
+        else (lookup(doc.main, ["spec"])[0].start_mark.line + 1 if lookup(doc.main, ["spec"]) else 1)
+    )
     if chosen is None:
         chosen = "pulsar" if mode == CLUSTER else ("woodpecker" if version and version >= (2, 6, 0) else "rocksmq")
         why = f"spec.dependencies.msgStreamType empty: the operator's default for {mode} is {chosen}"
@@ -107,10 +124,19 @@ def _operator_cr(doc: Document, mode: str, version: Version | None) -> KindView:
     address_key = {"pulsar": "pulsar.address", "kafka": "kafka.brokerList"}.get(chosen)
     if address_key:
         endpoint = field_setting(doc, f"spec.dependencies.{chosen}.endpoint") or field_setting(
-            doc, f"spec.dependencies.{chosen}.brokerList")
+            doc, f"spec.dependencies.{chosen}.brokerList"
+        )
         value = endpoint.value if endpoint and endpoint.value else f"{chosen} deployed in-cluster by the operator"
-        result.settings.append(Setting(address_key, value, doc.name, endpoint.line if endpoint else line,
-                                       "operator", endpoint.detail if endpoint else f"spec.dependencies.{chosen}"))
+        result.settings.append(
+            Setting(
+                address_key,
+                value,
+                doc.name,
+                endpoint.line if endpoint else line,
+                "operator",
+                endpoint.detail if endpoint else f"spec.dependencies.{chosen}",
+            )
+        )
     result.settings.append(Setting("mq.type", chosen, doc.name, line, "operator", "spec.dependencies.msgStreamType"))
     return result
 
@@ -160,8 +186,9 @@ def _helm_values(doc: Document, mode: str, version: Version | None) -> KindView:
     if user is not None:
         result.notes.append("extraConfigFiles.user.yaml is merged last (user.yaml wins over the chart's settings)")
         for root in user.roots:
-            result.settings += flatten(root, doc.name, line_offset=user.line_offset,
-                                       detail_prefix="extraConfigFiles.user.yaml:")
+            result.settings += flatten(
+                root, doc.name, line_offset=user.line_offset, detail_prefix="extraConfigFiles.user.yaml:"
+            )
     return result
 
 
@@ -174,8 +201,14 @@ def _helm_endpoint(doc: Document, chosen: str, toggles: dict[str, Setting], line
     given = field_setting(doc, f"{external}.host" if chosen == "pulsar" else f"{external}.brokerList")
     if helm_enabled(toggles, f"{external}.enabled") and given is not None and given.value:
         return Setting(address_key, given.value, doc.name, given.line, "helm", given.detail)
-    return Setting(address_key, f"{chosen} deployed in-cluster by the chart", doc.name, line, "helm",
-                   f"{external}.enabled is not true: the chart points Milvus at its own {chosen}")
+    return Setting(
+        address_key,
+        f"{chosen} deployed in-cluster by the chart",
+        doc.name,
+        line,
+        "helm",
+        f"{external}.enabled is not true: the chart points Milvus at its own {chosen}",
+    )
 
 
 def _configmap(doc: Document, mode: str, version: Version | None) -> KindView:
@@ -186,6 +219,5 @@ def _configmap(doc: Document, mode: str, version: Version | None) -> KindView:
             continue
         result.notes.append(f"rendered ConfigMap: data.{name} read in Milvus's merge order")
         for root in embedded.roots:
-            result.settings += flatten(root, doc.name, line_offset=embedded.line_offset,
-                                       detail_prefix=f"data.{name}:")
+            result.settings += flatten(root, doc.name, line_offset=embedded.line_offset, detail_prefix=f"data.{name}:")
     return result

@@ -12,13 +12,23 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mqctl.backends import BACKENDS, STANDALONE, Version, default_order, valid_mq_types
 from mqctl.config import kinds
 from mqctl.config.documents import CONFIGMAP, MILVUS_YAML, Document, Setting, load_document, lookup
-from mqctl.config.schema import (ENABLED_BY, FULL, KEYS, MODES, OVERLAY, ROLES, STANDALONE, Version, default_order,
-                                 format_version, normalize_key, parse_version, spec_for, valid_mq_types)
+from mqctl.config.schema import (
+    FULL,
+    KEYS,
+    MODES,
+    OVERLAY,
+    ROLES,
+    format_version,
+    normalize_key,
+    parse_version,
+    spec_for,
+)
 from mqctl.config.sources import EtcdConfig, env_settings
 from mqctl.errors import InputError
-from mqctl.output import REDACTED, is_secret_key
+from mqctl.secrets import REDACTED, is_secret_key
 
 PANIC_INVALID = "mq type {} is invalid"
 PANIC_STANDALONE_ONLY = "mq %!s(MISSING) is only valid in standalone mode"  # Milvus's format string lacks its argument
@@ -32,9 +42,11 @@ FAILS_EMPTY = {
 }
 # user.yaml (also user-2.5.yaml, natsmq_user.yaml, ...) and default.yaml: files Milvus 2.4+ merges over its milvus.yaml
 OVERLAY_NAME = re.compile(r"(^|[^a-z])user([^a-z]|$)|^default\.ya?ml$", re.IGNORECASE)
-IF_IT_FAILS = (f"Had it no valid choice, Milvus would stop at startup: an invalid mq.type panics "
-               f"`{PANIC_INVALID.format('X')}`, rocksmq/natsmq in a cluster `{PANIC_STANDALONE_ONLY}`, "
-               f"default with nothing enabled `{PANIC_NOTHING}`.")
+IF_IT_FAILS = (
+    f"Had it no valid choice, Milvus would stop at startup: an invalid mq.type panics "
+    f"`{PANIC_INVALID.format('X')}`, rocksmq/natsmq in a cluster `{PANIC_STANDALONE_ONLY}`, "
+    f"default with nothing enabled `{PANIC_NOTHING}`."
+)
 
 
 @dataclass
@@ -158,17 +170,32 @@ def _pick_role(docs: list[Document], role: str | None) -> tuple[str, str, bool]:
     """Whole milvus.yaml or overlay: forced by --role, else an overlay only when every document is one."""
     if role is not None:
         if role not in ROLES:
-            raise InputError(f"unknown --role {role!r}", hint="use full (Milvus reads this file as its milvus.yaml) "
-                             "or overlay (it sits on the stock milvus.yaml)")
+            raise InputError(
+                f"unknown --role {role!r}",
+                hint="use full (Milvus reads this file as its milvus.yaml) "
+                "or overlay (it sits on the stock milvus.yaml)",
+            )
         return role, "--role", True
     overlays = [doc for doc in docs if _is_overlay(doc)]
     if len(overlays) == len(docs):
         names = ", ".join(f"{doc.name} ({doc.kind})" for doc in docs)
-        return OVERLAY, (f"assumed from {names}: keys it leaves out take the stock milvus.yaml beneath it; "
-                         "--role full if Milvus reads it as its whole milvus.yaml"), False
-    return FULL, ("assumed: Milvus reads it as its whole milvus.yaml, so keys it leaves out take Milvus's code "
-                  "defaults, where rocksmq.path and pulsar.address are empty; --role overlay if it sits on the "
-                  "stock milvus.yaml"), False
+        return (
+            OVERLAY,
+            (
+                f"assumed from {names}: keys it leaves out take the stock milvus.yaml beneath it; "
+                "--role full if Milvus reads it as its whole milvus.yaml"
+            ),
+            False,
+        )
+    return (
+        FULL,
+        (
+            "assumed: Milvus reads it as its whole milvus.yaml, so keys it leaves out take Milvus's code "
+            "defaults, where rocksmq.path and pulsar.address are empty; --role overlay if it sits on the "
+            "stock milvus.yaml"
+        ),
+        False,
+    )
 
 
 def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
@@ -179,9 +206,16 @@ def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
         explanation.append(f"Read in Milvus's merge order, later wins: {names}.")
 
 
-def resolve(paths: list[Path | str], *, kind: str | None = None, mode: str | None = None,
-            milvus_version: str | None = None, env: dict[str, str] | None = None,
-            etcd: EtcdConfig | None = None, role: str | None = None) -> Resolution:
+def resolve(
+    paths: list[Path | str],
+    *,
+    kind: str | None = None,
+    mode: str | None = None,
+    milvus_version: str | None = None,
+    env: dict[str, str] | None = None,
+    etcd: EtcdConfig | None = None,
+    role: str | None = None,
+) -> Resolution:
     """Resolve the MQ a deployment starts from its documents and overrides."""
     if not paths:
         raise InputError("no configuration file given", hint="pass a milvus.yaml, user.yaml, CR or Helm values")
@@ -192,8 +226,9 @@ def resolve(paths: list[Path | str], *, kind: str | None = None, mode: str | Non
     explanation: list[str] = []
     _describe_docs(docs, explanation)
     explanation.append(f"Mode: {mode} ({mode_why}).")
-    explanation.append(f"Milvus version: {format_version(version)} ({version_why})." if version
-                       else f"Milvus version: {version_why}.")
+    explanation.append(
+        f"Milvus version: {format_version(version)} ({version_why})." if version else f"Milvus version: {version_why}."
+    )
     explanation.append(f"File role: {role} ({role_why}).")
 
     ignored: list[str] = []
@@ -216,17 +251,33 @@ def resolve(paths: list[Path | str], *, kind: str | None = None, mode: str | Non
     env_found = env_settings(env, wanted) if env is not None else {}
     etcd_found = etcd.settings(wanted) if etcd is not None else {}
 
-    result = Resolution(None, mode, format_version(version), explanation, files=[d.name for d in docs],
-                        kinds=[d.kind for d in docs], _version=version, _mode_stated=mode_stated, _views=views,
-                        _yaml=merged, _yaml_all=yaml_all, _env=env_found, _etcd=etcd_found, _ignored_files=ignored,
-                        role=role, _role_stated=role_stated)
+    result = Resolution(
+        None,
+        mode,
+        format_version(version),
+        explanation,
+        files=[d.name for d in docs],
+        kinds=[d.kind for d in docs],
+        _version=version,
+        _mode_stated=mode_stated,
+        _views=views,
+        _yaml=merged,
+        _yaml_all=yaml_all,
+        _env=env_found,
+        _etcd=etcd_found,
+        _ignored_files=ignored,
+        role=role,
+        _role_stated=role_stated,
+    )
     for override in result.overrides():
         yaml_value = merged.get(normalize_key(override.key))
         secret = is_secret_key(override.key)
         shown = REDACTED if secret else repr(override.value)
-        explanation.append(f"Override from {override.source} {override.detail}: {override.key} = {shown}"
-                           + (f" (yaml says {REDACTED if secret else repr(yaml_value.value)})" if yaml_value else "")
-                           + ".")
+        explanation.append(
+            f"Override from {override.source} {override.detail}: {override.key} = {shown}"
+            + (f" (yaml says {REDACTED if secret else repr(yaml_value.value)})" if yaml_value else "")
+            + "."
+        )
     _select(result, layout_has_woodpecker=any(normalize_key(s.key).startswith("woodpecker") for s in yaml_all))
     return result
 
@@ -235,7 +286,7 @@ def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, boo
     """Each backend's enabled state and the key that makes it so, as explanation lines."""
     states = {}
     result.explanation.append("Backends (enabled = its key is not empty):")
-    for backend, key in ENABLED_BY.items():
+    for backend, key in ((b.name, b.enabled_by) for b in BACKENDS.values()):
         if backend == "woodpecker" and not woodpecker_known:
             continue
         if backend == "natsmq" and result.version is not None and result.version >= (2, 6, 0):
@@ -250,9 +301,16 @@ def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, boo
     return states
 
 
-def override_sources(paths: list[Path | str], *, kind: str | None = None, mode: str | None = None,
-                     milvus_version: str | None = None, environment: dict[str, str] | None = None,
-                     etcd_url: str | None = None, etcd_root: str | None = None):
+def override_sources(
+    paths: list[Path | str],
+    *,
+    kind: str | None = None,
+    mode: str | None = None,
+    milvus_version: str | None = None,
+    environment: dict[str, str] | None = None,
+    etcd_url: str | None = None,
+    etcd_root: str | None = None,
+):
     """(env, EtcdConfig) for resolve(); the etcd root defaults to the yaml's etcd.rootPath, as Milvus's."""
     etcd = None
     if etcd_url:
@@ -275,9 +333,11 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     if mq_type != "default":
         if mq_type not in valid:
             result.panic = result.fails = PANIC_INVALID.format(mq_type)
-            explanation.append(f"{mq_type!r} is not a valid mq.type"
-                               + (f" for {result.milvus_version}" if version else "")
-                               + f" (valid: {', '.join(valid)}): Milvus panics at startup: `{result.panic}`.")
+            explanation.append(
+                f"{mq_type!r} is not a valid mq.type"
+                + (f" for {result.milvus_version}" if version else "")
+                + f" (valid: {', '.join(valid)}): Milvus panics at startup: `{result.panic}`."
+            )
             return
         if result.mode != STANDALONE and mq_type in ("rocksmq", "natsmq"):
             result.panic = result.fails = PANIC_STANDALONE_ONLY
@@ -287,15 +347,19 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
             _fails_empty(result, mq_type)
             return
         result.effective_mq = mq_type
-        explanation.append(f"An explicit mq.type is used as is: Milvus starts {mq_type}; the priority order and "
-                           "the other backends' settings do not matter.")
+        explanation.append(
+            f"An explicit mq.type is used as is: Milvus starts {mq_type}; the priority order and "
+            "the other backends' settings do not matter."
+        )
         explanation.append(IF_IT_FAILS)
         return
     order = default_order(result.mode, version)
     if version is None and layout_has_woodpecker:
         order += ("woodpecker",)
-    explanation.append(f"mq.type default: the {result.mode} priority order is {' > '.join(order)}"
-                       " (natsmq never takes part in default, PR #26791, whatever the comment in milvus.yaml says).")
+    explanation.append(
+        f"mq.type default: the {result.mode} priority order is {' > '.join(order)}"
+        " (natsmq never takes part in default, PR #26791, whatever the comment in milvus.yaml says)."
+    )
     chosen = next((backend for backend in order if states.get(backend)), None)
     if chosen is not None:
         result.effective_mq = chosen
@@ -309,13 +373,17 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
 def _fails_empty(result: Resolution, mq_type: str) -> None:
     """An explicit backend with its enabling key empty: Milvus tries it and fails."""
     message, how = FAILS_EMPTY[mq_type]
-    key = ENABLED_BY[mq_type]
+    key = BACKENDS[mq_type].enabled_by
     result.attempted_mq, result.fails = mq_type, message
     if how:
         result.panic = message
-        result.explanation.append(f"An explicit mq.type is used as is, but {key} is empty: Milvus logs "
-                                  f"mqType={mq_type}, then stops at startup ({how} `{message}`).")
+        result.explanation.append(
+            f"An explicit mq.type is used as is, but {key} is empty: Milvus logs "
+            f"mqType={mq_type}, then stops at startup ({how} `{message}`)."
+        )
     else:
-        result.explanation.append(f"An explicit mq.type is used as is, but {key} is empty: Milvus logs "
-                                  f"mqType={mq_type} and reports healthy, but cannot reach any broker "
-                                  f"(`{message}`): every collection operation times out.")
+        result.explanation.append(
+            f"An explicit mq.type is used as is, but {key} is empty: Milvus logs "
+            f"mqType={mq_type} and reports healthy, but cannot reach any broker "
+            f"(`{message}`): every collection operation times out."
+        )

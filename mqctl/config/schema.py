@@ -17,15 +17,12 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from mqctl.backends import CLUSTER, STANDALONE, Version, go_parse_int
 from mqctl.errors import InputError
 
-Version = tuple[int, int, int]
-
-STANDALONE, CLUSTER = "standalone", "cluster"
 MODES = (STANDALONE, CLUSTER)
 FULL, OVERLAY = "full", "overlay"  # the file's role: Milvus's whole milvus.yaml, or layered on the stock one
 ROLES = (FULL, OVERLAY)
-MQ_BACKENDS = ("rocksmq", "natsmq", "pulsar", "kafka", "woodpecker")
 INT32_MAX = 2**31 - 1
 MIN_SAFE_PAYLOAD = 5 * 1024 * 1024  # Milvus messages can reach 5 MB (pulsar.maxMessageSize default)
 
@@ -47,22 +44,7 @@ def parse_version(text: str | None) -> Version | None:
 
 
 def format_version(version: Version | None) -> str | None:
-    return None if version is None else "%d.%d.%d" % version
-
-
-def valid_mq_types(version: Version | None) -> tuple[str, ...]:
-    """Values Milvus accepts for mq.type. natsmq was removed in 2.6 (milvus #41564, PR #41565)."""
-    if version is not None and version >= (2, 6, 0):
-        return ("default", "rocksmq", "pulsar", "kafka", "woodpecker")
-    return ("default", "rocksmq", "natsmq", "pulsar", "kafka")
-
-
-def default_order(mode: str, version: Version | None) -> tuple[str, ...]:
-    """Backends `mq.type: default` tries, in order. natsmq never takes part (Milvus PR #26791)."""
-    order = ("rocksmq", "pulsar", "kafka") if mode == STANDALONE else ("pulsar", "kafka")
-    if version is not None and version >= (2, 6, 0):
-        order += ("woodpecker",)
-    return order
+    return None if version is None else ".".join(str(part) for part in version)
 
 
 @dataclass(frozen=True)
@@ -101,8 +83,13 @@ def _spec(key: str, type_: str, default: str = "", **kw) -> KeySpec:
 
 
 KEYS: tuple[KeySpec, ...] = (
-    _spec("mq.type", "enum", "default", choices=("default", "rocksmq", "natsmq", "pulsar", "kafka", "woodpecker"),
-          doc="which MQ Milvus starts; not refreshable"),
+    _spec(
+        "mq.type",
+        "enum",
+        "default",
+        choices=("default", "rocksmq", "natsmq", "pulsar", "kafka", "woodpecker"),
+        doc="which MQ Milvus starts; not refreshable",
+    ),
     _spec("mq.enablePursuitMode", "bool", "true"),
     _spec("mq.pursuitLag", "int", "10"),
     _spec("mq.pursuitBufferSize", "bytes", "8388608"),
@@ -168,15 +155,6 @@ BY_NORMAL: dict[str, KeySpec] = {normalize_key(spec.key): spec for spec in KEYS}
 # Sections whose every key mqctl knows; anything else under them is probably a typo.
 CHECKED_SECTIONS = ("mq", "natsmq", "rocksmq")
 
-# What "enabled" means for each backend in Milvus's `default` resolution.
-ENABLED_BY = {
-    "rocksmq": "rocksmq.path",
-    "natsmq": "natsmq.server.storeDir",
-    "pulsar": "pulsar.address",
-    "kafka": "kafka.brokerList",
-    "woodpecker": "woodpecker.meta.prefix",
-}
-
 
 def spec_for(key: str) -> KeySpec | None:
     return BY_NORMAL.get(normalize_key(key))
@@ -201,29 +179,33 @@ def known_children(section_key: str) -> list[str]:
     names = []
     for spec in KEYS:
         if spec.key.lower().startswith(prefix):
-            child = spec.key[len(prefix):].split(".")[0]
+            child = spec.key[len(prefix) :].split(".")[0]
             if child not in names:
                 names.append(child)
     return names
 
 
-_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2,
-          "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
-
-
-def go_parse_int(text: str | None) -> int | None:
-    """What Milvus's strconv-based parsing gets: an int, or None when it fails (Milvus then uses 0)."""
-    if text is None:
-        return None
-    text = str(text).strip()
-    if re.fullmatch(r"[+-]?[0-9]+", text):  # Go's strconv takes ASCII digits only, not "６０"
-        return int(text)
-    return None
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "k": 1024,
+    "kb": 1024,
+    "kib": 1024,
+    "m": 1024**2,
+    "mb": 1024**2,
+    "mib": 1024**2,
+    "g": 1024**3,
+    "gb": 1024**3,
+    "gib": 1024**3,
+}
 
 
 # the same ranges `validate` checks (MQ111), so an edit never writes a port Milvus cannot listen on
-PORT_KEYS = {"natsmq.server.port": "1-65535, or -1 for a random port", "pulsar.port": "1-65535",
-             "pulsar.webport": "1-65535"}
+PORT_KEYS = {
+    "natsmq.server.port": "1-65535, or -1 for a random port",
+    "pulsar.port": "1-65535",
+    "pulsar.webport": "1-65535",
+}
 
 
 def _is_port(key: str, number: int) -> bool:
@@ -241,16 +223,20 @@ def coerce_value(key: str, raw: str) -> str:
     value = raw.strip()
     if spec.type in ("int", "minutes"):
         if go_parse_int(value) is None:
-            raise InputError(f"{spec.key} must be an integer, got {raw!r}",
-                             hint=f"e.g. {spec.example or '0'}" + (" (minutes)" if spec.type == "minutes" else ""))
+            raise InputError(
+                f"{spec.key} must be an integer, got {raw!r}",
+                hint=f"e.g. {spec.example or '0'}" + (" (minutes)" if spec.type == "minutes" else ""),
+            )
         if spec.key in PORT_KEYS and not _is_port(spec.key, int(value)):
             raise InputError(f"{spec.key} must be a port, got {raw!r}", hint=PORT_KEYS[spec.key])
         return str(int(value))
     if spec.type == "bytes":
         match = re.fullmatch(r"(\d+)\s*([a-zA-Z]*)", value)
         if not match or match.group(2).lower() not in _UNITS:
-            raise InputError(f"{spec.key} must be a size in bytes, got {raw!r}",
-                             hint="give an integer number of bytes, or a size such as 8MB or 16GiB")
+            raise InputError(
+                f"{spec.key} must be a size in bytes, got {raw!r}",
+                hint="give an integer number of bytes, or a size such as 8MB or 16GiB",
+            )
         return str(int(match.group(1)) * _UNITS[match.group(2).lower()])
     if spec.type == "bool":
         if value.lower() not in ("true", "false"):
@@ -269,7 +255,9 @@ def coerce_value(key: str, raw: str) -> str:
     if spec.type == "enum":
         if value not in spec.choices:
             guess = nearest(value, spec.choices)
-            raise InputError(f"{spec.key} must be one of {', '.join(spec.choices)}, got {raw!r}",
-                             hint=f"did you mean {guess!r}?" if guess else None)
+            raise InputError(
+                f"{spec.key} must be one of {', '.join(spec.choices)}, got {raw!r}",
+                hint=f"did you mean {guess!r}?" if guess else None,
+            )
         return value
     return raw

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from mqctl.config.documents import Setting
 from mqctl.config.schema import normalize_key
 from mqctl.errors import InputError, PreconditionError
-from mqctl.output import safe_url, split_url
+from mqctl.urls import safe_url, split_url
 
 
 def env_settings(env: dict[str, str], wanted: dict[str, str]) -> dict[str, Setting]:
@@ -91,28 +91,35 @@ class EtcdConfig:
         try:
             response = http.client().post(f"{self.url}{endpoint}", json=body, timeout=self.timeout)
         except httpx.HTTPError as err:
-            raise PreconditionError(f"etcd at {self.shown} is unreachable: {err}",
-                                    hint="check --etcd URL (the client port, e.g. http://127.0.0.1:2379)") from None
+            raise PreconditionError(
+                f"etcd at {self.shown} is unreachable: {err}",
+                hint="check --etcd URL (the client port, e.g. http://127.0.0.1:2379)",
+            ) from None
         if response.status_code != 200:
-            raise PreconditionError(f"etcd at {self.shown} answered {endpoint} with HTTP {response.status_code}: "
-                                    f"{response.text.strip()[:200]}")
+            raise PreconditionError(
+                f"etcd at {self.shown} answered {endpoint} with HTTP {response.status_code}: "
+                f"{response.text.strip()[:200]}"
+            )
         try:
             return response.json()
         except ValueError:
-            raise PreconditionError(f"{self.shown} did not answer like etcd's JSON gateway",
-                                    hint="give etcd's client URL") from None
+            raise PreconditionError(
+                f"{self.shown} did not answer like etcd's JSON gateway", hint="give etcd's client URL"
+            ) from None
 
     def get_prefix(self, prefix: str) -> list[tuple[str, bytes]]:
         """Every (key, raw value) under `prefix`, in key order; values stay bytes (Milvus meta is protobuf)."""
         answer = self._post("/v3/kv/range", {"key": _b64(prefix), "range_end": _prefix_end(prefix)})
-        return [(base64.b64decode(kv["key"]).decode(errors="replace"), base64.b64decode(kv.get("value", "")))
-                for kv in answer.get("kvs", [])]
+        return [
+            (base64.b64decode(kv["key"]).decode(errors="replace"), base64.b64decode(kv.get("value", "")))
+            for kv in answer.get("kvs", [])
+        ]
 
     def read(self) -> NormalizedKeys:
         """Milvus key ('mq.type', matched as Milvus normalises it) -> raw etcd key and value."""
         values = NormalizedKeys()
         for raw_key, value in self.get_prefix(self.prefix):
-            values[raw_key[len(self.prefix):].replace("/", ".")] = EtcdValue(raw_key, value.decode(errors="replace"))
+            values[raw_key[len(self.prefix) :].replace("/", ".")] = EtcdValue(raw_key, value.decode(errors="replace"))
         return values
 
     def count_under(self, sub: str) -> int:

@@ -27,7 +27,7 @@ class Splice:
     text: str
 
     def apply(self, source: str) -> str:
-        return source[:self.start] + self.text + source[self.end:]
+        return source[: self.start] + self.text + source[self.end :]
 
 
 def render_scalar(value: str, old=None, *, string: bool = False) -> str:
@@ -37,8 +37,13 @@ def render_scalar(value: str, old=None, *, string: bool = False) -> str:
         return "'" + value.replace("'", "''") + "'"
     if style == '"':
         return _double_quoted(value)
-    plain_ok = (bool(PLAIN_SAFE.match(value)) and not value.endswith((" ", ":")) and " #" not in value
-                and ": " not in value and value.lower() not in NULL_WORDS)
+    plain_ok = (
+        bool(PLAIN_SAFE.match(value))
+        and not value.endswith((" ", ":"))
+        and " #" not in value
+        and ": " not in value
+        and value.lower() not in NULL_WORDS
+    )
     if string and value.lower() in BOOLEAN_WORDS:
         plain_ok = False
     return value if plain_ok else _double_quoted(value)
@@ -47,8 +52,10 @@ def render_scalar(value: str, old=None, *, string: bool = False) -> str:
 def _double_quoted(value: str) -> str:
     """A YAML double-quoted scalar; characters YAML does not allow raw are written as \\u escapes."""
     quoted = json.dumps(value, ensure_ascii=False)
-    return "".join(char if char.isprintable() or char == " " else "\\u%04x" % ord(char)
-                   if ord(char) <= 0xFFFF else char for char in quoted)
+    return "".join(
+        char if char.isprintable() or char == " " else f"\\u{ord(char):04x}" if ord(char) <= 0xFFFF else char
+        for char in quoted
+    )
 
 
 def _line_starts(text: str) -> list[int]:
@@ -107,11 +114,12 @@ def _insert_after_line(text: str, line: int, block: str, newline: str) -> Splice
     # the last line: keep a missing final newline missing
     if text.endswith("\n"):
         return Splice(len(text), len(text), block)
-    return Splice(len(text), len(text), newline + block[:-len(newline)])
+    return Splice(len(text), len(text), newline + block[: -len(newline)])
 
 
-def set_splice(text: str, root, parts: list[str], value: str, newline: str, *, string: bool = False,
-               label: str = "") -> Splice | None:
+def set_splice(
+    text: str, root, parts: list[str], value: str, newline: str, *, string: bool = False, label: str = ""
+) -> Splice | None:
     """The splice that sets `parts` to `value` (None when it already has that text)."""
     label = label or ".".join(parts)
     node, depth = root, 0
@@ -123,26 +131,36 @@ def set_splice(text: str, root, parts: list[str], value: str, newline: str, *, s
         if depth == len(parts) - 1:
             return _replace_value(text, key_node, value_node, value, newline, string=string, label=label)
         if is_mapping(value_node) and value_node.flow_style is True and not value_node.value:
-            return _fill_empty_flow(text, key_node, value_node, parts[depth + 1:], value, newline,
-                                    indent_step(root), string=string)
+            return _fill_empty_flow(
+                text, key_node, value_node, parts[depth + 1 :], value, newline, indent_step(root), string=string
+            )
         if is_mapping(value_node):  # flow mappings too: their values can be replaced in place
             node, depth = value_node, depth + 1
             continue
         if is_scalar(value_node) and value_node.value == "" and value_node.style is None:
-            rest = parts[depth + 1:]
-            block = _new_lines(rest, render_scalar(value, string=string), key_node.start_mark.column
-                               + indent_step(root), indent_step(root), newline)
+            rest = parts[depth + 1 :]
+            block = _new_lines(
+                rest,
+                render_scalar(value, string=string),
+                key_node.start_mark.column + indent_step(root),
+                indent_step(root),
+                newline,
+            )
             return _insert_after_line(text, _last_line(value_node, key_node), block, newline)
-        raise InputError(f"{'.'.join(parts[:depth + 1])} holds a value, not a section, so {label} cannot be set",
-                         hint="unset it first or choose another key")
+        raise InputError(
+            f"{'.'.join(parts[: depth + 1])} holds a value, not a section, so {label} cannot be set",
+            hint="unset it first or choose another key",
+        )
     rest = parts[depth:]
     rendered = render_scalar(value, string=string)
     if node is None or not is_mapping(node):
         block = _new_lines(rest, rendered, 0, 2, newline)
         return _append_to_document(text, block, newline)
     if node.flow_style is True:
-        raise InputError(f"{label}: cannot add a key inside a flow mapping {{...}}",
-                         hint="rewrite that mapping as an indented block to edit it with mqctl")
+        raise InputError(
+            f"{label}: cannot add a key inside a flow mapping {{...}}",
+            hint="rewrite that mapping as an indented block to edit it with mqctl",
+        )
     indent = node.value[0][0].start_mark.column
     block = _new_lines(rest, rendered, indent, indent_step(root), newline)
     if node is root and len(rest) > 1:
@@ -150,20 +168,21 @@ def set_splice(text: str, root, parts: list[str], value: str, newline: str, *, s
     return _insert_after_line(text, _last_line(node), block, newline)
 
 
-def _fill_empty_flow(text: str, key_node, value_node, rest: list[str], value: str, newline: str, step: int, *,
-                     string: bool) -> Splice:
+def _fill_empty_flow(
+    text: str, key_node, value_node, rest: list[str], value: str, newline: str, step: int, *, string: bool
+) -> Splice:
     """`key: {}` becomes `key:` followed by the new block (a comment after `{}` stays on the key's line)."""
     starts = _line_starts(text)
     line = value_node.end_mark.line
-    line_end = (starts[line + 1] if line + 1 < len(starts) else len(text))
-    tail = text[value_node.end_mark.index:line_end]
+    line_end = starts[line + 1] if line + 1 < len(starts) else len(text)
+    tail = text[value_node.end_mark.index : line_end]
     ending = newline if tail.endswith("\n") else ""
-    tail = tail[:len(tail) - len(ending)] if ending else tail
+    tail = tail[: len(tail) - len(ending)] if ending else tail
     tail = tail.rstrip("\r")
     colon = text.rindex(":", key_node.end_mark.index, value_node.start_mark.index + 1)
     block = _new_lines(rest, render_scalar(value, string=string), key_node.start_mark.column + step, step, newline)
     if not ending:
-        block = block[:-len(newline)]
+        block = block[: -len(newline)]
     return Splice(colon + 1, line_end, tail + newline + block)
 
 
@@ -173,17 +192,23 @@ def _append_to_document(text: str, block: str, newline: str) -> Splice:
     return Splice(len(text), len(text), newline + block)
 
 
-def _replace_value(text: str, key_node, value_node, value: str, newline: str, *, string: bool,
-                   label: str) -> Splice | None:
+def _replace_value(
+    text: str, key_node, value_node, value: str, newline: str, *, string: bool, label: str
+) -> Splice | None:
     if is_mapping(value_node):
-        raise InputError(f"{label} is a section (it has keys under it)", hint=f"set one of its keys, e.g. {label}.<name>")
+        raise InputError(
+            f"{label} is a section (it has keys under it)", hint=f"set one of its keys, e.g. {label}.<name>"
+        )
     if is_sequence(value_node):
         if value_node.flow_style is not True:
             raise InputError(f"{label} is a block list", hint="edit the list by hand, or write it as [a, b]")
         items = [item.strip() for item in value.strip().strip("[]").split(",") if item.strip()]
         new = "[" + ", ".join(render_scalar(item) for item in items) + "]"
-        return None if text[value_node.start_mark.index:value_node.end_mark.index] == new else Splice(
-            value_node.start_mark.index, value_node.end_mark.index, new)
+        return (
+            None
+            if text[value_node.start_mark.index : value_node.end_mark.index] == new
+            else Splice(value_node.start_mark.index, value_node.end_mark.index, new)
+        )
     if value_node.style in ("|", ">"):
         raise InputError(f"{label} holds a block text (| or >)", hint="edit that text by hand")
     start, end = value_node.start_mark.index, value_node.end_mark.index
@@ -216,13 +241,13 @@ def unset_splice(text: str, root, parts: list[str], *, label: str = "") -> Splic
     key_node, value_node = pair
     starts = _line_starts(text)
     first = key_node.start_mark.line
-    if text[starts[first]:key_node.start_mark.index].strip():
+    if text[starts[first] : key_node.start_mark.index].strip():
         raise InputError(f"{label} shares its line with other YAML", hint="edit that line by hand")
     last = _last_line(value_node, key_node)
     end = starts[last + 1] if last + 1 < len(starts) else len(text)
     start = starts[first]
     if end == len(text) and not text.endswith("\n") and start > 0:
-        start -= 2 if text[start - 2:start] == "\r\n" else 1  # keep a missing final newline missing
+        start -= 2 if text[start - 2 : start] == "\r\n" else 1  # keep a missing final newline missing
     return Splice(start, end, "")
 
 
@@ -262,12 +287,15 @@ def embedded_region(outer_text: str, value_node, where: str) -> Region:
         raise InputError(f"{where}: the embedded YAML must be a block text (`|`) to be edited")
     starts = _line_starts(outer_text)
     first, last = value_node.start_mark.line + 1, _last_line(value_node)
-    lines = [outer_text[starts[i]:(starts[i + 1] if i + 1 < len(starts) else len(outer_text))]
-             for i in range(first, last + 1)]
+    lines = [
+        outer_text[starts[i] : (starts[i + 1] if i + 1 < len(starts) else len(outer_text))]
+        for i in range(first, last + 1)
+    ]
     indents = [len(line) - len(line.lstrip(" ")) for line in lines if line.strip()]
     indent = min(indents) if indents else value_node.start_mark.column + 2
     cut = [min(indent, len(line) - len(line.lstrip(" "))) for line in lines]
     text = "".join(line[c:] for line, c in zip(lines, cut))
     end = starts[last + 1] if last + 1 < len(starts) else len(outer_text)
-    return Region(text, compose(text, where, line_offset=first), [starts[i] for i in range(first, last + 1)],
-                  cut, indent, end)
+    return Region(
+        text, compose(text, where, line_offset=first), [starts[i] for i in range(first, last + 1)], cut, indent, end
+    )

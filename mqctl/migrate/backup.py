@@ -38,8 +38,13 @@ def archive_dirs(dirs: list[Path], backup_dir: Path, name: str) -> dict:
                         manifest[str(path).lstrip("/")] = {"sha256": _sha256(handle), "bytes": path.stat().st_size}
                     tar.add(path, arcname=str(path).lstrip("/"), recursive=False)
     os.replace(tmp, archive)
-    return {"archive": str(archive), "dirs": [str(d) for d in dirs], "files": len(manifest),
-            "bytes": sum(m["bytes"] for m in manifest.values()), "manifest": manifest}
+    return {
+        "archive": str(archive),
+        "dirs": [str(d) for d in dirs],
+        "files": len(manifest),
+        "bytes": sum(m["bytes"] for m in manifest.values()),
+        "manifest": manifest,
+    }
 
 
 def verify_archive(archive: Path, manifest: dict[str, dict]) -> None:
@@ -53,16 +58,21 @@ def verify_archive(archive: Path, manifest: dict[str, dict]) -> None:
                 handle = tar.extractfile(member)
                 expected = manifest.get(member.name)
                 if expected is None or _sha256(handle) != expected["sha256"]:
-                    raise PreconditionError(f"backup {archive}: {member.name} does not match its manifest checksum",
-                                            hint="the archive is damaged: keep the original folders")
+                    raise PreconditionError(
+                        f"backup {archive}: {member.name} does not match its manifest checksum",
+                        hint="the archive is damaged: keep the original folders",
+                    )
                 seen.add(member.name)
     except (OSError, tarfile.TarError) as err:
-        raise PreconditionError(f"backup {archive} cannot be read back: {err}",
-                                hint="the archive is damaged: keep the original folders") from None
+        raise PreconditionError(
+            f"backup {archive} cannot be read back: {err}", hint="the archive is damaged: keep the original folders"
+        ) from None
     missing = sorted(set(manifest) - seen)
     if missing:
-        raise PreconditionError(f"backup {archive} lacks {len(missing)} file(s), e.g. {missing[0]}",
-                                hint="the archive is incomplete: keep the original folders")
+        raise PreconditionError(
+            f"backup {archive} lacks {len(missing)} file(s), e.g. {missing[0]}",
+            hint="the archive is incomplete: keep the original folders",
+        )
 
 
 def restore_archive(archive: Path, manifest: dict[str, dict], dirs: list[str]) -> None:
@@ -70,7 +80,8 @@ def restore_archive(archive: Path, manifest: dict[str, dict], dirs: list[str]) -
     verify_archive(archive, manifest)
     clashes = [d for d in dirs if Path(d).is_dir() and any(Path(d).iterdir())]
     if clashes:
-        raise PreconditionError(f"cannot restore {archive}: {', '.join(clashes)} exist and are not empty",
-                                hint="move them away first")
+        raise PreconditionError(
+            f"cannot restore {archive}: {', '.join(clashes)} exist and are not empty", hint="move them away first"
+        )
     with tarfile.open(archive, "r:gz") as tar:
         tar.extractall("/", filter="tar")

@@ -13,8 +13,8 @@ import shlex
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import urlparse
 
 from mqctl.errors import InputError, PreconditionError
@@ -48,8 +48,14 @@ def run_command(command: str, *, shell: bool = False, timeout: float = 600) -> C
     """Run an operator command to completion; a missing program is reported, not raised."""
     started = time.monotonic()
     try:
-        proc = subprocess.run(split_command(command, shell=shell), shell=shell, capture_output=True, text=True,
-                              timeout=timeout, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            split_command(command, shell=shell),
+            shell=shell,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
         code, output = proc.returncode, (proc.stdout or "") + (proc.stderr or "")
     except FileNotFoundError as err:
         code, output = None, f"program not found: {err.filename}"
@@ -129,20 +135,30 @@ class MilvusLog:
                     handle.seek(offset if offset <= os.path.getsize(self.file) else 0)
                     text = handle.read().decode("utf-8", errors="replace")
             except OSError as err:
-                raise PreconditionError(f"cannot read the Milvus log {self.file}: {err.strerror}",
-                                        hint="pass the file Milvus writes its log to with --log-file") from None
+                raise PreconditionError(
+                    f"cannot read the Milvus log {self.file}: {err.strerror}",
+                    hint="pass the file Milvus writes its log to with --log-file",
+                ) from None
         else:
             text = self._command_output()
         return [line for line in text.splitlines() if (stamp := log_time(line)) is not None and stamp >= since]
 
     def _command_output(self) -> str:
         try:
-            proc = subprocess.run(split_command(self.command, shell=self.shell), shell=self.shell, capture_output=True,
-                                  text=True, timeout=60, stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                split_command(self.command, shell=self.shell),
+                shell=self.shell,
+                capture_output=True,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+            )
         except (OSError, subprocess.TimeoutExpired) as err:
             raise PreconditionError(f"--log-cmd {self.command!r} failed: {err}") from None
         if proc.returncode != 0:
-            raise PreconditionError(f"--log-cmd {self.command!r} exited {proc.returncode}: {proc.stderr.strip()[-300:]}")
+            raise PreconditionError(
+                f"--log-cmd {self.command!r} exited {proc.returncode}: {proc.stderr.strip()[-300:]}"
+            )
         return proc.stdout + proc.stderr
 
     def wait_for(self, wanted: Callable[[str], bool], *, offset: int, since: dt.datetime, timeout: float) -> str | None:

@@ -57,9 +57,16 @@ class Journal:
     rollback: list[StepRecord] = field(default_factory=list)
 
     @classmethod
-    def new(cls, path: Path, source_mq: str, target_mq: str, options: dict) -> "Journal":
-        return cls(path=str(path), id=uuid.uuid4().hex[:12], created=now(), source_mq=source_mq,
-                   target_mq=target_mq, options=options, steps=[StepRecord(name) for name in MIGRATION_STEPS])
+    def new(cls, path: Path, source_mq: str, target_mq: str, options: dict) -> Journal:
+        return cls(
+            path=str(path),
+            id=uuid.uuid4().hex[:12],
+            created=now(),
+            source_mq=source_mq,
+            target_mq=target_mq,
+            options=options,
+            steps=[StepRecord(name) for name in MIGRATION_STEPS],
+        )
 
     def step(self, name: str, *, rollback: bool = False) -> StepRecord:
         for record in self.rollback if rollback else self.steps:
@@ -77,19 +84,23 @@ class Journal:
         replace_atomically(target, (json.dumps(asdict(self), indent=2, default=str) + "\n").encode("utf-8"))
 
     @classmethod
-    def load(cls, path: Path) -> "Journal":
+    def load(cls, path: Path) -> Journal:
         try:
             data = json.loads(Path(path).read_text())
         except FileNotFoundError:
-            raise PreconditionError(f"no migration journal at {path}",
-                                    hint="start one with `mqctl migrate ...`, or point --state-dir/--config at it") from None
+            raise PreconditionError(
+                f"no migration journal at {path}",
+                hint="start one with `mqctl migrate ...`, or point --state-dir/--config at it",
+            ) from None
         except (OSError, ValueError) as err:
             raise InputError(f"{path}: unreadable migration journal: {err}") from None
         try:
             return cls._parse(data)
         except (TypeError, ValueError) as err:
-            raise InputError(f"{path}: unreadable migration journal: {err}",
-                             hint="it is not a journal mqctl wrote; point --config/--state-dir at the right one") from None
+            raise InputError(
+                f"{path}: unreadable migration journal: {err}",
+                hint="it is not a journal mqctl wrote; point --config/--state-dir at the right one",
+            ) from None
 
     @classmethod
     def _parse(cls, data) -> Journal:
@@ -117,11 +128,15 @@ class Journal:
         resuming it would act on another Milvus's config without a word."""
         journaled = self.options["configs"]
         if configs is not None and configs != journaled:
-            raise InputError(f"the journal {path} belongs to {', '.join(journaled)}, not {', '.join(configs)}",
-                             hint="pass the same --config as the migration it journals")
+            raise InputError(
+                f"the journal {path} belongs to {', '.join(journaled)}, not {', '.join(configs)}",
+                hint="pass the same --config as the migration it journals",
+            )
         if Path(self.path) != path:
-            raise InputError(f"{path} was written as {self.path}: it belongs to another migration",
-                             hint=f"pass the --config or --state-dir of that migration (journal {self.path})")
+            raise InputError(
+                f"{path} was written as {self.path}: it belongs to another migration",
+                hint=f"pass the --config or --state-dir of that migration (journal {self.path})",
+            )
 
 
 def _records(value, name: str) -> list:
@@ -146,8 +161,9 @@ def journal_path(*, state_dir: str | None, config: str | None, new: bool = False
         if folder.exists() and not folder.is_dir():
             raise InputError(f"--state-dir {folder} is not a folder", hint="pass a folder for the migration journal")
         if not new and not folder.exists():
-            raise InputError(f"--state-dir {folder} does not exist",
-                             hint="pass the folder the migration journaled into")
+            raise InputError(
+                f"--state-dir {folder} does not exist", hint="pass the folder the migration journaled into"
+            )
         return folder / JOURNAL_NAME
     if not config:
         raise InputError("where is the migration journal?", hint="pass --config FILE, --state-dir DIR or --sandbox DIR")
@@ -167,7 +183,8 @@ def archive_finished(path: Path) -> Path | None:
     if old.state not in (COMPLETED, ROLLED_BACK) and not changed_nothing:
         raise PreconditionError(
             f"an unfinished migration {old.source_mq} -> {old.target_mq} ({old.state}) is journaled in {path}",
-            hint="see `mqctl migrate status`, then `mqctl migrate resume` or `mqctl migrate rollback`")
+            hint="see `mqctl migrate status`, then `mqctl migrate resume` or `mqctl migrate rollback`",
+        )
     moved = path.with_name(f".mqctl-migrate.{old.id}.json")
     os.replace(path, moved)
     return moved

@@ -4,12 +4,12 @@ FlushAll, load state. Never writes user data."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import unquote
 
 from mqctl.errors import PreconditionError
-from mqctl.output import split_url
+from mqctl.urls import split_url
 
 
 @dataclass
@@ -34,8 +34,14 @@ class MilvusTarget:
         self.password = self.password or unquote(password or "")
 
     def public(self) -> dict:
-        return {"uri": self.uri, "user": self.user, "password_set": bool(self.password),
-                "token_set": bool(self.token), "server_pem": self.server_pem, "server_name": self.server_name}
+        return {
+            "uri": self.uri,
+            "user": self.user,
+            "password_set": bool(self.password),
+            "token_set": bool(self.token),
+            "server_pem": self.server_pem,
+            "server_name": self.server_name,
+        }
 
 
 def connect(target: MilvusTarget, timeout: float = 10, db: str = ""):
@@ -50,11 +56,20 @@ def connect(target: MilvusTarget, timeout: float = 10, db: str = ""):
     if target.server_pem:
         kwargs.update(server_pem_path=target.server_pem, server_name=target.server_name or None, secure=True)
     try:
-        return MilvusClient(uri=target.uri, user=target.user, password=target.password, token=target.token,
-                            db_name=db, timeout=timeout, **kwargs)
+        return MilvusClient(
+            uri=target.uri,
+            user=target.user,
+            password=target.password,
+            token=target.token,
+            db_name=db,
+            timeout=timeout,
+            **kwargs,
+        )
     except (MilvusException, OSError) as err:
-        raise PreconditionError(f"Milvus at {target.uri} is not reachable: {getattr(err, 'message', err)}",
-                                hint="check --milvus (host:port of the gRPC proxy), credentials and TLS options") from err
+        raise PreconditionError(
+            f"Milvus at {target.uri} is not reachable: {getattr(err, 'message', err)}",
+            hint="check --milvus (host:port of the gRPC proxy), credentials and TLS options",
+        ) from err
 
 
 def server_version(client) -> str:
@@ -113,8 +128,9 @@ def is_loaded(client, collection: str) -> bool:
 SEGMENT_STATS = "segment-stats"  # how a collection that cannot be loaded is counted
 
 
-def collection_counts(target: MilvusTarget, *, load: bool = True, load_timeout: float = 300,
-                      client=None) -> dict[str, dict]:
+def collection_counts(
+    target: MilvusTarget, *, load: bool = True, load_timeout: float = 300, client=None
+) -> dict[str, dict]:
     """`db/collection` -> {rows, was_loaded, method} for every collection of every database.
 
     Counting (`count(*)`, method `query`) needs a loaded collection. With `load`, collections that
@@ -128,8 +144,10 @@ def collection_counts(target: MilvusTarget, *, load: bool = True, load_timeout: 
     try:
         return _counts(target, load, load_timeout, main=client)
     except MilvusException as err:
-        raise PreconditionError(f"counting rows at {target.uri} failed: {err.message}",
-                                hint="check Milvus's health and log, then run the command again") from None
+        raise PreconditionError(
+            f"counting rows at {target.uri} failed: {err.message}",
+            hint="check Milvus's health and log, then run the command again",
+        ) from None
 
 
 def _counts(target: MilvusTarget, load: bool, load_timeout: float, main) -> dict[str, dict]:
@@ -146,8 +164,10 @@ def _counts(target: MilvusTarget, load: bool, load_timeout: float, main) -> dict
         if not was_loaded:
             client.load_collection(name, timeout=load_timeout)
         if not wait_loaded(client, name, load_timeout):
-            raise PreconditionError(f"collection {db}/{name} did not load within {load_timeout:.0f} s",
-                                    hint="check the Milvus log for load errors; counts need a loaded collection")
+            raise PreconditionError(
+                f"collection {db}/{name} did not load within {load_timeout:.0f} s",
+                hint="check the Milvus log for load errors; counts need a loaded collection",
+            )
         counts[f"{db}/{name}"] = {"rows": count_rows(client, name), "was_loaded": was_loaded, "method": "query"}
     return counts
 
@@ -170,24 +190,28 @@ def flush_all(client, timeout: float, on_wait: Callable[[float], None] | None = 
     from pymilvus.client.utils import check_status
     from pymilvus.exceptions import MilvusException
 
-    handler = client._get_connection()  # noqa: SLF001 - see docstring
+    handler = client._get_connection()
     started = time.monotonic()
     try:
-        response = handler._stub.FlushAll(Prepare.flush_all_request(""), timeout=timeout)  # noqa: SLF001
+        response = handler._stub.FlushAll(Prepare.flush_all_request(""), timeout=timeout)
         check_status(response.status)
         while not handler.get_flush_all_state(response.flush_all_ts, timeout=timeout):
             waited = time.monotonic() - started
             if waited > timeout:
-                raise PreconditionError(f"FlushAll not finished after {timeout:.0f} s (flush_all_ts "
-                                        f"{response.flush_all_ts})",
-                                        hint="Milvus is still flushing: run `mqctl migrate resume` to wait again")
+                raise PreconditionError(
+                    f"FlushAll not finished after {timeout:.0f} s (flush_all_ts {response.flush_all_ts})",
+                    hint="Milvus is still flushing: run `mqctl migrate resume` to wait again",
+                )
             if on_wait:
                 on_wait(waited)
             time.sleep(0.5)
     except grpc.RpcError as err:
-        raise PreconditionError(f"FlushAll failed: {err.code().name} {err.details() or ''}".strip(),
-                                hint="check Milvus's health and log, then `mqctl migrate resume`") from None
+        raise PreconditionError(
+            f"FlushAll failed: {err.code().name} {err.details() or ''}".strip(),
+            hint="check Milvus's health and log, then `mqctl migrate resume`",
+        ) from None
     except MilvusException as err:
-        raise PreconditionError(f"FlushAll failed: {err.message}",
-                                hint="check Milvus's health and log, then `mqctl migrate resume`") from None
+        raise PreconditionError(
+            f"FlushAll failed: {err.message}", hint="check Milvus's health and log, then `mqctl migrate resume`"
+        ) from None
     return {"flush_all_ts": response.flush_all_ts, "seconds": round(time.monotonic() - started, 3)}

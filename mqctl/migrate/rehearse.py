@@ -9,9 +9,9 @@ from __future__ import annotations
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from mqctl.migrate.journal import Journal
 from mqctl.mq.model import ChannelInfo
@@ -28,8 +28,9 @@ class Rehearsal:
     seconds: dict = field(default_factory=dict)  # phase -> seconds
 
 
-def rehearse(directory: str | None, report, say: Callable[[str], None], keep: bool = False,
-             external_etcd: bool = False) -> Rehearsal:
+def rehearse(
+    directory: str | None, report, say: Callable[[str], None], keep: bool = False, external_etcd: bool = False
+) -> Rehearsal:
     from mqctl import sandbox
     from mqctl.migrate import run
     from mqctl.migrate.journal import journal_path
@@ -42,16 +43,21 @@ def rehearse(directory: str | None, report, say: Callable[[str], None], keep: bo
     seconds: dict[str, float] = {}
     began = time.monotonic()
     topology = " with its own etcd server (production topology)" if external_etcd else ""
-    say(f"1/4 sandbox up in {folder}: Milvus 2.3.5 on RocksMQ{topology}, seeding two collections (inserts + deletes) ...")
+    say(
+        f"1/4 sandbox up in {folder}: Milvus 2.3.5 on RocksMQ{topology}, seeding two collections (inserts + deletes) ..."
+    )
     info = sandbox.up(str(folder), mq="rocksmq", seed=True, external_etcd=external_etcd)
     seconds["sandbox up + seed"] = round(time.monotonic() - began, 1)
     say(f"    Milvus at {info.uri}, config {info.config}, log {info.log}, etcd {info.etcd} ({info.etcd_mode})")
     try:
-        say("2/4 migrating RocksMQ -> natsmq, exactly as in production (stop-writes, FlushAll, stop, switch, start, "
-            "verify, resume-writes, backup) ...")
+        say(
+            "2/4 migrating RocksMQ -> natsmq, exactly as in production (stop-writes, FlushAll, stop, switch, start, "
+            "verify, resume-writes, backup) ..."
+        )
         fill = info.migrate_fill()
-        options = MigrateOptions(to="natsmq", milvus=MilvusTarget(fill.pop("milvus")), **fill,
-                                 backup_dir=str(folder / "backup"))
+        options = MigrateOptions(
+            to="natsmq", milvus=MilvusTarget(fill.pop("milvus")), **fill, backup_dir=str(folder / "backup")
+        )
         mark = time.monotonic()
         journal = run.start(options, journal_path(state_dir=None, config=info.config), report)
         seconds["migration"] = round(time.monotonic() - mark, 1)
@@ -63,8 +69,10 @@ def rehearse(directory: str | None, report, say: Callable[[str], None], keep: bo
         finally:
             source.close()
     except BaseException:
-        say(f"rehearsal failed: stopping the sandbox; {folder} is kept to read (log {info.log}, journal beside "
-            f"{info.config}); remove it when done")
+        say(
+            f"rehearsal failed: stopping the sandbox; {folder} is kept to read (log {info.log}, journal beside "
+            f"{info.config}); remove it when done"
+        )
         sandbox.down(str(folder))
         raise
     say("4/4 sandbox down ...")
@@ -75,5 +83,12 @@ def rehearse(directory: str | None, report, say: Callable[[str], None], keep: bo
     if not kept:
         shutil.rmtree(folder, ignore_errors=True)
     seconds["total"] = round(time.monotonic() - began, 1)
-    return Rehearsal(str(folder), kept, journal, journal.step("flush").evidence["counts"],
-                     journal.step("verify").evidence["counts"], streams, seconds)
+    return Rehearsal(
+        str(folder),
+        kept,
+        journal,
+        journal.step("flush").evidence["counts"],
+        journal.step("verify").evidence["counts"],
+        streams,
+        seconds,
+    )

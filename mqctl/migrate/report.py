@@ -11,8 +11,10 @@ def summarize(record: StepRecord) -> str:
         return record.error
     if record.name == "preflight" and "source_mq" in ev:
         counts = ev.get("counts", {})
-        return (f"{ev['source_mq']} -> {ev['target']}, Milvus {ev.get('milvus_version')}, "
-                f"{len(counts)} collection(s), {sum(c['rows'] or 0 for c in counts.values())} rows")
+        return (
+            f"{ev['source_mq']} -> {ev['target']}, Milvus {ev.get('milvus_version')}, "
+            f"{len(counts)} collection(s), {sum(c['rows'] or 0 for c in counts.values())} rows"
+        )
     if record.name in ("stop-writes", "resume-writes") and "confirmed" in ev:
         how = ev.get("mechanism", "")
         return f"{how}: " + ("update event logged" if "receive update event" in ev["confirmed"] else ev["confirmed"])
@@ -32,4 +34,4 @@ def summarize(record: StepRecord) -> str:
         if "archive" in ev:
             return f"{ev['files']} files -> {ev['archive']}" + (" (originals deleted)" if ev.get("deleted") else "")
         return ev.get("result", "")
-    return ev.get("result") or ev.get("restored") and f"restored {ev['restored']}" or ""
+    return ev.get("result") or (ev.get("restored") and f"restored {ev['restored']}") or ""

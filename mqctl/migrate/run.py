@@ -10,8 +10,20 @@ from pathlib import Path
 
 from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.migrate import steps as S
-from mqctl.migrate.journal import (COMPLETED, DONE, FAILED, PENDING, ROLLED_BACK, ROLLING_BACK, RUNNING,
-                                   SKIPPED, Journal, StepRecord, archive_finished, now)
+from mqctl.migrate.journal import (
+    COMPLETED,
+    DONE,
+    FAILED,
+    PENDING,
+    ROLLED_BACK,
+    ROLLING_BACK,
+    RUNNING,
+    SKIPPED,
+    Journal,
+    StepRecord,
+    archive_finished,
+    now,
+)
 from mqctl.migrate.milvus import MilvusTarget
 
 
@@ -46,31 +58,51 @@ def plan(options: S.MigrateOptions) -> Plan:
     findings, evidence = S.preflight_findings(S.Context(journal, options), load=False)
     diff = ""
     if not any(f.level == "error" for f in findings):
-        diff = switch(options.live_config, options.to, store_dir=options.store_dir, port=options.nats_port,
-                      milvus_version=evidence.get("milvus_version"), dry_run=True).diff
+        diff = switch(
+            options.live_config,
+            options.to,
+            store_dir=options.store_dir,
+            port=options.nats_port,
+            milvus_version=evidence.get("milvus_version"),
+            dry_run=True,
+        ).diff
     mechanism = evidence.get("stop_writes", "file")
     where = {"file": f"in {options.live_config} (Milvus re-reads it)", "etcd": f"in etcd {options.etcd}"}.get(mechanism)
     store = evidence.get("store_dir") or evidence.get("rocksmq_path") or "natsmq.server.storeDir"
-    dirs = ", ".join(str(d) for d in S.mq_dirs(S.resolution(options, evidence.get("milvus_version")),
-                                                evidence.get("source_mq") or ""))
+    dirs = ", ".join(
+        str(d)
+        for d in S.mq_dirs(S.resolution(options, evidence.get("milvus_version")), evidence.get("source_mq") or "")
+    )
     actions = {
         "preflight": "check target, Milvus, overrides, storage, ports; record every collection's row count",
         "stop-writes": f"set {S.FORCE_DENY}=true {where}; wait for Milvus's update event" if where else mechanism,
         "flush": f"FlushAll through gRPC at {options.milvus.uri}; wait up to {options.flush_timeout:.0f} s until every "
-                 "channel checkpoint (etcd) is at or past the FlushAll timestamp; count rows",
+        "channel checkpoint (etcd) is at or past the FlushAll timestamp; count rows",
         "stop": f"run `{options.stop_cmd}`; wait until Milvus stops answering" if options.stop_cmd else "no --stop-cmd",
         "switch": f"switch {options.live_config} to {options.to} (atomic, with a backup; diff below)",
         "start": f"run `{options.start_cmd}`; wait for health" if options.start_cmd else "no --start-cmd",
-        "verify": f"`try to init mq ... mqType={options.to}` in the log" + (f"; jetstream/ under {store}" if options.to ==
-                  "natsmq" else "") + "; every collection loads with the same row count; channel checkpoints move "
-                  "past the start (a warning if not)",
+        "verify": f"`try to init mq ... mqType={options.to}` in the log"
+        + (f"; jetstream/ under {store}" if options.to == "natsmq" else "")
+        + "; every collection loads with the same row count; channel checkpoints move "
+        "past the start (a warning if not)",
         "resume-writes": f"put {S.FORCE_DENY} back to its old value; wait for the update event",
-        "backup": (f"archive {dirs} with a checksum manifest into {options.backup_dir}, read it back" +
-                   ("; then delete them" if options.cleanup else "")) if options.backup_dir else "skipped (no --backup-dir)",
+        "backup": (
+            f"archive {dirs} with a checksum manifest into {options.backup_dir}, read it back"
+            + ("; then delete them" if options.cleanup else "")
+        )
+        if options.backup_dir
+        else "skipped (no --backup-dir)",
     }
-    return Plan(evidence.get("source_mq"), options.to, evidence.get("milvus_version") or options.milvus_version,
-                [PlannedStep(name, actions[name]) for name in actions], findings, evidence.get("counts", {}), diff,
-                _checkpoints_now(options, findings))
+    return Plan(
+        evidence.get("source_mq"),
+        options.to,
+        evidence.get("milvus_version") or options.milvus_version,
+        [PlannedStep(name, actions[name]) for name in actions],
+        findings,
+        evidence.get("counts", {}),
+        diff,
+        _checkpoints_now(options, findings),
+    )
 
 
 def _checkpoints_now(options: S.MigrateOptions, findings: list[S.Finding]) -> list[dict]:
@@ -78,12 +110,19 @@ def _checkpoints_now(options: S.MigrateOptions, findings: list[S.Finding]) -> li
     try:
         return S.read_checkpoints(options)
     except MqctlError as err:
-        findings.append(S.Finding("warning", "checkpoints-unread", f"channel checkpoints not read: {err.message}",
-                                  err.hint or "pass --etcd http://HOST:2379 (Milvus's etcd)"))
+        findings.append(
+            S.Finding(
+                "warning",
+                "checkpoints-unread",
+                f"channel checkpoints not read: {err.message}",
+                err.hint or "pass --etcd http://HOST:2379 (Milvus's etcd)",
+            )
+        )
         return []
 
 
 # ------------------------------------------------------------------ executing
+
 
 def execute(ctx: S.Context) -> Journal:
     """Run every step that is not done yet, journaling before and after each one."""
@@ -101,8 +140,11 @@ def execute(ctx: S.Context) -> Journal:
         except MqctlError as err:
             _finish(journal, record, FAILED, began, err.one_line())
             ctx.report.step_finished(record)
-            failed = err if isinstance(err, S.StepFailed) else \
-                S.StepFailed(record.name, err.message, err.hint or "fix it, then `mqctl migrate resume`")
+            failed = (
+                err
+                if isinstance(err, S.StepFailed)
+                else S.StepFailed(record.name, err.message, err.hint or "fix it, then `mqctl migrate resume`")
+            )
             if not ctx.rollback and record.name in BEFORE_THE_SWITCH:
                 failed = _reopen_writes(ctx, failed)
             raise _with_milvus_state(ctx, failed) from None
@@ -124,7 +166,7 @@ def execute(ctx: S.Context) -> Journal:
 BEFORE_THE_SWITCH = ("stop-writes", "flush", "stop")  # Milvus may still run on its old MQ, as before the migration
 
 
-def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
+def _reopen_writes(ctx: S.Context, failed: S.StepFailed) -> S.StepFailed:
     """After a failure before the switch, a Milvus still running as before gets its writes back: they
     stay denied only when its state is unknown. stop-writes and flush go back to pending (the journaled
     old value kept), so `resume` denies writes and flushes again before it goes on.
@@ -135,12 +177,18 @@ def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
     if "old" not in stop.evidence:  # mqctl did not deny writes
         return failed
     if not S.milvus_up(ctx.options):
-        return S.StepFailed(failed.step, failed.seen, failed.next_action,
-                            writes_note="Milvus does not answer, its state is unknown: writes stay denied")
+        return S.StepFailed(
+            failed.step,
+            failed.seen,
+            failed.next_action,
+            writes_note="Milvus does not answer, its state is unknown: writes stay denied",
+        )
     deny_seen = failed.step != "stop-writes"
     old = stop.evidence["old"]
-    stop.status, stop.evidence = PENDING, {"old": old, "mechanism": stop.evidence.get("mechanism"),
-                                           "reopened_after": failed.step}
+    stop.status, stop.evidence = (
+        PENDING,
+        {"old": old, "mechanism": stop.evidence.get("mechanism"), "reopened_after": failed.step},
+    )
     flush = ctx.journal.step("flush")  # what is written from now on must be flushed again before the stop
     flush.status, flush.evidence = PENDING, {}
     ctx.journal.save()
@@ -148,16 +196,25 @@ def _reopen_writes(ctx: S.Context, failed: "S.StepFailed") -> "S.StepFailed":
     try:
         S.apply_force_deny(ctx, StepRecord("resume-writes"), old, wait=deny_seen)
     except MqctlError as err:  # the edit may have happened: resume denies writes again either way
-        return S.StepFailed(failed.step, failed.seen, next_action,
-                            writes_note=f"putting forceDeny back was not confirmed ({err.message}): writes may be open")
+        return S.StepFailed(
+            failed.step,
+            failed.seen,
+            next_action,
+            writes_note=f"putting forceDeny back was not confirmed ({err.message}): writes may be open",
+        )
     if not deny_seen:
         value = next(iter(old.values()))
         put_back = f"put back to {value}" if value is not None else "removed again"
-        return S.StepFailed(failed.step, failed.seen, next_action,
-                            writes_note=f"Milvus still runs on its old MQ; forceDeny was {put_back}, so writes reopen as "
-                            "soon as Milvus reads it (no event awaited: none was seen for the deny)")
-    return S.StepFailed(failed.step, failed.seen, next_action,
-                        writes_note="Milvus still runs on its old MQ, so writes were resumed")
+        return S.StepFailed(
+            failed.step,
+            failed.seen,
+            next_action,
+            writes_note=f"Milvus still runs on its old MQ; forceDeny was {put_back}, so writes reopen as "
+            "soon as Milvus reads it (no event awaited: none was seen for the deny)",
+        )
+    return S.StepFailed(
+        failed.step, failed.seen, next_action, writes_note="Milvus still runs on its old MQ, so writes were resumed"
+    )
 
 
 def _with_milvus_state(ctx: S.Context, failed: S.StepFailed) -> S.StepFailed:
@@ -167,8 +224,9 @@ def _with_milvus_state(ctx: S.Context, failed: S.StepFailed) -> S.StepFailed:
         return failed
     status = {r.name: r.status for r in ctx.steps}
     on = ctx.journal.target_mq if ctx.rollback else ctx.journal.source_mq  # what it ran on before this sequence
-    denied = "writes stay stopped by the operator (--writes-stopped)" if ctx.options.writes_stopped else \
-        "writes stay denied"
+    denied = (
+        "writes stay stopped by the operator (--writes-stopped)" if ctx.options.writes_stopped else "writes stay denied"
+    )
     if status.get("resume-writes") == DONE:
         note = f"Milvus runs on {ctx.expected_mq}, verified, writes open"
     elif status.get("verify") == DONE:
@@ -197,8 +255,9 @@ def start(options: S.MigrateOptions, path: Path, report: S.Reporter) -> Journal:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
-        raise InputError(f"cannot create the journal folder {path.parent}: {err.strerror}",
-                         hint="pass a writable --state-dir") from None
+        raise InputError(
+            f"cannot create the journal folder {path.parent}: {err.strerror}", hint="pass a writable --state-dir"
+        ) from None
     archive_finished(path)
     journal = Journal.new(path, "?", options.to, options.journaled())
     journal.save()
@@ -220,14 +279,18 @@ def resume(path: Path, milvus: MilvusTarget, overrides: dict, report: S.Reporter
     if journal.state == COMPLETED:
         return journal
     if journal.state in (ROLLING_BACK, ROLLED_BACK):
-        raise PreconditionError(f"the migration in {path} is {journal.state}",
-                                hint="finish it with `mqctl migrate rollback`" if journal.state == ROLLING_BACK
-                                else "start a new migration")
+        raise PreconditionError(
+            f"the migration in {path} is {journal.state}",
+            hint="finish it with `mqctl migrate rollback`"
+            if journal.state == ROLLING_BACK
+            else "start a new migration",
+        )
     options = load_options(journal, milvus, overrides)
     return execute(S.Context(journal, options, report))
 
 
 # ------------------------------------------------------------------ rollback
+
 
 def rollback_steps(journal: Journal) -> list[str]:
     """What undoing this journal takes, given how far the migration got."""
@@ -268,7 +331,9 @@ def step_restore_config(ctx: S.Context, record: StepRecord) -> None:
         saved = Path(backup).read_text(encoding="utf-8")
         current = Path(options.live_config).read_text(encoding="utf-8")
         if saved != current:
-            record.evidence.update(restored=backup, backup_of_switched=str(atomic_write(Path(options.live_config), saved)))
+            record.evidence.update(
+                restored=backup, backup_of_switched=str(atomic_write(Path(options.live_config), saved))
+            )
         else:
             record.evidence.setdefault("restored", backup)
     cleared = journal.step("switch").evidence.get("etcd_cleared")
@@ -288,8 +353,11 @@ def step_restore_data(ctx: S.Context, record: StepRecord) -> None:
     record.evidence["restored"] = backup["dirs"]
 
 
-ROLLBACK_FUNCTIONS = {"flush": step_rollback_flush, "restore-config": step_restore_config,
-                      "restore-data": step_restore_data}
+ROLLBACK_FUNCTIONS = {
+    "flush": step_rollback_flush,
+    "restore-config": step_restore_config,
+    "restore-data": step_restore_data,
+}
 
 
 def rollback(path: Path, milvus: MilvusTarget, overrides: dict, report: S.Reporter) -> Journal:

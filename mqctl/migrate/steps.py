@@ -13,10 +13,11 @@ import os
 import re
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
+from mqctl.backends import port_of
 from mqctl.errors import MqctlError, PreconditionError
 from mqctl.migrate import hooks
 from mqctl.migrate.journal import PENDING, SKIPPED, Journal, StepRecord, now
@@ -69,7 +70,7 @@ class MigrateOptions:
         data = {k: v for k, v in self.__dict__.items() if k != "milvus"}
         data["milvus"] = self.milvus.public()
         if self.etcd:  # an etcd password is given again to resume (--etcd), like Milvus's
-            from mqctl.output import without_password
+            from mqctl.urls import without_password
 
             data["etcd"] = without_password(self.etcd)
         return data
@@ -77,8 +78,14 @@ class MigrateOptions:
     @classmethod
     def check_journaled(cls, data: dict) -> None:
         """ValueError naming the first journaled option that is missing or of the wrong type."""
-        kinds: dict[str, type | tuple[type, ...]] = {"str": str, "bool": bool, "float": (int, float), "int": int,
-                                                     "None": type(None), "list[str]": list}
+        kinds: dict[str, type | tuple[type, ...]] = {
+            "str": str,
+            "bool": bool,
+            "float": (int, float),
+            "int": int,
+            "None": type(None),
+            "list[str]": list,
+        }
         for name, spec in cls.__dataclass_fields__.items():
             if name == "milvus":
                 if not isinstance(data.get(name), dict) or not isinstance(data[name].get("uri"), str):
@@ -89,13 +96,15 @@ class MigrateOptions:
                     raise ValueError(f"options.{name} is missing")
                 continue
             value, allowed = data[name], spec.type.split(" | ")  # annotations stay strings here
-            if not isinstance(value, tuple(kinds[t] for t in allowed)) or (isinstance(value, bool) and "bool" not in allowed):
+            if not isinstance(value, tuple(kinds[t] for t in allowed)) or (
+                isinstance(value, bool) and "bool" not in allowed
+            ):
                 raise ValueError(f"options.{name} is {value!r}, not {spec.type}")
         if not data["configs"] or not all(isinstance(c, str) for c in data["configs"]):
             raise ValueError("options.configs is not a list of config paths")
 
     @classmethod
-    def from_journal(cls, data: dict, milvus: MilvusTarget) -> "MigrateOptions":
+    def from_journal(cls, data: dict, milvus: MilvusTarget) -> MigrateOptions:
         fields = {k: v for k, v in data.items() if k != "milvus" and k in cls.__dataclass_fields__}
         return cls(milvus=milvus, **fields)
 
@@ -164,6 +173,7 @@ class Context:
 
 # ------------------------------------------------------------------ helpers shared by steps
 
+
 def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
@@ -175,8 +185,9 @@ def parse_time(text: str) -> dt.datetime:
 def resolution(options: MigrateOptions, version: str | None = None, env: dict[str, str] | None = None):
     from mqctl.config.resolve import resolve
 
-    return resolve(options.configs, milvus_version=version or options.milvus_version, env=env,
-                   etcd=options.etcd_client())
+    return resolve(
+        options.configs, milvus_version=version or options.milvus_version, env=env, etcd=options.etcd_client()
+    )
 
 
 def milvus_environment(options: MigrateOptions) -> tuple[dict[str, str] | None, str]:
@@ -248,8 +259,9 @@ def update_event(value: str | None) -> Callable[[str], bool]:
     """
     from mqctl.config.schema import normalize_key
 
-    key_field, type_field, value_field = (re.compile(EVENT_FIELD.format(name=n), re.IGNORECASE)
-                                          for n in ("Key", "EventType", "Value"))
+    key_field, type_field, value_field = (
+        re.compile(EVENT_FIELD.format(name=n), re.IGNORECASE) for n in ("Key", "EventType", "Value")
+    )
     wanted_key = normalize_key(FORCE_DENY)
 
     def matches(line: str) -> bool:
@@ -270,6 +282,7 @@ INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
 
 # ------------------------------------------------------------------ preflight
 
+
 def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict]:
     """Every check before anything changes. `load=False` (plan) never loads a collection."""
     from mqctl.config.edit import check_target, switch
@@ -285,11 +298,23 @@ def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict
         findings.append(Finding("error", "target-unsupported", err.message, err.hint or ""))
         return findings, evidence
     try:  # the edit the switch step will make, tried now: it must not fail once Milvus is down
-        switch(options.live_config, options.to, store_dir=options.store_dir, port=options.nats_port,
-               milvus_version=options.milvus_version, dry_run=True)
+        switch(
+            options.live_config,
+            options.to,
+            store_dir=options.store_dir,
+            port=options.nats_port,
+            milvus_version=options.milvus_version,
+            dry_run=True,
+        )
     except MqctlError as err:
-        findings.append(Finding("error", "switch-impossible", f"the switch cannot edit {options.live_config}: "
-                                f"{err.message}", err.hint or "fix the option or the config, then run it again"))
+        findings.append(
+            Finding(
+                "error",
+                "switch-impossible",
+                f"the switch cannot edit {options.live_config}: {err.message}",
+                err.hint or "fix the option or the config, then run it again",
+            )
+        )
         return findings, evidence
     try:
         client = ctx.client()
@@ -298,35 +323,66 @@ def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict
         return findings, evidence
     try:
         version = server_version(client)
-    except Exception as err:  # noqa: BLE001 - any RPC failure here means Milvus does not answer
+    except Exception as err:
         client.close()
-        findings.append(Finding("error", "milvus-unreachable", f"Milvus at {options.milvus.uri} does not answer: "
-                                f"{getattr(err, 'message', err)}", "check --milvus and Milvus's health"))
+        findings.append(
+            Finding(
+                "error",
+                "milvus-unreachable",
+                f"Milvus at {options.milvus.uri} does not answer: {getattr(err, 'message', err)}",
+                "check --milvus and Milvus's health",
+            )
+        )
         return findings, evidence
     evidence["milvus_version"] = version
     env, evidence["environment"] = milvus_environment(options)
     if env is None:
-        findings.append(Finding("info", "env-not-checked", f"environment overrides of Milvus not checked: "
-                                f"{evidence['environment']}", "make sure Milvus's environment (unit file, compose "
-                                "file, pod spec) sets no MQ_TYPE"))
+        findings.append(
+            Finding(
+                "info",
+                "env-not-checked",
+                f"environment overrides of Milvus not checked: {evidence['environment']}",
+                "make sure Milvus's environment (unit file, compose file, pod spec) sets no MQ_TYPE",
+            )
+        )
     res = resolution(options, version, env)
     evidence["source_mq"], evidence["mode"] = res.effective_mq, res.mode
     try:
         check_target(options.to, res.mode, res.version)
     except MqctlError as err:
-        findings.append(Finding("error", "target-unsupported", f"{err.message} (server reports {version})", err.hint or ""))
+        findings.append(
+            Finding("error", "target-unsupported", f"{err.message} (server reports {version})", err.hint or "")
+        )
     if res.effective_mq == options.to:
-        findings.append(Finding("error", "already-on-target", f"Milvus already resolves to {options.to}",
-                                "nothing to migrate; `mqctl config explain` shows why"))
+        findings.append(
+            Finding(
+                "error",
+                "already-on-target",
+                f"Milvus already resolves to {options.to}",
+                "nothing to migrate; `mqctl config explain` shows why",
+            )
+        )
     _override_findings(options, res, findings, evidence)
     _storage_findings(options, res, findings, evidence)
     _stop_writes_findings(options, res, findings, evidence)
     if not options.stop_cmd or not options.start_cmd:
-        findings.append(Finding("error", "commands-missing", "--stop-cmd and --start-cmd are required",
-                                "e.g. --stop-cmd 'systemctl stop milvus' --start-cmd 'systemctl start milvus'"))
+        findings.append(
+            Finding(
+                "error",
+                "commands-missing",
+                "--stop-cmd and --start-cmd are required",
+                "e.g. --stop-cmd 'systemctl stop milvus' --start-cmd 'systemctl start milvus'",
+            )
+        )
     if not options.log.available:
-        findings.append(Finding("error", "log-missing", "no way to read Milvus's log (verify needs the `try to init mq` line)",
-                                "pass --log-file PATH or --log-cmd 'docker logs --since 10m milvus-standalone'"))
+        findings.append(
+            Finding(
+                "error",
+                "log-missing",
+                "no way to read Milvus's log (verify needs the `try to init mq` line)",
+                "pass --log-file PATH or --log-cmd 'docker logs --since 10m milvus-standalone'",
+            )
+        )
     try:
         if not any(f.level == "error" for f in findings):
             waited = time.monotonic()
@@ -339,24 +395,46 @@ def preflight_findings(ctx: Context, *, load: bool) -> tuple[list[Finding], dict
 
 def _override_findings(options, res, findings, evidence) -> None:
     if not options.etcd and (res.value("etcd.use.embed") or "false").lower() != "true":
-        findings.append(Finding("warning", "etcd-not-checked", "Milvus also reads its config from etcd "
-                                f"({res.value('etcd.endpoints') or 'localhost:2379'}, under {res.value('etcd.rootPath') or 'by-dev'}/config/); "
-                                "an mq.type there would defeat the switch (milvus #50217) and is not checked",
-                                "pass --etcd http://HOST:2379"))
+        findings.append(
+            Finding(
+                "warning",
+                "etcd-not-checked",
+                "Milvus also reads its config from etcd "
+                f"({res.value('etcd.endpoints') or 'localhost:2379'}, under {res.value('etcd.rootPath') or 'by-dev'}/config/); "
+                "an mq.type there would defeat the switch (milvus #50217) and is not checked",
+                "pass --etcd http://HOST:2379",
+            )
+        )
     origin = res.origin("mq.type")
     if origin.source == "etcd":
         evidence["etcd_mq_type"] = origin.value
         if options.clear_etcd_override:
-            findings.append(Finding("info", "etcd-override-cleared",
-                                    f"etcd {origin.detail} = {origin.value} will be deleted at the switch (old value journaled)"))
+            findings.append(
+                Finding(
+                    "info",
+                    "etcd-override-cleared",
+                    f"etcd {origin.detail} = {origin.value} will be deleted at the switch (old value journaled)",
+                )
+            )
         else:
-            findings.append(Finding("error", "etcd-override", f"etcd key {origin.detail} = {origin.value} overrides mq.type "
-                                    "in the yaml at the next restart (milvus #50217), so the switch would not take effect",
-                                    "pass --clear-etcd-override to delete it during the switch (its value is journaled "
-                                    "for rollback)"))
+            findings.append(
+                Finding(
+                    "error",
+                    "etcd-override",
+                    f"etcd key {origin.detail} = {origin.value} overrides mq.type "
+                    "in the yaml at the next restart (milvus #50217), so the switch would not take effect",
+                    "pass --clear-etcd-override to delete it during the switch (its value is journaled for rollback)",
+                )
+            )
     elif origin.source == "env":
-        findings.append(Finding("error", "env-override", f"environment variable {origin.detail} = {origin.value} overrides "
-                                "mq.type", "remove it from Milvus's environment (unit file, compose file, pod spec) first"))
+        findings.append(
+            Finding(
+                "error",
+                "env-override",
+                f"environment variable {origin.detail} = {origin.value} overrides mq.type",
+                "remove it from Milvus's environment (unit file, compose file, pod spec) first",
+            )
+        )
 
 
 def _storage_findings(options, res, findings, evidence) -> None:
@@ -367,41 +445,91 @@ def _storage_findings(options, res, findings, evidence) -> None:
         store = Path(options.store_dir or res.value("natsmq.server.storeDir") or "")
         evidence["store_dir"] = str(store)
         if non_empty_dir(store / "jetstream"):
-            findings.append(Finding("error", "stale-jetstream", f"{store / 'jetstream'} exists and is not empty: a stale "
-                                    "NATS store would be replayed against Milvus's checkpoints",
-                                    "archive and remove it (or pick another --store-dir) before migrating"))
+            findings.append(
+                Finding(
+                    "error",
+                    "stale-jetstream",
+                    f"{store / 'jetstream'} exists and is not empty: a stale "
+                    "NATS store would be replayed against Milvus's checkpoints",
+                    "archive and remove it (or pick another --store-dir) before migrating",
+                )
+            )
         probe = store if store.exists() else next((p for p in store.parents if p.exists()), None)
         if probe is None or not os.access(probe, os.W_OK):
-            findings.append(Finding("error", "store-not-writable", f"natsmq.server.storeDir {store} is not writable here",
-                                    "create it with the owner Milvus runs as, or pass --store-dir"))
+            findings.append(
+                Finding(
+                    "error",
+                    "store-not-writable",
+                    f"natsmq.server.storeDir {store} is not writable here",
+                    "create it with the owner Milvus runs as, or pass --store-dir",
+                )
+            )
         else:
             free = shutil.disk_usage(probe).free
             evidence["store_free_bytes"] = free
             if free < source_bytes:
-                findings.append(Finding("error", "disk-space", f"{probe} has {free} bytes free, the current MQ holds "
-                                        f"{source_bytes}", "free disk space or pick another --store-dir"))
-        port = options.nats_port or int(res.value("natsmq.server.port") or 4222)
+                findings.append(
+                    Finding(
+                        "error",
+                        "disk-space",
+                        f"{probe} has {free} bytes free, the current MQ holds {source_bytes}",
+                        "free disk space or pick another --store-dir",
+                    )
+                )
+        port = options.nats_port or port_of("natsmq", res.value("natsmq.server.port"))
         evidence["nats_port"] = port
-        if port > 0 and hooks.port_open(f"127.0.0.1:{port}"):
-            findings.append(Finding("error", "nats-port-busy", f"NATS port {port} is in use on this host",
-                                    "pass --nats-port with a free port (or -1 for a random one)"))
+        if port is None:
+            findings.append(
+                Finding(
+                    "error",
+                    "nats-port-invalid",
+                    f"natsmq.server.port {res.value('natsmq.server.port')!r} is not a number",
+                    "set natsmq.server.port to a port (1-65535), or pass --nats-port",
+                )
+            )
+        elif port > 0 and hooks.port_open(f"127.0.0.1:{port}"):
+            findings.append(
+                Finding(
+                    "error",
+                    "nats-port-busy",
+                    f"NATS port {port} is in use on this host",
+                    "pass --nats-port with a free port (or -1 for a random one)",
+                )
+            )
     elif options.to in ("pulsar", "kafka"):
         endpoint = _mq_endpoint(res, options.to)
         evidence["target_endpoint"] = endpoint
         if not hooks.port_open(endpoint, timeout=3):
-            findings.append(Finding("warning", "target-unreachable", f"{options.to} at {endpoint} does not answer from "
-                                    "this host: Milvus would fail to start on it (rollback brings it back)",
-                                    f"set the {options.to} address in the config first (`mqctl config set`), or check "
-                                    "that Milvus's host can reach it"))
+            findings.append(
+                Finding(
+                    "warning",
+                    "target-unreachable",
+                    f"{options.to} at {endpoint} does not answer from "
+                    "this host: Milvus would fail to start on it (rollback brings it back)",
+                    f"set the {options.to} address in the config first (`mqctl config set`), or check "
+                    "that Milvus's host can reach it",
+                )
+            )
     elif options.to == "rocksmq":
         path = Path(options.store_dir or res.value("rocksmq.path") or "")
         evidence["rocksmq_path"] = str(path)
         if non_empty_dir(path):
-            findings.append(Finding("error", "stale-rocksmq", f"rocksmq.path {path} is not empty: its old topics would be "
-                                    "replayed against Milvus's checkpoints", "archive and remove it (or pass --store-dir)"))
+            findings.append(
+                Finding(
+                    "error",
+                    "stale-rocksmq",
+                    f"rocksmq.path {path} is not empty: its old topics would be replayed against Milvus's checkpoints",
+                    "archive and remove it (or pass --store-dir)",
+                )
+            )
     if not source_dirs and res.effective_mq in ("rocksmq", "natsmq"):
-        findings.append(Finding("warning", "source-not-local", f"the {res.effective_mq} data is not on this host: disk "
-                                "space and the backup cannot be checked here"))
+        findings.append(
+            Finding(
+                "warning",
+                "source-not-local",
+                f"the {res.effective_mq} data is not on this host: disk space and the backup cannot be checked here",
+            )
+        )
 
 
 def _mq_endpoint(res, mq: str) -> str:
@@ -419,17 +547,29 @@ def _stop_writes_findings(options, res, findings, evidence) -> None:
         evidence["stop_writes"] = "operator stopped writers (--writes-stopped)"
         return
     if (res.value("quotaAndLimits.enabled") or "true").lower() != "true":
-        findings.append(Finding("error", "quota-disabled", "quotaAndLimits.enabled is false, so forceDeny cannot stop writes",
-                                "stop the writers yourself and pass --writes-stopped"))
+        findings.append(
+            Finding(
+                "error",
+                "quota-disabled",
+                "quotaAndLimits.enabled is false, so forceDeny cannot stop writes",
+                "stop the writers yourself and pass --writes-stopped",
+            )
+        )
     mechanism = stop_writes_mechanism(options, res)
     evidence["stop_writes"] = mechanism
     evidence["quota_interval_seconds"] = float(res.value("quotaAndLimits.quotaCenterCollectInterval") or 3)
     if mechanism == "etcd":
         _etcd_root_findings(options, res, findings)
     if mechanism == "none":
-        findings.append(Finding("error", "no-stop-writes", "writes cannot be stopped from here: the config is not a "
-                                "milvus.yaml Milvus re-reads and no etcd config source is active",
-                                "pass --etcd URL, or stop the writers yourself and pass --writes-stopped"))
+        findings.append(
+            Finding(
+                "error",
+                "no-stop-writes",
+                "writes cannot be stopped from here: the config is not a "
+                "milvus.yaml Milvus re-reads and no etcd config source is active",
+                "pass --etcd URL, or stop the writers yourself and pass --writes-stopped",
+            )
+        )
 
 
 def _etcd_root_findings(options, res, findings) -> None:
@@ -438,10 +578,17 @@ def _etcd_root_findings(options, res, findings) -> None:
     etcd = options.etcd_client()
     session = f"{res.value('etcd.metaSubPath') or 'meta'}/session"
     if etcd.count_under(session) == 0:
-        findings.append(Finding("error", "etcd-root-unused", f"no Milvus session under {options.etcd_root}/{session}/ "
-                                f"in etcd {etcd.shown}: this Milvus does not keep its keys there, so "
-                                "forceDeny would never reach it", "pass --etcd-root with this Milvus's etcd.rootPath "
-                                f"(the config says {res.value('etcd.rootPath') or 'by-dev'}) and --etcd with its etcd"))
+        findings.append(
+            Finding(
+                "error",
+                "etcd-root-unused",
+                f"no Milvus session under {options.etcd_root}/{session}/ "
+                f"in etcd {etcd.shown}: this Milvus does not keep its keys there, so "
+                "forceDeny would never reach it",
+                "pass --etcd-root with this Milvus's etcd.rootPath "
+                f"(the config says {res.value('etcd.rootPath') or 'by-dev'}) and --etcd with its etcd",
+            )
+        )
 
 
 def stop_writes_mechanism(options, res) -> str:
@@ -465,12 +612,17 @@ def step_preflight(ctx: Context, record: StepRecord) -> None:
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more: {', '.join(f.code for f in errors[1:])})" if len(errors) > 1 else ""
-        raise StepFailed("preflight", first.message + more, first.hint or "fix it and run the command again",
-                         writes_note="nothing was changed")
+        raise StepFailed(
+            "preflight",
+            first.message + more,
+            first.hint or "fix it and run the command again",
+            writes_note="nothing was changed",
+        )
     ctx.journal.source_mq = evidence["source_mq"]
 
 
 # ------------------------------------------------------------------ stop / resume writes
+
 
 def apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None, *, wait: bool = True) -> None:
     """Deny writes (`restore` None: the old values are journaled first) or put the journaled values back,
@@ -501,21 +653,29 @@ def apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None, *, 
         if restore is None and "old" not in evidence:
             evidence["old"] = {mechanism: now_value}
         # Milvus logs an event only for a real change; whether there is one is known before the edit only
-        evidence.update(log_offset=options.log.mark(), edited_at=now(),
-                        needs_event=(now_value or "").lower() != (value or "").lower())
+        evidence.update(
+            log_offset=options.log.mark(),
+            edited_at=now(),
+            needs_event=(now_value or "").lower() != (value or "").lower(),
+        )
         ctx.journal.save()
     if etcd and value is None:
         etcd.delete(FORCE_DENY_ETCD)
     elif etcd:
         etcd.put(FORCE_DENY_ETCD, value)
     else:
-        result = unset_key(options.live_config, FORCE_DENY) if value is None else \
-            set_key(options.live_config, FORCE_DENY, value)
+        result = (
+            unset_key(options.live_config, FORCE_DENY)
+            if value is None
+            else set_key(options.live_config, FORCE_DENY, value)
+        )
         if result.changed:
             evidence.update(diff=result.diff, backup=str(result.backup))
     effective = value or "false (Milvus's default)"
     if not wait:
-        evidence["confirmed"] = f"forceDeny put back to {effective}; Milvus never confirmed the deny, so no event awaited"
+        evidence["confirmed"] = (
+            f"forceDeny put back to {effective}; Milvus never confirmed the deny, so no event awaited"
+        )
         return
     if not evidence.get("needs_event", True):
         evidence["confirmed"] = f"forceDeny was already {effective}: nothing for Milvus to apply"
@@ -525,15 +685,21 @@ def apply_force_deny(ctx: Context, record: StepRecord, restore: dict | None, *, 
         return
     ctx.report.waiting(f"waiting for Milvus to apply forceDeny={effective} ...")
     started = utc_now()
-    line = options.log.wait_for(update_event(value), offset=evidence["log_offset"],
-                                since=parse_time(evidence["edited_at"]) - dt.timedelta(seconds=1),
-                                timeout=options.confirm_timeout)
+    line = options.log.wait_for(
+        update_event(value),
+        offset=evidence["log_offset"],
+        since=parse_time(evidence["edited_at"]) - dt.timedelta(seconds=1),
+        timeout=options.confirm_timeout,
+    )
     if line is None:
         skip = ", or stop writers yourself and pass --writes-stopped" if restore is None else ""
-        raise StepFailed(record.name, f"Milvus did not log the forceDeny={effective} update event within "
-                         f"{options.confirm_timeout:.0f} s ({mechanism})",
-                         "check that Milvus reads this config (or that its etcd config source is active); "
-                         f"run `mqctl migrate resume` to wait again{skip}")
+        raise StepFailed(
+            record.name,
+            f"Milvus did not log the forceDeny={effective} update event within "
+            f"{options.confirm_timeout:.0f} s ({mechanism})",
+            "check that Milvus reads this config (or that its etcd config source is active); "
+            f"run `mqctl migrate resume` to wait again{skip}",
+        )
     # Proxies pick up the new rate limits at the quota center's next collection round.
     time.sleep(2 * preflight["quota_interval_seconds"])
     evidence.update(confirmed=line.strip()[:400], milvus_wait_seconds=round((utc_now() - started).total_seconds(), 3))
@@ -565,9 +731,18 @@ def read_checkpoints(options: MigrateOptions) -> list[dict]:
     from mqctl.mq.checkpoints import live_checkpoints
     from mqctl.mq.milvus_meta import meta_reader
 
-    return [{"vchannel": cp.vchannel, "collection": f"{cp.database}/{cp.collection}", "pchannel": cp.pchannel,
-             "ts": cp.ts, "time": _iso(cp.time), "position": cp.position, "from": cp.origin}
-            for cp in live_checkpoints(meta_reader(options.etcd, options.etcd_root, resolution(options)).read())]
+    return [
+        {
+            "vchannel": cp.vchannel,
+            "collection": f"{cp.database}/{cp.collection}",
+            "pchannel": cp.pchannel,
+            "ts": cp.ts,
+            "time": _iso(cp.time),
+            "position": cp.position,
+            "from": cp.origin,
+        }
+        for cp in live_checkpoints(meta_reader(options.etcd, options.etcd_root, resolution(options)).read())
+    ]
 
 
 def checkpoints_before(rows: list[dict], tso: int) -> list[str]:
@@ -577,18 +752,29 @@ def checkpoints_before(rows: list[dict], tso: int) -> list[str]:
 
 def checkpoint_evidence(before: dict[str, int | None], rows: list[dict], tso: int) -> list[dict]:
     """Per vchannel: its checkpoint ts before and after, the position after, and whether it reached `tso`."""
-    return [{"vchannel": row["vchannel"], "collection": row["collection"], "pchannel": row["pchannel"],
-             "ts_before": before.get(row["vchannel"]), "ts_after": row["ts"],
-             "time_after": row["time"], "position": row["position"], "from": row["from"],
-             "reached": (row["ts"] or 0) >= tso} for row in rows]
+    return [
+        {
+            "vchannel": row["vchannel"],
+            "collection": row["collection"],
+            "pchannel": row["pchannel"],
+            "ts_before": before.get(row["vchannel"]),
+            "ts_after": row["ts"],
+            "time_after": row["time"],
+            "position": row["position"],
+            "from": row["from"],
+            "reached": (row["ts"] or 0) >= tso,
+        }
+        for row in rows
+    ]
 
 
 def _iso(when: dt.datetime | None) -> str | None:
     return when.isoformat().replace("+00:00", "Z") if when else None
 
 
-def wait_for_checkpoints(options: MigrateOptions, tso: int, timeout: float,
-                         on_wait: Callable[[float], None]) -> tuple[list[dict], float]:
+def wait_for_checkpoints(
+    options: MigrateOptions, tso: int, timeout: float, on_wait: Callable[[float], None]
+) -> tuple[list[dict], float]:
     """Read the checkpoints until every one is at or past `tso` or `timeout` seconds passed."""
     started = time.monotonic()
     while True:
@@ -608,6 +794,7 @@ def datetime_to_tso(when: dt.datetime) -> int:
 
 # ------------------------------------------------------------------ flush, stop, start
 
+
 def step_flush(ctx: Context, record: StepRecord) -> None:
     """FlushAll, then every vchannel's channel checkpoint at or past the FlushAll timestamp: Milvus resumes each
     vchannel from its checkpoint, so what lies before it is persisted and nothing needs the old MQ."""
@@ -622,8 +809,9 @@ def step_flush(ctx: Context, record: StepRecord) -> None:
     client = ctx.client()
     try:
         ctx.report.waiting("FlushAll: waiting for every channel to pass the flush timestamp ...")
-        flushed = flush_all(client, options.flush_timeout,
-                            on_wait=lambda s: ctx.report.waiting(f"FlushAll: {s:.0f} s ..."))
+        flushed = flush_all(
+            client, options.flush_timeout, on_wait=lambda s: ctx.report.waiting(f"FlushAll: {s:.0f} s ...")
+        )
         waited = time.monotonic()
         record.evidence["counts"] = collection_counts(options.milvus, client=client)
     finally:
@@ -632,16 +820,23 @@ def step_flush(ctx: Context, record: StepRecord) -> None:
     if before is None:
         return
     flush_ts = flushed["flush_all_ts"]
-    rows, seconds = wait_for_checkpoints(options, flush_ts, max(options.flush_timeout - flushed["seconds"], 1.0),
-                                         lambda s: ctx.report.waiting(f"channel checkpoints: {s:.0f} s ..."))
+    rows, seconds = wait_for_checkpoints(
+        options,
+        flush_ts,
+        max(options.flush_timeout - flushed["seconds"], 1.0),
+        lambda s: ctx.report.waiting(f"channel checkpoints: {s:.0f} s ..."),
+    )
     record.evidence["checkpoints"] = checkpoint_evidence(before, rows, flush_ts)
     record.evidence["checkpoint_wait_seconds"] = seconds
     behind = checkpoints_before(rows, flush_ts)
     if behind:
-        raise StepFailed("flush", f"the channel checkpoint of {', '.join(behind)} is still before the FlushAll "
-                         f"timestamp {flush_ts} after {options.flush_timeout:.0f} s (see the journal's checkpoints)",
-                         "Milvus is still flushing: run `mqctl migrate resume` to flush and wait again",
-                         writes_note="writes stay stopped")
+        raise StepFailed(
+            "flush",
+            f"the channel checkpoint of {', '.join(behind)} is still before the FlushAll "
+            f"timestamp {flush_ts} after {options.flush_timeout:.0f} s (see the journal's checkpoints)",
+            "Milvus is still flushing: run `mqctl migrate resume` to flush and wait again",
+            writes_note="writes stay stopped",
+        )
 
 
 def step_stop(ctx: Context, record: StepRecord) -> None:
@@ -652,14 +847,21 @@ def step_stop(ctx: Context, record: StepRecord) -> None:
     run = hooks.run_command(options.stop_cmd, shell=options.shell, timeout=options.stop_timeout)
     record.evidence["command"] = run.__dict__
     if run.returncode != 0:
-        raise StepFailed("stop", f"--stop-cmd exited {run.returncode}: {run.output_tail[-300:] or '(no output)'}",
-                         "fix the stop command and run `mqctl migrate resume --stop-cmd ...`",
-                         writes_note="Milvus state unknown: writes stay stopped")
+        raise StepFailed(
+            "stop",
+            f"--stop-cmd exited {run.returncode}: {run.output_tail[-300:] or '(no output)'}",
+            "fix the stop command and run `mqctl migrate resume --stop-cmd ...`",
+            writes_note="Milvus state unknown: writes stay stopped",
+        )
     ctx.report.waiting("waiting for Milvus to go down ...")
     waited = utc_now()
     if not hooks.wait_until(lambda: milvus_down(options), options.stop_timeout):
-        raise StepFailed("stop", f"Milvus still answers {options.milvus.uri} {options.stop_timeout:.0f} s after the stop command",
-                         "stop it yourself, then `mqctl migrate resume`", writes_note="writes stay stopped")
+        raise StepFailed(
+            "stop",
+            f"Milvus still answers {options.milvus.uri} {options.stop_timeout:.0f} s after the stop command",
+            "stop it yourself, then `mqctl migrate resume`",
+            writes_note="writes stay stopped",
+        )
     record.evidence["milvus_wait_seconds"] = round(run.seconds + (utc_now() - waited).total_seconds(), 3)
 
 
@@ -674,19 +876,26 @@ def step_start(ctx: Context, record: StepRecord) -> None:
     run = hooks.run_command(options.start_cmd, shell=options.shell, timeout=options.start_timeout)
     record.evidence["command"] = run.__dict__
     if run.returncode != 0:
-        raise StepFailed("start", f"--start-cmd exited {run.returncode}: {run.output_tail[-300:] or '(no output)'}",
-                         "fix the start command, then `mqctl migrate resume --start-cmd ...` (or `mqctl migrate rollback`)",
-                         writes_note="Milvus is down; writes stay denied in its config")
+        raise StepFailed(
+            "start",
+            f"--start-cmd exited {run.returncode}: {run.output_tail[-300:] or '(no output)'}",
+            "fix the start command, then `mqctl migrate resume --start-cmd ...` (or `mqctl migrate rollback`)",
+            writes_note="Milvus is down; writes stay denied in its config",
+        )
     ctx.report.waiting("waiting for Milvus to become healthy ...")
     waited = utc_now()
     if not hooks.wait_until(lambda: milvus_up(options), options.start_timeout, interval=0.5):
-        raise StepFailed("start", f"Milvus not healthy {options.start_timeout:.0f} s after the start command",
-                         "read its log, fix it, then `mqctl migrate resume` (or `mqctl migrate rollback`)",
-                         writes_note="Milvus state unknown: writes stay stopped")
+        raise StepFailed(
+            "start",
+            f"Milvus not healthy {options.start_timeout:.0f} s after the start command",
+            "read its log, fix it, then `mqctl migrate resume` (or `mqctl migrate rollback`)",
+            writes_note="Milvus state unknown: writes stay stopped",
+        )
     record.evidence["milvus_wait_seconds"] = round(run.seconds + (utc_now() - waited).total_seconds(), 3)
 
 
 # ------------------------------------------------------------------ switch
+
 
 def step_switch(ctx: Context, record: StepRecord) -> None:
     from mqctl.config.edit import backup_copy, plan_switch
@@ -696,8 +905,9 @@ def step_switch(ctx: Context, record: StepRecord) -> None:
     if "backup" not in record.evidence:  # journaled before the edit: a crash right after it keeps the way back
         record.evidence["backup"] = str(backup_copy(options.live_config))
         journal.save()
-    result = plan_switch(options.live_config, options.to, store_dir=options.store_dir, port=options.nats_port,
-                         milvus_version=version).commit(backup=Path(record.evidence["backup"]))
+    result = plan_switch(
+        options.live_config, options.to, store_dir=options.store_dir, port=options.nats_port, milvus_version=version
+    ).commit(backup=Path(record.evidence["backup"]))
     if result.changed:
         record.evidence["diff"] = result.diff
     else:
@@ -710,16 +920,19 @@ def step_switch(ctx: Context, record: StepRecord) -> None:
 
 # ------------------------------------------------------------------ verify
 
+
 def step_verify(ctx: Context, record: StepRecord) -> None:
     from mqctl.migrate.milvus import collection_counts, release
 
     options, journal, expected = ctx.options, ctx.journal, ctx.expected_mq
     start = ctx.record("start")
     since = parse_time(start.evidence["started_at"]) - dt.timedelta(seconds=1)
-    line = options.log.wait_for(lambda l: INIT_MQ.search(l) is not None, offset=start.evidence["log_offset"],
-                                since=since, timeout=60)
+    line = options.log.wait_for(
+        lambda text: INIT_MQ.search(text) is not None, offset=start.evidence["log_offset"], since=since, timeout=60
+    )
     failed = lambda seen, hint="run `mqctl migrate rollback` to go back": StepFailed(  # noqa: E731
-        "verify", seen, hint, writes_note="Milvus runs in an unverified state: writes stay stopped")
+        "verify", seen, hint, writes_note="Milvus runs in an unverified state: writes stay stopped"
+    )
     if line is None:
         raise failed("no `try to init mq` line in the Milvus log since the start")
     seen_mq = INIT_MQ.search(line).group(1)
@@ -742,15 +955,26 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
     waited = utc_now()
     counts = collection_counts(options.milvus, load_timeout=options.verify_timeout)
     record.evidence["milvus_wait_seconds"] = round((utc_now() - waited).total_seconds(), 3)
-    release(options.milvus, [n for n in counts if not journal.step("preflight").evidence.get("counts", {})
-                             .get(n, {}).get("was_loaded", True)])
+    release(
+        options.milvus,
+        [
+            n
+            for n in counts
+            if not journal.step("preflight").evidence.get("counts", {}).get(n, {}).get("was_loaded", True)
+        ],
+    )
     record.evidence["counts"] = counts
     _checkpoints_advance(ctx, record, since)
-    mismatched = {n: (baseline[n]["rows"], counts.get(n, {}).get("rows")) for n in baseline
-                  if counts.get(n, {}).get("rows") != baseline[n]["rows"]}
+    mismatched = {
+        n: (baseline[n]["rows"], counts.get(n, {}).get("rows"))
+        for n in baseline
+        if counts.get(n, {}).get("rows") != baseline[n]["rows"]
+    }
     if mismatched:
-        raise failed("row counts differ from before the switch: " +
-                     ", ".join(f"{n} {before} -> {after}" for n, (before, after) in mismatched.items()))
+        raise failed(
+            "row counts differ from before the switch: "
+            + ", ".join(f"{n} {before} -> {after}" for n, (before, after) in mismatched.items())
+        )
 
 
 def _checkpoints_advance(ctx: Context, record: StepRecord, since: dt.datetime) -> None:
@@ -763,8 +987,12 @@ def _checkpoints_advance(ctx: Context, record: StepRecord, since: dt.datetime) -
         return
     start_tso = datetime_to_tso(since)
     try:
-        rows, seconds = wait_for_checkpoints(ctx.options, start_tso, CHECKPOINT_ADVANCE_SECONDS,
-                                             lambda s: ctx.report.waiting(f"channel checkpoints: {s:.0f} s ..."))
+        rows, seconds = wait_for_checkpoints(
+            ctx.options,
+            start_tso,
+            CHECKPOINT_ADVANCE_SECONDS,
+            lambda s: ctx.report.waiting(f"channel checkpoints: {s:.0f} s ..."),
+        )
     except MqctlError as err:
         record.evidence["checkpoints_unread"] = err.message
         return
@@ -773,7 +1001,9 @@ def _checkpoints_advance(ctx: Context, record: StepRecord, since: dt.datetime) -
     record.evidence["checkpoint_wait_seconds"] = seconds
     record.evidence["checkpoint_warnings"] = [
         f"{vchannel}: the channel checkpoint did not move past the start on {ctx.expected_mq} within "
-        f"{CHECKPOINT_ADVANCE_SECONDS:.0f} s" for vchannel in checkpoints_before(rows, start_tso)]
+        f"{CHECKPOINT_ADVANCE_SECONDS:.0f} s"
+        for vchannel in checkpoints_before(rows, start_tso)
+    ]
 
 
 def _runtime_info(options, expected: str) -> str:
@@ -796,6 +1026,7 @@ def _runtime_info(options, expected: str) -> str:
 
 # ------------------------------------------------------------------ backup and cleanup
 
+
 def step_backup(ctx: Context, record: StepRecord) -> None:
     from mqctl.migrate.backup import archive_dirs, verify_archive
 
@@ -809,8 +1040,11 @@ def step_backup(ctx: Context, record: StepRecord) -> None:
     missing = [str(d) for d in dirs if not d.exists()]
     if "archive" not in record.evidence:
         if not dirs or missing:
-            raise StepFailed("backup", f"old {journal.source_mq} data not found on this host: {missing or 'no path'}",
-                             "run mqctl where the MQ data is, or migrate without --backup-dir")
+            raise StepFailed(
+                "backup",
+                f"old {journal.source_mq} data not found on this host: {missing or 'no path'}",
+                "run mqctl where the MQ data is, or migrate without --backup-dir",
+            )
         record.evidence.update(archive_dirs(dirs, Path(options.backup_dir), f"{journal.source_mq}-{journal.id}"))
         ctx.journal.save()
     verify_archive(Path(record.evidence["archive"]), record.evidence["manifest"])
@@ -835,7 +1069,13 @@ def _source_dirs(journal: Journal, config_backup: str | None) -> list[Path]:
 
 
 STEP_FUNCTIONS: dict[str, Callable[[Context, StepRecord], None]] = {
-    "preflight": step_preflight, "stop-writes": step_stop_writes, "flush": step_flush, "stop": step_stop,
-    "switch": step_switch, "start": step_start, "verify": step_verify, "resume-writes": step_resume_writes,
+    "preflight": step_preflight,
+    "stop-writes": step_stop_writes,
+    "flush": step_flush,
+    "stop": step_stop,
+    "switch": step_switch,
+    "start": step_start,
+    "verify": step_verify,
+    "resume-writes": step_resume_writes,
     "backup": step_backup,
 }

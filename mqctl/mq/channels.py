@@ -41,12 +41,17 @@ def list_channels(source: MQSource, *, store_times: bool = False) -> ChannelList
     from mqctl.mq.jetstream import JetStreamSource
 
     if store_times and not isinstance(source, JetStreamSource):
-        raise InputError("--store-times applies to NATS sources only",
-                         hint="RocksMQ keeps no store time per message; drop --store-times")
+        raise InputError(
+            "--store-times applies to NATS sources only",
+            hint="RocksMQ keeps no store time per message; drop --store-times",
+        )
     channels = source.list_channels(message_times=False) if store_times else source.list_channels()
-    return ChannelList(source.description, channels, ChannelTotals(len(channels), sum(c.messages for c in channels),
-                                                                   sum(c.bytes for c in channels)),
-                       data_warnings(source))
+    return ChannelList(
+        source.description,
+        channels,
+        ChannelTotals(len(channels), sum(c.messages for c in channels), sum(c.bytes for c in channels)),
+        data_warnings(source),
+    )
 
 
 def find_channel(source: MQSource, name: str) -> ChannelInfo:
@@ -103,9 +108,14 @@ def show_channel(source: MQSource, name: str) -> ChannelDetail:
             collections[msg.collection_id] = CollectionSeen(msg.collection_id, schema.name, True)
         elif msg.collection_id and msg.collection_id not in collections:
             collections[msg.collection_id] = CollectionSeen(msg.collection_id, msg.collection, False)
-    detail = ChannelDetail(source.description, channel, dict(types.most_common()),
-                           sorted(collections.values(), key=lambda c: (c.id or 0)), undecodable,
-                           warnings=data_warnings(source, name))
+    detail = ChannelDetail(
+        source.description,
+        channel,
+        dict(types.most_common()),
+        sorted(collections.values(), key=lambda c: c.id or 0),
+        undecodable,
+        warnings=data_warnings(source, name),
+    )
     _add_backend_details(source, detail)
     return detail
 
@@ -156,9 +166,10 @@ def parse_start(text: str | None) -> tuple[int | None, int | None]:
     try:
         when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise InputError(f"--from {text!r} is neither a message id nor a time",
-                         hint="pass an id/sequence (e.g. 470633384162885633 or 15) or an ISO time "
-                              "(e.g. 2024-05-01T12:00:00Z)") from None
+        raise InputError(
+            f"--from {text!r} is neither a message id nor a time",
+            hint="pass an id/sequence (e.g. 470633384162885633 or 15) or an ISO time (e.g. 2024-05-01T12:00:00Z)",
+        ) from None
     return None, messages.datetime_to_tso(when)
 
 
@@ -170,16 +181,25 @@ def parse_types(text: str | None) -> set[int] | None:
     for name in filter(None, (part.strip() for part in text.split(","))):
         code = messages.type_code(name)
         if code is None:
-            raise InputError(f"--type {name!r} is not a Milvus message type",
-                             hint="use names like insert, delete, timetick, createcollection, or a number")
+            raise InputError(
+                f"--type {name!r} is not a Milvus message type",
+                hint="use names like insert, delete, timetick, createcollection, or a number",
+            )
         codes.add(code)
     if not codes:  # `--type ,` would otherwise match nothing, silently
         raise InputError(f"--type {text!r} names no message type", hint="e.g. --type insert,delete")
     return codes
 
 
-def peek(source: MQSource, name: str, *, start: str | None = None, limit: int = 20, types: str | None = None,
-         collection: str | None = None) -> PeekResult:
+def peek(
+    source: MQSource,
+    name: str,
+    *,
+    start: str | None = None,
+    limit: int = 20,
+    types: str | None = None,
+    collection: str | None = None,
+) -> PeekResult:
     """Decoded messages of one channel, oldest first, after the filters; stops after `limit` matches."""
     if limit < 1:
         raise InputError(f"--limit {limit} must be at least 1", hint="e.g. --limit 20")
@@ -199,8 +219,22 @@ def peek(source: MQSource, name: str, *, start: str | None = None, limit: int = 
             continue
         if collection is not None and msg.collection != collection:
             continue
-        found.append(PeekedMessage(raw.id, msg.type, msg.time, msg.tso, msg.collection, msg.collection_id,
-                                   msg.partition_id, msg.segment_id, msg.shard, msg.rows, msg.pks, msg.error))
+        found.append(
+            PeekedMessage(
+                raw.id,
+                msg.type,
+                msg.time,
+                msg.tso,
+                msg.collection,
+                msg.collection_id,
+                msg.partition_id,
+                msg.segment_id,
+                msg.shard,
+                msg.rows,
+                msg.pks,
+                msg.error,
+            )
+        )
         if len(found) >= limit:
             break
     return PeekResult(name, found)

@@ -29,8 +29,10 @@ RULE_AT_RISK = "CP101"
 RULE_UNKNOWN = "CP102"
 RULE_NOTHING = "CP103"
 INFO = "info"
-FLUSH_HOW = ("pymilvus: MilvusClient(uri=\"{uri}\").flush_all() (pymilvus >= 2.6.4; older: "
-             "connections.connect(uri=\"{uri}\"); utility.flush_all())")
+FLUSH_HOW = (
+    'pymilvus: MilvusClient(uri="{uri}").flush_all() (pymilvus >= 2.6.4; older: '
+    'connections.connect(uri="{uri}"); utility.flush_all())'
+)
 
 
 @dataclass
@@ -92,8 +94,11 @@ def pchannel_states(source, names: set[str], rocksmq_retention_seconds: float | 
     from mqctl.mq.jetstream import JetStreamSource
 
     if isinstance(source, JetStreamSource):
-        return {s.name: PChannelState(s.first_seq, s.last_seq or None, s.max_age_seconds, True)
-                for s in source.stream_details() if s.name in names}
+        return {
+            s.name: PChannelState(s.first_seq, s.last_seq or None, s.max_age_seconds, True)
+            for s in source.stream_details()
+            if s.name in names
+        }
     known = set(source.topic_meta())  # topics whose messages are all gone are known from metadata only
     states = {}
     for name in names:
@@ -124,9 +129,16 @@ def _flush_hint(milvus_uri: str | None) -> str:
     return "run FlushAll before any restart; a restart now loses these rows — " + FLUSH_HOW.format(uri=uri)
 
 
-def assess(meta: ChannelMeta, source, *, now: dt.datetime | None = None, rocksmq_retention_seconds: float | None = None,
-           previous: dict[str, VChannelCheckpoint] | None = None, milvus_uri: str | None = None,
-           etcd: str = "") -> CheckpointReport:
+def assess(
+    meta: ChannelMeta,
+    source,
+    *,
+    now: dt.datetime | None = None,
+    rocksmq_retention_seconds: float | None = None,
+    previous: dict[str, VChannelCheckpoint] | None = None,
+    milvus_uri: str | None = None,
+    etcd: str = "",
+) -> CheckpointReport:
     """One row per vchannel, worst first. `previous`: the same vchannels sampled earlier (--watch), to
     catch a checkpoint that stays put while the vchannel's messages keep coming."""
     now = now or dt.datetime.now(dt.timezone.utc)
@@ -136,18 +148,38 @@ def assess(meta: ChannelMeta, source, *, now: dt.datetime | None = None, rocksmq
     positions = {v: meta.seek_position(v) for v in vchannels}
     scans = {}
     for pchannel in set(pchannels.values()) & set(states):
-        wanted = {v: p.id for v, p in positions.items() if p is not None and pchannels[v] == pchannel
-                  and vchannels[v] is not None}
+        wanted = {
+            v: p.id
+            for v, p in positions.items()
+            if p is not None and pchannels[v] == pchannel and vchannels[v] is not None
+        }
         if wanted and states[pchannel].last is not None:
             scans[pchannel] = scan_after(source, pchannel, wanted)
-    rows = [_row(v, vchannels[v], pchannels[v], positions[v], states.get(pchannels[v]), scans.get(pchannels[v]),
-                 now, (previous or {}).get(v), milvus_uri) for v in vchannels]
+    rows = [
+        _row(
+            v,
+            vchannels[v],
+            pchannels[v],
+            positions[v],
+            states.get(pchannels[v]),
+            scans.get(pchannels[v]),
+            now,
+            (previous or {}).get(v),
+            milvus_uri,
+        )
+        for v in vchannels
+    ]
     rows.sort(key=lambda r: (WORST_FIRST[r.status], -(r.lag_seconds or 0), r.vchannel))
     report = CheckpointReport(source.description, etcd, meta.meta_root, rows, _findings(rows))
     if not rows:
-        report.findings.append(Finding(RULE_NOTHING, INFO, f"no collection and no channel checkpoint under "
-                                       f"{meta.meta_root}/", hint="check --etcd-root (etcd.rootPath) and that this "
-                                                                  "etcd belongs to the Milvus whose MQ you read"))
+        report.findings.append(
+            Finding(
+                RULE_NOTHING,
+                INFO,
+                f"no collection and no channel checkpoint under {meta.meta_root}/",
+                hint="check --etcd-root (etcd.rootPath) and that this etcd belongs to the Milvus whose MQ you read",
+            )
+        )
     return report
 
 
@@ -157,20 +189,36 @@ def _pchannel_of(vchannel: str, collection: CollectionMeta | None) -> str:
     return physical_channel(vchannel)
 
 
-def _row(vchannel: str, collection: CollectionMeta | None, pchannel: str, position: Position | None,
-         state: PChannelState | None, scan: ChannelScan | None, now: dt.datetime,
-         before: VChannelCheckpoint | None, milvus_uri: str | None) -> VChannelCheckpoint:
+def _row(
+    vchannel: str,
+    collection: CollectionMeta | None,
+    pchannel: str,
+    position: Position | None,
+    state: PChannelState | None,
+    scan: ChannelScan | None,
+    now: dt.datetime,
+    before: VChannelCheckpoint | None,
+    milvus_uri: str | None,
+) -> VChannelCheckpoint:
     row = VChannelCheckpoint(
-        vchannel=vchannel, pchannel=pchannel, collection=collection.name if collection else None,
+        vchannel=vchannel,
+        pchannel=pchannel,
+        collection=collection.name if collection else None,
         collection_id=collection.id if collection else _collection_id(vchannel),
         database=collection.database if collection else None,
         checkpoint_ts=position.timestamp if position else None,
         checkpoint_time=messages.tso_to_datetime(position.timestamp) if position else None,
         position=position.id if position else None,
-        first_retained=state.first_retained if state else None, last=state.last if state else None,
-        lag_messages=None, lag_seconds=None, status=UNKNOWN, lost_messages=None, hint=None,
+        first_retained=state.first_retained if state else None,
+        last=state.last if state else None,
+        lag_messages=None,
+        lag_seconds=None,
+        status=UNKNOWN,
+        lost_messages=None,
+        hint=None,
         checkpoint_from=position.origin if position else None,
-        retention_seconds=state.retention_seconds if state else None)
+        retention_seconds=state.retention_seconds if state else None,
+    )
     if collection is None:
         row.reason = "no live collection owns this vchannel in root-coord meta (dropped?): its checkpoint is left over"
         return row
@@ -181,47 +229,70 @@ def _row(vchannel: str, collection: CollectionMeta | None, pchannel: str, positi
         row.reason = f"pchannel {pchannel} is not in this MQ"
         return row
     if state.last is None and not state.sequences:
-        row.reason = "the RocksMQ topic holds no message: whether retention purged what follows the checkpoint is unknown"
+        row.reason = (
+            "the RocksMQ topic holds no message: whether retention purged what follows the checkpoint is unknown"
+        )
         return row
     row.lag_messages = scan.counts.get(vchannel, 0) if scan else 0
     row.unflushed_since = scan.first_time.get(vchannel) if scan else None
     newest = scan.newest_time if scan else None
-    row.lag_seconds = round(max((newest - row.checkpoint_time).total_seconds(), 0.0), 3) \
-        if newest and row.checkpoint_time else 0.0
+    row.lag_seconds = (
+        round(max((newest - row.checkpoint_time).total_seconds(), 0.0), 3) if newest and row.checkpoint_time else 0.0
+    )
     _judge(row, position.id, row.lag_messages, state, now, before, milvus_uri)
     return row
 
 
-def _judge(row: VChannelCheckpoint, checkpoint: int, lag: int, state: PChannelState, now: dt.datetime,
-           before: VChannelCheckpoint | None, milvus_uri: str | None) -> None:
+def _judge(
+    row: VChannelCheckpoint,
+    checkpoint: int,
+    lag: int,
+    state: PChannelState,
+    now: dt.datetime,
+    before: VChannelCheckpoint | None,
+    milvus_uri: str | None,
+) -> None:
     """expired > at-risk > ok, with the reason and the fix."""
     needed = checkpoint + 1
-    if state.first_retained is not None and (state.first_retained > needed if state.sequences
-                                             else state.first_retained > checkpoint):
+    if state.first_retained is not None and (
+        state.first_retained > needed if state.sequences else state.first_retained > checkpoint
+    ):
         row.status = EXPIRED
         if state.sequences:
             row.lost_messages = state.first_retained - needed
-            row.reason = (f"messages {needed}..{state.first_retained - 1} after the checkpoint are gone "
-                          f"(first retained {state.first_retained}): Milvus needs them to recover this vchannel")
+            row.reason = (
+                f"messages {needed}..{state.first_retained - 1} after the checkpoint are gone "
+                f"(first retained {state.first_retained}): Milvus needs them to recover this vchannel"
+            )
         else:
-            row.reason = (f"the checkpoint's message {checkpoint} is gone (first retained {state.first_retained}); "
-                          "RocksMQ ids are sparse, so how many messages after it were purged is unknown")
+            row.reason = (
+                f"the checkpoint's message {checkpoint} is gone (first retained {state.first_retained}); "
+                "RocksMQ ids are sparse, so how many messages after it were purged is unknown"
+            )
         row.hint = _flush_hint(milvus_uri)
         return
     age = (now - row.unflushed_since).total_seconds() if row.unflushed_since else None
     window = state.retention_seconds or 0
     if lag and age is not None and window > 0 and age > window / 2:
         row.status = AT_RISK
-        row.reason = (f"{lag} unflushed message(s), the oldest {age:.0f} s old: more than half the retention "
-                      f"window ({window:.0f} s); retention deletes them in {max(window - age, 0):.0f} s")
+        row.reason = (
+            f"{lag} unflushed message(s), the oldest {age:.0f} s old: more than half the retention "
+            f"window ({window:.0f} s); retention deletes them in {max(window - age, 0):.0f} s"
+        )
         row.hint = _flush_hint(milvus_uri)
         return
-    if before is not None and before.checkpoint_ts == row.checkpoint_ts and before.position == checkpoint \
-            and lag > (before.lag_messages or 0):
+    if (
+        before is not None
+        and before.checkpoint_ts == row.checkpoint_ts
+        and before.position == checkpoint
+        and lag > (before.lag_messages or 0)
+    ):
         row.status = AT_RISK
-        row.reason = (f"the checkpoint did not move while {lag - (before.lag_messages or 0)} new "
-                      "message(s) of this vchannel arrived: a stuck vchannel's unflushed window grows until "
-                      "retention catches it")
+        row.reason = (
+            f"the checkpoint did not move while {lag - (before.lag_messages or 0)} new "
+            "message(s) of this vchannel arrived: a stuck vchannel's unflushed window grows until "
+            "retention catches it"
+        )
         row.hint = _flush_hint(milvus_uri)
         return
     row.status = OK
@@ -240,16 +311,26 @@ def _findings(rows: list[VChannelCheckpoint]) -> list[Finding]:
     for row in rows:
         if row.status == OK:
             continue
-        code, severity = {EXPIRED: (RULE_EXPIRED, ERROR), AT_RISK: (RULE_AT_RISK, WARNING),
-                          UNKNOWN: (RULE_UNKNOWN, INFO)}[row.status]
+        code, severity = {
+            EXPIRED: (RULE_EXPIRED, ERROR),
+            AT_RISK: (RULE_AT_RISK, WARNING),
+            UNKNOWN: (RULE_UNKNOWN, INFO),
+        }[row.status]
         what = f"{row.database}.{row.collection}" if row.collection else f"collection {row.collection_id}"
-        found.append(Finding(code, severity, f"{row.vchannel} ({what}): {row.status}: {row.reason}", row.vchannel,
-                             hint=row.hint))
+        found.append(
+            Finding(code, severity, f"{row.vchannel} ({what}): {row.status}: {row.reason}", row.vchannel, hint=row.hint)
+        )
     return found
 
 
-def checkpoint_report(read_meta: Callable[[], ChannelMeta], source, *, watch_seconds: float = 0,
-                      sleep: Callable[[float], None] = time.sleep, **options) -> CheckpointReport:
+def checkpoint_report(
+    read_meta: Callable[[], ChannelMeta],
+    source,
+    *,
+    watch_seconds: float = 0,
+    sleep: Callable[[float], None] = time.sleep,
+    **options,
+) -> CheckpointReport:
     """Assess once, or (watch) twice `watch_seconds` apart, judging the second sample against the first."""
     previous = None
     if watch_seconds > 0:
@@ -296,26 +377,45 @@ def live_checkpoints(meta: ChannelMeta) -> list[LiveCheckpoint]:
     for vchannel, collection in sorted(meta.vchannels().items()):
         position = meta.seek_position(vchannel)
         if collection is not None and position is not None:
-            found.append(LiveCheckpoint(vchannel, _pchannel_of(vchannel, collection), collection.database,
-                                        collection.name, position.id, position.timestamp, position.origin))
+            found.append(
+                LiveCheckpoint(
+                    vchannel,
+                    _pchannel_of(vchannel, collection),
+                    collection.database,
+                    collection.name,
+                    position.id,
+                    position.timestamp,
+                    position.origin,
+                )
+            )
     return found
 
 
 RULE_RETENTION = "CP104"
 
 
-def retention_against_checkpoints(meta: ChannelMeta, configured, mq: str,
-                                  now: dt.datetime | None = None) -> Finding | None:
+def retention_against_checkpoints(
+    meta: ChannelMeta, configured, mq: str, now: dt.datetime | None = None
+) -> Finding | None:
     """An error when the configured retention (a retention.ConfiguredValue in minutes, 0 = none) is shorter than
     the age of the oldest checkpoint of a live vchannel: retention deletes what Milvus needs to recover it."""
     now = now or dt.datetime.now(dt.timezone.utc)
-    ages = [(now.timestamp() - (p.timestamp >> messages.TSO_LOGICAL_BITS) / 1000, v)
-            for v, c in meta.vchannels().items()
-            if c is not None and (p := meta.seek_position(v)) is not None and p.timestamp]
+    ages = [
+        (now.timestamp() - (p.timestamp >> messages.TSO_LOGICAL_BITS) / 1000, v)
+        for v, c in meta.vchannels().items()
+        if c is not None and (p := meta.seek_position(v)) is not None and p.timestamp
+    ]
     if not ages or configured.value <= 0 or max(ages)[0] <= configured.value * 60:
         return None
     age, vchannel = max(ages)
-    return Finding(RULE_RETENTION, ERROR, f"{mq} retention {configured.value} min ({configured.key}) is shorter than "
-                   f"the age of the oldest channel checkpoint ({vchannel}, {age / 60:.1f} min): messages Milvus needs "
-                   "to recover it are deleted", configured.key, configured.file, configured.line,
-                   _flush_hint(None) + "; see `mqctl channels checkpoints`")
+    return Finding(
+        RULE_RETENTION,
+        ERROR,
+        f"{mq} retention {configured.value} min ({configured.key}) is shorter than "
+        f"the age of the oldest channel checkpoint ({vchannel}, {age / 60:.1f} min): messages Milvus needs "
+        "to recover it are deleted",
+        configured.key,
+        configured.file,
+        configured.line,
+        _flush_hint(None) + "; see `mqctl channels checkpoints`",
+    )

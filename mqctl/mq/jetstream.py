@@ -21,9 +21,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 from urllib.parse import urlunsplit
 
 from mqctl.errors import InputError, PreconditionError
@@ -42,8 +43,9 @@ MAX_TIMEOUT = 3600.0  # seconds per request; more is a typo (or inf), and a wait
 def check_timeout(timeout: float, option: str = "--timeout") -> float:
     """A request timeout in seconds: finite, positive and at most an hour (exit 2 otherwise)."""
     if not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
-        raise InputError(f"{option} {timeout:g} is not a number of seconds between 0 and {MAX_TIMEOUT:g}",
-                         hint=f"e.g. {option} 5")
+        raise InputError(
+            f"{option} {timeout:g} is not a number of seconds between 0 and {MAX_TIMEOUT:g}", hint=f"e.g. {option} 5"
+        )
     return timeout
 
 
@@ -74,12 +76,14 @@ NATS_SCHEMES = ("nats", "tls", "ws", "wss")
 
 def public_url(url: str) -> str:
     """The URL without user:password@ (never printed); exit 2 when it is not a NATS URL."""
-    from mqctl.output import safe_url, split_url
+    from mqctl.urls import safe_url, split_url
 
     parts = split_url(url if "://" in url else f"nats://{url}", "--nats")[0]
     if parts.scheme not in NATS_SCHEMES or not parts.hostname:
-        raise InputError(f"--nats {safe_url(url)!r} is not a NATS server URL",
-                         hint="e.g. nats://127.0.0.1:4222 (schemes: " + ", ".join(NATS_SCHEMES) + ")")
+        raise InputError(
+            f"--nats {safe_url(url)!r} is not a NATS server URL",
+            hint="e.g. nats://127.0.0.1:4222 (schemes: " + ", ".join(NATS_SCHEMES) + ")",
+        )
     host = parts.hostname or ""
     netloc = f"{host}:{parts.port}" if parts.port else host
     return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
@@ -120,22 +124,42 @@ def _quiet_tls_close(record: logging.LogRecord) -> bool:
 class JetStreamSource:
     """An MQSource over a live NATS JetStream server."""
 
-    def __init__(self, url: str, *, user: str | None = None, password: str | None = None, token: str | None = None,
-                 creds: str | None = None, nkey: str | None = None, tls_ca: str | None = None,
-                 tls_cert: str | None = None, tls_key: str | None = None, timeout: float = 5.0):
+    def __init__(
+        self,
+        url: str,
+        *,
+        user: str | None = None,
+        password: str | None = None,
+        token: str | None = None,
+        creds: str | None = None,
+        nkey: str | None = None,
+        tls_ca: str | None = None,
+        tls_cert: str | None = None,
+        tls_key: str | None = None,
+        timeout: float = 5.0,
+    ):
         self.url = url if "://" in url else f"nats://{url}"
         self.description = public_url(self.url)
         self.store: Path | None = None  # the natsmq store a private server serves (a copy of it), if any
         self.timeout = check_timeout(timeout)
         _require_nkeys(creds, nkey)
         options: dict[str, Any] = {
-            "servers": [self.url], "connect_timeout": timeout, "allow_reconnect": False,
-            "max_reconnect_attempts": 1, "reconnect_time_wait": 0.2,  # 0 would retry the first connect forever
-            "user": user, "password": password, "token": token,
-            "user_credentials": _check_file(creds, "--creds"), "nkeys_seed": _check_file(nkey, "--nkey"),
-            "tls": _tls_context(_check_file(tls_ca, "--tls-ca"), _check_file(tls_cert, "--tls-cert"),
-                                _check_file(tls_key, "--tls-key")),
-            "error_cb": self._remember_error, "disconnected_cb": self._ignore, "closed_cb": self._ignore,
+            "servers": [self.url],
+            "connect_timeout": timeout,
+            "allow_reconnect": False,
+            "max_reconnect_attempts": 1,
+            "reconnect_time_wait": 0.2,  # 0 would retry the first connect forever
+            "user": user,
+            "password": password,
+            "token": token,
+            "user_credentials": _check_file(creds, "--creds"),
+            "nkeys_seed": _check_file(nkey, "--nkey"),
+            "tls": _tls_context(
+                _check_file(tls_ca, "--tls-ca"), _check_file(tls_cert, "--tls-cert"), _check_file(tls_key, "--tls-key")
+            ),
+            "error_cb": self._remember_error,
+            "disconnected_cb": self._ignore,
+            "closed_cb": self._ignore,
         }
         self._last_error: Exception | None = None
         # asyncio logs "returning true from eof_received() has no effect when using ssl" when a TLS server
@@ -149,10 +173,12 @@ class JetStreamSource:
         except PreconditionError:
             self.close()
             raise
-        except Exception as err:  # noqa: BLE001 - nats-py raises many types; one clear message
+        except Exception as err:
             self.close()
-            raise PreconditionError(f"{self.description}: JetStream is not available: {type(err).__name__} {err}".strip(),
-                                    hint="Milvus's NATS enables JetStream; check the URL") from err
+            raise PreconditionError(
+                f"{self.description}: JetStream is not available: {type(err).__name__} {err}".strip(),
+                hint="Milvus's NATS enables JetStream; check the URL",
+            ) from err
 
     @staticmethod
     async def _ignore(*_args) -> None:
@@ -166,21 +192,23 @@ class JetStreamSource:
 
         try:
             nc = await nats.connect(**options)
-        except Exception as err:  # noqa: BLE001 - the error callback saw the cause; this is often "no servers"
+        except Exception as err:
             self._last_error = self._last_error or err
             nc = None
         if nc is not None and nc.is_connected:
             return nc
         err = self._last_error
         reason = (str(err) or type(err).__name__) if err else "connection refused or closed"
-        raise PreconditionError(f"cannot connect to NATS at {self.description}: {reason}",
-                                hint="check --nats URL, credentials and TLS options; Milvus's embedded NATS listens "
-                                     "on 127.0.0.1:natsmq.server.port")
+        raise PreconditionError(
+            f"cannot connect to NATS at {self.description}: {reason}",
+            hint="check --nats URL, credentials and TLS options; Milvus's embedded NATS listens "
+            "on 127.0.0.1:natsmq.server.port",
+        )
 
     def _run(self, coro):
         return self._loop.run_until_complete(asyncio.wait_for(coro, self.timeout * 4))
 
-    def __enter__(self) -> "JetStreamSource":
+    def __enter__(self) -> JetStreamSource:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -201,11 +229,15 @@ class JetStreamSource:
         answer = json.loads(reply.data)
         error = answer.get("error")
         if error and error.get("err_code") == STREAM_NOT_FOUND:
-            raise InputError(f"no stream named {subject.rpartition('.')[2]!r} on {self.description}",
-                             hint="run `mqctl channels list` to see the streams")
+            raise InputError(
+                f"no stream named {subject.rpartition('.')[2]!r} on {self.description}",
+                hint="run `mqctl channels list` to see the streams",
+            )
         if error:
-            raise PreconditionError(f"{self.description}: {subject} failed: {error.get('description')} "
-                                    f"(JetStream error {error.get('err_code')})")
+            raise PreconditionError(
+                f"{self.description}: {subject} failed: {error.get('description')} "
+                f"(JetStream error {error.get('err_code')})"
+            )
         return answer
 
     async def _stream_list(self) -> list[dict]:
@@ -218,12 +250,14 @@ class JetStreamSource:
 
     async def _stream_info(self, name: str) -> dict:
         if not name or any(ch in name for ch in " .*>"):
-            raise InputError(f"{name!r} is not a valid stream name", hint="run `mqctl channels list` to see the streams")
+            raise InputError(
+                f"{name!r} is not a valid stream name", hint="run `mqctl channels list` to see the streams"
+            )
         return await self._api(f"STREAM.INFO.{name}")
 
     def stream_details(self) -> list[StreamDetails]:
         """Every stream's limits and state (one API call per 256 streams)."""
-        from mqctl.output import natural_key
+        from mqctl.sorting import natural_key
 
         return sorted(map(_details, self._run(self._stream_list())), key=lambda d: natural_key(d.name))
 
@@ -277,21 +311,32 @@ class JetStreamSource:
         sub = await self._nc.subscribe(f"{inbox}.*", cb=on_answer, pending_bytes_limit=0)
         try:
             for index, (stream, seq) in enumerate(wanted):
-                await self._nc.publish(f"$JS.API.STREAM.MSG.GET.{stream}", json.dumps({"seq": seq}).encode(),
-                                       reply=f"{inbox}.{index}")
+                await self._nc.publish(
+                    f"$JS.API.STREAM.MSG.GET.{stream}", json.dumps({"seq": seq}).encode(), reply=f"{inbox}.{index}"
+                )
             try:
                 await asyncio.wait_for(done.wait(), self.timeout)
             except asyncio.TimeoutError:
-                raise PreconditionError(f"{self.description}: {left} of {len(wanted)} message reads got no answer "
-                                        f"within {self.timeout:g}s", hint="retry, or raise --timeout") from None
+                raise PreconditionError(
+                    f"{self.description}: {left} of {len(wanted)} message reads got no answer within {self.timeout:g}s",
+                    hint="retry, or raise --timeout",
+                ) from None
         finally:
             await sub.unsubscribe()
         return times
 
     async def _channels(self, message_times: bool) -> list[ChannelInfo]:
         streams = await self._stream_list()
-        ends = [(stream["config"]["name"], stream["state"][end]) for stream in streams if stream["state"]["messages"]
-                for end in ("first_seq", "last_seq")] if message_times else []
+        ends = (
+            [
+                (stream["config"]["name"], stream["state"][end])
+                for stream in streams
+                if stream["state"]["messages"]
+                for end in ("first_seq", "last_seq")
+            ]
+            if message_times
+            else []
+        )
         times = iter(await self._message_times(ends))
         channels = []
         for stream in streams:
@@ -302,16 +347,24 @@ class JetStreamSource:
                 first_time, last_time = next(times), next(times)
             else:
                 first_time, last_time = _nats_time(state.get("first_ts")), _nats_time(state.get("last_ts"))
-            channels.append(ChannelInfo(
-                name=stream["config"]["name"], messages=state["messages"], bytes=state["bytes"],
-                first_id=None if empty else state["first_seq"], last_id=None if empty else state["last_seq"],
-                first_time=first_time, last_time=last_time, consumers=state.get("consumer_count", 0)))
+            channels.append(
+                ChannelInfo(
+                    name=stream["config"]["name"],
+                    messages=state["messages"],
+                    bytes=state["bytes"],
+                    first_id=None if empty else state["first_seq"],
+                    last_id=None if empty else state["last_seq"],
+                    first_time=first_time,
+                    last_time=last_time,
+                    consumers=state.get("consumer_count", 0),
+                )
+            )
         return channels
 
     def list_channels(self, *, message_times: bool = True) -> list[ChannelInfo]:
         """Every stream. Times come from the Milvus TSO of the first and last message (two reads per stream);
         with message_times=False from the server's store timestamps instead (one API call in all)."""
-        from mqctl.output import natural_key
+        from mqctl.sorting import natural_key
 
         return sorted(self._run(self._channels(message_times)), key=lambda c: natural_key(c.name))
 
@@ -319,7 +372,9 @@ class JetStreamSource:
         state = self._run(self._stream_info(channel))["state"]
         return (state["first_seq"], state["last_seq"]) if state["messages"] else None
 
-    def iter_messages(self, channel: str, start_id: int | None = None, end_id: int | None = None) -> Iterator[RawMessage]:
+    def iter_messages(
+        self, channel: str, start_id: int | None = None, end_id: int | None = None
+    ) -> Iterator[RawMessage]:
         info = self._run(self._stream_info(channel))
         state = info["state"]
         last = state["last_seq"] if end_id is None else min(end_id, state["last_seq"])
@@ -366,18 +421,27 @@ class _PullReader:
     async def open(self, first: int) -> None:
         self._inbox = self._nc.new_inbox()
         self._sub = await self._nc.subscribe(self._inbox, cb=self._on_message, pending_bytes_limit=0)
-        config = {"deliver_policy": "by_start_sequence", "opt_start_seq": first, "ack_policy": "none",
-                  "replay_policy": "instant", "inactive_threshold": int(CONSUMER_IDLE_SECONDS * NANOS),
-                  "mem_storage": True, "description": "mqctl read-only reader"}
-        created = await self._source._api(f"CONSUMER.CREATE.{self.stream}", {"stream_name": self.stream, "config": config})
+        config = {
+            "deliver_policy": "by_start_sequence",
+            "opt_start_seq": first,
+            "ack_policy": "none",
+            "replay_policy": "instant",
+            "inactive_threshold": int(CONSUMER_IDLE_SECONDS * NANOS),
+            "mem_storage": True,
+            "description": "mqctl read-only reader",
+        }
+        created = await self._source._api(
+            f"CONSUMER.CREATE.{self.stream}", {"stream_name": self.stream, "config": config}
+        )
         self.consumer = created["name"]
         await self._pull()
 
     async def _pull(self) -> None:
         self._due = self.batch
         request = {"batch": self.batch, "expires": int(self._source.timeout * NANOS)}
-        await self._nc.publish(f"$JS.API.CONSUMER.MSG.NEXT.{self.stream}.{self.consumer}", json.dumps(request).encode(),
-                               reply=self._inbox)
+        await self._nc.publish(
+            f"$JS.API.CONSUMER.MSG.NEXT.{self.stream}.{self.consumer}", json.dumps(request).encode(), reply=self._inbox
+        )
 
     async def _on_message(self, msg) -> None:
         if self.done:
@@ -390,8 +454,11 @@ class _PullReader:
         if seq > self.last:
             self._finish()
             return
-        self._received.append(RawMessage(channel=self.stream, id=seq, data=msg.data or b"",
-                                         headers=dict(msg.headers) if msg.headers else {}))
+        self._received.append(
+            RawMessage(
+                channel=self.stream, id=seq, data=msg.data or b"", headers=dict(msg.headers) if msg.headers else {}
+            )
+        )
         self._due -= 1
         if seq == self.last or pending == 0:
             self._finish()
@@ -431,13 +498,23 @@ def _details(stream: dict) -> StreamDetails:
     """StreamDetails from a JetStream API stream object (max_age in nanoseconds there)."""
     config, state = stream["config"], stream["state"]
     return StreamDetails(
-        name=config["name"], subjects=list(config.get("subjects") or []),
-        max_age_seconds=config.get("max_age", 0) / NANOS, max_bytes=config.get("max_bytes", UNLIMITED),
-        max_msgs=config.get("max_msgs", UNLIMITED), storage=config.get("storage", ""),
-        retention=config.get("retention", ""), discard=config.get("discard", ""), replicas=config.get("num_replicas", 1),
-        messages=state["messages"], bytes=state["bytes"], first_seq=state["first_seq"], last_seq=state["last_seq"],
-        consumers=state.get("consumer_count", 0), first_time=_nats_time(state.get("first_ts")),
-        duplicate_window_seconds=config.get("duplicate_window", 0) / NANOS)
+        name=config["name"],
+        subjects=list(config.get("subjects") or []),
+        max_age_seconds=config.get("max_age", 0) / NANOS,
+        max_bytes=config.get("max_bytes", UNLIMITED),
+        max_msgs=config.get("max_msgs", UNLIMITED),
+        storage=config.get("storage", ""),
+        retention=config.get("retention", ""),
+        discard=config.get("discard", ""),
+        replicas=config.get("num_replicas", 1),
+        messages=state["messages"],
+        bytes=state["bytes"],
+        first_seq=state["first_seq"],
+        last_seq=state["last_seq"],
+        consumers=state.get("consumer_count", 0),
+        first_time=_nats_time(state.get("first_ts")),
+        duplicate_window_seconds=config.get("duplicate_window", 0) / NANOS,
+    )
 
 
 def _nats_time(text: str | None) -> dt.datetime | None:
@@ -464,14 +541,18 @@ def store_root(store_dir: str | Path) -> Path:
     path = Path(store_dir).expanduser().resolve()
     if not path_is_dir(path):
         what = "is not a directory" if path.exists() else "does not exist"
-        raise InputError(f"NATS store directory {path} {what}",
-                         hint="pass natsmq.server.storeDir of the stopped Milvus (e.g. /var/lib/milvus/nats)")
+        raise InputError(
+            f"NATS store directory {path} {what}",
+            hint="pass natsmq.server.storeDir of the stopped Milvus (e.g. /var/lib/milvus/nats)",
+        )
     if path_is_dir(path / "jetstream"):
         return path
     if path.name == "jetstream" and path_is_dir(path.parent / "jetstream"):
         return path.parent
-    raise InputError(f"{path} is not a natsmq store (no jetstream/ folder in it)",
-                     hint="pass natsmq.server.storeDir, the folder that contains jetstream/")
+    raise InputError(
+        f"{path} is not a natsmq store (no jetstream/ folder in it)",
+        hint="pass natsmq.server.storeDir, the folder that contains jetstream/",
+    )
 
 
 def processes_using(path: Path) -> list[str]:
@@ -496,10 +577,16 @@ def processes_using(path: Path) -> list[str]:
         except OSError:
             continue
         # a NATS server's -c FILE may have any name; other programs' config files have the usual suffixes
-        configs = [arg for arg in named if os.path.isfile(arg) and
-                   (name.startswith("nats-server") or arg.endswith(CONFIG_SUFFIXES))]
-        if (any(below(t) for t in targets + named) or any(_mentions(config, prefix) for config in configs)
-                or _milvus_serves(proc, name, prefix)):
+        configs = [
+            arg
+            for arg in named
+            if os.path.isfile(arg) and (name.startswith("nats-server") or arg.endswith(CONFIG_SUFFIXES))
+        ]
+        if (
+            any(below(t) for t in targets + named)
+            or any(_mentions(config, prefix) for config in configs)
+            or _milvus_serves(proc, name, prefix)
+        ):
             users.append(f"{proc.name} ({name})")
     return users
 
@@ -570,8 +657,10 @@ def idle_store_root(store_dir: str | Path) -> Path:
     root = store_root(store_dir)
     users = processes_using(root)
     if users:
-        raise PreconditionError(f"NATS store {root} is in use by {', '.join(users)}",
-                                hint="stop Milvus first, or inspect the running server with --nats URL")
+        raise PreconditionError(
+            f"NATS store {root} is in use by {', '.join(users)}",
+            hint="stop Milvus first, or inspect the running server with --nats URL",
+        )
     return root
 
 
@@ -580,8 +669,10 @@ def check_writable(root: Path) -> None:
     for folder, _, files in os.walk(root):
         for path in [folder, *(os.path.join(folder, name) for name in files)]:
             if not os.path.islink(path) and not os.access(path, os.W_OK):
-                raise PreconditionError(f"{path} is not writable by this user, so the NATS store cannot be changed; "
-                                        "nothing changed", hint="run mqctl as Milvus's user (or with sudo)")
+                raise PreconditionError(
+                    f"{path} is not writable by this user, so the NATS store cannot be changed; nothing changed",
+                    hint="run mqctl as Milvus's user (or with sudo)",
+                )
 
 
 def copy_store(root: Path, target: Path) -> Path:
@@ -591,9 +682,11 @@ def copy_store(root: Path, target: Path) -> Path:
         shutil.copytree(root, target, symlinks=False, ignore=_symlink_loops)
     except (shutil.Error, OSError) as err:
         first = err.args[0][0] if isinstance(err, shutil.Error) and err.args and err.args[0] else err
-        raise PreconditionError(f"cannot copy the NATS store {root}: {_copy_error(first)}",
-                                hint="mqctl reads a store through a private copy: check that every file is readable "
-                                     "and that the temp folder has room (TMPDIR)") from None
+        raise PreconditionError(
+            f"cannot copy the NATS store {root}: {_copy_error(first)}",
+            hint="mqctl reads a store through a private copy: check that every file is readable "
+            "and that the temp folder has room (TMPDIR)",
+        ) from None
     for folder, _, files in os.walk(target):  # a read-only store (mount, 0444 files) gives a copy the server can write
         os.chmod(folder, 0o700)
         for name in files:
@@ -642,11 +735,16 @@ def private_nats_server(store_dir: str | Path, *, writable: bool = False, timeou
     try:
         served = root if writable else copy_store(root, work / "store")
         config = work / "nats.conf"
-        config.write_text(json.dumps({"listen": "127.0.0.1:-1", "max_payload": MAX_PAYLOAD,
-                                      "jetstream": {"store_dir": str(served)}}))
+        config.write_text(
+            json.dumps({"listen": "127.0.0.1:-1", "max_payload": MAX_PAYLOAD, "jetstream": {"store_dir": str(served)}})
+        )
         log = work / "nats.log"
-        proc = subprocess.Popen([nats_server_binary(), "-c", str(config), "--ports_file_dir", str(work), "-l", str(log)],
-                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [nats_server_binary(), "-c", str(config), "--ports_file_dir", str(work), "-l", str(log)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.STDOUT,
+        )
         yield _wait_ready(proc, work, log, timeout)
     finally:
         if proc is not None:
@@ -665,8 +763,10 @@ def _wait_ready(proc: subprocess.Popen, work: Path, log: Path, timeout: float) -
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
-            raise PreconditionError(f"nats-server exited with code {proc.returncode}: {' | '.join(tail)}",
-                                    hint="check that the store directory is readable and not corrupt")
+            raise PreconditionError(
+                f"nats-server exited with code {proc.returncode}: {' | '.join(tail)}",
+                hint="check that the store directory is readable and not corrupt",
+            )
         ports = list(work.glob("*.ports"))
         if ports and log.exists() and "Server is ready" in log.read_text(errors="replace"):
             return json.loads(ports[0].read_text())["nats"][0]

@@ -181,8 +181,13 @@ def _header_type(headers: dict | None) -> int | None:
     return int(value) if str(value).isdigit() else type_code(str(value))
 
 
-def decode(data: bytes, headers: dict | None = None, *, schemas: dict[int, CollectionSchemaInfo] | None = None,
-           insert_keys: bool = True) -> DecodedMessage:
+def decode(
+    data: bytes,
+    headers: dict | None = None,
+    *,
+    schemas: dict[int, CollectionSchemaInfo] | None = None,
+    insert_keys: bool = True,
+) -> DecodedMessage:
     """Decode one message. `schemas` (collection id -> schema, e.g. from earlier CreateCollection
     messages) names the primary key of inserts; without it the key field is inferred.
     `insert_keys=False` leaves `pks`/`pk_field` of an insert empty, for callers that read every
@@ -194,8 +199,12 @@ def decode(data: bytes, headers: dict | None = None, *, schemas: dict[int, Colle
         header.ParseFromString(data)
     except DecodeError as err:
         code = _header_type(headers)
-        return DecodedMessage(type=type_name(code) if code is not None else "unparsable", type_code=code or -1,
-                              payload_size=len(data), error=f"not a Milvus message: {err or 'protobuf decode error'}")
+        return DecodedMessage(
+            type=type_name(code) if code is not None else "unparsable",
+            type_code=code or -1,
+            payload_size=len(data),
+            error=f"not a Milvus message: {err or 'protobuf decode error'}",
+        )
     code = header.base.msg_type
     if code == 0 and _header_type(headers):
         code = _header_type(headers)
@@ -261,7 +270,8 @@ def _accessors(descriptor) -> tuple[tuple[str, tuple[str, ...]], ...]:
     if found is None:
         names = {f.name for f in descriptor.fields}
         found = _ACCESSORS[descriptor] = tuple(
-            (attr, tuple(name for name in candidates if name in names)) for attr, candidates in COMMON_FIELDS)
+            (attr, tuple(name for name in candidates if name in names)) for attr, candidates in COMMON_FIELDS
+        )
     return found
 
 
@@ -318,7 +328,7 @@ def _insert_pks(proto, schema: CollectionSchemaInfo | None) -> tuple[str | None,
         candidates = [fd for fd in proto.fields_data if fd.type in (5, 21) and not fd.is_dynamic]
         if not candidates:
             return None, []
-        name = min(candidates, key=lambda fd: (fd.field_id or 1 << 62)).field_name
+        name = min(candidates, key=lambda fd: fd.field_id or 1 << 62).field_name
     return name, column_values(columns[name])
 
 
@@ -339,14 +349,23 @@ def insert_columns(decoded: DecodedMessage) -> dict[str, list]:
 
 
 def _chunks(seq, size: int) -> list:
-    return [seq[i:i + size] for i in range(0, len(seq), size)] if size else []
+    return [seq[i : i + size] for i in range(0, len(seq), size)] if size else []
 
 
 # DataType -> the ScalarField member whose `data` holds the values as they are (Bool, Int8/16/32,
 # Int64, Float, Double, String, VarChar, Text).
-SCALAR_DATA: dict[int, str] = {1: "bool_data", 2: "int_data", 3: "int_data", 4: "int_data", 5: "long_data",
-                               10: "float_data", 11: "double_data", 20: "string_data", 21: "string_data",
-                               25: "string_data"}
+SCALAR_DATA: dict[int, str] = {
+    1: "bool_data",
+    2: "int_data",
+    3: "int_data",
+    4: "int_data",
+    5: "long_data",
+    10: "float_data",
+    11: "double_data",
+    20: "string_data",
+    21: "string_data",
+    25: "string_data",
+}
 
 
 def _scalar_values(scalars, data_type: int) -> list:
@@ -408,15 +427,26 @@ def schema_from_create(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
     fields = []
     for f in schema.fields:
         params = {p.key: p.value for p in f.type_params}
-        fields.append(FieldInfo(
-            name=f.name, type=schema_pb2.DataType.Name(f.data_type), field_id=f.fieldID, is_primary=f.is_primary_key,
-            auto_id=f.autoID, is_dynamic=f.is_dynamic,
-            dim=int(params["dim"]) if params.get("dim", "").isdigit() else None,
-            max_length=int(params["max_length"]) if params.get("max_length", "").isdigit() else None,
-            element_type=schema_pb2.DataType.Name(f.element_type) if f.element_type else None))
-    return CollectionSchemaInfo(name=schema.name or proto.collectionName, fields=fields,
-                                collection_id=proto.collectionID or None, description=schema.description,
-                                enable_dynamic_field=schema.enable_dynamic_field)
+        fields.append(
+            FieldInfo(
+                name=f.name,
+                type=schema_pb2.DataType.Name(f.data_type),
+                field_id=f.fieldID,
+                is_primary=f.is_primary_key,
+                auto_id=f.autoID,
+                is_dynamic=f.is_dynamic,
+                dim=int(params["dim"]) if params.get("dim", "").isdigit() else None,
+                max_length=int(params["max_length"]) if params.get("max_length", "").isdigit() else None,
+                element_type=schema_pb2.DataType.Name(f.element_type) if f.element_type else None,
+            )
+        )
+    return CollectionSchemaInfo(
+        name=schema.name or proto.collectionName,
+        fields=fields,
+        collection_id=proto.collectionID or None,
+        description=schema.description,
+        enable_dynamic_field=schema.enable_dynamic_field,
+    )
 
 
 def schema_from_insert(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
@@ -428,7 +458,19 @@ def schema_from_insert(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
     fields = []
     for fd in decoded.proto.fields_data:
         dim = fd.vectors.dim if fd.WhichOneof("field") == "vectors" else None
-        fields.append(FieldInfo(name=fd.field_name, type=schema_pb2.DataType.Name(fd.type), field_id=fd.field_id or None,
-                                is_primary=fd.field_name == decoded.pk_field, is_dynamic=fd.is_dynamic, dim=dim))
-    return CollectionSchemaInfo(name=decoded.collection or "", fields=fields, collection_id=decoded.collection_id,
-                                enable_dynamic_field=any(f.is_dynamic for f in fields))
+        fields.append(
+            FieldInfo(
+                name=fd.field_name,
+                type=schema_pb2.DataType.Name(fd.type),
+                field_id=fd.field_id or None,
+                is_primary=fd.field_name == decoded.pk_field,
+                is_dynamic=fd.is_dynamic,
+                dim=dim,
+            )
+        )
+    return CollectionSchemaInfo(
+        name=decoded.collection or "",
+        fields=fields,
+        collection_id=decoded.collection_id,
+        enable_dynamic_field=any(f.is_dynamic for f in fields),
+    )

@@ -33,16 +33,29 @@ DEFAULT_DB_ID = 1
 
 # field name -> (number, type, repeated); "bytes" stands for a nested message parsed later
 _FIELDS = {
-    "CollectionInfo": {"ID": (1, "int64", False), "schema": (2, "bytes", False), "create_time": (3, "uint64", False),
-                       "virtual_channel_names": (7, "string", True), "physical_channel_names": (8, "string", True),
-                       "start_positions": (11, "bytes", True), "state": (13, "int32", False),
-                       "db_id": (15, "int64", False)},
+    "CollectionInfo": {
+        "ID": (1, "int64", False),
+        "schema": (2, "bytes", False),
+        "create_time": (3, "uint64", False),
+        "virtual_channel_names": (7, "string", True),
+        "physical_channel_names": (8, "string", True),
+        "start_positions": (11, "bytes", True),
+        "state": (13, "int32", False),
+        "db_id": (15, "int64", False),
+    },
     "DatabaseInfo": {"name": (2, "string", False), "id": (3, "int64", False), "state": (4, "int32", False)},
-    "SegmentInfo": {"ID": (1, "int64", False), "collectionID": (2, "int64", False), "partitionID": (3, "int64", False),
-                    "insert_channel": (4, "string", False), "num_of_rows": (5, "int64", False),
-                    "state": (6, "int32", False), "start_position": (9, "bytes", False),
-                    "dml_position": (10, "bytes", False), "is_importing": (17, "bool", False),
-                    "is_fake": (18, "bool", False)},
+    "SegmentInfo": {
+        "ID": (1, "int64", False),
+        "collectionID": (2, "int64", False),
+        "partitionID": (3, "int64", False),
+        "insert_channel": (4, "string", False),
+        "num_of_rows": (5, "int64", False),
+        "state": (6, "int32", False),
+        "start_position": (9, "bytes", False),
+        "dml_position": (10, "bytes", False),
+        "is_importing": (17, "bool", False),
+        "is_fake": (18, "bool", False),
+    },
 }
 
 
@@ -51,13 +64,18 @@ def _meta_class(name: str):
     """A protobuf class with the fields of `_FIELDS[name]`: wire-compatible with Milvus's own message."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-    proto = descriptor_pb2.FileDescriptorProto(name=f"mqctl_milvus_meta_{name}.proto", package="mqctl.milvus_meta",
-                                               syntax="proto3")
+    proto = descriptor_pb2.FileDescriptorProto(
+        name=f"mqctl_milvus_meta_{name}.proto", package="mqctl.milvus_meta", syntax="proto3"
+    )
     message = proto.message_type.add(name=name)
     kinds = descriptor_pb2.FieldDescriptorProto
     for field_name, (number, kind, repeated) in _FIELDS[name].items():
-        message.field.add(name=field_name, number=number, type=getattr(kinds, f"TYPE_{kind.upper()}"),
-                          label=kinds.LABEL_REPEATED if repeated else kinds.LABEL_OPTIONAL)
+        message.field.add(
+            name=field_name,
+            number=number,
+            type=getattr(kinds, f"TYPE_{kind.upper()}"),
+            label=kinds.LABEL_REPEATED if repeated else kinds.LABEL_OPTIONAL,
+        )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"mqctl.milvus_meta.{name}"))
@@ -164,13 +182,15 @@ class MetaReader:
 
     def _range(self, sub: str) -> list[tuple[str, bytes]]:
         prefix = f"{self.root}/{sub}"
-        return [(key[len(prefix):], value) for key, value in self.etcd.get_prefix(prefix) if value != TOMBSTONE]
+        return [(key[len(prefix) :], value) for key, value in self.etcd.get_prefix(prefix) if value != TOMBSTONE]
 
     def refuse_streaming(self) -> None:
         if self._range(STREAMING_WAL):
-            raise PreconditionError(f"etcd at {self.etcd.shown} holds Milvus 2.6+ streaming WAL checkpoints "
-                                    f"({self.root}/{STREAMING_WAL}...): not supported",
-                                    hint="channel checkpoints are read for Milvus 2.2-2.5 (datacoord-meta/channel-cp)")
+            raise PreconditionError(
+                f"etcd at {self.etcd.shown} holds Milvus 2.6+ streaming WAL checkpoints "
+                f"({self.root}/{STREAMING_WAL}...): not supported",
+                hint="channel checkpoints are read for Milvus 2.2-2.5 (datacoord-meta/channel-cp)",
+            )
 
     def databases(self) -> dict[int, str]:
         names = {DEFAULT_DB_ID: "default"}
@@ -195,10 +215,15 @@ class MetaReader:
                     pair = _key_data(raw)
                     if pair is not None:
                         starts[pair[0]] = pair[1]
-                found[info.ID] = CollectionMeta(info.ID, schema, databases.get(db_id, str(db_id)), db_id,
-                                                info.create_time,
-                                                dict(zip(info.virtual_channel_names, info.physical_channel_names)),
-                                                starts)
+                found[info.ID] = CollectionMeta(
+                    info.ID,
+                    schema,
+                    databases.get(db_id, str(db_id)),
+                    db_id,
+                    info.create_time,
+                    dict(zip(info.virtual_channel_names, info.physical_channel_names)),
+                    starts,
+                )
         return found
 
     def channel_checkpoints(self) -> dict[str, Position]:
@@ -217,10 +242,15 @@ class MetaReader:
             segment = _parse("SegmentInfo", value)
             if segment is None or segment.is_importing or segment.is_fake or segment.state == SEGMENT_DROPPED:
                 continue
-            position = (parse_position(segment.dml_position, "segment-dml", segment.insert_channel)
-                        if segment.dml_position else None) \
-                or (parse_position(segment.start_position, "segment-start", segment.insert_channel)
-                    if segment.start_position else None)
+            position = (
+                parse_position(segment.dml_position, "segment-dml", segment.insert_channel)
+                if segment.dml_position
+                else None
+            ) or (
+                parse_position(segment.start_position, "segment-start", segment.insert_channel)
+                if segment.start_position
+                else None
+            )
             if position is None:
                 continue
             known = earliest.get(segment.insert_channel)
@@ -231,8 +261,12 @@ class MetaReader:
     def read(self, *, collections: dict[int, CollectionMeta] | None = None) -> ChannelMeta:
         """All of it; `collections` from elsewhere (Milvus itself) replaces root-coord's."""
         self.refuse_streaming()
-        return ChannelMeta(self.root, self.collections() if collections is None else collections,
-                           self.channel_checkpoints(), self.segment_positions())
+        return ChannelMeta(
+            self.root,
+            self.collections() if collections is None else collections,
+            self.channel_checkpoints(),
+            self.segment_positions(),
+        )
 
 
 def _schema_name(data: bytes) -> str:
@@ -276,15 +310,19 @@ def collections_from_milvus(target) -> dict[int, CollectionMeta]:
     for database in databases:
         client = connect(target, db=database)
         try:
-            handler = client._get_connection()  # noqa: SLF001 - describe_collection() leaves out the channels
+            handler = client._get_connection()
             for name in client.list_collections():
-                answer = handler._stub.DescribeCollection(request(db_name=database, collection_name=name),  # noqa: SLF001
-                                                          timeout=30)
+                answer = handler._stub.DescribeCollection(request(db_name=database, collection_name=name), timeout=30)
                 if answer.status.code == 0 and answer.status.error_code == 0 and answer.collectionID:
                     found[answer.collectionID] = CollectionMeta(
-                        answer.collectionID, name, database, answer.db_id or DEFAULT_DB_ID, answer.created_timestamp,
+                        answer.collectionID,
+                        name,
+                        database,
+                        answer.db_id or DEFAULT_DB_ID,
+                        answer.created_timestamp,
                         dict(zip(answer.virtual_channel_names, answer.physical_channel_names)),
-                        {pair.key: bytes(pair.data) for pair in answer.start_positions})
+                        {pair.key: bytes(pair.data) for pair in answer.start_positions},
+                    )
         finally:
             client.close()
     return found
@@ -301,7 +339,10 @@ def meta_reader(url: str | None, root: str | None, resolution=None) -> MetaReade
 
     url = url or (configured("etcd.endpoints") or "").split(",")[0].strip() or None
     if not url:
-        raise InputError("no etcd to read channel checkpoints from",
-                         hint="pass --etcd http://HOST:2379 (or --config with etcd.endpoints)")
-    return MetaReader(EtcdConfig(url, root or configured("etcd.rootPath") or "by-dev"),
-                      configured("etcd.metaSubPath") or "meta")
+        raise InputError(
+            "no etcd to read channel checkpoints from",
+            hint="pass --etcd http://HOST:2379 (or --config with etcd.endpoints)",
+        )
+    return MetaReader(
+        EtcdConfig(url, root or configured("etcd.rootPath") or "by-dev"), configured("etcd.metaSubPath") or "meta"
+    )

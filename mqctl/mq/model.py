@@ -4,9 +4,10 @@ and NATS JetStream through one interface."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator, Protocol
+from typing import Protocol
 
 from mqctl.errors import PreconditionError
 
@@ -42,7 +43,9 @@ class MQSource(Protocol):
 
     def list_channels(self) -> list[ChannelInfo]: ...
 
-    def iter_messages(self, channel: str, start_id: int | None = None, end_id: int | None = None) -> Iterator[RawMessage]:
+    def iter_messages(
+        self, channel: str, start_id: int | None = None, end_id: int | None = None
+    ) -> Iterator[RawMessage]:
         """Messages with start_id <= id <= end_id (both optional), in id order."""
         ...
 
@@ -66,5 +69,7 @@ def _path_is(path: Path, test) -> bool:
     try:
         return test(path)
     except OSError as err:
-        raise PreconditionError(f"cannot read {path}: {err.strerror}",
-                                hint="run mqctl as a user that can read Milvus's data (its own user, or sudo)") from None
+        raise PreconditionError(
+            f"cannot read {path}: {err.strerror}",
+            hint="run mqctl as a user that can read Milvus's data (its own user, or sudo)",
+        ) from None

@@ -148,24 +148,44 @@ def disagreements(root: Path, served: dict) -> list[tuple[str | None, str]]:
             found.append((name, f"stream {name}: msgs/{problem}; nats-server drops the messages from there on"))
         details = served.get(name)
         if details is None:
-            found.append((name, f"stream {name}: its folder holds {stream.messages} message(s) but nats-server "
-                                f"did not load it ({_why_not_loaded(stream.folder)}), so it is missing from the list"))
+            found.append(
+                (
+                    name,
+                    f"stream {name}: its folder holds {stream.messages} message(s) but nats-server "
+                    f"did not load it ({_why_not_loaded(stream.folder)}), so it is missing from the list",
+                )
+            )
             continue
         if stream.problems:
             continue
         first = details.first_seq if details.messages else details.last_seq + 1
         held = stream.held_from(first)
         if held != details.messages:
-            found.append((name, f"stream {name}: its blocks hold {held} message(s) from sequence {first} on, but "
-                                f"nats-server recovered {details.messages} (a corrupt .blk file?)"))
+            found.append(
+                (
+                    name,
+                    f"stream {name}: its blocks hold {held} message(s) from sequence {first} on, but "
+                    f"nats-server recovered {details.messages} (a corrupt .blk file?)",
+                )
+            )
         elif details.last_seq < stream.delivered:
-            found.append((name, f"stream {name}: its consumers were given messages up to sequence {stream.delivered}, "
-                                f"but nats-server recovered the stream only up to {details.last_seq} (message blocks "
-                                f"and index deleted or cut short?)"))
+            found.append(
+                (
+                    name,
+                    f"stream {name}: its consumers were given messages up to sequence {stream.delivered}, "
+                    f"but nats-server recovered the stream only up to {details.last_seq} (message blocks "
+                    f"and index deleted or cut short?)",
+                )
+            )
         elif first > 1 and not _limited(details):
-            found.append((name, f"stream {name}: sequences 1 to {first - 1} are gone although no limit of the stream "
-                                f"removes messages (max_age, max_bytes and max_msgs unlimited): message blocks deleted "
-                                f"or emptied? (or a purge, or limits raised since)"))
+            found.append(
+                (
+                    name,
+                    f"stream {name}: sequences 1 to {first - 1} are gone although no limit of the stream "
+                    f"removes messages (max_age, max_bytes and max_msgs unlimited): message blocks deleted "
+                    f"or emptied? (or a purge, or limits raised since)",
+                )
+            )
     return found
 
 

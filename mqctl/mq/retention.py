@@ -13,15 +13,19 @@ import datetime as dt
 import difflib
 import signal
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable, cast
+from typing import cast
 
 from mqctl.config.rules import ERROR, WARNING, Finding
 from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.mq.jetstream import NANOS
 
-NATS_KEYS = {"max_age": "natsmq.server.retention.maxAge", "max_bytes": "natsmq.server.retention.maxBytes",
-             "max_msgs": "natsmq.server.retention.maxMsgs"}
+NATS_KEYS = {
+    "max_age": "natsmq.server.retention.maxAge",
+    "max_bytes": "natsmq.server.retention.maxBytes",
+    "max_msgs": "natsmq.server.retention.maxMsgs",
+}
 ROCKS_TIME_KEY = "rocksmq.retentionTimeInMinutes"
 ROCKS_SIZE_KEY = "rocksmq.retentionSizeInMB"
 UNLIMITED = -1
@@ -49,7 +53,8 @@ class ConfiguredRetention:
         self.resolution = resolution
 
     def get(self, key: str) -> ConfiguredValue:
-        from mqctl.config.schema import go_parse_int, spec_for
+        from mqctl.backends import go_parse_int
+        from mqctl.config.schema import spec_for
 
         if self.resolution is None:
             raw = spec_for(key).default_for(None) or None
@@ -68,18 +73,22 @@ def stream_limits_from_config(configured: dict[str, ConfiguredValue]) -> dict[st
     check_64_bits(configured["max_bytes"], 1, "bytes")
     check_64_bits(configured["max_msgs"], 1, "messages")
     age_minutes = configured["max_age"].value
-    return {"max_age": max(age_minutes, 0) * 60,
-            "max_bytes": configured["max_bytes"].value if configured["max_bytes"].value > 0 else UNLIMITED,
-            "max_msgs": configured["max_msgs"].value if configured["max_msgs"].value > 0 else UNLIMITED}
+    return {
+        "max_age": max(age_minutes, 0) * 60,
+        "max_bytes": configured["max_bytes"].value if configured["max_bytes"].value > 0 else UNLIMITED,
+        "max_msgs": configured["max_msgs"].value if configured["max_msgs"].value > 0 else UNLIMITED,
+    }
 
 
 def check_64_bits(value: ConfiguredValue, scale: int, unit: str) -> None:
     """Exit 2 at the key's file:line when value * scale overflows the signed 64 bits Go computes it in (a
     JetStream limit would be refused with error 10025; RocksMQ's retention check would wrap around)."""
     if value.value * scale > INT64_MAX:
-        raise InputError(f"{value.key} {value.raw} is too large: at most {INT64_MAX // scale} {unit} (64 bits)",
-                         location=f"{value.file}:{value.line}" if value.file else None,
-                         hint="use 0 (or leave it empty) for no limit")
+        raise InputError(
+            f"{value.key} {value.raw} is too large: at most {INT64_MAX // scale} {unit} (64 bits)",
+            location=f"{value.file}:{value.line}" if value.file else None,
+            hint="use 0 (or leave it empty) for no limit",
+        )
 
 
 def _age_seconds(first_time: dt.datetime | None, now: dt.datetime) -> float | None:
@@ -118,8 +127,12 @@ def group_findings(rows: list[ChannelRetention]) -> list[FindingGroup]:
     for row in rows:
         for finding, cause in zip(row.findings, row._causes, strict=True):
             index = (finding.code, finding.key, finding.file, finding.line, cause, finding.hint)
-            group = groups.setdefault(index, FindingGroup(finding.code, finding.severity, cause, finding.key,
-                                                          finding.file, finding.line, finding.hint, []))
+            group = groups.setdefault(
+                index,
+                FindingGroup(
+                    finding.code, finding.severity, cause, finding.key, finding.file, finding.line, finding.hint, []
+                ),
+            )
             group.channels.append(row.name)
     return list(groups.values())
 
@@ -145,20 +158,42 @@ def nats_report(source, configured: ConfiguredRetention, now: dt.datetime) -> Re
     channels = {c.name: c for c in source.list_channels()}
     rows = []
     for stream in source.stream_details():
-        actual = {"max_age": stream.max_age_seconds, "max_bytes": stream.max_bytes, "max_msgs": stream.max_msgs,
-                  "messages": stream.messages, "bytes": stream.bytes,
-                  "oldest_message_age_seconds": _age_seconds(channels[stream.name].first_time, now)
-                  if stream.name in channels else None}
-        row = ChannelRetention(stream.name, {**wanted, "keys": {v.key: v.raw for v in limits.values()},
-                                             "from": sorted({v.where for v in limits.values()})}, actual)
+        actual = {
+            "max_age": stream.max_age_seconds,
+            "max_bytes": stream.max_bytes,
+            "max_msgs": stream.max_msgs,
+            "messages": stream.messages,
+            "bytes": stream.bytes,
+            "oldest_message_age_seconds": _age_seconds(channels[stream.name].first_time, now)
+            if stream.name in channels
+            else None,
+        }
+        row = ChannelRetention(
+            stream.name,
+            {
+                **wanted,
+                "keys": {v.key: v.raw for v in limits.values()},
+                "from": sorted({v.where for v in limits.values()}),
+            },
+            actual,
+        )
         for limit, want in wanted.items():
             have = actual[limit]
             if have != want:
-                cause = (f"{limit} is {show_limit(limit, have)} but the config gives {show_limit(limit, want)}; "
-                         f"Milvus's AddStream fails with JetStream error 10058 and its producers do not start")
-                row.add(_finding(RULE_DRIFT, ERROR, f"stream {stream.name}: {cause}", limits[limit],
-                                 "run `mqctl retention apply` to set the streams to the config, or change the config "
-                                 "to match"), cause)
+                cause = (
+                    f"{limit} is {show_limit(limit, have)} but the config gives {show_limit(limit, want)}; "
+                    f"Milvus's AddStream fails with JetStream error 10058 and its producers do not start"
+                )
+                row.add(
+                    _finding(
+                        RULE_DRIFT,
+                        ERROR,
+                        f"stream {stream.name}: {cause}",
+                        limits[limit],
+                        "run `mqctl retention apply` to set the streams to the config, or change the config to match",
+                    ),
+                    cause,
+                )
         rows.append(row)
     return RetentionReport(source.description, "natsmq", rows, [f for r in rows for f in r.findings])
 
@@ -203,7 +238,9 @@ def rocksmq_purge(pages: list, *, retention_minutes: int, retention_mb: int, now
         purgeable.append(page)
         remaining -= page.size
     unacked = [p for p in pages if not p.acked]
-    blocked = [p for p in unacked if limit_age is not None and p.closed_at is not None and now - p.closed_at > limit_age]
+    blocked = [
+        p for p in unacked if limit_age is not None and p.closed_at is not None and now - p.closed_at > limit_age
+    ]
     return PagePurge(purgeable, blocked, unacked)
 
 
@@ -211,31 +248,49 @@ def rocksmq_report(source, configured: ConfiguredRetention, now: dt.datetime) ->
     time_value, size_value = configured.get(ROCKS_TIME_KEY), configured.get(ROCKS_SIZE_KEY)
     check_64_bits(time_value, 60, "minutes (Milvus compares it in seconds)")
     check_64_bits(size_value, 1024 * 1024, "MB (Milvus compares it in bytes)")
-    conf = {"retention_time_minutes": time_value.value, "retention_size_mb": size_value.value,
-            "keys": {time_value.key: time_value.raw, size_value.key: size_value.raw},
-            "from": sorted({time_value.where, size_value.where})}
+    conf = {
+        "retention_time_minutes": time_value.value,
+        "retention_size_mb": size_value.value,
+        "keys": {time_value.key: time_value.raw, size_value.key: size_value.raw},
+        "from": sorted({time_value.where, size_value.where}),
+    }
     meta = source.topic_meta()
     rows = []
     for channel in source.list_channels():
         topic = meta.get(channel.name)
         pages = topic.pages if topic else []
         purge = rocksmq_purge(pages, retention_minutes=time_value.value, retention_mb=size_value.value, now=now)
-        actual = {"messages": channel.messages, "bytes": channel.bytes, "pages": len(pages),
-                  "acked_pages": sum(p.acked for p in pages), "purgeable_pages": len(purge.purgeable),
-                  "reclaimable_bytes": sum(p.size for p in purge.purgeable), "unacked_pages": len(purge.unacked),
-                  "unacked_bytes": sum(p.size for p in purge.unacked), "never_purged_pages": len(purge.blocked),
-                  "open_page_bytes": topic.open_page_size if topic else 0,
-                  "oldest_message_age_seconds": _age_seconds(channel.first_time, now)}
+        actual = {
+            "messages": channel.messages,
+            "bytes": channel.bytes,
+            "pages": len(pages),
+            "acked_pages": sum(p.acked for p in pages),
+            "purgeable_pages": len(purge.purgeable),
+            "reclaimable_bytes": sum(p.size for p in purge.purgeable),
+            "unacked_pages": len(purge.unacked),
+            "unacked_bytes": sum(p.size for p in purge.unacked),
+            "never_purged_pages": len(purge.blocked),
+            "open_page_bytes": topic.open_page_size if topic else 0,
+            "oldest_message_age_seconds": _age_seconds(channel.first_time, now),
+        }
         row = ChannelRetention(channel.name, conf, actual)
         if purge.blocked:
-            cause = (f"unacked pages closed more than {time_value.value} min ago: RocksMQ purges only acked pages, so "
-                     f"these are never removed (#24106)")
-            row.add(_finding(
-                RULE_BLOCKED, WARNING,
-                f"topic {channel.name}: {len(purge.blocked)} unacked page(s), {actual['unacked_bytes']} bytes, closed more "
-                f"than {time_value.value} min ago: RocksMQ purges only acked pages, so these are never removed (#24106)",
-                time_value, "a consumer group stopped reading this topic (e.g. a collection released or dropped while "
-                            "loaded); once every group reads past the pages they are purged"), cause)
+            cause = (
+                f"unacked pages closed more than {time_value.value} min ago: RocksMQ purges only acked pages, so "
+                f"these are never removed (#24106)"
+            )
+            row.add(
+                _finding(
+                    RULE_BLOCKED,
+                    WARNING,
+                    f"topic {channel.name}: {len(purge.blocked)} unacked page(s), {actual['unacked_bytes']} bytes, closed more "
+                    f"than {time_value.value} min ago: RocksMQ purges only acked pages, so these are never removed (#24106)",
+                    time_value,
+                    "a consumer group stopped reading this topic (e.g. a collection released or dropped while "
+                    "loaded); once every group reads past the pages they are purged",
+                ),
+                cause,
+            )
         rows.append(row)
     return RetentionReport(source.description, "rocksmq", rows, [f for r in rows for f in r.findings])
 
@@ -308,19 +363,31 @@ def plan_apply(source, wanted: dict) -> ApplyPlan:
     now = dt.datetime.now(dt.timezone.utc)
     for stream in source.stream_details():
         streams.append(stream.name)
-        actual = {"max_age": stream.max_age_seconds, "max_bytes": stream.max_bytes, "max_msgs": stream.max_msgs,
-                  "duplicate_window": stream.duplicate_window_seconds}
+        actual = {
+            "max_age": stream.max_age_seconds,
+            "max_bytes": stream.max_bytes,
+            "max_msgs": stream.max_msgs,
+            "duplicate_window": stream.duplicate_window_seconds,
+        }
         targets = _stream_targets(stream, wanted)
-        changed = [LimitChange(stream.name, limit, actual[limit], want) for limit, want in targets.items()
-                   if actual[limit] != want]
+        changed = [
+            LimitChange(stream.name, limit, actual[limit], want)
+            for limit, want in targets.items()
+            if actual[limit] != want
+        ]
         if not changed:
             continue
         changes += changed
         losses += _losses(stream, {c.limit for c in changed}, wanted, now)
         _estimate_cut(stream, {c.limit for c in changed}, wanted, now, kept_from, age_cutoff)
         before = source.stream_config(stream.name)
-        after = {**before, "max_age": int(targets["max_age"] * NANOS), "max_bytes": targets["max_bytes"],
-                 "max_msgs": targets["max_msgs"], "duplicate_window": int(targets["duplicate_window"] * NANOS)}
+        after = {
+            **before,
+            "max_age": int(targets["max_age"] * NANOS),
+            "max_bytes": targets["max_bytes"],
+            "max_msgs": targets["max_msgs"],
+            "duplicate_window": int(targets["duplicate_window"] * NANOS),
+        }
         configs[stream.name] = (before, after)
     problems: dict[str, list[str]] = {}
     for name, (_, after) in configs.items():
@@ -328,8 +395,10 @@ def plan_apply(source, wanted: dict) -> ApplyPlan:
             problems.setdefault(problem, []).append(name)
     if problems:
         listed = "; ".join(f"{problem} (stream {', '.join(names)})" for problem, names in problems.items())
-        raise InputError(f"the configured retention cannot be applied: {listed}",
-                         hint="fix natsmq.server.retention.* in the config; nothing was changed")
+        raise InputError(
+            f"the configured retention cannot be applied: {listed}",
+            hint="fix natsmq.server.retention.* in the config; nothing was changed",
+        )
     return ApplyPlan(source.description, wanted, changes, streams, losses, configs, kept_from, age_cutoff)
 
 
@@ -354,12 +423,16 @@ def checkpoint_losses(plan: ApplyPlan, checkpoints: list) -> list[str]:
         first, kept = plan.kept_from.get(cp.pchannel, (0, 0))
         cutoff = plan.age_cutoff.get(cp.pchannel)
         if kept > max(first, needed):
-            found.append(f"{name} ({cp.vchannel}): the new limits of stream {cp.pchannel} delete messages "
-                         f"{max(first, needed)}..{kept - 1}, after its checkpoint {cp.position}")
+            found.append(
+                f"{name} ({cp.vchannel}): the new limits of stream {cp.pchannel} delete messages "
+                f"{max(first, needed)}..{kept - 1}, after its checkpoint {cp.position}"
+            )
         elif cutoff is not None and cp.time is not None and cp.time < cutoff:
-            found.append(f"{name} ({cp.vchannel}): its checkpoint ({cp.time:%Y-%m-%d %H:%M:%S} UTC) is older "
-                         f"than the new max_age of stream {cp.pchannel}: the messages after it that are older than "
-                         "max_age are deleted")
+            found.append(
+                f"{name} ({cp.vchannel}): its checkpoint ({cp.time:%Y-%m-%d %H:%M:%S} UTC) is older "
+                f"than the new max_age of stream {cp.pchannel}: the messages after it that are older than "
+                "max_age are deleted"
+            )
     return found
 
 
@@ -378,7 +451,8 @@ def _guard_checkpoints(plan: ApplyPlan, read_checkpoints, *, force: bool, dry_ru
             f"the new limits delete messages Milvus has not persisted, after the channel checkpoint of "
             f"{len(lost)} vchannel(s): {'; '.join(lost)}; nothing changed",
             hint="run FlushAll and wait until `mqctl channels checkpoints` shows the checkpoints past the deleted "
-                 "messages, then apply again; or pass --force to delete them anyway")
+            "messages, then apply again; or pass --force to delete them anyway",
+        )
 
 
 def _config_problems(config: dict) -> list[str]:
@@ -401,14 +475,20 @@ def _losses(stream, changed: set[str], wanted: dict, now: dt.datetime) -> list[s
     if "max_age" in changed and age > 0 and stream.messages and stream.first_time is not None:
         oldest = (now - stream.first_time).total_seconds()
         if oldest > age:
-            found.append(f"stream {stream.name}: max_age {show_limit('max_age', age)} deletes every message older "
-                         f"than that at once (the oldest is {oldest / 60:,.0f} min old)")
+            found.append(
+                f"stream {stream.name}: max_age {show_limit('max_age', age)} deletes every message older "
+                f"than that at once (the oldest is {oldest / 60:,.0f} min old)"
+            )
     if "max_bytes" in changed and 0 < wanted["max_bytes"] < stream.bytes:
-        found.append(f"stream {stream.name}: max_bytes {show_limit('max_bytes', wanted['max_bytes'])} deletes the "
-                     f"oldest messages at once (it holds {show_limit('max_bytes', stream.bytes)})")
+        found.append(
+            f"stream {stream.name}: max_bytes {show_limit('max_bytes', wanted['max_bytes'])} deletes the "
+            f"oldest messages at once (it holds {show_limit('max_bytes', stream.bytes)})"
+        )
     if "max_msgs" in changed and 0 < wanted["max_msgs"] < stream.messages:
-        found.append(f"stream {stream.name}: max_msgs {wanted['max_msgs']} deletes the oldest "
-                     f"{stream.messages - wanted['max_msgs']} message(s) at once")
+        found.append(
+            f"stream {stream.name}: max_msgs {wanted['max_msgs']} deletes the oldest "
+            f"{stream.messages - wanted['max_msgs']} message(s) at once"
+        )
     return found
 
 
@@ -439,13 +519,17 @@ def apply_plan(source, plan: ApplyPlan) -> list[str]:
                 source.update_config(stream, after)
             except MqctlError as err:
                 unrestored = _restore(source, plan, done)
-                restored = f"put back the {len(done) - len(unrestored)} stream(s) already changed" if done else \
-                    "no stream was changed"
+                restored = (
+                    f"put back the {len(done) - len(unrestored)} stream(s) already changed"
+                    if done
+                    else "no stream was changed"
+                )
                 if unrestored:
                     restored += f"; could NOT put back {', '.join(unrestored)}"
-                raise PreconditionError(f"stream {stream} refused the new limits: {err.message}; {restored}",
-                                        hint="no stream holds the new limits; fix the cause and run apply again") \
-                    from err
+                raise PreconditionError(
+                    f"stream {stream} refused the new limits: {err.message}; {restored}",
+                    hint="no stream holds the new limits; fix the cause and run apply again",
+                ) from err
             done.append(stream)
     return done
 
@@ -477,11 +561,20 @@ def _restore(source, plan: ApplyPlan, streams: list[str]) -> list[str]:
 
 def verify(source, plan: ApplyPlan) -> list[str]:
     """Limits that still differ from the plan's targets, read back from the server."""
-    return [f"{c.stream}: {c.limit} is {show_limit(c.limit, c.actual)}" for c in plan_apply(source, plan.wanted).changes]
+    return [
+        f"{c.stream}: {c.limit} is {show_limit(c.limit, c.actual)}" for c in plan_apply(source, plan.wanted).changes
+    ]
 
 
-def apply_retention(options, wanted: dict, *, dry_run: bool, confirm,
-                    checkpoints: Callable[[], list | None] | None = None, force: bool = False) -> ApplyOutcome:
+def apply_retention(
+    options,
+    wanted: dict,
+    *,
+    dry_run: bool,
+    confirm,
+    checkpoints: Callable[[], list | None] | None = None,
+    force: bool = False,
+) -> ApplyOutcome:
     """Plan, confirm (`confirm(plan)` shows the plan and answers), apply all-or-nothing, verify.
 
     A --nats-store is planned and rehearsed on a private copy: the copy shows exactly which messages the new
@@ -512,8 +605,10 @@ def apply_retention(options, wanted: dict, *, dry_run: bool, confirm,
     with open_source(options, writable_store=True) as source:
         fresh = plan_apply(source, wanted)
         if fresh.targets() != plan.targets():
-            raise PreconditionError(f"{plan.source} changed since it was planned; nothing applied",
-                                    hint="run apply again to plan from the store as it is now")
+            raise PreconditionError(
+                f"{plan.source} changed since it was planned; nothing applied",
+                hint="run apply again to plan from the store as it is now",
+            )
         applied = apply_plan(source, fresh)
         mismatches = verify(source, fresh)
     if not mismatches:
@@ -544,9 +639,11 @@ def rehearse(options, wanted: dict) -> ApplyPlan:
             source.store = root  # checked against the store's own files, not the copy the server changes
             damage = data_warnings(source)
             if damage:
-                raise PreconditionError(f"the store's data and metadata disagree ({'; '.join(damage)}); nothing "
-                                        "changed", hint="see `mqctl channels list --nats-store DIR`; restore the "
-                                                        "store from a backup before changing its limits")
+                raise PreconditionError(
+                    f"the store's data and metadata disagree ({'; '.join(damage)}); nothing changed",
+                    hint="see `mqctl channels list --nats-store DIR`; restore the "
+                    "store from a backup before changing its limits",
+                )
             plan = plan_apply(source, wanted)
             if not plan.changes:
                 return plan
@@ -555,27 +652,38 @@ def rehearse(options, wanted: dict) -> ApplyPlan:
             try:
                 apply_plan(source, plan)
             except PreconditionError as err:
-                raise PreconditionError(f"{err.message} (rehearsed on a copy: the store is unchanged)",
-                                        hint=err.hint) from err
+                raise PreconditionError(
+                    f"{err.message} (rehearsed on a copy: the store is unchanged)", hint=err.hint
+                ) from err
             details = source.stream_details()
             after = {d.name: d.messages for d in details}
-            plan.kept_from = {d.name: (first_before[d.name], d.first_seq) for d in details
-                              if d.name in first_before and d.first_seq > first_before[d.name]}
+            plan.kept_from = {
+                d.name: (first_before[d.name], d.first_seq)
+                for d in details
+                if d.name in first_before and d.first_seq > first_before[d.name]
+            }
             plan.age_cutoff = {}  # the copy shows exactly where each stream was cut
-        tombstoned = sorted(name for name, stream in read_store(store_root(copy.nats_store)).items()
-                            if stream.tombstones)
-    plan.losses = [f"stream {name}: the new limits delete {before[name] - after.get(name, 0)} of its {before[name]} "
-                   f"message(s) at once (rehearsed on a copy of the store)"
-                   for name in before if after.get(name, 0) < before[name]]
+        tombstoned = sorted(
+            name for name, stream in read_store(store_root(copy.nats_store)).items() if stream.tombstones
+        )
+    plan.losses = [
+        f"stream {name}: the new limits delete {before[name] - after.get(name, 0)} of its {before[name]} "
+        f"message(s) at once (rehearsed on a copy of the store)"
+        for name in before
+        if after.get(name, 0) < before[name]
+    ]
     if tombstoned and not written_by_nats_29(root):  # also after an earlier apply rewrote a 2.9 store's index
-        plan.losses.append(f"stream(s) {', '.join(tombstoned)} end up empty: nats-server keeps each one's last "
-                           f"sequence in a tombstone that Milvus 2.3 (nats-server 2.9.17) would read as a message with "
-                           f"sequence 2^62+N; fine for Milvus 2.4/2.5")
+        plan.losses.append(
+            f"stream(s) {', '.join(tombstoned)} end up empty: nats-server keeps each one's last "
+            f"sequence in a tombstone that Milvus 2.3 (nats-server 2.9.17) would read as a message with "
+            f"sequence 2^62+N; fine for Milvus 2.4/2.5"
+        )
     elif tombstoned:
         raise PreconditionError(
             f"the new limits empty stream(s) {', '.join(tombstoned)}: mqctl's nats-server then keeps each "
             f"stream's last sequence in a delete tombstone, which the nats-server 2.9 that wrote this store "
             f"(Milvus 2.3) reads as a message with sequence 2^62+N; nothing changed",
             hint="raise natsmq.server.retention.maxAge/maxMsgs/maxBytes so every stream keeps a message, or start "
-                 "Milvus with its old config and run apply against its own server (--nats URL --force)")
+            "Milvus with its old config and run apply against its own server (--nats URL --force)",
+        )
     return plan

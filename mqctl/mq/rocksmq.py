@@ -14,9 +14,9 @@ import shutil
 import tempfile
 import weakref
 from collections import deque
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelInfo, RawMessage, path_is_dir, path_is_file
@@ -81,11 +81,14 @@ def _open_read_only(db_dir: Path, shadow_root: Path):
     from rocksdict import AccessType, Options, Rdict
 
     try:
-        return Rdict(str(_shadow(db_dir, shadow_root)), options=Options(raw_mode=True),
-                     access_type=AccessType.read_only())
+        return Rdict(
+            str(_shadow(db_dir, shadow_root)), options=Options(raw_mode=True), access_type=AccessType.read_only()
+        )
     except Exception as err:  # rocksdict raises plain Exception for every RocksDB error
-        raise PreconditionError(f"cannot open RocksDB at {db_dir} read-only: {err}",
-                                hint="check that this is a RocksMQ directory (rocksmq.path) and readable") from err
+        raise PreconditionError(
+            f"cannot open RocksDB at {db_dir} read-only: {err}",
+            hint="check that this is a RocksMQ directory (rocksmq.path) and readable",
+        ) from err
 
 
 class RocksMQSource:
@@ -95,11 +98,15 @@ class RocksMQSource:
         self.path = Path(path).expanduser()
         if not path_is_dir(self.path):
             what = "is not a directory" if self.path.exists() else "does not exist"
-            raise InputError(f"RocksMQ directory {self.path} {what}",
-                             hint="pass rocksmq.path of the Milvus instance (e.g. /var/lib/milvus/rdb_data)")
+            raise InputError(
+                f"RocksMQ directory {self.path} {what}",
+                hint="pass rocksmq.path of the Milvus instance (e.g. /var/lib/milvus/rdb_data)",
+            )
         if not path_is_file(self.path / "CURRENT"):
-            raise InputError(f"{self.path} is not a RocksDB directory (no CURRENT file)",
-                             hint="pass rocksmq.path itself, not its parent or the _meta_kv folder")
+            raise InputError(
+                f"{self.path} is not a RocksDB directory (no CURRENT file)",
+                hint="pass rocksmq.path itself, not its parent or the _meta_kv folder",
+            )
         self.meta_path = self.path.with_name(self.path.name + META_SUFFIX)
         self.description = f"rocksmq:{self.path}"
         self._shadow_root = Path(tempfile.mkdtemp(prefix="mqctl-rocksmq-"))
@@ -111,9 +118,10 @@ class RocksMQSource:
             self._db = _open_read_only(self.path, self._shadow_root)
             if self._db.get(META_ONLY_KEY) is not None:
                 messages = self.path.with_name(self.path.name.removesuffix(META_SUFFIX))
-                raise InputError(f"{self.path} is RocksMQ's metadata database ({META_SUFFIX}), not its messages",
-                                 hint=f"pass rocksmq.path itself (e.g. {messages}); the {META_SUFFIX} beside it is "
-                                      "read too")
+                raise InputError(
+                    f"{self.path} is RocksMQ's metadata database ({META_SUFFIX}), not its messages",
+                    hint=f"pass rocksmq.path itself (e.g. {messages}); the {META_SUFFIX} beside it is read too",
+                )
             has_meta = path_is_file(self.meta_path / "CURRENT")
             self._meta_db = _open_read_only(self.meta_path, self._shadow_root) if has_meta else None
         except BaseException:
@@ -121,7 +129,7 @@ class RocksMQSource:
             raise
 
     # context manager ----------------------------------------------------------
-    def __enter__(self) -> "RocksMQSource":
+    def __enter__(self) -> RocksMQSource:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -161,10 +169,14 @@ class RocksMQSource:
                         topics.setdefault(topic, RocksTopicMeta(topic))
                         pages.setdefault((topic, int(end_id)), {})[kind] = value
         for (topic, end_id), parts in sorted(pages.items()):
-            topics[topic].pages.append(RocksPage(
-                end_id=end_id, size=_int(parts.get("page_message_size", b"0")),
-                closed_at=_unix(parts["page_ts"]) if "page_ts" in parts else None,
-                acked_at=_unix(parts["acked_ts"]) if "acked_ts" in parts else None))
+            topics[topic].pages.append(
+                RocksPage(
+                    end_id=end_id,
+                    size=_int(parts.get("page_message_size", b"0")),
+                    closed_at=_unix(parts["page_ts"]) if "page_ts" in parts else None,
+                    acked_at=_unix(parts["acked_ts"]) if "acked_ts" in parts else None,
+                )
+            )
         self._meta_cache = topics
         return topics
 
@@ -172,8 +184,13 @@ class RocksMQSource:
         """(topic or None, warning) where `_meta_kv` and the messages disagree: a WAL deleted or cut short leaves
         page sizes and ids in the metadata for messages that are gone; without `_meta_kv` nothing can be checked."""
         if self._meta_db is None:
-            return [(None, f"{self.description}: no {self.meta_path.name} folder beside it, so message bytes, pages "
-                           f"and retention are unknown (a RocksMQ always has one)")]
+            return [
+                (
+                    None,
+                    f"{self.description}: no {self.meta_path.name} folder beside it, so message bytes, pages "
+                    f"and retention are unknown (a RocksMQ always has one)",
+                )
+            ]
         meta = self.topic_meta()
         found: list[tuple[str | None, str]] = []
         for name in sorted(set(meta) | set(self._topics_in_data())):
@@ -182,13 +199,19 @@ class RocksMQSource:
                 found.append((name, f"topic {name}: messages but no metadata in {self.meta_path.name}"))
                 continue
             closed_end = topic.pages[-1].end_id if topic.pages else None
-            missing = (closed_end is not None and (ids is None or ids[1] < closed_end)) or \
-                (topic.open_page_size > 0 and (ids is None or (closed_end is not None and ids[1] <= closed_end)))
+            missing = (closed_end is not None and (ids is None or ids[1] < closed_end)) or (
+                topic.open_page_size > 0 and (ids is None or (closed_end is not None and ids[1] <= closed_end))
+            )
             if missing:
                 last = "no message" if ids is None else f"messages up to id {ids[1]}"
                 pages = f"pages up to id {closed_end} and " if closed_end is not None else ""
-                found.append((name, f"topic {name}: the metadata counts {pages}{topic.bytes} bytes, but the data holds "
-                                    f"{last} (write-ahead log deleted or cut short?)"))
+                found.append(
+                    (
+                        name,
+                        f"topic {name}: the metadata counts {pages}{topic.bytes} bytes, but the data holds "
+                        f"{last} (write-ahead log deleted or cut short?)",
+                    )
+                )
         return found
 
     # keys -------------------------------------------------------------------------
@@ -248,20 +271,26 @@ class RocksMQSource:
 
     # MQSource ------------------------------------------------------------------------
     def list_channels(self) -> list[ChannelInfo]:
-        from mqctl.output import natural_key
+        from mqctl.sorting import natural_key
 
         meta = self.topic_meta()
         names = set(meta) | set(self._topics_in_data())
         channels = []
         for name in sorted(names, key=natural_key):
-            nested = any(other[len(name) + 1:][:1].isdigit() for other in names if other.startswith(name + "/"))
+            nested = any(other[len(name) + 1 :][:1].isdigit() for other in names if other.startswith(name + "/"))
             count, first, last = self._count_and_last(name, nested=nested)
             topic = meta.get(name)
-            channels.append(ChannelInfo(
-                name=name, messages=count, bytes=topic.bytes if topic else 0,
-                first_id=self._id_of(first) if first else None, last_id=self._id_of(last) if last else None,
-                first_time=self._message_time(first) if first else None,
-                last_time=self._message_time(last) if last else None))
+            channels.append(
+                ChannelInfo(
+                    name=name,
+                    messages=count,
+                    bytes=topic.bytes if topic else 0,
+                    first_id=self._id_of(first) if first else None,
+                    last_id=self._id_of(last) if last else None,
+                    first_time=self._message_time(first) if first else None,
+                    last_time=self._message_time(last) if last else None,
+                )
+            )
         return channels
 
     def id_range(self, channel: str) -> tuple[int, int] | None:
@@ -280,7 +309,9 @@ class RocksMQSource:
         name, _, message_id = key.rpartition(b"/")
         return name == topic.encode() and message_id.isdigit()
 
-    def iter_messages(self, channel: str, start_id: int | None = None, end_id: int | None = None) -> Iterator[RawMessage]:
+    def iter_messages(
+        self, channel: str, start_id: int | None = None, end_id: int | None = None
+    ) -> Iterator[RawMessage]:
         prefix, options = self._key_range(channel)
         start_key = prefix
         if start_id is not None:

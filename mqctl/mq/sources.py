@@ -6,9 +6,9 @@ import contextlib
 import dataclasses
 import socket
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import MQSource
@@ -41,13 +41,24 @@ class SourceOptions:
 
     @property
     def explicit(self) -> list[str]:
-        return [name for name, value in (("--rocksmq", self.rocksmq), ("--nats", self.nats),
-                                          ("--nats-store", self.nats_store)) if value]
+        return [
+            name
+            for name, value in (("--rocksmq", self.rocksmq), ("--nats", self.nats), ("--nats-store", self.nats_store))
+            if value
+        ]
 
     def nats_auth(self) -> dict:
-        return {"user": self.user, "password": self.password, "token": self.token, "creds": self.creds,
-                "nkey": self.nkey, "tls_ca": self.tls_ca, "tls_cert": self.tls_cert, "tls_key": self.tls_key,
-                "timeout": self.timeout}
+        return {
+            "user": self.user,
+            "password": self.password,
+            "token": self.token,
+            "creds": self.creds,
+            "nkey": self.nkey,
+            "tls_ca": self.tls_ca,
+            "tls_cert": self.tls_cert,
+            "tls_key": self.tls_key,
+            "timeout": self.timeout,
+        }
 
 
 def load_config(files: list[Path]):
@@ -78,12 +89,16 @@ def derive_source(resolution) -> DerivedSource:
     mq = resolution.effective_mq
     files = ", ".join(resolution.files)
     if mq is None and resolution.panic:
-        raise InputError(f"mq.type {resolution.mq_type!r} ({resolution.where('mq.type')}): Milvus would not start "
-                         f"with this config: it panics `{resolution.panic}` at startup",
-                         hint="fix the config; `mqctl config validate` says how")
+        raise InputError(
+            f"mq.type {resolution.mq_type!r} ({resolution.where('mq.type')}): Milvus would not start "
+            f"with this config: it panics `{resolution.panic}` at startup",
+            hint="fix the config; `mqctl config validate` says how",
+        )
     if mq not in READABLE_MQS:
-        raise PreconditionError(f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read "
-                                f"rocksmq and natsmq only", hint="see `mqctl config explain` for why")
+        raise PreconditionError(
+            f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read rocksmq and natsmq only",
+            hint="see `mqctl config explain` for why",
+        )
     if mq == "rocksmq":
         path = resolution.value("rocksmq.path")
         return DerivedSource("rocksmq", path, f"rocksmq.path from {resolution.where('rocksmq.path')}")
@@ -91,11 +106,17 @@ def derive_source(resolution) -> DerivedSource:
     store = resolution.value("natsmq.server.storeDir")
     port = int(port_text) if port_text.lstrip("-").isdigit() and int(port_text) < 65536 else 4222
     if port > 0 and _listening(port):
-        return DerivedSource("nats", f"nats://127.0.0.1:{port}", f"natsmq.server.port {port} is listening (Milvus runs)")
-    return DerivedSource("nats-store", store, f"natsmq.server.storeDir from {resolution.where('natsmq.server.storeDir')}"
-                                              f" (nothing listens on port {port}"
-                                              + ("" if str(port) == port_text else f", the default for {port_text!r}")
-                                              + ")")
+        return DerivedSource(
+            "nats", f"nats://127.0.0.1:{port}", f"natsmq.server.port {port} is listening (Milvus runs)"
+        )
+    return DerivedSource(
+        "nats-store",
+        store,
+        f"natsmq.server.storeDir from {resolution.where('natsmq.server.storeDir')}"
+        f" (nothing listens on port {port}"
+        + ("" if str(port) == port_text else f", the default for {port_text!r}")
+        + ")",
+    )
 
 
 def choose_source(options: SourceOptions, resolution=None) -> tuple[str, str]:
@@ -103,18 +124,24 @@ def choose_source(options: SourceOptions, resolution=None) -> tuple[str, str]:
     otherwise --config derives it (and a derived path must exist on this host)."""
     explicit = options.explicit
     if len(explicit) > 1:
-        raise InputError(f"choose one source, not {' and '.join(explicit)}",
-                         hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR (or --config FILE)")
+        raise InputError(
+            f"choose one source, not {' and '.join(explicit)}",
+            hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR (or --config FILE)",
+        )
     if explicit:
         kind = explicit[0].lstrip("-")
         return kind, str({"rocksmq": options.rocksmq, "nats": options.nats, "nats-store": options.nats_store}[kind])
     if not options.config:
-        raise InputError("no MQ source given",
-                         hint="pass --rocksmq PATH, --nats URL, --nats-store DIR, or --config FILE to derive it")
+        raise InputError(
+            "no MQ source given",
+            hint="pass --rocksmq PATH, --nats URL, --nats-store DIR, or --config FILE to derive it",
+        )
     derived = derive_source(resolution if resolution is not None else load_config(options.config))
     if derived.kind != "nats" and not Path(derived.location).expanduser().exists():
-        raise InputError(f"{derived.location} does not exist on this host ({derived.reason})",
-                         hint="run mqctl on the Milvus host, or pass --rocksmq, --nats-store or --nats explicitly")
+        raise InputError(
+            f"{derived.location} does not exist on this host ({derived.reason})",
+            hint="run mqctl on the Milvus host, or pass --rocksmq, --nats-store or --nats explicitly",
+        )
     return derived.kind, derived.location
 
 

@@ -24,12 +24,15 @@ def find_schema(source: MQSource, opts: ReplayOptions) -> tuple[CollectionSchema
     if opts.milvus:
         schema, origin = fetch_from_milvus(opts.milvus, opts.milvus_token, opts.collection), "milvus"
     else:
-        found = scan_stream(source, opts.select_channels([info.name for info in source.list_channels()]),
-                            opts.collection)
+        found = scan_stream(
+            source, opts.select_channels([info.name for info in source.list_channels()]), opts.collection
+        )
         if found is None:
-            raise InputError(f"collection {opts.collection!r} not found in the stream of {opts.source_label} "
-                             "(no CreateCollection or insert message of it) and no --milvus given",
-                             hint="check --collection and --channels, or pass --milvus URI to take the schema from Milvus")
+            raise InputError(
+                f"collection {opts.collection!r} not found in the stream of {opts.source_label} "
+                "(no CreateCollection or insert message of it) and no --milvus given",
+                hint="check --collection and --channels, or pass --milvus URI to take the schema from Milvus",
+            )
         schema, origin = found
     # RowID and Timestamp (field ids 0 and 1) are Milvus's own; `_ts` carries the row's timestamp.
     schema.fields = [f for f in schema.fields if f.field_id is None or f.field_id >= FIRST_USER_FIELD_ID]
@@ -54,8 +57,9 @@ def scan_stream(source: MQSource, channels: list[str], wanted: str) -> tuple[Col
                 msg = decode(raw.data, raw.headers)
                 if msg.type_code == CREATE_COLLECTION:
                     schema = schema_from_create(msg)
-                    if schema is not None and (schema.name == wanted or
-                                               (wanted.isdigit() and schema.collection_id == int(wanted))):
+                    if schema is not None and (
+                        schema.name == wanted or (wanted.isdigit() and schema.collection_id == int(wanted))
+                    ):
                         return schema, "stream"
                 elif msg.type_code == INSERT and collection_matches(msg, wanted):
                     inferred = schema_from_insert(msg)
@@ -74,37 +78,54 @@ def fetch_from_milvus(uri: str, token: str | None, wanted: str) -> CollectionSch
     from pymilvus import MilvusClient
     from pymilvus.exceptions import MilvusException
 
-    from mqctl.output import split_url
+    from mqctl.urls import split_url
 
     parts, user, password = split_url(uri, "--milvus")  # user:password@ becomes the login, never printed
     uri = parts.geturl()
     try:
-        client = MilvusClient(uri=uri, user=unquote(user or ""), password=unquote(password or ""),
-                              token=token or "", timeout=15)
+        client = MilvusClient(
+            uri=uri, user=unquote(user or ""), password=unquote(password or ""), token=token or "", timeout=15
+        )
     except MilvusException as err:
-        raise PreconditionError(f"cannot connect to Milvus at {uri}: {err.message}",
-                                hint="check --milvus (e.g. http://127.0.0.1:19530) and that Milvus runs") from None
+        raise PreconditionError(
+            f"cannot connect to Milvus at {uri}: {err.message}",
+            hint="check --milvus (e.g. http://127.0.0.1:19530) and that Milvus runs",
+        ) from None
     try:
         names = [wanted]
         if wanted.isdigit():
-            names = [name for name in client.list_collections()
-                     if str(client.describe_collection(name).get("collection_id")) == wanted] or names
+            names = [
+                name
+                for name in client.list_collections()
+                if str(client.describe_collection(name).get("collection_id")) == wanted
+            ] or names
         try:
             described = client.describe_collection(names[0])
         except MilvusException:
-            raise InputError(f"collection {wanted!r} not found in Milvus at {uri}",
-                             hint="check --collection (a name or an id)") from None
+            raise InputError(
+                f"collection {wanted!r} not found in Milvus at {uri}", hint="check --collection (a name or an id)"
+            ) from None
     finally:
         client.close()
-    fields = [FieldInfo(name=f["name"], type=_type_name(f["type"]), field_id=f.get("field_id"),
-                        is_primary=bool(f.get("is_primary")), auto_id=bool(f.get("auto_id")),
-                        element_type=_type_name(f["element_type"]) if f.get("element_type") else None)
-              for f in described["fields"]]
+    fields = [
+        FieldInfo(
+            name=f["name"],
+            type=_type_name(f["type"]),
+            field_id=f.get("field_id"),
+            is_primary=bool(f.get("is_primary")),
+            auto_id=bool(f.get("auto_id")),
+            element_type=_type_name(f["element_type"]) if f.get("element_type") else None,
+        )
+        for f in described["fields"]
+    ]
     if described.get("enable_dynamic_field") and not any(f.name == "$meta" for f in fields):
         fields.append(FieldInfo(name="$meta", type="JSON", is_dynamic=True))  # the dynamic field inserts carry
-    return CollectionSchemaInfo(name=described["collection_name"], fields=fields,
-                                collection_id=described.get("collection_id"),
-                                enable_dynamic_field=bool(described.get("enable_dynamic_field")))
+    return CollectionSchemaInfo(
+        name=described["collection_name"],
+        fields=fields,
+        collection_id=described.get("collection_id"),
+        enable_dynamic_field=bool(described.get("enable_dynamic_field")),
+    )
 
 
 def _type_name(value) -> str:

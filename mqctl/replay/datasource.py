@@ -21,8 +21,15 @@ FORMAT = "milvus_mq"
 RUNTIME_DIR = "mqctl_runtime"  # where Spark unpacks the shipped runtime, in the worker's working directory
 RUNTIME_MANIFEST = "mqctl-runtime.json"
 # What the reader imports on a worker: checked up front, so a missing one is one clear line.
-EXECUTOR_MODULES = ("mqctl.replay.rows", "mqctl.mq.rocksmq", "mqctl.mq.jetstream", "google.protobuf", "rocksdict",
-                    "nats", "pyarrow")
+EXECUTOR_MODULES = (
+    "mqctl.replay.rows",
+    "mqctl.mq.rocksmq",
+    "mqctl.mq.jetstream",
+    "google.protobuf",
+    "rocksdict",
+    "nats",
+    "pyarrow",
+)
 
 
 class ExecutorSetupError(RuntimeError):
@@ -56,7 +63,8 @@ def _load_runtime() -> None:
             raise ExecutorSetupError(
                 f"Python worker on {host} runs Python {python} ({sys.executable}), but mqctl's runtime was shipped for "
                 f"Python {built_for['python']}, the driver's: run executors with Python {built_for['python']} "
-                "(spark.pyspark.python / PYSPARK_PYTHON), or install mqctl on them and replay with --no-ship")
+                "(spark.pyspark.python / PYSPARK_PYTHON), or install mqctl on them and replay with --no-ship"
+            )
         if runtime not in sys.path:
             sys.path.insert(0, runtime)
     import importlib
@@ -69,7 +77,8 @@ def _load_runtime() -> None:
         raise ExecutorSetupError(
             f"Python worker on {host} (Python {python}, {sys.executable}, {shipped}) cannot import {err.name}: "
             "pip install mqctl into that Python, point PYSPARK_PYTHON (spark.pyspark.python) at one "
-            "that has it, or on a cluster replay without --no-ship so mqctl ships its runtime") from None
+            "that has it, or on a cluster replay without --no-ship so mqctl ships its runtime"
+        ) from None
 
 
 class MilvusMQDataSource(DataSource):
@@ -90,7 +99,7 @@ class MilvusMQDataSource(DataSource):
         self.collection_schema = opts.collection_schema or _find_schema_json(opts)
         return rows_ddl(schema_from_json(self.collection_schema)[0])
 
-    def reader(self, schema) -> "MilvusMQReader":
+    def reader(self, schema) -> MilvusMQReader:
         _load_runtime()
         from mqctl.replay.options import parse_options
 
@@ -98,8 +107,9 @@ class MilvusMQDataSource(DataSource):
         opts = parse_options(options)
         if opts.shape == "rows":
             # schema() is skipped when the caller gave a schema itself: find the collection here then.
-            options["collection_schema"] = getattr(self, "collection_schema", None) or opts.collection_schema \
-                or _find_schema_json(opts)
+            options["collection_schema"] = (
+                getattr(self, "collection_schema", None) or opts.collection_schema or _find_schema_json(opts)
+            )
         return MilvusMQReader(options, schema)
 
 
@@ -138,7 +148,9 @@ class MilvusMQReader(DataSourceReader):
         collection = schema_from_json(opts.collection_schema)[0] if opts.shape == "rows" else None
         span = ChannelSpan(partition.channel, partition.first, partition.last, partition.messages)
         reporter = ProgressReporter(opts.progress, f"{span.channel}/{span.first}", span.channel)
-        return checked_read(opts, partition.store, read_span(opts, span, _arrow_schema(self.schema), collection, reporter))
+        return checked_read(
+            opts, partition.store, read_span(opts, span, _arrow_schema(self.schema), collection, reporter)
+        )
 
 
 def _arrow_schema(schema):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import socket
-from typing import Iterator
+from collections.abc import Iterator
 
 from mqctl.errors import MqctlError, PreconditionError
 from mqctl.replay.options import ReplayOptions
@@ -39,19 +39,24 @@ def checked_read(opts: ReplayOptions, marker: str | None, read: Iterator) -> Ite
         try:
             source = opts.open_source()
         except MqctlError as err:
-            raise PreconditionError(f"executor on {host} cannot see {opts.rocksmq} ({err.message}): "
-                                    f"{SHARED_STORAGE_FIX}") from err
+            raise PreconditionError(
+                f"executor on {host} cannot see {opts.rocksmq} ({err.message}): {SHARED_STORAGE_FIX}"
+            ) from err
         try:
             seen = store_marker(source)
         finally:
             source.close()
         if marker is not None and seen != marker:
-            raise PreconditionError(f"executor on {host} sees another RocksMQ store at {opts.rocksmq} than the "
-                                    f"driver planned with: {SHARED_STORAGE_FIX}")
+            raise PreconditionError(
+                f"executor on {host} sees another RocksMQ store at {opts.rocksmq} than the "
+                f"driver planned with: {SHARED_STORAGE_FIX}"
+            )
     try:
         yield from read
     except PreconditionError as err:
         if opts.nats:
-            raise PreconditionError(f"executor on {host}: {err.message}: the NATS URL must be reachable from every "
-                                    "executor, use an address of the NATS host that the workers can reach") from err
+            raise PreconditionError(
+                f"executor on {host}: {err.message}: the NATS URL must be reachable from every "
+                "executor, use an address of the NATS host that the workers can reach"
+            ) from err
         raise

@@ -11,15 +11,22 @@ import dataclasses
 import re
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.sources import SourceOptions
 from mqctl.replay.checkpoint import RUN_COLUMN, Checkpoint
-from mqctl.replay.options import (FROM_CHECKPOINT, NATS_AUTH_OPTIONS, ReplayOptions, after_option, parse_bound,
-                                  parse_options, ranges_option)
+from mqctl.replay.options import (
+    FROM_CHECKPOINT,
+    NATS_AUTH_OPTIONS,
+    ReplayOptions,
+    after_option,
+    parse_bound,
+    parse_options,
+    ranges_option,
+)
 from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
 from mqctl.replay.progress import PartitionCounts, ProgressCollector
 
@@ -103,14 +110,17 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
     if mode not in MODES:
         raise InputError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
     if request.checkpoint and mode != "append":
-        raise InputError(f"--checkpoint adds each run to the output; --mode {mode} cannot go with it",
-                         hint="drop --mode (append is implied), or drop --checkpoint")
+        raise InputError(
+            f"--checkpoint adds each run to the output; --mode {mode} cannot go with it",
+            hint="drop --mode (append is implied), or drop --checkpoint",
+        )
     from mqctl.replay.session import check_master, check_remote
 
     check_master(request.master)
     if (request.etcd or request.etcd_root) and request.start != FROM_CHECKPOINT:
-        raise InputError("--etcd/--etcd-root are read only with --from checkpoint",
-                         hint="add --from checkpoint, or drop --etcd")
+        raise InputError(
+            "--etcd/--etcd-root are read only with --from checkpoint", hint="add --from checkpoint, or drop --etcd"
+        )
     if request.remote:
         check_remote(request.remote)
     for text, option, upper in ((request.start, "--from", False), (request.end, "--to", True)):
@@ -160,21 +170,39 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
         if checkpoint is not None:
             checkpoint.check_belongs_to(label, target, _selection(request))
         if request.output and not remote and request.mode == "error" and Path(target).exists():
-            raise PreconditionError(f"output {target} already exists and --mode is error",
-                                    hint="use --mode append or --mode overwrite, or another --output")
+            raise PreconditionError(
+                f"output {target} already exists and --mode is error",
+                hint="use --mode append or --mode overwrite, or another --output",
+            )
         plan = _plan(opts, options, checkpoint)
         unknown = [column for column in request.partition_by if column not in plan.columns]
         if unknown:
-            raise InputError(f"--partition-by {unknown[0]!r} is not a column of the {opts.shape} shape",
-                             hint=f"columns: {', '.join(plan.columns)}")
+            raise InputError(
+                f"--partition-by {unknown[0]!r} is not a column of the {opts.shape} shape",
+                hint=f"columns: {', '.join(plan.columns)}",
+            )
         spans = plan.spans
         result = ReplayResult(
-            source=label, target=target, format=request.format, mode=request.mode, shape=opts.shape,
-            collection=opts.collection, schema_origin=plan.schema_origin, partitions=len(plan.pieces),
-            run=checkpoint.next_run if checkpoint else None, checkpoint=request.checkpoint, written=False,
-            messages=0, rows=0, bytes=0, seconds=0.0, rows_per_second=None, messages_per_second=None,
+            source=label,
+            target=target,
+            format=request.format,
+            mode=request.mode,
+            shape=opts.shape,
+            collection=opts.collection,
+            schema_origin=plan.schema_origin,
+            partitions=len(plan.pieces),
+            run=checkpoint.next_run if checkpoint else None,
+            checkpoint=request.checkpoint,
+            written=False,
+            messages=0,
+            rows=0,
+            bytes=0,
+            seconds=0.0,
+            rows_per_second=None,
+            messages_per_second=None,
             spark_startup_seconds=None,
-            channels=[ChannelResult(s.channel, s.first, s.last, s.messages, 0, 0, 0) for s in spans])
+            channels=[ChannelResult(s.channel, s.first, s.last, s.messages, 0, 0, 0) for s in spans],
+        )
         if not spans:
             return result
         own_session = spark is None
@@ -199,16 +227,26 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
 
 def _selection(request: ReplayRequest) -> dict[str, str]:
     """What a checkpoint's positions cover: the same channels, shape, collection and message types."""
-    return {"channels": ",".join(request.channels), "shape": request.shape or "", "collection": request.collection or "",
-            "types": request.types or ""}
+    return {
+        "channels": ",".join(request.channels),
+        "shape": request.shape or "",
+        "collection": request.collection or "",
+        "types": request.types or "",
+    }
 
 
 def _read_options(request: ReplayRequest) -> dict[str, str]:
-    values = {"channels": ",".join(request.channels), "collection": request.collection, "shape": request.shape,
-              "from": None if request.start == FROM_CHECKPOINT else request.start, "to": request.end,
-              "types": request.types,
-              "partitions": str(request.partitions) if request.partitions else None,
-              "milvus": request.milvus, "milvus_token": request.milvus_token}
+    values = {
+        "channels": ",".join(request.channels),
+        "collection": request.collection,
+        "shape": request.shape,
+        "from": None if request.start == FROM_CHECKPOINT else request.start,
+        "to": request.end,
+        "types": request.types,
+        "partitions": str(request.partitions) if request.partitions else None,
+        "milvus": request.milvus,
+        "milvus_token": request.milvus_token,
+    }
     return {key: value for key, value in values.items() if value}
 
 
@@ -238,8 +276,10 @@ def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: Checkpoint |
     from mqctl.replay.schema import MESSAGE_COLUMNS, ROW_META_COLUMNS, rows_ddl, schema_to_json
 
     if checkpoint is not None and opts.end is not None and opts.end.kind == "tso":
-        raise InputError("--checkpoint needs --to as a sequence/id (or no --to): a time or TSO end is not a position "
-                         "the next run could resume after")
+        raise InputError(
+            "--checkpoint needs --to as a sequence/id (or no --to): a time or TSO end is not a position "
+            "the next run could resume after"
+        )
     source = opts.open_source()
     try:
         spans = plan_spans(source, opts)
@@ -252,8 +292,12 @@ def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: Checkpoint |
     finally:
         source.close()
     if checkpoint is not None:
-        spans = [ChannelSpan(s.channel, start, s.last, s.messages - _skipped(s, start))
-                 for s in spans for start in [checkpoint.start_after(s.channel, s.first)] if start <= s.last]
+        spans = [
+            ChannelSpan(s.channel, start, s.last, s.messages - _skipped(s, start))
+            for s in spans
+            for start in [checkpoint.start_after(s.channel, s.first)]
+            if start <= s.last
+        ]
     pieces = split_spans(spans, opts.partitions, opts.messages_per_partition)
     options["ranges"] = ranges_option(pieces)
     return Plan(spans, pieces, origin, columns)
@@ -265,8 +309,14 @@ def _skipped(span: ChannelSpan, start: int) -> int:
     return min(span.messages, round(span.messages * (start - span.first) / width)) if width > 0 else 0
 
 
-def _write_with_progress(spark, request: ReplayRequest, options: dict[str, str], result: ReplayResult,
-                         checkpoint: Checkpoint | None, on_progress: ProgressCallback | None) -> None:
+def _write_with_progress(
+    spark,
+    request: ReplayRequest,
+    options: dict[str, str],
+    result: ReplayResult,
+    checkpoint: Checkpoint | None,
+    on_progress: ProgressCallback | None,
+) -> None:
     from mqctl.replay.session import progress_host
 
     host = progress_host(spark)
@@ -325,7 +375,7 @@ def _write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: C
         _read_and_write(spark, request, options, checkpoint)
     except (InputError, PreconditionError):
         raise
-    except Exception as err:  # noqa: BLE001 - Spark's errors carry JVM and Python traces; keep one line
+    except Exception as err:
         line = spark_error_line(err)
         says_fix = line.startswith(("executor on ", "Python worker on "))
         hint = None if says_fix else "run with --debug for Spark's full error"
@@ -360,8 +410,10 @@ def _read_and_write(spark, request: ReplayRequest, options: dict[str, str], chec
 def _write_table(spark, df, request: ReplayRequest, mode: str, partition_by: list[str], resumable: bool) -> None:
     exists = spark.catalog.tableExists(request.table)
     if exists and request.mode == "error":
-        raise PreconditionError(f"table {request.table} already exists and --mode is error",
-                                hint="use --mode append or --mode overwrite, or another --table")
+        raise PreconditionError(
+            f"table {request.table} already exists and --mode is error",
+            hint="use --mode append or --mode overwrite, or another --table",
+        )
     if exists and resumable:
         df.select(*spark.table(request.table).columns).write.insertInto(request.table, overwrite=True)
         return

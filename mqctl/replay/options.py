@@ -44,8 +44,10 @@ def parse_bound(text: str, option: str, *, upper: bool) -> Bound:
     try:
         when = dt.datetime.fromisoformat(raw)
     except ValueError:
-        raise InputError(f"{option} {text!r} is neither a sequence/id, tso:N nor an ISO-8601 time",
-                         hint="e.g. 1200, tso:447112233445566778 or 2024-05-01T12:00:00Z") from None
+        raise InputError(
+            f"{option} {text!r} is neither a sequence/id, tso:N nor an ISO-8601 time",
+            hint="e.g. 1200, tso:447112233445566778 or 2024-05-01T12:00:00Z",
+        ) from None
     tso = datetime_to_tso(when)
     # An upper time bound includes every TSO of its millisecond.
     return Bound("tso", tso | ((1 << TSO_LOGICAL_BITS) - 1) if upper else tso)
@@ -99,13 +101,17 @@ class ReplayOptions:
             if any(ch in pattern for ch in "*?["):
                 matched = [name for name in known if fnmatch.fnmatchcase(name, pattern)]
                 if not matched:
-                    raise InputError(f"no channel matches {pattern!r} in {self.source_label}",
-                                     hint=f"known channels: {', '.join(known) or 'none'}")
+                    raise InputError(
+                        f"no channel matches {pattern!r} in {self.source_label}",
+                        hint=f"known channels: {', '.join(known) or 'none'}",
+                    )
             elif pattern in known:
                 matched = [pattern]
             else:
-                raise InputError(f"unknown channel {pattern!r} in {self.source_label}",
-                                 hint=f"known channels: {', '.join(known) or 'none'}")
+                raise InputError(
+                    f"unknown channel {pattern!r} in {self.source_label}",
+                    hint=f"known channels: {', '.join(known) or 'none'}",
+                )
             chosen.extend(name for name in matched if name not in chosen)
         return chosen
 
@@ -132,13 +138,17 @@ def parse_options(options) -> ReplayOptions:
     opts = {str(k).lower(): str(v) for k, v in dict(options).items() if v is not None}
     rocksmq, nats = opts.get("rocksmq") or None, opts.get("nats") or None
     if bool(rocksmq) == bool(nats):
-        raise InputError("milvus_mq needs exactly one source: option 'rocksmq' (a RocksMQ directory) or 'nats' (a URL)",
-                         hint='e.g. .option("nats", "nats://127.0.0.1:4222") or .option("rocksmq", "/var/lib/milvus/rdb_data")')
+        raise InputError(
+            "milvus_mq needs exactly one source: option 'rocksmq' (a RocksMQ directory) or 'nats' (a URL)",
+            hint='e.g. .option("nats", "nats://127.0.0.1:4222") or .option("rocksmq", "/var/lib/milvus/rdb_data")',
+        )
     shape = (opts.get("shape") or ("rows" if opts.get("collection") else "messages")).lower()
     if shape not in SHAPES:
         raise InputError(f"option shape {shape!r} is not one of {', '.join(SHAPES)}")
     result = ReplayOptions(
-        rocksmq=rocksmq, nats=nats, shape=shape,
+        rocksmq=rocksmq,
+        nats=nats,
+        shape=shape,
         nats_auth={key: opts[key] for key in NATS_AUTH_OPTIONS if opts.get(key)},
         nats_timeout=_positive_float(opts, "timeout") or 5.0,
         channels=_split(opts.get("channels", "")),
@@ -150,14 +160,18 @@ def parse_options(options) -> ReplayOptions:
         collection=opts.get("collection") or None,
         partitions=_positive_int(opts, "partitions"),
         messages_per_partition=_positive_int(opts, "messages_per_partition") or DEFAULT_MESSAGES_PER_PARTITION,
-        milvus=opts.get("milvus") or None, milvus_token=opts.get("milvus_token") or None,
-        collection_schema=opts.get("collection_schema") or None, progress=opts.get("progress") or None,
+        milvus=opts.get("milvus") or None,
+        milvus_token=opts.get("milvus_token") or None,
+        collection_schema=opts.get("collection_schema") or None,
+        progress=opts.get("progress") or None,
     )
     if shape == "rows" and not result.collection:
         raise InputError("shape 'rows' needs a collection (option 'collection', a name or an id)")
     if shape == "rows" and result.types is not None and not result.types & INSERT_DELETE:
-        raise InputError(f"types {opts['types']!r} select no insert or delete message, and rows come only from those",
-                         hint="add insert and/or delete to the types, or use the messages shape")
+        raise InputError(
+            f"types {opts['types']!r} select no insert or delete message, and rows come only from those",
+            hint="add insert and/or delete to the types, or use the messages shape",
+        )
     return result
 
 
@@ -202,15 +216,18 @@ def _parse_ranges(text: str) -> list[tuple[str, int, int]]:
     try:
         return [(str(channel), int(first), int(last)) for channel, first, last in json.loads(text)]
     except (ValueError, TypeError):
-        raise InputError('option ranges must be JSON like [["by-dev-rootcoord-dml_0", FIRST_ID, LAST_ID], ...]') from None
+        raise InputError(
+            'option ranges must be JSON like [["by-dev-rootcoord-dml_0", FIRST_ID, LAST_ID], ...]'
+        ) from None
 
 
 def _parse_after(text: str) -> dict[str, tuple[str, int]]:
     try:
         return {str(vchannel): (str(pchannel), int(position)) for vchannel, pchannel, position in json.loads(text)}
     except (ValueError, TypeError):
-        raise InputError('option after must be JSON like [["<vchannel>", "<pchannel>", CHECKPOINT_POSITION], ...]') \
-            from None
+        raise InputError(
+            'option after must be JSON like [["<vchannel>", "<pchannel>", CHECKPOINT_POSITION], ...]'
+        ) from None
 
 
 def after_option(checkpoints: dict[str, tuple[str, int]]) -> str:

@@ -55,8 +55,10 @@ def plan_partitions(source: MQSource, opts: ReplayOptions) -> list[ChannelSpan]:
     infos = {info.name: info for info in source.list_channels()}
     unknown = sorted({channel for channel, _, _ in opts.ranges} - set(infos))
     if unknown:
-        raise InputError(f"unknown channel {unknown[0]!r} in {opts.source_label}",
-                         hint=f"known channels: {', '.join(infos) or 'none'}")
+        raise InputError(
+            f"unknown channel {unknown[0]!r} in {opts.source_label}",
+            hint=f"known channels: {', '.join(infos) or 'none'}",
+        )
     pieces = []
     for channel, first, last in opts.ranges:
         full = source.id_range(channel) or (first, last)

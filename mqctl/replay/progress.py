@@ -39,8 +39,13 @@ class ProgressCollector:
                 for line in self.rfile:
                     try:
                         report = json.loads(line)
-                        counts = PartitionCounts(str(report["channel"]), int(report["messages"]), int(report["rows"]),
-                                                 int(report["bytes"]), bool(report["done"]))
+                        counts = PartitionCounts(
+                            str(report["channel"]),
+                            int(report["messages"]),
+                            int(report["rows"]),
+                            int(report["bytes"]),
+                            bool(report["done"]),
+                        )
                     except (ValueError, KeyError, TypeError):
                         continue
                     with collector._lock:
@@ -110,8 +115,16 @@ class ProgressReporter:
             self._sock = None
 
     def _send(self) -> None:
-        line = json.dumps({"key": self._key, "channel": self.counts.channel, "messages": self.counts.messages,
-                           "rows": self.counts.rows, "bytes": self.counts.bytes, "done": self.counts.done})
+        line = json.dumps(
+            {
+                "key": self._key,
+                "channel": self.counts.channel,
+                "messages": self.counts.messages,
+                "rows": self.counts.rows,
+                "bytes": self.counts.bytes,
+                "done": self.counts.done,
+            }
+        )
         try:
             self._sock.sendall(line.encode() + b"\n")
         except OSError:

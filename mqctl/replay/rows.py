@@ -7,7 +7,8 @@ primary key. Arrow batches go to Spark without a per-value Python conversion ste
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, NamedTuple
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
 
 from mqctl.mq.messages import SCALAR_DATA, CollectionSchemaInfo, DecodedMessage, column_values
 from mqctl.mq.model import RawMessage
@@ -29,9 +30,25 @@ class MessageBatch:
         self.size = 0
 
     def add(self, raw: RawMessage, msg: DecodedMessage) -> int:
-        self.rows.append((raw.channel, raw.id, msg.type, msg.type_code, msg.tso, msg.time, msg.collection_id,
-                          msg.collection, msg.partition_id, msg.partition, msg.segment_id, msg.shard, msg.rows,
-                          msg.payload_size, msg.error))
+        self.rows.append(
+            (
+                raw.channel,
+                raw.id,
+                msg.type,
+                msg.type_code,
+                msg.tso,
+                msg.time,
+                msg.collection_id,
+                msg.collection,
+                msg.partition_id,
+                msg.partition,
+                msg.segment_id,
+                msg.shard,
+                msg.rows,
+                msg.payload_size,
+                msg.error,
+            )
+        )
         self.size += 1
         return 1
 
@@ -132,8 +149,9 @@ class FloatVectorColumn:
 
         floats = pa.array(self.floats, type=self.arrow_type.value_type)
         mask = pa.array(self.nulls, type=pa.bool_()) if self.has_nulls else None
-        array = pa.ListArray.from_arrays(pa.array(self.offsets, type=pa.int32()), floats, type=self.arrow_type,
-                                         mask=mask)
+        array = pa.ListArray.from_arrays(
+            pa.array(self.offsets, type=pa.int32()), floats, type=self.arrow_type, mask=mask
+        )
         self._reset()
         return array
 
@@ -155,7 +173,9 @@ class EntityBatch:
     def __init__(self, arrow_schema, schema: CollectionSchemaInfo):
         self.arrow_schema = arrow_schema
         self.primary_key = schema.primary.name if schema.primary else None
-        self.columns = {f.name: _column(f.type, arrow_field.type) for f, arrow_field in zip(schema.fields, arrow_schema)}
+        self.columns = {
+            f.name: _column(f.type, arrow_field.type) for f, arrow_field in zip(schema.fields, arrow_schema)
+        }
         self.layouts: dict[tuple[str, ...], Layout] = {}
         self.not_in_delete = [column for name, column in self.columns.items() if name != self.primary_key]
         self._reset_meta()
@@ -195,10 +215,16 @@ class EntityBatch:
     def _layout(self, names: tuple[str, ...]) -> Layout:
         last = {name: position for position, name in enumerate(names)}
         first_name = names[0]
-        layout = Layout(last[first_name], self.columns.get(first_name),
-                        [(position, self.columns[name]) for name, position in last.items()
-                         if name != first_name and name in self.columns],
-                        [column for name, column in self.columns.items() if name not in last])
+        layout = Layout(
+            last[first_name],
+            self.columns.get(first_name),
+            [
+                (position, self.columns[name])
+                for name, position in last.items()
+                if name != first_name and name in self.columns
+            ],
+            [column for name, column in self.columns.items() if name not in last],
+        )
         self.layouts[names] = layout
         return layout
 
@@ -223,7 +249,9 @@ class EntityBatch:
 
         arrays = [column.take() for column in self.columns.values()]
         meta = (self.ops, self.timestamps, self.channels, self.seqs)
-        arrays += [pa.array(values, type=self.arrow_schema.field(len(arrays) + n).type) for n, values in enumerate(meta)]
+        arrays += [
+            pa.array(values, type=self.arrow_schema.field(len(arrays) + n).type) for n, values in enumerate(meta)
+        ]
         self._reset_meta()
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
 
@@ -275,8 +303,13 @@ def _is_entity_of(collection_id: int | None, collection: str | None, schema: Col
     return collection == schema.name
 
 
-def read_span(opts: ReplayOptions, span: ChannelSpan, arrow_schema, schema: CollectionSchemaInfo | None,
-              reporter: ProgressReporter) -> Iterator:
+def read_span(
+    opts: ReplayOptions,
+    span: ChannelSpan,
+    arrow_schema,
+    schema: CollectionSchemaInfo | None,
+    reporter: ProgressReporter,
+) -> Iterator:
     """Arrow record batches of one channel span; counts go to `reporter` as messages are read.
     In the rows shape an insert is parsed once, straight into its columns (the hot path of a replay);
     every other message goes through `decode`."""
@@ -294,8 +327,15 @@ def read_span(opts: ReplayOptions, span: ChannelSpan, arrow_schema, schema: Coll
                 tso = insert.base.timestamp or (max(insert.timestamps) if insert.timestamps else 0) or None
                 added = 0
                 if not opts.persisted(insert.shardName, raw.id) and _selected(
-                        opts, INSERT, tso, insert.collectionID or None, insert.collection_name or None, schema,
-                        start_tso, end_tso):
+                    opts,
+                    INSERT,
+                    tso,
+                    insert.collectionID or None,
+                    insert.collection_name or None,
+                    schema,
+                    start_tso,
+                    end_tso,
+                ):
                     added = batch.add_insert(raw, insert, tso)
                 reporter.add(1, added, len(raw.data))
                 if batch.size >= BATCH_ROWS:
@@ -307,8 +347,9 @@ def read_span(opts: ReplayOptions, span: ChannelSpan, arrow_schema, schema: Coll
                 reporter.add(1, 0, len(raw.data))
                 break
             added = 0
-            if not opts.persisted(msg.shard, raw.id) and _selected(opts, msg.type_code, msg.tso, msg.collection_id,
-                                                                   msg.collection, schema, start_tso, end_tso):
+            if not opts.persisted(msg.shard, raw.id) and _selected(
+                opts, msg.type_code, msg.tso, msg.collection_id, msg.collection, schema, start_tso, end_tso
+            ):
                 added = batch.add(raw, msg)
             reporter.add(1, added, len(raw.data))
             if batch.size >= BATCH_ROWS:
@@ -320,8 +361,16 @@ def read_span(opts: ReplayOptions, span: ChannelSpan, arrow_schema, schema: Coll
     reporter.finish()
 
 
-def _selected(opts: ReplayOptions, type_code: int, tso: int | None, collection_id: int | None, collection: str | None,
-              schema: CollectionSchemaInfo | None, start_tso: int | None, end_tso: int | None) -> bool:
+def _selected(
+    opts: ReplayOptions,
+    type_code: int,
+    tso: int | None,
+    collection_id: int | None,
+    collection: str | None,
+    schema: CollectionSchemaInfo | None,
+    start_tso: int | None,
+    end_tso: int | None,
+) -> bool:
     if not opts.wants(type_code):
         return False
     if (start_tso is not None or end_tso is not None) and tso is None:

@@ -79,15 +79,20 @@ def spark_ddl(field: FieldInfo) -> str:
     if key == "ARRAY":
         element = type_key(field.element_type)
         if element not in SCALAR_TYPES:
-            raise InputError(f"field {field.name!r}: an array of {field.element_type or 'unknown elements'} cannot be "
-                             "replayed as rows", hint="replay it with --shape messages instead")
+            raise InputError(
+                f"field {field.name!r}: an array of {field.element_type or 'unknown elements'} cannot be "
+                "replayed as rows",
+                hint="replay it with --shape messages instead",
+            )
         return f"array<{SCALAR_TYPES[element]}>"
     if key in SCALAR_TYPES:
         return SCALAR_TYPES[key]
     if key in VECTOR_TYPES:
         return VECTOR_TYPES[key]
-    raise InputError(f"field {field.name!r} has Milvus type {field.type}, which replay cannot represent as rows",
-                     hint="replay it with --shape messages instead")
+    raise InputError(
+        f"field {field.name!r} has Milvus type {field.type}, which replay cannot represent as rows",
+        hint="replay it with --shape messages instead",
+    )
 
 
 def messages_ddl() -> str:
@@ -97,8 +102,10 @@ def messages_ddl() -> str:
 def rows_ddl(schema: CollectionSchemaInfo) -> str:
     taken = {f.name for f in schema.fields} & {name for name, _ in ROW_META_COLUMNS}
     if taken:
-        raise InputError(f"collection {schema.name!r} has fields named like replay's own columns: "
-                         f"{', '.join(sorted(taken))}", hint="replay it with --shape messages instead")
+        raise InputError(
+            f"collection {schema.name!r} has fields named like replay's own columns: {', '.join(sorted(taken))}",
+            hint="replay it with --shape messages instead",
+        )
     return _ddl([(f.name, spark_ddl(f)) for f in schema.fields] + ROW_META_COLUMNS)
 
 

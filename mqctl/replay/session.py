@@ -22,8 +22,10 @@ from mqctl.errors import InputError, PreconditionError
 
 MASTER_PATTERN = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[.+\]|spark://.+|yarn|k8s://.+|mesos://.+)$")
 CONNECT_PATTERN = re.compile(r"^sc://[^/\s]+")
-JAVA_HINT = ("install a Java 17+ runtime (Debian/Ubuntu: apt-get install openjdk-17-jre-headless; "
-             "macOS: brew install openjdk@17) or point JAVA_HOME at one")
+JAVA_HINT = (
+    "install a Java 17+ runtime (Debian/Ubuntu: apt-get install openjdk-17-jre-headless; "
+    "macOS: brew install openjdk@17) or point JAVA_HOME at one"
+)
 # Spark's own INFO/WARN lines would bury mqctl's output; errors still show.
 LOG4J2_CONFIG = """\
 rootLogger.level = error
@@ -57,8 +59,10 @@ def progress_host(spark) -> str:
 
 def check_master(master: str) -> None:
     if not MASTER_PATTERN.match(master):
-        raise InputError(f"--master {master!r} is not a Spark master URL",
-                         hint="use local[*], local[N], spark://HOST:PORT, yarn or k8s://https://HOST:PORT")
+        raise InputError(
+            f"--master {master!r} is not a Spark master URL",
+            hint="use local[*], local[N], spark://HOST:PORT, yarn or k8s://https://HOST:PORT",
+        )
 
 
 def check_remote(remote: str) -> None:
@@ -72,7 +76,9 @@ def parse_spark_conf(items: list[str]) -> dict[str, str]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
-            raise InputError(f"--spark-conf {item!r} is not KEY=VALUE", hint="e.g. --spark-conf spark.executor.memory=4g")
+            raise InputError(
+                f"--spark-conf {item!r} is not KEY=VALUE", hint="e.g. --spark-conf spark.executor.memory=4g"
+            )
         conf[key.strip()] = value
     return conf
 
@@ -114,16 +120,24 @@ def ship_runtime(settings: dict[str, str]) -> dict[str, str]:
     archive, folder = runtime_archive()
     archives = [item for item in settings.get("spark.archives", "").split(",") if item]
     python_path = _path_list([RUNTIME_DIR, str(folder)], settings.get("spark.executorEnv.PYTHONPATH", ""))
-    return {"spark.archives": ",".join([*archives, f"{archive}#{RUNTIME_DIR}"]),
-            "spark.executorEnv.PYTHONPATH": python_path}
+    return {
+        "spark.archives": ",".join([*archives, f"{archive}#{RUNTIME_DIR}"]),
+        "spark.executorEnv.PYTHONPATH": python_path,
+    }
 
 
 def _path_list(first: list[str], rest: str) -> str:
     return os.pathsep.join([*first, *[item for item in rest.split(os.pathsep) if item and item not in first]])
 
 
-def start_session(master: str = "local[*]", conf: dict[str, str] | None = None, app_name: str = "mqctl replay",
-                  *, ship: bool = True, remote: str | None = None):
+def start_session(
+    master: str = "local[*]",
+    conf: dict[str, str] | None = None,
+    app_name: str = "mqctl replay",
+    *,
+    ship: bool = True,
+    remote: str | None = None,
+):
     """A SparkSession with the `milvus_mq` data source registered: an embedded or cluster Spark
     for `master`, or a Spark Connect server for `remote` (sc://HOST:PORT). Off local mode, `ship`
     sends mqctl's runtime to the executors (see shipping.py); without it they need mqctl installed."""
@@ -137,8 +151,12 @@ def start_session(master: str = "local[*]", conf: dict[str, str] | None = None, 
     major = java_major_version()
     if major < 17:
         raise PreconditionError(f"Java {major} found, but Spark 4 needs Java 17 or newer", hint=JAVA_HINT)
-    settings = {"spark.ui.enabled": "false", "spark.ui.showConsoleProgress": "false",
-                "spark.sql.session.timeZone": "UTC", **(conf or {})}
+    settings = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        **(conf or {}),
+    }
     # The Python of all workers, also of the data source's planner on the driver (which reads no
     # Spark setting for it): PySpark takes it from PYSPARK_PYTHON when the context starts.
     python = os.environ.get("PYSPARK_PYTHON")
@@ -181,9 +199,11 @@ def _connect_session(session_class, remote: str, conf: dict[str, str], app_name:
             spark.conf.set("spark.sql.execution.pyspark.python", f"{RUNTIME_DIR}/bin/python")
     except ImportError as err:
         raise PreconditionError(f"Spark Connect needs {err.name}", hint="pip install 'mqctl[spark]'") from None
-    except Exception as err:  # noqa: BLE001 - gRPC and Spark errors: one line
-        raise PreconditionError(f"cannot use the Spark Connect server at {remote}: {str(err).splitlines()[0]}",
-                                hint="check --remote and that the server runs (sbin/start-connect-server.sh)") from err
+    except Exception as err:
+        raise PreconditionError(
+            f"cannot use the Spark Connect server at {remote}: {str(err).splitlines()[0]}",
+            hint="check --remote and that the server runs (sbin/start-connect-server.sh)",
+        ) from err
     register(spark)
     return spark
 

@@ -28,11 +28,25 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from mqctl.replay.datasource import RUNTIME_DIR, RUNTIME_MANIFEST as MANIFEST
+from mqctl.replay.datasource import RUNTIME_DIR
+from mqctl.replay.datasource import RUNTIME_MANIFEST as MANIFEST
 
 # Distributions the executor side of milvus_mq imports; pymilvus only for its generated protobuf modules.
-EXECUTOR_DISTRIBUTIONS = ("protobuf", "rocksdict", "nats-py", "nkeys", "pynacl", "cffi", "pycparser", "pyarrow", "numpy",
-                          "rich", "pygments", "markdown-it-py", "mdurl")
+EXECUTOR_DISTRIBUTIONS = (
+    "protobuf",
+    "rocksdict",
+    "nats-py",
+    "nkeys",
+    "pynacl",
+    "cffi",
+    "pycparser",
+    "pyarrow",
+    "numpy",
+    "rich",
+    "pygments",
+    "markdown-it-py",
+    "mdurl",
+)
 PYMILVUS_PARTS = ("pymilvus/__init__.py", "pymilvus/grpc_gen/")
 # Never needed at run time: headers, Cython sources, tests, byte code of this machine.
 SKIPPED_PARTS = ("/include/", "/tests/", "/__pycache__/")
@@ -85,8 +99,11 @@ def manifest() -> dict[str, str]:
     """What executors compare against their own interpreter before importing native code."""
     import mqctl
 
-    return {"mqctl": mqctl.__version__, "python": f"{sys.version_info.major}.{sys.version_info.minor}",
-            "platform": sysconfig.get_platform()}
+    return {
+        "mqctl": mqctl.__version__,
+        "python": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "platform": sysconfig.get_platform(),
+    }
 
 
 def _build(archive: Path, folder: Path) -> None:
@@ -135,8 +152,13 @@ def _copy_files(stage: Path, dist: str, wanted) -> None:
         return  # optional on this driver (e.g. nkeys without NKey auth): executors will not need it either
     for file in found.files or ():
         name = str(file).replace(os.sep, "/")
-        if (name.startswith("..") or ".dist-info/" in name or not wanted(name) or name.endswith(SKIPPED_SUFFIXES)
-                or any(part in f"/{name}" for part in SKIPPED_PARTS)):
+        if (
+            name.startswith("..")
+            or ".dist-info/" in name
+            or not wanted(name)
+            or name.endswith(SKIPPED_SUFFIXES)
+            or any(part in f"/{name}" for part in SKIPPED_PARTS)
+        ):
             continue
         source = Path(file.locate())
         if source.is_file():

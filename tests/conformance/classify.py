@@ -25,8 +25,16 @@ class Outcome:
     note: str | None = None
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in (("starts", self.starts), ("fails", self.fails), ("attempted", self.attempted),
-                                            ("note", self.note)) if v}
+        return {
+            k: v
+            for k, v in (
+                ("starts", self.starts),
+                ("fails", self.fails),
+                ("attempted", self.attempted),
+                ("note", self.note),
+            )
+            if v
+        }
 
 
 def classify(log: str, *, exited: bool, healthy: bool, timed_out: bool) -> Outcome | None:

@@ -36,8 +36,12 @@ def agrees(binary: dict, mqctl: Prediction) -> bool:
     """Same MQ started, or both say it fails with mqctl's message inside Milvus's and the same attempted MQ."""
     if binary.get("starts"):
         return mqctl.effective_mq == binary["starts"] and mqctl.fails is None
-    return (mqctl.effective_mq is None and bool(mqctl.fails) and mqctl.fails in binary["fails"]
-            and mqctl.attempted_mq == binary.get("attempted"))
+    return (
+        mqctl.effective_mq is None
+        and bool(mqctl.fails)
+        and mqctl.fails in binary["fails"]
+        and mqctl.attempted_mq == binary.get("attempted")
+    )
 
 
 def describe(binary: dict) -> str:
@@ -66,8 +70,9 @@ def check(records: list[dict], base: str, folder: Path) -> list[tuple[str, str, 
     for record in records:
         variant = Variant(**record["params"])
         mqctl = predict(render(base, variant), folder)
-        rows.append((variant.name, describe(record["binary"]), describe_prediction(mqctl),
-                     agrees(record["binary"], mqctl)))
+        rows.append(
+            (variant.name, describe(record["binary"]), describe_prediction(mqctl), agrees(record["binary"], mqctl))
+        )
     return rows
 
 

@@ -1,6 +1,6 @@
 """Run the binary on CI_SAMPLE plus a seeded sample and write the fixture the quick test reads.
 
-    PYTHONPATH=. python -m tests.conformance.record [--count N] [--seed S] [--dir SANDBOX]
+PYTHONPATH=. python -m tests.conformance.record [--count N] [--seed S] [--dir SANDBOX]
 """
 
 from __future__ import annotations
@@ -38,8 +38,19 @@ def main() -> None:
     finally:
         worker.close()
     BASE.write_text(worker.base.replace(str(worker.box.dir), SANDBOX_DIR))
-    FIXTURE.write_text(json.dumps({"milvus": MILVUS_VERSION, "base": BASE.name, "seed": args.seed,
-                                   "ci_sample": len(CI_SAMPLE), "variants": records}, indent=1) + "\n")
+    FIXTURE.write_text(
+        json.dumps(
+            {
+                "milvus": MILVUS_VERSION,
+                "base": BASE.name,
+                "seed": args.seed,
+                "ci_sample": len(CI_SAMPLE),
+                "variants": records,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 if __name__ == "__main__":

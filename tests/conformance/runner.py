@@ -32,8 +32,11 @@ class Worker:
         self.box = sandbox.Sandbox(directory)
         if not self.box.exists():
             self.box.create("rocksmq")
-        self.base = self.box.config_path.read_text() if not (self.box.dir / "base.yaml").exists() \
+        self.base = (
+            self.box.config_path.read_text()
+            if not (self.box.dir / "base.yaml").exists()
             else (self.box.dir / "base.yaml").read_text()
+        )
         (self.box.dir / "base.yaml").write_text(self.base)  # the rendered file, before any variant
 
     def run(self, config_text: str, wait: float = WAIT_SECONDS, fresh: bool = True) -> Run:

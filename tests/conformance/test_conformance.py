@@ -37,8 +37,15 @@ def test_recorded_outcomes_agree_with_mqctl(tmp_path):
 
 def test_the_fixture_covers_every_behaviour_of_the_binary():
     seen = {compare.describe(r["binary"]).split("`")[0] for r in compare.load_fixture()["variants"]}
-    for expected in ("starts rocksmq", "starts natsmq", "starts pulsar (broker unreachable)", "fails ",
-                     "rocksmq: fails ", "pulsar: fails ", "kafka: fails "):
+    for expected in (
+        "starts rocksmq",
+        "starts natsmq",
+        "starts pulsar (broker unreachable)",
+        "fails ",
+        "rocksmq: fails ",
+        "pulsar: fails ",
+        "kafka: fails ",
+    ):
         assert expected in seen
 
 
@@ -65,8 +72,9 @@ def test_variants_change_only_mq_sections():
     base = YAML(typ="safe").load(compare.fixture_base())
     for variant in all_variants()[::7]:
         doc = YAML(typ="safe").load(render(compare.fixture_base(), variant))
-        assert {k: v for k, v in doc.items() if k not in mq_sections} == \
-            {k: v for k, v in base.items() if k not in mq_sections}
+        assert {k: v for k, v in doc.items() if k not in mq_sections} == {
+            k: v for k, v in base.items() if k not in mq_sections
+        }
         assert doc["natsmq"]["server"]["port"] == base["natsmq"]["server"]["port"]
     assert sample(RECORD_SEED, 5) == sample(RECORD_SEED, 5)
 
@@ -74,10 +82,14 @@ def test_variants_change_only_mq_sections():
 def test_classifier_reads_panics_fatals_and_brokers():
     mq = '[INFO] [dependency/factory.go:84] ["try to init mq"] [standalone=true] [mqType={}]\n'
     fatal = '[2026/11/23 13:00:00 +00:00] [FATAL] [rmq/x.go:1] ["fail to init rocksmq"] [error="mkdir : no such"]\n'
-    assert classify(mq.format("rocksmq") + fatal, exited=False, healthy=False, timed_out=False).as_dict() == \
-        {"fails": "fail to init rocksmq", "attempted": "rocksmq"}
-    assert classify("panic: mq type x is invalid\n", exited=True, healthy=False, timed_out=False).fails == \
-        "mq type x is invalid"
+    assert classify(mq.format("rocksmq") + fatal, exited=False, healthy=False, timed_out=False).as_dict() == {
+        "fails": "fail to init rocksmq",
+        "attempted": "rocksmq",
+    }
+    assert (
+        classify("panic: mq type x is invalid\n", exited=True, healthy=False, timed_out=False).fails
+        == "mq type x is invalid"
+    )
     assert classify(mq.format("rocksmq"), exited=False, healthy=False, timed_out=False) is None
     assert classify(mq.format("kafka"), exited=False, healthy=False, timed_out=True).fails == "never became healthy"
 
@@ -106,8 +118,14 @@ def test_binary_agrees_with_mqctl(tmp_path_factory, tmp_path):
             if variant in recorded and outcome != recorded[variant]:
                 drifted.append(f"{variant.name}: recorded {recorded[variant]}, now {outcome}")
             mqctl = compare.predict(text, tmp_path)
-            rows.append((variant.name, compare.describe(outcome), compare.describe_prediction(mqctl),
-                         compare.agrees(outcome, mqctl)))
+            rows.append(
+                (
+                    variant.name,
+                    compare.describe(outcome),
+                    compare.describe_prediction(mqctl),
+                    compare.agrees(outcome, mqctl),
+                )
+            )
     finally:
         worker.close()
         if os.environ.get("MQCTL_CONFORMANCE_OUT"):  # the outcomes, in the fixture's format, to judge mqctl later

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import SAMPLES, write_yaml
+from tests.conftest import SAMPLES, write_yaml
 
 DEFAULT_ONLY = "mq:\n  type: default\n"
 
@@ -30,11 +30,13 @@ def test_role_can_be_forced_and_is_stated(tmp_path, cli):
 
 
 def test_get_names_the_default_source(tmp_path, cli):
-    whole = cli("config", "get", str(write_yaml(tmp_path, DEFAULT_ONLY)), "rocksmq.path", "--milvus-version", "2.3.5",
-                "--json").json()
+    whole = cli(
+        "config", "get", str(write_yaml(tmp_path, DEFAULT_ONLY)), "rocksmq.path", "--milvus-version", "2.3.5", "--json"
+    ).json()
     assert (whole["value"], whole["source"], whole["detail"]) == (None, "default", "code default of Milvus 2.3.5")
-    overlay = cli("config", "get", str(write_yaml(tmp_path, DEFAULT_ONLY)), "pulsar.address", "--role", "overlay",
-                  "--json").json()
+    overlay = cli(
+        "config", "get", str(write_yaml(tmp_path, DEFAULT_ONLY)), "pulsar.address", "--role", "overlay", "--json"
+    ).json()
     assert (overlay["value"], overlay["detail"]) == ("localhost", "stock milvus.yaml")
     text = cli("config", "get", str(write_yaml(tmp_path, DEFAULT_ONLY)), "pulsar.address", "--role", "overlay")
     assert text.code == 0 and "pulsar.address = localhost    [default: stock milvus.yaml]" in text.stdout
@@ -43,20 +45,29 @@ def test_get_names_the_default_source(tmp_path, cli):
 def test_samples_keep_their_mq():
     from mqctl.config.resolve import resolve
 
-    expected = {"milvus-2.3-standalone-rocksmq.yaml": "rocksmq", "milvus-2.3-standalone-natsmq.yaml": "natsmq",
-                "user-2.5-standalone-natsmq.yaml": "natsmq", "milvus-cluster-pulsar.yaml": "pulsar",
-                "operator-cr-natsmq.yaml": "natsmq", "helm-values-natsmq.yaml": "natsmq"}
+    expected = {
+        "milvus-2.3-standalone-rocksmq.yaml": "rocksmq",
+        "milvus-2.3-standalone-natsmq.yaml": "natsmq",
+        "user-2.5-standalone-natsmq.yaml": "natsmq",
+        "milvus-cluster-pulsar.yaml": "pulsar",
+        "operator-cr-natsmq.yaml": "natsmq",
+        "helm-values-natsmq.yaml": "natsmq",
+    }
     for name, mq in expected.items():
         assert resolve([SAMPLES / name]).effective_mq == mq, name
 
 
 def test_a_configmap_is_an_overlay_unless_it_holds_a_milvus_yaml(tmp_path, cli):
-    template = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: milvus\ndata:\n  {name}: |\n    mq:\n      type: default\n"
-    user = cli("config", "explain", str(write_yaml(tmp_path, template.format(name="user.yaml"), "cm.yaml")),
-               "--json").json()
+    template = (
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: milvus\ndata:\n  {name}: |\n    mq:\n      type: default\n"
+    )
+    user = cli(
+        "config", "explain", str(write_yaml(tmp_path, template.format(name="user.yaml"), "cm.yaml")), "--json"
+    ).json()
     assert (user["kinds"], user["role"], user["effective_mq"]) == (["configmap"], "overlay", "rocksmq")
-    whole = cli("config", "explain", str(write_yaml(tmp_path, template.format(name="milvus.yaml"), "cm.yaml")),
-                "--json").json()
+    whole = cli(
+        "config", "explain", str(write_yaml(tmp_path, template.format(name="milvus.yaml"), "cm.yaml")), "--json"
+    ).json()
     assert (whole["role"], whole["effective_mq"], whole["fails"]) == ("full", None, "no available mq config found")
 
 

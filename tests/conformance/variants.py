@@ -70,8 +70,8 @@ def _edit_key(lines: list[str], section: str, key: str, value: str | None) -> li
         match = re.match(rf"^(\s+){key}:", lines[i])
         if match:
             if value is None:
-                return lines[:i] + lines[i + 1:]
-            return lines[:i] + [f"{match.group(1)}{key}: {value}"] + lines[i + 1:]
+                return lines[:i] + lines[i + 1 :]
+            return lines[:i] + [f"{match.group(1)}{key}: {value}"] + lines[i + 1 :]
     raise ValueError(f"no {section}.{key} in the base file")
 
 

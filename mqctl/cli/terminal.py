@@ -11,101 +11,25 @@ import datetime as _dt
 import enum
 import json
 import os
-import re
 import sys
+from collections.abc import Callable, Iterable
 from pathlib import PurePath
-from typing import Any, Callable, Iterable, cast
-from urllib.parse import SplitResult, urlsplit
+from typing import Any, cast
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.text import Text
 
-from mqctl.errors import InputError, MqctlError, PreconditionError
-
-SECRET_MARKERS = ("password", "token", "secret", "sasl", "authparams", "credential", "accesskey", "privatekey")
-REDACTED = "******"
-
-
-def is_secret_key(key: str) -> bool:
-    """True for keys whose values must never be printed (passwords, tokens, sasl, authParams...)."""
-    flat = key.lower().replace("_", "").replace("-", "").replace(".", "")
-    return any(marker in flat for marker in SECRET_MARKERS)
-
-
-def redact(value: Any, key: str = "") -> Any:
-    """Replace secret values anywhere inside a nested structure."""
-    if key and is_secret_key(key) and value not in (None, "", [], {}):
-        return REDACTED
-    if isinstance(value, dict):
-        return {k: redact(v, str(k)) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [redact(v) for v in value]
-    return value
-
-
-def split_url(url: str, option: str) -> tuple[SplitResult, str | None, str | None]:
-    """A server URL without its user:password@ part, and that user and password.
-
-    Raises InputError (exit 2) naming the option when the URL cannot be parsed, e.g. `http://[::1`.
-    """
-    try:
-        parts = urlsplit(url)
-        _ = parts.port  # a non-numeric port only fails here
-    except ValueError as err:
-        raise InputError(f"{option} {safe_url(url)!r} is not a valid URL: {err}",
-                         hint="write scheme://host:port; an IPv6 host goes in brackets, e.g. [::1]") from None
-    if parts.username is None and parts.password is None:
-        return parts, None, None
-    host = parts.netloc.rsplit("@", 1)[1]
-    return parts._replace(netloc=host), parts.username, parts.password
-
-
-def _with_password(url: str, password: str | None) -> str:
-    """`url` with the password of its user:password@ part replaced, or left out when `password` is None."""
-    head, sep, rest = url.partition("://")
-    if not sep:
-        head, rest = "", url
-    userinfo, at, host = rest.rpartition("@")
-    if not at or ":" not in userinfo:
-        return url
-    user = userinfo.split(":", 1)[0]
-    return f"{head}{sep}{user}{'' if password is None else ':' + password}@{host}"
-
-
-def safe_url(url: str) -> str:
-    """A URL fit to print: the password of a user:password@ part becomes ******."""
-    return _with_password(url, REDACTED) if "://" in url else url
-
-
-def without_password(url: str) -> str:
-    """The URL with the password of its user:password@ part left out (the user stays), fit to store."""
-    return _with_password(url, None)
-
-
-# `user:password@host` in a URL (the password runs to the last `@` before the host, as `safe_url` reads
-# it) or in a broker list without a scheme (pulsar.address, kafka.brokerList, etcd endpoints...)
-# (a scheme is at most 32 characters, so a long word is not rescanned from each of its letters)
-URL_PASSWORD = re.compile(r"(?P<user>[A-Za-z][A-Za-z0-9+.-]{0,31}://[^\s:/@'\"]*:)(?P<password>[^\s'\",]+)(?=@[^\s@'\",]+)"
-                          r"|(?P<user2>(?<![^\s'\"(\[,=])[^\s:/@'\"]+:)(?P<password2>[^\s/@'\",]+)(?=@[^\s@]+)")
-
-
-def mask_url_passwords(text: str) -> str:
-    """Any text fit to print: the password of every `user:password@` becomes ******."""
-    if "@" not in text:
-        return text
-
-    def masked(match: re.Match) -> str:
-        user = match["user"] or match["user2"]
-        return match[0] if (match["password"] or match["password2"]) == REDACTED else user + REDACTED
-
-    return URL_PASSWORD.sub(masked, text)
+from mqctl.errors import MqctlError, PreconditionError
+from mqctl.secrets import mask_url_passwords
 
 
 def to_jsonable(obj: Any) -> Any:
     """Dataclasses, enums, paths and datetimes to plain JSON values (times as ISO-8601 UTC)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj) if not f.name.startswith("_")}
+        return {
+            f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj) if not f.name.startswith("_")
+        }
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
@@ -123,13 +47,6 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, str):
         return mask_url_passwords(obj)
     return obj
-
-
-def natural_key(name: str) -> list:
-    """Sort key with natural numbering: dml_2 before dml_10."""
-    import re
-
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
 
 
 def _masked(renderable: Any) -> Any:
@@ -203,8 +120,16 @@ class FitTable:
     Cells are plain text, never Rich markup; URL passwords are masked.
     """
 
-    def __init__(self, title: str | None, columns: list[Column], rows: list[list[Any]], footer: list[Any] | None,
-                 *, show_header: bool = True, wide: bool = False):
+    def __init__(
+        self,
+        title: str | None,
+        columns: list[Column],
+        rows: list[list[Any]],
+        footer: list[Any] | None,
+        *,
+        show_header: bool = True,
+        wide: bool = False,
+    ):
         self.title, self.columns, self.rows, self.footer = title, columns, rows, footer
         self.show_header, self.wide = show_header, wide
 
@@ -232,8 +157,10 @@ class FitTable:
         now = _dt.datetime.now(_dt.timezone.utc)
         cells = [self._texts(row, now) for row in self.rows]
         footer = self._texts(self.footer, now) if self.footer is not None else []
-        lines = [[line for r in [*cells, footer] if i < len(r) for line in r[i].splitlines()]
-                 for i in range(len(self.columns))]
+        lines = [
+            [line for r in [*cells, footer] if i < len(r) for line in r[i].splitlines()]
+            for i in range(len(self.columns))
+        ]
         natural, minimum, header_words = [], [], []
         for i, col in enumerate(self.columns):
             header = self._header(col) if self.show_header else ""
@@ -241,15 +168,18 @@ class FitTable:
             values = max((cell_len(line) for line in lines[i]), default=0)
             full = max(values, cell_len(header) if col.kind == KEY else header_words[i])
             natural.append(max(full, cell_len(header)))
-            minimum.append(min(max(values, header_words[i]), max(TEXT_MIN, header_words[i])) if col.kind == TEXT
-                           else full)
+            minimum.append(
+                min(max(values, header_words[i]), max(TEXT_MIN, header_words[i])) if col.kind == TEXT else full
+            )
 
         def width_of(indexes: list[int]) -> int:
             return sum(minimum[i] for i in indexes) + 3 * len(indexes) + 1
 
-        ranks = {i: 0 if col.kind == KEY else (100 + i if col.priority is None else col.priority)
-                 for i, col in enumerate(self.columns)
-                 if self.wide or col.kind != ID or max((len(line) for line in lines[i]), default=0) <= ID_NARROW_MAX}
+        ranks = {
+            i: 0 if col.kind == KEY else (100 + i if col.priority is None else col.priority)
+            for i, col in enumerate(self.columns)
+            if self.wide or col.kind != ID or max((len(line) for line in lines[i]), default=0) <= ID_NARROW_MAX
+        }
         levels: dict[int, list[int]] = {}
         for i, rank in ranks.items():
             levels.setdefault(rank, []).append(i)
@@ -265,8 +195,10 @@ class FitTable:
                 kept.remove(max((i for i in kept if self.columns[i].kind != KEY), key=lambda i: (ranks[i], i)))
         widths = [minimum[i] for i in kept]
         if self.wide:  # whole headers even past the terminal's edge
-            max_width = max(max_width, sum(minimum[i] if self.columns[i].kind == TEXT else natural[i] for i in kept)
-                            + 3 * len(kept) + 1)
+            max_width = max(
+                max_width,
+                sum(minimum[i] if self.columns[i].kind == TEXT else natural[i] for i in kept) + 3 * len(kept) + 1,
+            )
         spare = max(0, max_width - (sum(widths) + 3 * len(kept) + 1))
         for n, i in enumerate(kept):  # first headers on one line, then wider text
             grow = cell_len(self._header(self.columns[i])) - widths[n] if self.show_header else 0
@@ -279,7 +211,13 @@ class FitTable:
                 widths[n] += grow
                 spare -= grow
         hidden = [self._header(self.columns[i]) for i in range(len(self.columns)) if i not in kept]
-        return kept, widths, [[row[i] for i in kept] for row in cells], [footer[i] for i in kept] if footer else [], hidden
+        return (
+            kept,
+            widths,
+            [[row[i] for i in kept] for row in cells],
+            [footer[i] for i in kept] if footer else [],
+            hidden,
+        )
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.table import Table
@@ -288,18 +226,26 @@ class FitTable:
         table = Table(show_header=self.show_header, show_footer=bool(footer))
         for n, i in enumerate(kept):
             column = self.columns[i]
-            table.add_column(Text(self._header(column)), width=widths[n], justify="right" if column.right else "left",
-                             footer=Text(footer[n] if footer else ""), overflow="fold")
+            table.add_column(
+                Text(self._header(column)),
+                width=widths[n],
+                justify="right" if column.right else "left",
+                footer=Text(footer[n] if footer else ""),
+                overflow="fold",
+            )
         for row in cells:
-            table.add_row(*[Text(value, no_wrap=self.columns[i].kind != TEXT, overflow="fold")
-                            for i, value in zip(kept, row)])
+            table.add_row(
+                *[Text(value, no_wrap=self.columns[i].kind != TEXT, overflow="fold") for i, value in zip(kept, row)]
+            )
         # title and caption wrap at the terminal's width, not the (maybe narrow) table's
         if self.title is not None:
             yield Text(mask_url_passwords(self.title), style="table.title")
         yield from console.render(table, options.update_width(sum(widths) + 3 * len(kept) + 1))
         if hidden:
-            yield Text(f"not shown at {options.max_width} columns: {', '.join(hidden)} (--wide shows all)",
-                       style="table.caption")
+            yield Text(
+                f"not shown at {options.max_width} columns: {', '.join(hidden)} (--wide shows all)",
+                style="table.caption",
+            )
 
 
 class Output:
@@ -320,7 +266,11 @@ class Output:
             self.print_json(to_jsonable(result))
             return
         rendered = render(result)
-        if isinstance(rendered, (list, tuple)) or (hasattr(rendered, "__iter__") and not hasattr(rendered, "__rich_console__") and not isinstance(rendered, str)):
+        if isinstance(rendered, (list, tuple)) or (
+            hasattr(rendered, "__iter__")
+            and not hasattr(rendered, "__rich_console__")
+            and not isinstance(rendered, str)
+        ):
             items = list(cast(Iterable[Any], rendered))
         else:
             items = [rendered]
@@ -335,13 +285,21 @@ class Output:
 
     # building blocks ---------------------------------------------------------
     @staticmethod
-    def table(title: str | None, columns: list[Column | str], rows: Iterable[Iterable[Any]], *,
-              footer: Iterable[Any] | None = None, right: Iterable[str] = (), show_header: bool = True) -> FitTable:
+    def table(
+        title: str | None,
+        columns: list[Column | str],
+        rows: Iterable[Iterable[Any]],
+        *,
+        footer: Iterable[Any] | None = None,
+        right: Iterable[str] = (),
+        show_header: bool = True,
+    ) -> FitTable:
         """A table that fits the terminal (see `FitTable`); plain-string columns are TEXT, or NUMBER when in `right`."""
         right = set(right)
         specs = [c if isinstance(c, Column) else Column(c, NUMBER if c in right else TEXT) for c in columns]
-        return FitTable(title, specs, [list(row) for row in rows], None if footer is None else list(footer),
-                        show_header=show_header)
+        return FitTable(
+            title, specs, [list(row) for row in rows], None if footer is None else list(footer), show_header=show_header
+        )
 
     def info(self, message: str | Text) -> None:
         """Progress notes for people (plain text, or Text for styled parts); silent in JSON mode."""
@@ -370,8 +328,10 @@ class Output:
         if assume_yes:
             return True
         if not sys.stdin or not sys.stdin.isatty():
-            raise PreconditionError(f"{question} — needs confirmation but there is no terminal",
-                                    hint="pass --yes to proceed, or --dry-run to only look")
+            raise PreconditionError(
+                f"{question} — needs confirmation but there is no terminal",
+                hint="pass --yes to proceed, or --dry-run to only look",
+            )
         from rich.prompt import Confirm
 
         return Confirm.ask(Text(question), console=self.err, default=False)
@@ -380,6 +340,13 @@ class Output:
         """A Rich progress bar on stderr; disabled in JSON mode and when stderr is not a terminal."""
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-        return Progress(SpinnerColumn(), TextColumn("{task.description}", markup=False), BarColumn(), MofNCompleteColumn(),
-                        TimeElapsedColumn(), console=self.err, transient=transient,
-                        disable=self.json_mode or not self.err.is_terminal)
+        return Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}", markup=False),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=self.err,
+            transient=transient,
+            disable=self.json_mode or not self.err.is_terminal,
+        )
