@@ -79,7 +79,7 @@ def bare_key_scan(data_dir: Path) -> int:
 
     db = Rdict(str(data_dir), options=Options(raw_mode=True), access_type=AccessType.read_only())
     count = 0
-    for _ in db:
+    for _ in db.keys():  # noqa: SIM118  (Rdict iterates items, not keys)
         count += 1
     db.close()
     return count

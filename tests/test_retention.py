@@ -145,7 +145,7 @@ def test_blocked_pages_are_a_finding_exit_1(cli, tmp_path):
     meta = tmp_path / "rdb_data_meta_kv"
     shutil.copytree(ROCKSMQ.with_name("rdb_data_meta_kv"), meta)
     db = Rdict(str(meta), options=Options(raw_mode=True))
-    for key in [k for k in db if k.startswith(b"acked_ts/")]:
+    for key in [k for k in db.keys() if k.startswith(b"acked_ts/")]:  # noqa: SIM118 (Rdict iterates items)
         del db[key]
     db.close()
     config = tmp_path / "milvus.yaml"

@@ -504,8 +504,9 @@ def _checked(plan: EditPlan, keys: list[str], *, force: bool, **options) -> Edit
     """Refuse an edit that makes `config validate` report a new error on an edited key (exit 2, with the
     rule's code; `force` skips this); note when natsmq retention changes and streams exist to reconcile."""
     from mqctl.config.resolve import resolve
-    from mqctl.config.rules import ERROR, validate
+    from mqctl.config.rules import validate
     from mqctl.config.schema import normalize_key
+    from mqctl.findings import ERROR
 
     if not plan.changed or not keys:
         return plan

@@ -29,21 +29,8 @@ from mqctl.config.schema import (
     section_keys,
     spec_for,
 )
+from mqctl.findings import ERROR, INFO, SEVERITY_ORDER, WARNING, Finding
 from mqctl.secrets import REDACTED, is_secret_key
-
-ERROR, WARNING, INFO = "error", "warning", "info"
-SEVERITY_ORDER = {ERROR: 0, WARNING: 1, INFO: 2}
-
-
-@dataclass
-class Finding:
-    code: str
-    severity: str
-    message: str
-    key: str | None = None
-    file: str | None = None
-    line: int | None = None
-    hint: str | None = None
 
 
 @dataclass(frozen=True)

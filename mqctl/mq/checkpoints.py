@@ -18,7 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mqctl.config.rules import ERROR, WARNING, Finding
+from mqctl.findings import ERROR, WARNING, Finding
 from mqctl.mq import messages
 from mqctl.mq.milvus_meta import ChannelMeta, CollectionMeta, Position, physical_channel
 

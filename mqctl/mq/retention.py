@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import cast
 
-from mqctl.config.rules import ERROR, WARNING, Finding
 from mqctl.errors import InputError, MqctlError, PreconditionError
+from mqctl.findings import ERROR, WARNING, Finding
 from mqctl.mq.jetstream import NANOS
 
 NATS_KEYS = {
