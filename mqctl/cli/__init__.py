@@ -6,6 +6,12 @@ The root help and version are printed without importing click, typer or rich at 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # click and the error model load only when a command runs
+    import click
+
+    from mqctl.errors import ErrorReport
 
 # name -> (module, one-line help). Each module exposes `app` (a typer.Typer).
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -99,17 +105,36 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: list[str]) -> int:
-    """Run the CLI in-process and return its exit code (also used by tests)."""
+    """Run the CLI in-process and return its exit code; with `--json` every failure is an error object on stdout."""
+    report = _run(args)
+    if report is None:
+        return 0
+    from mqctl.cli.terminal import Output
+
+    Output(json_mode="--json" in _options(args)).fail(report)
+    return report.code
+
+
+def _options(args: list[str]) -> list[str]:
+    """The arguments before a `--` (after it, `--json` would be a value)."""
+    return args[: args.index("--")] if "--" in args else args
+
+
+def _run(args: list[str]) -> ErrorReport | None:
+    """Run the root command: None on success, else how it failed (the one-line message is on stderr already)."""
     import click
 
-    from mqctl.errors import EXIT_PRECONDITION, EXIT_USAGE, MqctlError
+    from mqctl.errors import EXIT_PRECONDITION, EXIT_USAGE, ErrorReport, MqctlError
 
-    debug = "--debug" in args
+    debug = "--debug" in _options(args)
+    # a command that ends with an exit code and no result: its result, when printed, stays the one object
+    stopped = "stopped before a result (a confirmation was declined or the change refused; see stderr)"
     root = _build_root()
     try:
         returned = root.main(args=args, prog_name="mqctl", standalone_mode=False)
         # without standalone mode click returns a command's typer.Exit code instead of raising it
-        return returned if isinstance(returned, int) else 0
+        code = returned if isinstance(returned, int) else 0
+        return ErrorReport(code, "aborted", stopped) if code else None
     except MqctlError as err:
         if debug:
             import traceback
@@ -117,21 +142,31 @@ def run(args: list[str]) -> int:
             traceback.print_exc()
         from mqctl.cli.terminal import Output
 
-        Output(no_color="--no-color" in args).error(err)
-        return err.exit_code
+        Output(no_color="--no-color" in _options(args)).error(err)
+        return ErrorReport.of(err)
     except click.exceptions.Exit as done:
-        return done.exit_code
-    except click.exceptions.Abort:
+        return ErrorReport(done.exit_code, "aborted", stopped) if done.exit_code else None
+    except click.exceptions.Abort as abort:
         sys.stderr.write("Aborted.\n")
-        return EXIT_PRECONDITION
+        interrupted = isinstance(abort.__context__, KeyboardInterrupt)
+        return ErrorReport(EXIT_PRECONDITION, "aborted", "interrupted (Ctrl-C)" if interrupted else "aborted")
     except click.ClickException as err:
         err.show()
-        return EXIT_USAGE if err.exit_code == 2 else err.exit_code
+        return _click_report(err, EXIT_USAGE if err.exit_code == 2 else err.exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("Interrupted.\n")
-        return 130
+        return ErrorReport(130, "aborted", "interrupted (Ctrl-C)")
     except Exception as err:
+        report = ErrorReport(
+            EXIT_PRECONDITION,
+            "internal",
+            f"internal error: {type(err).__name__}: {err}",
+            hint="run with --debug for a traceback, and report it",
+        )
         if debug:
+            from mqctl.cli.terminal import Output
+
+            Output(json_mode="--json" in _options(args)).fail(report)
             raise
         from mqctl.secrets import mask_url_passwords
 
@@ -139,4 +174,18 @@ def run(args: list[str]) -> int:
             mask_url_passwords(f"error: internal error: {type(err).__name__}: {err} (run with --debug for a traceback)")
             + "\n"
         )
-        return EXIT_PRECONDITION
+        return report
+
+
+def _click_report(err: click.ClickException, code: int) -> ErrorReport:
+    """A command-line mistake (unknown option, bad value, missing argument) or a file click could not open."""
+    import click
+
+    from mqctl.errors import ErrorReport
+
+    if isinstance(err, click.FileError):
+        return ErrorReport(code, "input", err.format_message(), file=err.ui_filename)
+    if isinstance(err, click.UsageError):
+        command = err.ctx.command_path if err.ctx is not None else "mqctl"
+        return ErrorReport(code, "usage", err.format_message(), hint=f"see `{command} --help`")
+    return ErrorReport(code, "input", err.format_message())

@@ -20,7 +20,7 @@ from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.text import Text
 
-from mqctl.errors import MqctlError, PreconditionError
+from mqctl.errors import ErrorReport, MqctlError, PreconditionError
 from mqctl.secrets import mask_url_passwords
 
 
@@ -248,6 +248,10 @@ class FitTable:
             )
 
 
+# `--json` prints exactly one object per run, a result or an error: an error after the result adds none
+_json_printed = False
+
+
 class Output:
     """Where every command's results and messages go."""
 
@@ -280,8 +284,10 @@ class Output:
             self.console.print(_masked(item), crop=not isinstance(item, FitTable))
 
     def print_json(self, data: Any) -> None:
+        global _json_printed
         sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
         sys.stdout.flush()
+        _json_printed = True
 
     # building blocks ---------------------------------------------------------
     @staticmethod
@@ -312,6 +318,11 @@ class Output:
 
     def error(self, err: MqctlError) -> None:
         self.err.print(Text.assemble(("error:", "red"), " ", mask_url_passwords(err.one_line())), soft_wrap=True)
+
+    def fail(self, report: ErrorReport) -> None:
+        """A failure in JSON mode: the error object on stdout, unless this run already printed its one object."""
+        if self.json_mode and not _json_printed:
+            self.print_json(report.as_json())
 
     def diff(self, diff_text: str) -> None:
         """Show a unified diff (on stderr in JSON mode so stdout stays parseable)."""

@@ -1,0 +1,195 @@
+"""`--json` contract for failures: exactly one object on stdout, `{"error": {...}}`, same exit code as in text mode."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from tests.conftest import REPO, SAMPLES, CliResult, free_port, run_cli, write_yaml
+
+ERROR_FIELDS = {"code", "kind", "message", "file", "line", "column", "hint"}
+
+
+def error_of(result, code: int, kind: str) -> dict:
+    """The error object of a run that must have failed with `code`: stdout holds that one object and nothing else."""
+    assert result.code == code, (result.code, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    parsed = json.loads(result.stdout)  # raises on a second object or any other text
+    assert list(parsed) == ["error"]
+    error = parsed["error"]
+    assert set(error) == ERROR_FIELDS
+    assert error["code"] == code and error["kind"] == kind
+    assert isinstance(error["message"], str) and error["message"]
+    return error
+
+
+def same_code_without_json(*args: str) -> int:
+    return run_cli(*[a for a in args if a != "--json"]).code
+
+
+@pytest.fixture
+def bad_yaml(tmp_path):
+    return write_yaml(tmp_path, "mq:\n  type: [unclosed\nrocksmq: {}\n")
+
+
+def finished(proc: subprocess.Popen, timeout: float = 120) -> CliResult:
+    stdout, stderr = proc.communicate(timeout=timeout)
+    return CliResult(proc.returncode, stdout, stderr)
+
+
+def start(argv: list[str], stdin=subprocess.DEVNULL) -> subprocess.Popen:
+    """`python ARGV` the way run_cli runs mqctl, for tests that signal it, type into it or patch it first."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    return subprocess.Popen(
+        [sys.executable, *argv],
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=REPO,
+        text=True,
+        env=env,
+    )
+
+
+# one failure per command group, each through its own command
+def test_config_input_error_names_file_line_and_column(bad_yaml):
+    error = error_of(run_cli("config", "explain", str(bad_yaml), "--json"), 2, "input")
+    assert error["file"] == str(bad_yaml) and error["line"] == 3 and error["column"] == 8
+    assert error["message"].startswith("invalid YAML") and error["hint"]
+    assert same_code_without_json("config", "explain", str(bad_yaml), "--json") == 2
+
+
+def test_config_precondition_masks_the_password(tmp_path):
+    config = write_yaml(tmp_path, "mq:\n  type: default\n")
+    url = f"http://root:S3CRETPW@127.0.0.1:{free_port()}"
+    result = run_cli("config", "explain", str(config), "--etcd", url, "--json")
+    error = error_of(result, 3, "precondition")
+    assert "unreachable" in error["message"]
+    assert "S3CRETPW" not in result.stdout + result.stderr
+
+
+def test_channels_unreachable_server():
+    url = f"nats://127.0.0.1:{free_port()}"
+    error = error_of(run_cli("channels", "list", "--nats", url, "--json"), 3, "precondition")
+    assert "cannot connect to NATS" in error["message"] and error["hint"]
+
+
+def test_retention_missing_source(tmp_path):
+    args = ("retention", "apply", "--config", str(SAMPLES / "milvus-2.3-standalone-natsmq.yaml"), "--json")
+    error = error_of(run_cli(*args), 2, "input")
+    assert "needs the streams" in error["message"] and "--nats" in error["hint"]
+    assert same_code_without_json(*args) == 2
+
+
+def test_migrate_bad_config_and_missing_option(bad_yaml):
+    error = error_of(run_cli("migrate", "--to", "natsmq", "--config", str(bad_yaml), "--json"), 2, "input")
+    assert error["file"] == str(bad_yaml) and error["line"] == 3
+    error = error_of(run_cli("migrate", "plan", "--json"), 2, "input")
+    assert error["message"] == "no --config given" and error["file"] is None
+
+
+def test_replay_without_target():
+    error = error_of(run_cli("replay", "--rocksmq", str(REPO), "--json"), 2, "input")
+    assert "--to-spark" in error["message"]
+
+
+def test_sandbox_not_a_sandbox(tmp_path):
+    args = ("sandbox", "status", "--dir", str(tmp_path / "none"), "--json")
+    error = error_of(run_cli(*args), 3, "precondition")
+    assert "is not a sandbox" in error["message"] and "sandbox up" in error["hint"]
+    assert same_code_without_json(*args) == 3
+
+
+# the command line itself: click's usage errors become the same object
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        (("config", "explain", "--bogus", "--json"), "No such option '--bogus'"),
+        (("sandbox", "up", "--dir", "x", "--timeout", "abc", "--json"), "Invalid value for '--timeout'"),
+        (("config", "get", "--json"), "Missing argument 'FILE'"),
+        (("channels", "nosuch", "--json"), "No such command 'nosuch'"),
+        (("retention", "show", "--json", "--wide", "--nats"), "'--nats' requires an argument"),
+    ],
+)
+def test_usage_errors(args, words):
+    result = run_cli(*args)
+    error = error_of(result, 2, "usage")
+    assert words in error["message"] and error["hint"].startswith("see `mqctl") and error["hint"].endswith(" --help`")
+    assert f"Error: {error['message']}" in result.stderr  # the human form stays on stderr
+
+
+def test_findings_are_a_result_not_an_error():
+    result = run_cli("config", "validate", str(SAMPLES / "broken-mq-config.yaml"), "--json")
+    assert result.code == 1
+    assert "error" not in result.json() and result.json()["findings"]
+
+
+def test_without_json_stdout_stays_empty(bad_yaml):
+    result = run_cli("config", "explain", str(bad_yaml))
+    assert result.code == 2 and result.stdout == "" and result.stderr.startswith(f"error: {bad_yaml}:3:8: ")
+
+
+def test_json_after_double_dash_is_a_value(tmp_path):
+    result = run_cli("config", "explain", str(tmp_path / "absent.yaml"), "--", "--json")
+    assert result.code == 2 and result.stdout == ""
+
+
+def test_unexpected_exception_is_an_internal_error_object(tmp_path):
+    """A bug (here a domain function that raises) still answers with the object, the password masked."""
+    script = textwrap.dedent(
+        """
+        import sys
+        import mqctl.sandbox
+
+        def broken(directory):
+            raise RuntimeError("lost http://admin:S3CRETPW@db:2379 half way")
+
+        mqctl.sandbox.status = broken
+        from mqctl.cli import main
+        main(sys.argv[1:])
+        """
+    )
+    result = finished(start(["-c", script, "sandbox", "status", "--dir", str(tmp_path), "--json"]))
+    error = error_of(result, 3, "internal")
+    assert error["message"] == "internal error: RuntimeError: lost http://admin:******@db:2379 half way"
+    assert "--debug" in error["hint"] and "S3CRETPW" not in result.stdout + result.stderr
+
+
+def test_ctrl_c_while_waiting_on_a_server():
+    """SIGINT while `channels list` waits on a server that accepts and never answers."""
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        proc = start(["-m", "mqctl", "channels", "list", "--nats", f"nats://127.0.0.1:{port}", "--json"])
+        silent.settimeout(60)
+        connection, _ = silent.accept()  # the CLI is inside its NATS handshake now
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        result = finished(proc)
+        connection.close()
+    error = error_of(result, 3, "aborted")
+    assert error["message"] == "interrupted (Ctrl-C)"
+
+
+def test_declined_confirmation_is_an_error_object(tmp_path):
+    """On a terminal a `no` at the prompt ends with exit 3 and nothing written: the object says so."""
+    config = write_yaml(tmp_path, "mq:\n  type: rocksmq\n")
+    primary, secondary = pty.openpty()
+    proc = start(["-m", "mqctl", "config", "set", str(config), "mq.type", "pulsar", "--json"], stdin=secondary)
+    os.close(secondary)
+    os.write(primary, b"n\n")
+    result = finished(proc)
+    os.close(primary)
+    error = error_of(result, 3, "aborted")
+    assert error["message"].startswith("stopped before a result")
+    assert config.read_text() == "mq:\n  type: rocksmq\n"
