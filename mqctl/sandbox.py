@@ -21,10 +21,15 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError, PreconditionError
+
+if TYPE_CHECKING:
+    from mqctl.config.resolve import Resolution
 
 STATE_FILE = "sandbox.json"
 CONFIG_REL = "configs/milvus.yaml"
@@ -74,7 +79,7 @@ class SandboxInfo:
     seeded: dict[str, int] = field(default_factory=dict)  # collection -> rows, when --seed ran
     etcd_mode: str = "embedded"  # embedded (inside Milvus) | external (an etcd server the sandbox runs)
 
-    def migrate_fill(self) -> dict:
+    def migrate_fill(self) -> dict[str, Any]:
         """What `mqctl migrate --sandbox DIR` takes from here (MigrateOptions field names)."""
         return {
             "configs": [self.config],
@@ -90,7 +95,7 @@ class SandboxInfo:
 class Sandbox:
     """One sandbox folder: its ports (fixed at creation), process and files."""
 
-    def __init__(self, directory: str | os.PathLike):
+    def __init__(self, directory: str | os.PathLike[str]):
         self.dir = Path(directory).expanduser().resolve()
 
     # --- files -------------------------------------------------------------
@@ -111,7 +116,8 @@ class Sandbox:
 
     @property
     def ports(self) -> dict[str, int]:
-        return self.state["ports"]
+        ports: dict[str, int] = self.state["ports"]
+        return ports
 
     @property
     def external_etcd(self) -> bool:
@@ -119,7 +125,7 @@ class Sandbox:
         return self.state.get("etcd") == "external"
 
     @property
-    def state(self) -> dict:
+    def state(self) -> dict[str, Any]:
         state_path = self.dir / STATE_FILE
         try:
             state = json.loads(state_path.read_text())
@@ -158,7 +164,7 @@ class Sandbox:
             etcd_mode="external" if self.external_etcd else "embedded",
         )
 
-    def _resolution(self):
+    def _resolution(self) -> Resolution:
         from mqctl.config.resolve import resolve
 
         return resolve([str(self.config_path)], mode="standalone", milvus_version="2.3.5", env={})
@@ -280,7 +286,7 @@ class Sandbox:
                 hint=f"see {self.log_path}; `mqctl sandbox down --dir {self.dir}` stops it",
             )
 
-    def launch(self) -> subprocess.Popen:
+    def launch(self) -> subprocess.Popen[bytes]:
         """Run the binary on the config in DIR (as the package would) and return at once."""
         bin_dir = self.dir / "bin"
         env = {
@@ -394,7 +400,7 @@ class Sandbox:
         return was_running
 
     @staticmethod
-    def _terminate(pid_of, timeout: float) -> bool:
+    def _terminate(pid_of: Callable[[], int | None], timeout: float) -> bool:
         from mqctl.migrate.hooks import wait_until
 
         pid = pid_of()

@@ -57,17 +57,17 @@ def _root_help() -> str:
     return ROOT_HELP.format(commands="\n".join(lines))
 
 
-def _build_root():
+def _build_root() -> click.Group:
     import click
     import typer.main
 
     from mqctl import __version__
 
     class LazyGroup(click.Group):
-        def list_commands(self, ctx):
+        def list_commands(self, ctx: click.Context) -> list[str]:
             return list(COMMANDS)
 
-        def get_command(self, ctx, name):
+        def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
             if name not in COMMANDS:
                 return None
             import importlib
@@ -82,7 +82,7 @@ def _build_root():
     @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
     @click.option("--no-color", is_flag=True, help="Disable colour.")
     @click.pass_context
-    def root(ctx, debug, no_color):
+    def root(ctx: click.Context, debug: bool, no_color: bool) -> None:
         ctx.ensure_object(dict)
         ctx.obj["debug"] = debug
         ctx.obj["no_color"] = no_color

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, output
+
+if TYPE_CHECKING:
+    from mqctl.cli.terminal import FitTable
+    from mqctl.migrate.rehearse import Rehearsal
+    from mqctl.sandbox import SandboxInfo
 
 app = typer.Typer(help="Run a real embedded Milvus 2.3.5 to rehearse migrations on.", no_args_is_help=True)
 
@@ -21,7 +26,7 @@ ExternalEtcdOpt = Annotated[
 ]
 
 
-def _render_info(info):
+def _render_info(info: SandboxInfo) -> FitTable:
     from mqctl.cli.terminal import KEY, TEXT, Column, Output
 
     rows = [
@@ -49,7 +54,7 @@ def up(
     external_etcd: ExternalEtcdOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Create (first time) and start the sandbox, wait for health, print how to reach it."""
     from mqctl import sandbox
 
@@ -70,7 +75,7 @@ def down(
     ] = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Stop the sandbox's Milvus (SIGTERM, SIGKILL after --timeout) and its own etcd; its data stays."""
     from mqctl import sandbox
 
@@ -78,19 +83,19 @@ def down(
 
 
 @app.command()
-def status(directory: DirOpt, json_mode: JsonOpt = False, wide: WideOpt = False):
+def status(directory: DirOpt, json_mode: JsonOpt = False, wide: WideOpt = False) -> None:
     """Where the sandbox is, whether it runs and on which MQ."""
     from mqctl import sandbox
 
     output(json_mode, wide).emit(sandbox.status(str(directory)), _render_info)
 
 
-def _render_rehearsal(result):
+def _render_rehearsal(result: Rehearsal) -> list[Any]:
     from mqctl.cli.migrate import render_journal
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, Column, Output
 
     before, after = result.counts_before, result.counts_after
-    items = render_journal(result.journal)
+    items: list[Any] = render_journal(result.journal)
     items.append(
         Output.table(
             "row counts before / after the switch",
@@ -138,7 +143,7 @@ def rehearse(
     external_etcd: ExternalEtcdOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """The main job on one machine: sandbox up on RocksMQ with data, migrate to natsmq, list the NATS streams, down."""
     from mqctl.cli.migrate import reporter
     from mqctl.migrate.rehearse import rehearse as run_rehearsal

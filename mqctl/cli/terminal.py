@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import PurePath
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
@@ -22,6 +22,9 @@ from rich.text import Text
 
 from mqctl.errors import ErrorReport, MqctlError, PreconditionError
 from mqctl.secrets import mask_url_passwords
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -347,7 +350,7 @@ class Output:
 
         return Confirm.ask(Text(question), console=self.err, default=False)
 
-    def progress(self, *, transient: bool = True):
+    def progress(self, *, transient: bool = True) -> Progress:
         """A Rich progress bar on stderr; disabled in JSON mode and when stderr is not a terminal."""
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
