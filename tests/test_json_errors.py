@@ -143,10 +143,8 @@ def test_json_after_double_dash_is_a_value(tmp_path):
     assert result.code == 2 and result.stdout == ""
 
 
-def test_unexpected_exception_is_an_internal_error_object(tmp_path):
-    """A bug (here a domain function that raises) still answers with the object, the password masked."""
-    script = textwrap.dedent(
-        """
+BROKEN_STATUS = textwrap.dedent(
+    """
         import sys
         import mqctl.sandbox
 
@@ -157,11 +155,23 @@ def test_unexpected_exception_is_an_internal_error_object(tmp_path):
         from mqctl.cli import main
         main(sys.argv[1:])
         """
-    )
-    result = finished(start(["-c", script, "sandbox", "status", "--dir", str(tmp_path), "--json"]))
+)
+
+
+def test_unexpected_exception_is_an_internal_error_object(tmp_path):
+    """A bug (here a domain function that raises) still answers with the object, the password masked."""
+    result = finished(start(["-c", BROKEN_STATUS, "sandbox", "status", "--dir", str(tmp_path), "--json"]))
     error = error_of(result, 3, "internal")
     assert error["message"] == "internal error: RuntimeError: lost http://admin:******@db:2379 half way"
     assert "--debug" in error["hint"] and "S3CRETPW" not in result.stdout + result.stderr
+    assert finished(start(["-c", BROKEN_STATUS, "sandbox", "status", "--dir", str(tmp_path)])).code == 3
+
+
+def test_debug_adds_the_traceback_and_keeps_code_and_object(tmp_path):
+    args = ["-c", BROKEN_STATUS, "--debug", "sandbox", "status", "--dir", str(tmp_path), "--json"]
+    result = finished(start(args))
+    assert result.code == 3 and json.loads(result.stdout)["error"]["kind"] == "internal"
+    assert "Traceback (most recent call last)" in result.stderr and "def broken" not in result.stdout
 
 
 def test_ctrl_c_while_waiting_on_a_server():

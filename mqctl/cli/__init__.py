@@ -136,10 +136,7 @@ def _run(args: list[str]) -> ErrorReport | None:
         code = returned if isinstance(returned, int) else 0
         return ErrorReport(code, "aborted", stopped) if code else None
     except MqctlError as err:
-        if debug:
-            import traceback
-
-            traceback.print_exc()
+        _traceback_for(debug)
         from mqctl.cli.terminal import Output
 
         Output(no_color="--no-color" in _options(args)).error(err)
@@ -157,24 +154,27 @@ def _run(args: list[str]) -> ErrorReport | None:
         sys.stderr.write("Interrupted.\n")
         return ErrorReport(130, "aborted", "interrupted (Ctrl-C)")
     except Exception as err:
-        report = ErrorReport(
-            EXIT_PRECONDITION,
-            "internal",
-            f"internal error: {type(err).__name__}: {err}",
-            hint="run with --debug for a traceback, and report it",
-        )
-        if debug:
-            from mqctl.cli.terminal import Output
-
-            Output(json_mode="--json" in _options(args)).fail(report)
-            raise
+        _traceback_for(debug)
         from mqctl.secrets import mask_url_passwords
 
         sys.stderr.write(
             mask_url_passwords(f"error: internal error: {type(err).__name__}: {err} (run with --debug for a traceback)")
             + "\n"
         )
-        return report
+        return ErrorReport(
+            EXIT_PRECONDITION,
+            "internal",
+            f"internal error: {type(err).__name__}: {err}",
+            hint="run with --debug for a traceback, and report it",
+        )
+
+
+def _traceback_for(debug: bool) -> None:
+    """With --debug, the traceback of the error being handled (on stderr, for bug reports)."""
+    if debug:
+        import traceback
+
+        traceback.print_exc()
 
 
 def _click_report(err: click.ClickException, code: int) -> ErrorReport:
