@@ -34,6 +34,7 @@ class Verdict:
 
 
 # Milvus selection rules cited below:
+# - 2.0: cmd/roles/roles.go newMsgFactory: rocksmq for a standalone, pulsar for a cluster.
 # - 2.1/2.2: internal/util/dependency/factory.go Init: standalone takes rocksmq when rocksmq.path != "", else
 #   initMQRemoteService (pulsar, then kafka); a cluster takes pulsar, then kafka.
 # - 2.3-2.5: same file, mustSelectMQType: an explicit mq.type is used as is; `default` takes rocksmq
@@ -53,7 +54,7 @@ CHART = "milvus-helm config.tpl: a cluster gets the chart's pulsar/kafka"
 V = Verdict
 TABLE = [
     V("milvus-yaml/01_killllerWhale__HackathonProject__milvus.yaml", ("--milvus-version", "2.0.2"),
-      "2.0 chooses by role: a standalone runs rocksmq (rocksmq.path set), pulsar only in a cluster", mq="rocksmq"),
+      "2.0 chooses by role: cmd/roles/roles.go newMsgFactory(localMsg) gives a standalone rocksmq, a cluster pulsar", mq="rocksmq"),
     V("milvus-yaml/03_dsakovych__docker-utils__milvus_milvus.yaml", ("--milvus-version", "2.2.2"),
       BY_ROLE + "; kafka has no brokerList", mq="rocksmq"),
     V("milvus-yaml/05_askguruai__backend__milvus.yaml", ("--milvus-version", "2.2.9"), BY_ROLE, mq="rocksmq"),
