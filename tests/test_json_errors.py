@@ -127,6 +127,10 @@ def test_usage_errors(args, words):
     assert f"Error: {error['message']}" in result.stderr  # the human form stays on stderr
 
 
+def test_root_help_states_the_contract():
+    assert '{"error": {"code", "kind",' in run_cli("--help").stdout
+
+
 def test_findings_are_a_result_not_an_error():
     result = run_cli("config", "validate", str(SAMPLES / "broken-mq-config.yaml"), "--json")
     assert result.code == 1

@@ -47,6 +47,8 @@ Commands:
 {commands}
 
 Exit codes: 0 ok, 1 findings (errors/drift), 2 bad usage or input, 3 precondition or external failure.
+With --json, stdout holds one JSON object whatever happens; a failure is {{"error": {{"code", "kind",
+"message", "file", "line", "column", "hint"}}}} with the same exit code.
 Run `mqctl COMMAND --help` for a command's options.
 """
 
