@@ -68,6 +68,14 @@ def test_config_input_error_names_file_line_and_column(bad_yaml):
     assert same_code_without_json("config", "explain", str(bad_yaml), "--json") == 2
 
 
+def test_file_without_a_line(tmp_path):
+    path = tmp_path / "milvus.yaml"
+    path.write_bytes(b"mq:\n  type: \xff\n")
+    error = error_of(run_cli("config", "validate", str(path), "--json"), 2, "input")
+    assert (error["file"], error["line"], error["column"]) == (str(path), None, None)
+    assert error["message"].startswith("not UTF-8")
+
+
 def test_config_precondition_masks_the_password(tmp_path):
     config = write_yaml(tmp_path, "mq:\n  type: default\n")
     url = f"http://root:S3CRETPW@127.0.0.1:{free_port()}"
