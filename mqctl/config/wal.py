@@ -36,11 +36,10 @@ DONE_LOGS = (
 # /management/config/get kept the old mq.type after a switch (milvus #51497), fixed in 2.6.21 (#51552)
 STALE_CONFIG_GET_FIXED: Version = (2, 6, 21)
 PRECONDITIONS = (
-    "only between woodpecker and another MQ",
     "streaming.enabled",
     "an etcd config source (not the embedded etcd of a single container)",
-    "the target's settings in the config, mq.type unchanged",
-    "a target without topics of the same names",
+    "the target's settings in the config with mq.type unchanged",
+    "a target without same-named topics",
 )
 
 
@@ -88,8 +87,8 @@ def refuse_file_switch(version: Version | None, target: str) -> None:
         else "Milvus 2.6 does not support changing the MQ of an existing deployment (milvus #42798)"
     )
     how = (
-        f"switch online with AlterWAL, POST {ENDPOINT} {{'target_wal_name': '{target}'}} "
-        f"(needs {', '.join(PRECONDITIONS)})"
+        f"switch online with AlterWAL, POST {ENDPOINT} {json.dumps({'target_wal_name': target})}: only "
+        f"woodpecker <-> another MQ; needs {', '.join(PRECONDITIONS)}"
         if pins(version)
         else f"upgrade to {format_version(PINNED_SINCE)}+ and switch online with AlterWAL ({ENDPOINT})"
     )
