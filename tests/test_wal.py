@@ -15,7 +15,7 @@ from mqctl.config.resolve import resolve
 from mqctl.config.rules import RULE_BY_CODE, validate
 from mqctl.config.sources import EtcdConfig
 from mqctl.errors import PreconditionError
-from tests.conftest import write_yaml
+from tests.conftest import SAMPLES, write_yaml
 
 ROCKSMQ_YAML = """\
 etcd:
@@ -285,3 +285,28 @@ def test_migrate_run_refuses_on_2_6(config, cli):
     assert "does not run the online WAL switch" in result.stderr and "mqctl migrate plan" in result.stderr
     assert config.read_text() == ROCKSMQ_YAML
     assert not (config.parent / ".mqctl-migrate.json").exists()
+
+
+def test_plan_checks_helm_streaming_enabled_and_a_config_that_cannot_start(tmp_path, cli):
+    values = """\
+cluster:
+  enabled: false
+image:
+  all:
+    repository: milvusdb/milvus
+    tag: v2.6.17
+standalone:
+  messageQueue: rocksmq
+streaming:
+  enabled: false
+"""
+    path = write_yaml(tmp_path, values, "values.yaml")
+    result = _plan(cli, path, "woodpecker", "2.6.17")
+    assert result.code == 3
+    findings = {f["code"]: f for f in result.json()["findings"]}
+    assert findings["streaming-disabled"]["level"] == "error"
+    assert "streaming.enabled is false" in findings["streaming-disabled"]["message"]
+    natsmq = _plan(cli, SAMPLES / "helm-values-natsmq.yaml", "woodpecker", "2.6.17")
+    assert natsmq.code == 3 and natsmq.json()["source_mq"] is None
+    (error,) = [f for f in natsmq.json()["findings"] if f["code"] == "source-unknown"]
+    assert "mq type natsmq is invalid" in error["message"]

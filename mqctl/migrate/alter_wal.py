@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 
 from mqctl.backends import BACKENDS, CLUSTER
 from mqctl.config import pinning, wal
-from mqctl.config.documents import HELM_VALUES, load_document, lookup
+from mqctl.config.documents import HELM_VALUES, load_document, lookup, scalar_text
 from mqctl.config.resolve import Resolution, resolve
 from mqctl.config.schema import format_version, parse_version
 from mqctl.config.sources import EtcdConfig
@@ -109,29 +109,38 @@ def _coordinator(options: Options) -> str:
 
 def _source_checks(res: Resolution, etcd_read: bool, checks: list[Check]) -> None:
     """Where the source MQ comes from: the pinned value in etcd, or the file (only the first boot's)."""
-    key = pinning.pin_key(res)
-    if not etcd_read:
+    key, source = pinning.pin_key(res), res.effective_mq or res.attempted_mq
+    if etcd_read:
+        value = pinning.pinned(res)
+        if value is None:
+            checks.append(
+                Check(
+                    ERROR,
+                    "no-etcd-config-source",
+                    f"etcd holds no {key}: this Milvus has not booted with an etcd config source, which AlterWAL needs",
+                    "run Milvus with an external etcd (Docker Compose, Helm, Operator), not the single-container embed",
+                )
+            )
+        else:
+            checks.append(Check(INFO, "pinned", f"etcd {res.origin('mq.type').detail} = {value!r}: the source MQ"))
+    elif source is not None:
         checks.append(
             Check(
                 WARNING,
                 "source-from-file",
-                f"source MQ {res.effective_mq} read from the file; Milvus runs the MQ pinned in etcd ({key})",
+                f"source MQ {source} read from the file; Milvus runs the MQ pinned in etcd ({key})",
                 "pass --etcd http://HOST:2379 to read the pinned value and check the etcd config source",
             )
         )
-        return
-    value = pinning.pinned(res)
-    if value is None:
+    if source is None:
         checks.append(
             Check(
                 ERROR,
-                "no-etcd-config-source",
-                f"etcd holds no {key}: this Milvus has not booted with an etcd config source, which AlterWAL needs",
-                "run Milvus with an external etcd (Docker Compose, Helm, Operator), not the single-container embed",
+                "source-unknown",
+                f"Milvus {res.milvus_version} would not start with this config (`{res.fails}`): no MQ to switch from",
+                "fix the config first (`mqctl config explain`)",
             )
         )
-    else:
-        checks.append(Check(INFO, "pinned", f"etcd {res.origin('mq.type').detail} = {value!r}: the source MQ"))
 
 
 def _deployment_checks(res: Resolution, target: str, checks: list[Check]) -> None:
@@ -147,13 +156,15 @@ def _deployment_checks(res: Resolution, target: str, checks: list[Check]) -> Non
         )
     for path, kind in zip(res.files, res.kinds):
         if kind == HELM_VALUES:
-            enabled = lookup(load_document(path).main, ["streaming", "enabled"])
-            if str(enabled).lower() != "true":
+            pair = lookup(load_document(path).main, ["streaming", "enabled"])
+            enabled = scalar_text(pair[1]) if pair else None
+            if (enabled or "").lower() != "true":
                 checks.append(
                     Check(
-                        ERROR,
+                        WARNING if enabled is None else ERROR,
                         "streaming-disabled",
-                        f"{Path(path).name}: streaming.enabled is {enabled if enabled is not None else 'not set'}",
+                        f"{Path(path).name}: streaming.enabled is "
+                        + ("not set (the chart's default decides)" if enabled is None else enabled),
                         "set streaming.enabled: true and helm upgrade before the switch",
                     )
                 )
