@@ -131,9 +131,20 @@ def test_explain_2_6_with_etcd_shows_the_pinned_value_winning(config, pinned, et
     assert "by-dev/config/mqtype = 'woodpecker' wins over the yaml (rocksmq)" in step
     codes = {f["code"]: f for f in report["findings"]}
     assert codes["MQ160"]["severity"] == "info" and "MQ161" not in codes
+    assert "MQ150" not in codes  # "delete the etcd override" is no way to switch a pinned MQ
     assert codes["MQ160"]["line"] == 4 and "by-dev/config/mqtype" in codes["MQ160"]["message"]
     text = cli("config", "explain", str(config), "--milvus-version", "2.6.17", "--etcd", etcd_url)
     assert text.code == 0 and "Milvus starts woodpecker" in text.stdout and "MQ160" in text.stdout
+
+
+def test_explain_2_6_13_keeps_the_plain_etcd_override(config, pinned, etcd_url, cli):
+    result = cli("config", "explain", str(config), "--milvus-version", "2.6.13", "--etcd", etcd_url, "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    assert report["effective_mq"] == "woodpecker"  # etcd > env > yaml, as before
+    codes = {f["code"] for f in report["findings"]}
+    assert "MQ150" in codes and not {"MQ160", "MQ161"} & codes
+    assert not any("pinned" in line for line in report["explanation"])
 
 
 def test_explain_pin_key_follows_etcd_root_path(tmp_path, etcd_url, cli):

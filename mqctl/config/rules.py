@@ -639,6 +639,9 @@ def _overrides(res: Resolution) -> list[Finding]:
         yaml = res.yaml_setting(override.key)
         if yaml is None or yaml.value == override.value:
             continue
+        if override.source == "etcd" and pinning.pins(res.version) and normalize_key(override.key) == pinning.PIN_KEY:
+            continue  # the pinned mq.type (MQ160): deleting it is no way to switch
+
         new, old = (REDACTED, REDACTED) if is_secret_key(override.key) else (repr(override.value), repr(yaml.value))
         found.append(
             Finding(
