@@ -321,3 +321,12 @@ streaming:
     assert natsmq.code == 3 and natsmq.json()["source_mq"] is None
     (error,) = [f for f in natsmq.json()["findings"] if f["code"] == "source-unknown"]
     assert "mq type natsmq is invalid" in error["message"]
+
+
+def test_migrate_run_on_2_6_before_alter_wal_says_upgrade(config, cli):
+    result = cli(
+        "migrate", "--config", str(config), "--to", "woodpecker", "--milvus", "http://127.0.0.1:1",
+        "--milvus-version", "2.6.5", "--yes",
+    )  # fmt: skip
+    assert result.code == 3 and "no online WAL switch" in result.stderr and "upgrade to 2.6.14+" in result.stderr
+    assert config.read_text() == ROCKSMQ_YAML

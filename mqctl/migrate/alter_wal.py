@@ -80,11 +80,14 @@ def refuse_run(options: Options) -> None:
     version = parse_version(options.milvus_version)
     if not wal.applies(version):
         return
+    shown = format_version(version)
     why = wal.blocker(None, options.to, "", version) or "mqctl does not run the online WAL switch itself"
-    raise PreconditionError(
-        f"migrate cannot switch Milvus {format_version(version)}: {why}",
-        hint=f"`mqctl migrate plan --milvus-version {format_version(version)} ...` lists the steps to run by hand",
+    hint = (
+        f"`mqctl migrate plan --milvus-version {shown} ...` lists the steps to run by hand"
+        if pinning.pins(version)
+        else f"upgrade to {format_version(pinning.PINNED_SINCE)}+ and switch online with AlterWAL"
     )
+    raise PreconditionError(f"migrate cannot switch Milvus {shown}: {why}", hint=hint)
 
 
 def _resolved(options: Options, checks: list[Check]) -> tuple[Resolution, bool]:
