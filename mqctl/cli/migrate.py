@@ -317,7 +317,7 @@ def migrate(
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
     if ctx.invoked_subcommand is not None:
         return
-    from mqctl.migrate import run
+    from mqctl.migrate import alter_wal, run
 
     out = output(json_mode, wide)
     options = _options(
@@ -349,6 +349,7 @@ def migrate(
         start_timeout,
         confirm_timeout,
     )
+    alter_wal.refuse_run(options)  # 2.6+: a file edit does not switch the MQ; mqctl does not call AlterWAL
     if json_mode and not yes:
         from mqctl.errors import InputError
 
@@ -395,7 +396,7 @@ def plan(
     wide: WideOpt = False,
 ):
     """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused)."""
-    from mqctl.migrate import run
+    from mqctl.migrate import alter_wal, run
 
     options = _options(
         config,
@@ -426,7 +427,7 @@ def plan(
         300,
         90,
     )
-    result = run.plan(options)
+    result = alter_wal.plan(options) if alter_wal.applies(options) else run.plan(options)
     output(json_mode, wide).emit(result, render_plan)
     exit_with(3 if result.refused else 0)
 

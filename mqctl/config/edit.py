@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqctl.backends import BACKENDS, EMBEDDED, NAMES, valid_mq_types
+from mqctl.config import wal
 from mqctl.config.documents import (
     BOM,
     CONFIGMAP,
@@ -649,6 +650,7 @@ def plan_switch(
 
     resolution = resolve([path], kind=kind, mode=mode, milvus_version=milvus_version)
     check_target(to, resolution.mode, resolution.version)
+    wal.refuse_file_switch(resolution.version, to)  # 2.6+: only the online WAL switch changes the MQ
     doc = load_document(path, kind)
     if doc.kind == CONFIGMAP:
         address(doc, "mq.type")  # raises the ConfigMap error

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqctl.backends import BACKENDS, STANDALONE, Version, default_order, valid_mq_types
-from mqctl.config import kinds
+from mqctl.config import kinds, pinning
 from mqctl.config.documents import CONFIGMAP, MILVUS_YAML, Document, Setting, load_document, lookup
 from mqctl.config.schema import (
     FULL,
@@ -72,6 +72,7 @@ class Resolution:
     _env: dict[str, Setting] = field(default_factory=dict)
     _etcd: dict[str, Setting] = field(default_factory=dict)
     _ignored_files: list[str] = field(default_factory=list)
+    _etcd_read: bool = False  # etcd was asked: a 2.6.14+ pinned mq.type would be seen (mqctl.config.pinning)
 
     @property
     def version(self) -> Version | None:
@@ -266,6 +267,7 @@ def resolve(
         _env=env_found,
         _etcd=etcd_found,
         _ignored_files=ignored,
+        _etcd_read=etcd is not None,
         role=role,
         _role_stated=role_stated,
     )
@@ -278,6 +280,7 @@ def resolve(
             + (f" (yaml says {REDACTED if secret else repr(yaml_value.value)})" if yaml_value else "")
             + "."
         )
+    pinning.note(result)
     _select(result, layout_has_woodpecker=any(normalize_key(s.key).startswith("woodpecker") for s in yaml_all))
     return result
 

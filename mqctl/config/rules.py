@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.backends import BACKENDS, CLUSTER, STANDALONE, default_order, go_parse_int, valid_mq_types
-from mqctl.config import kinds
+from mqctl.config import kinds, pinning
 from mqctl.config.documents import HELM_VALUES, OPERATOR_CR, Setting
 from mqctl.config.resolve import Resolution
 from mqctl.config.schema import (
@@ -154,6 +154,8 @@ RULES: tuple[Rule, ...] = (
         "a key left out takes Milvus's code default under a whole "
         "milvus.yaml (rocksmq.path and pulsar.address empty) and the stock file's value under an overlay.",
     ),
+    Rule("MQ160", INFO, "mq.type pinned in etcd (2.6.14+)", pinning.WHY_PINNED),
+    Rule("MQ161", WARNING, "yaml mq.type is only the first-boot value (2.6.14+)", pinning.WHY_FIRST_BOOT),
     Rule("HOST201", ERROR, "MQ port already in use (--check-host)", "the embedded NATS server cannot bind it."),
     Rule("HOST202", ERROR, "store directory not writable (--check-host)", "the MQ cannot create its files."),
     Rule("HOST203", WARNING, "free disk below maxFileStore (--check-host)", "JetStream may run out of space."),
@@ -215,6 +217,7 @@ def validate(resolution: Resolution, *, strict: bool = False, check_host: bool =
         _helm,
         _overrides,
         _context,
+        pinning.findings,
     ):
         findings.extend(check(resolution))
     if check_host:
@@ -636,6 +639,9 @@ def _overrides(res: Resolution) -> list[Finding]:
         yaml = res.yaml_setting(override.key)
         if yaml is None or yaml.value == override.value:
             continue
+        if override.source == "etcd" and pinning.pins(res.version) and normalize_key(override.key) == pinning.PIN_KEY:
+            continue  # the pinned mq.type (MQ160): deleting it is no way to switch
+
         new, old = (REDACTED, REDACTED) if is_secret_key(override.key) else (repr(override.value), repr(yaml.value))
         found.append(
             Finding(

@@ -1,0 +1,304 @@
+"""`migrate plan` on Milvus 2.6.14+ and 3.x: the online WAL switch's steps and checks, for the operator to run.
+
+The stop-writes -> FlushAll -> edit -> restart migration cannot switch these versions: the MQ is pinned in
+etcd (mqctl.config.pinning) and changes only through AlterWAL (mqctl.config.wal). This plan says what to
+run and what to check first; mqctl does not call the endpoint, and `migrate` itself refuses on 2.6+.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from mqctl.backends import BACKENDS, CLUSTER
+from mqctl.config import pinning, wal
+from mqctl.config.documents import HELM_VALUES, load_document, lookup, scalar_text
+from mqctl.config.resolve import Resolution, resolve
+from mqctl.config.schema import format_version, parse_version
+from mqctl.config.sources import EtcdConfig
+from mqctl.errors import PreconditionError
+
+ERROR, WARNING, INFO = "error", "warning", "info"
+DOCS_VERSION = (3, 0, 0)  # Milvus's Switch MQ type docs list the feature from 3.0 ("pending release")
+
+
+class Target(Protocol):
+    uri: str
+
+
+class Options(Protocol):
+    """What the plan reads from `migrate`'s options."""
+
+    configs: list[str]
+    to: str
+    milvus: Target
+    etcd: str | None
+    etcd_root: str
+    health_url: str | None
+    milvus_version: str | None
+
+
+@dataclass
+class Step:
+    name: str
+    action: str
+
+
+@dataclass
+class Check:
+    level: str  # error | warning | info
+    code: str
+    message: str
+    hint: str = ""
+
+
+@dataclass
+class AlterWalPlan:
+    """Same fields as the file-switch plan (one `migrate plan --json` shape), plus `procedure` and `refused`."""
+
+    source_mq: str | None
+    target_mq: str
+    milvus_version: str | None
+    steps: list[Step]
+    findings: list[Check]
+    procedure: str = "alter-wal"
+    refused: bool = False
+    counts: dict[str, Any] = field(default_factory=dict)  # nothing is counted: the switch keeps Milvus up
+    config_diff: str = ""  # nothing is edited: mq.type must stay as it is
+    checkpoints: list[dict[str, Any]] = field(default_factory=list)
+
+
+def applies(options: Options) -> bool:
+    """Milvus 2.6.14+ or 3.x stated with --milvus-version: the MQ is pinned, so plan the WAL switch."""
+    return pinning.pins(parse_version(options.milvus_version))
+
+
+def refuse_run(options: Options) -> None:
+    """`migrate` on 2.6+: its file edit would not switch the MQ, and mqctl does not call AlterWAL (exit 3)."""
+    version = parse_version(options.milvus_version)
+    if not wal.applies(version):
+        return
+    shown = format_version(version)
+    why = wal.blocker(None, options.to, "", version) or "mqctl does not run the online WAL switch itself"
+    hint = (
+        f"`mqctl migrate plan --milvus-version {shown} ...` lists the steps to run by hand"
+        if pinning.pins(version)
+        else f"upgrade to {format_version(pinning.PINNED_SINCE)}+ and switch online with AlterWAL"
+    )
+    raise PreconditionError(f"migrate cannot switch Milvus {shown}: {why}", hint=hint)
+
+
+def _resolved(options: Options, checks: list[Check]) -> tuple[Resolution, bool]:
+    """The deployment read with its etcd when given; an unreachable etcd becomes an error check."""
+    etcd = EtcdConfig(options.etcd, options.etcd_root or "by-dev") if options.etcd else None
+    try:
+        return resolve(list(options.configs), milvus_version=options.milvus_version, etcd=etcd), etcd is not None
+    except PreconditionError as err:
+        if etcd is None:
+            raise
+        checks.append(Check(ERROR, "etcd-unreadable", err.message, err.hint or "give Milvus's etcd client URL"))
+        return resolve(list(options.configs), milvus_version=options.milvus_version), False
+
+
+def _coordinator(options: Options) -> str:
+    """MixCoord's management URL: the host of --health-url, else of --milvus, on port 9091."""
+    parts = urlsplit(options.health_url or options.milvus.uri)
+    host = parts.hostname or "<mixcoord>"
+    port = parts.port if options.health_url and parts.port else wal.MANAGEMENT_PORT
+    return f"{parts.scheme or 'http'}://{host}:{port}"
+
+
+def _source_checks(res: Resolution, etcd_read: bool, checks: list[Check]) -> None:
+    """Where the source MQ comes from: the pinned value in etcd, or the file (only the first boot's)."""
+    key, source = pinning.pin_key(res), res.effective_mq or res.attempted_mq
+    if etcd_read:
+        value = pinning.pinned(res)
+        if value is None:
+            checks.append(
+                Check(
+                    ERROR,
+                    "no-etcd-config-source",
+                    f"etcd holds no {key}: this Milvus has not booted with an etcd config source, which AlterWAL needs",
+                    "run Milvus with an external etcd (Docker Compose, Helm, Operator), not the single-container embed",
+                )
+            )
+        else:
+            checks.append(Check(INFO, "pinned", f"etcd {res.origin('mq.type').detail} = {value!r}: the source MQ"))
+    elif source is not None:
+        checks.append(
+            Check(
+                WARNING,
+                "source-from-file",
+                f"source MQ {source} read from the file; Milvus runs the MQ pinned in etcd ({key})",
+                "pass --etcd http://HOST:2379 to read the pinned value and check the etcd config source",
+            )
+        )
+    if source is None:
+        checks.append(
+            Check(
+                ERROR,
+                "source-unknown",
+                f"Milvus {res.milvus_version} would not start with this config (`{res.fails}`): no MQ to switch from",
+                "fix the config first (`mqctl config explain`)",
+            )
+        )
+
+
+def _deployment_checks(res: Resolution, target: str, checks: list[Check]) -> None:
+    """Embedded etcd, streaming.enabled, the target's settings and Woodpecker's storage in a cluster."""
+    if (res.value("etcd.use.embed") or "").strip().lower() == "true":
+        checks.append(
+            Check(
+                ERROR,
+                "no-etcd-config-source",
+                "etcd.use.embed is true: the embedded etcd gives Milvus no etcd config source, so AlterWAL cannot run",
+                "deploy with an external etcd (Docker Compose) first",
+            )
+        )
+    for path, kind in zip(res.files, res.kinds):
+        if kind == HELM_VALUES:
+            pair = lookup(load_document(path).main, ["streaming", "enabled"])
+            enabled = scalar_text(pair[1]) if pair else None
+            if (enabled or "").lower() != "true":
+                checks.append(
+                    Check(
+                        WARNING if enabled is None else ERROR,
+                        "streaming-disabled",
+                        f"{Path(path).name}: streaming.enabled is "
+                        + ("not set (the chart's default decides)" if enabled is None else enabled),
+                        "set streaming.enabled: true and helm upgrade before the switch",
+                    )
+                )
+    enabling = BACKENDS[target].enabled_by
+    if res.version is not None and BACKENDS[target].available(res.version) and not res.value(enabling):
+        checks.append(
+            Check(
+                ERROR,
+                "target-unconfigured",
+                f"{enabling} is empty: Milvus cannot reach {target}",
+                f"put the {target} settings into the config (keep mq.type as it is) and restart before the switch",
+            )
+        )
+    if target == wal.WOODPECKER and res.mode == CLUSTER and res.value("woodpecker.storage.type") == "local":
+        checks.append(
+            Check(
+                ERROR,
+                "woodpecker-local-in-cluster",
+                "woodpecker.storage.type is local: a cluster switches to Woodpecker on MinIO only",
+                "set woodpecker.storage.type: minio",
+            )
+        )
+
+
+def _target_data_checks(res: Resolution, target: str, checks: list[Check]) -> None:
+    """The target must hold no topics or data with this Milvus's names (residue of an earlier run)."""
+    if target == "rocksmq":
+        path = res.value("rocksmq.path") or ""
+        leftovers = [p for p in (Path(path), Path(f"{path}_meta_kv")) if path and p.is_dir() and any(p.iterdir())]
+        if leftovers:
+            checks.append(
+                Check(
+                    WARNING,
+                    "target-not-empty",
+                    f"RocksMQ data from an earlier run in {', '.join(map(str, leftovers))}",
+                    "archive and remove it before switching back to rocksmq",
+                )
+            )
+    prefix = res.value("msgChannel.chanNamePrefix.cluster") or "by-dev"
+    checks.append(
+        Check(
+            INFO,
+            "same-named-topics",
+            f"check by hand that {target} holds no topics or logs named {prefix}-* (another or an earlier Milvus)",
+            "clean them first: conflicting names lead to unexpected behaviour (Switch MQ type docs)",
+        )
+    )
+
+
+def _known_issues(version_text: str | None, target: str, checks: list[Check]) -> None:
+    version = parse_version(version_text)
+    if version is not None and version < DOCS_VERSION:
+        checks.append(
+            Check(
+                WARNING,
+                "backported",
+                "Milvus's Switch MQ type docs list this switch for 3.0+ and mark it pending release; "
+                "2.6 has it from the backport #47439",
+                "rehearse it on a copy of this deployment first",
+            )
+        )
+        if version < wal.STALE_CONFIG_GET_FIXED:
+            checks.append(
+                Check(
+                    INFO,
+                    "stale-config-get",
+                    "/management/config/get keeps showing the old mq.type after the switch until 2.6.21 "
+                    "(milvus #51497)",
+                    "confirm in the coordinator's log and in etcd instead",
+                )
+            )
+    if target == wal.WOODPECKER:
+        checks.append(
+            Check(
+                INFO,
+                "woodpecker-config-race",
+                "a woodpecker.storage.type written to etcd just before the switch may not be seen (milvus #53582)",
+                "render Woodpecker's settings and restart before the switch, not seconds before it",
+            )
+        )
+
+
+def _steps(res: Resolution, options: Options, source: str | None) -> list[Step]:
+    target, coordinator = options.to, _coordinator(options)
+    settings = {
+        "woodpecker": "woodpecker.storage.type (local or minio in standalone, minio in a cluster)",
+        "pulsar": "pulsar.address and pulsar.port",
+        "kafka": "kafka.brokerList (and SASL/SSL)",
+        "rocksmq": "rocksmq.path",
+    }.get(target, BACKENDS[target].enabled_by)
+    logs = "; ".join(line.format(source=source or "<source>", target=target) for line in wal.DONE_LOGS)
+    config = " ".join(options.configs)
+    etcd = options.etcd or "http://<etcd>:2379"
+    return [
+        Step("check", f"GET {coordinator}/healthz answers OK; a test collection takes an insert and a query"),
+        Step(
+            "configure",
+            f"put {settings} into the config, keep mq.type as it is; restart (Compose) or roll out (Helm, Operator)",
+        ),
+        Step("clean-target", f"make sure {target} holds no topics or data of this or an earlier Milvus"),
+        Step("alter-wal", wal.request(target, coordinator)),
+        Step(
+            "verify",
+            f"the coordinator logs: {logs} [mqTypeValue={target}]; then `mqctl config explain {config} "
+            f"--milvus-version {options.milvus_version} --etcd {etcd}` shows {pinning.pin_key(res)} = {target}",
+        ),
+        Step("settle", f"wait until milvus_wal_active_readers on {coordinator}/metrics is 0 (milvus #52013)"),
+        Step(
+            "cleanup",
+            f"after verify only: remove {source or 'the old MQ'}'s data (RocksMQ folders, topics, Woodpecker logs)",
+        ),
+    ]
+
+
+def plan(options: Options) -> AlterWalPlan:
+    """Steps and checks of the online WAL switch to `options.to`; nothing is changed."""
+    checks: list[Check] = []
+    res, etcd_read = _resolved(options, checks)
+    source = res.effective_mq or res.attempted_mq
+    why = wal.blocker(source, options.to, res.mode, res.version)
+    if why:
+        checks.append(Check(ERROR, "switch-unsupported", why, "see the supported pairs in Milvus's Switch MQ docs"))
+    _source_checks(res, etcd_read, checks)
+    _deployment_checks(res, options.to, checks)
+    _target_data_checks(res, options.to, checks)
+    _known_issues(res.milvus_version, options.to, checks)
+    return AlterWalPlan(
+        source,
+        options.to,
+        res.milvus_version,
+        _steps(res, options, source),
+        checks,
+        refused=any(c.level == ERROR for c in checks),
+    )

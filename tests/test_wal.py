@@ -1,0 +1,332 @@
+"""Milvus 2.6.14+ / 3.x: mq.type pinned in etcd at first boot, and the online WAL switch (AlterWAL).
+
+Pure rules first, then the CLI against a real etcd 3.5 holding the key Milvus itself writes
+(`<etcd.rootPath>/config/mqtype`, ProcessImmutableConfigs, milvus PR #51543).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mqctl.config import pinning, wal
+from mqctl.config.resolve import resolve
+from mqctl.config.rules import RULE_BY_CODE, validate
+from mqctl.config.sources import EtcdConfig
+from mqctl.errors import PreconditionError
+from tests.conftest import SAMPLES, write_yaml
+
+ROCKSMQ_YAML = """\
+etcd:
+  rootPath: by-dev
+mq:
+  type: rocksmq
+rocksmq:
+  path: /var/lib/milvus/rdb_data
+"""
+PLAN_STEPS = ["check", "configure", "clean-target", "alter-wal", "verify", "settle", "cleanup"]
+
+
+@pytest.fixture
+def config(tmp_path):
+    return write_yaml(tmp_path, ROCKSMQ_YAML)
+
+
+@pytest.fixture
+def pinned(etcd_url):
+    """etcd holding mq.type as a 2.6.14+ coordinator pins it: `by-dev/config/mqtype` = woodpecker."""
+    etcd = EtcdConfig(etcd_url, root="by-dev")
+    etcd.put(pinning.PIN_KEY, "woodpecker")
+    yield etcd
+    etcd.delete(pinning.PIN_KEY)
+
+
+# ---------------------------------------------------------------------------- pure rules
+
+
+def test_pinning_starts_with_2_6_14_and_stays_in_3_x():
+    assert not pinning.pins(None)
+    assert not pinning.pins((2, 5, 16))
+    assert not pinning.pins((2, 6, 13))
+    assert pinning.pins((2, 6, 14)) and pinning.pins((2, 6, 17)) and pinning.pins((3, 0, 0))
+    assert not wal.applies((2, 5, 16)) and wal.applies((2, 6, 0)) and wal.applies((3, 0, 0))
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "mode"),
+    [
+        ("rocksmq", "woodpecker", "standalone"),
+        ("woodpecker", "rocksmq", "standalone"),
+        ("pulsar", "woodpecker", "cluster"),
+        ("woodpecker", "pulsar", "cluster"),
+        ("kafka", "woodpecker", "cluster"),
+        ("woodpecker", "kafka", "cluster"),
+    ],
+)
+def test_alter_wal_allows_woodpecker_and_another_mq(source, target, mode):
+    assert wal.blocker(source, target, mode, (2, 6, 17)) is None
+    assert wal.blocker(source, target, mode, (3, 0, 0)) is None
+
+
+@pytest.mark.parametrize(
+    ("source", "target", "mode", "version", "why"),
+    [
+        ("rocksmq", "pulsar", "standalone", (2, 6, 17), "only between woodpecker and another MQ"),
+        ("pulsar", "kafka", "cluster", (3, 0, 0), "only between woodpecker and another MQ"),
+        ("natsmq", "woodpecker", "standalone", (2, 6, 17), "natsmq was removed in Milvus 2.6"),
+        ("rocksmq", "natsmq", "standalone", (2, 6, 17), "natsmq was removed in Milvus 2.6"),
+        ("rocksmq", "woodpecker", "standalone", (2, 6, 13), "no online WAL switch"),
+        ("woodpecker", "woodpecker", "standalone", (2, 6, 17), "already runs woodpecker"),
+        ("woodpecker", "rocksmq", "cluster", (2, 6, 17), "rocksmq runs in standalone only"),
+    ],
+)
+def test_alter_wal_refuses_what_the_matrix_does_not_have(source, target, mode, version, why):
+    assert why in wal.blocker(source, target, mode, version)
+
+
+def test_the_request_is_the_documented_call():
+    command = wal.request("woodpecker", "http://10.0.0.5:9091/")
+    assert command.startswith("curl -X POST http://10.0.0.5:9091/management/wal/alter ")
+    body = command.split("-d ", 1)[1].strip("'")
+    assert json.loads(body) == {"target_wal_name": "woodpecker"}
+
+
+def test_without_etcd_the_yaml_is_only_the_first_boot_value(config):
+    res = resolve([config], milvus_version="2.6.17")
+    assert res.effective_mq == "rocksmq"
+    assert any("pins mq.type in etcd (by-dev/config/mqtype)" in line for line in res.explanation)
+    (found,) = [f for f in validate(res) if f.code == "MQ161"]
+    assert found.severity == "warning" and found.line == 4 and "--etcd" in found.hint
+    assert RULE_BY_CODE["MQ161"].severity == "warning" and RULE_BY_CODE["MQ160"].severity == "info"
+
+
+@pytest.mark.parametrize("version", ["2.6.13", "2.5.16", "2.3.5"])
+def test_versions_without_pinning_are_unchanged(config, version):
+    res = resolve([config], milvus_version=version)
+    assert not any("pins mq.type" in line for line in res.explanation)
+    assert not any(f.code in ("MQ160", "MQ161") for f in validate(res))
+
+
+def test_file_switch_refused_from_2_6_only():
+    wal.refuse_file_switch((2, 5, 16), "pulsar")  # 2.3-2.5 keep switching by file
+    wal.refuse_file_switch(None, "pulsar")
+    with pytest.raises(PreconditionError, match="pinned in etcd") as pinned_err:
+        wal.refuse_file_switch((2, 6, 17), "woodpecker")
+    assert "/management/wal/alter" in pinned_err.value.hint and "streaming.enabled" in pinned_err.value.hint
+    with pytest.raises(PreconditionError, match="milvus #42798") as early:
+        wal.refuse_file_switch((2, 6, 5), "woodpecker")
+    assert "upgrade to 2.6.14+" in early.value.hint
+
+
+# ---------------------------------------------------------------------------- CLI: explain
+
+
+def test_explain_2_6_with_etcd_shows_the_pinned_value_winning(config, pinned, etcd_url, cli):
+    result = cli("config", "explain", str(config), "--milvus-version", "2.6.17", "--etcd", etcd_url, "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    assert report["effective_mq"] == "woodpecker" and report["mq_type"] == "woodpecker"
+    (step,) = [line for line in report["explanation"] if "where the first boot pinned it" in line]
+    assert "by-dev/config/mqtype = 'woodpecker' wins over the yaml (rocksmq)" in step
+    codes = {f["code"]: f for f in report["findings"]}
+    assert codes["MQ160"]["severity"] == "info" and "MQ161" not in codes
+    assert "MQ150" not in codes  # "delete the etcd override" is no way to switch a pinned MQ
+    assert codes["MQ160"]["line"] == 4 and "by-dev/config/mqtype" in codes["MQ160"]["message"]
+    text = cli("config", "explain", str(config), "--milvus-version", "2.6.17", "--etcd", etcd_url)
+    assert text.code == 0 and "Milvus starts woodpecker" in text.stdout and "MQ160" in text.stdout
+
+
+def test_explain_2_6_13_keeps_the_plain_etcd_override(config, pinned, etcd_url, cli):
+    result = cli("config", "explain", str(config), "--milvus-version", "2.6.13", "--etcd", etcd_url, "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    assert report["effective_mq"] == "woodpecker"  # etcd > env > yaml, as before
+    codes = {f["code"] for f in report["findings"]}
+    assert "MQ150" in codes and not {"MQ160", "MQ161"} & codes
+    assert not any("pinned" in line for line in report["explanation"])
+
+
+def test_explain_pin_key_follows_etcd_root_path(tmp_path, etcd_url, cli):
+    path = write_yaml(tmp_path, ROCKSMQ_YAML.replace("rootPath: by-dev", "rootPath: prod"))
+    etcd = EtcdConfig(etcd_url, root="prod")
+    etcd.put(pinning.PIN_KEY, "kafka")
+    try:
+        result = cli("config", "explain", str(path), "--milvus-version", "3.0.0", "--etcd", etcd_url, "--json")
+        assert result.code == 0, result.stderr
+        assert result.json()["effective_mq"] == "kafka"
+        assert any("prod/config/mqtype = 'kafka'" in line for line in result.json()["explanation"])
+    finally:
+        etcd.delete(pinning.PIN_KEY)
+
+
+def test_explain_2_6_with_an_etcd_that_holds_no_pin(config, etcd_url, cli):
+    result = cli("config", "explain", str(config), "--milvus-version", "2.6.17", "--etcd", etcd_url, "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    assert report["effective_mq"] == "rocksmq"
+    assert any("etcd holds no mq.type yet" in line for line in report["explanation"])
+    assert not {"MQ160", "MQ161"} & {f["code"] for f in report["findings"]}
+
+
+def test_explain_2_6_without_etcd_warns(config, cli):
+    result = cli("config", "explain", str(config), "--milvus-version", "2.6.17", "--json")
+    assert result.code == 0, result.stderr
+    (warning,) = [f for f in result.json()["findings"] if f["code"] == "MQ161"]
+    assert warning["severity"] == "warning" and "only the first-boot value" in warning["message"]
+    strict = cli("config", "validate", str(config), "--milvus-version", "2.6.17", "--strict")
+    assert strict.code == 1 and "MQ161" in strict.stdout
+
+
+# ---------------------------------------------------------------------------- CLI: switch refusal
+
+
+@pytest.mark.parametrize("version", ["2.6.17", "2.6.5", "3.0.0"])
+def test_switch_on_2_6_refuses_and_leaves_the_file_alone(config, version, cli):
+    before = config.read_bytes()
+    result = cli("config", "switch", str(config), "--to", "woodpecker", "--milvus-version", version, "--yes")
+    assert result.code == 3
+    assert config.read_bytes() == before
+    assert sorted(p.name for p in config.parent.iterdir() if not p.name.startswith(".")) == ["milvus.yaml"]
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in result.stderr
+    assert "AlterWAL" in lines[0] and "/management/wal/alter" in lines[0] and "mqctl migrate plan" in lines[0]
+
+
+def test_switch_on_2_5_still_edits(config, cli):
+    result = cli("config", "switch", str(config), "--to", "pulsar", "--milvus-version", "2.5.16", "--dry-run")
+    assert result.code == 0, result.stderr
+    assert "+  type: pulsar" in result.stdout
+
+
+# ---------------------------------------------------------------------------- CLI: migrate plan
+
+
+def _plan(cli, config, to, version, *extra):
+    return cli(
+        "migrate",
+        "plan",
+        "--config",
+        str(config),
+        "--to",
+        to,
+        "--milvus",
+        "http://127.0.0.1:19530",
+        "--milvus-version",
+        version,
+        *extra,
+        "--json",
+    )
+
+
+def test_plan_2_6_lists_the_alter_wal_steps(config, cli):
+    result = _plan(cli, config, "woodpecker", "2.6.17")
+    assert result.code == 0, result.stderr
+    plan = result.json()
+    assert plan["procedure"] == "alter-wal" and plan["refused"] is False
+    assert plan["source_mq"] == "rocksmq" and plan["target_mq"] == "woodpecker"
+    assert [s["name"] for s in plan["steps"]] == PLAN_STEPS
+    alter = plan["steps"][PLAN_STEPS.index("alter-wal")]["action"]
+    assert "POST http://127.0.0.1:9091/management/wal/alter" in alter and '"target_wal_name": "woodpecker"' in alter
+    codes = {f["code"]: f["level"] for f in plan["findings"]}
+    assert codes["source-from-file"] == "warning" and codes["backported"] == "warning"
+    assert config.read_text() == ROCKSMQ_YAML
+    text = cli("migrate", "plan", "--config", str(config), "--to", "woodpecker", "--milvus", "http://h:19530",
+               "--milvus-version", "2.6.17")  # fmt: skip
+    assert text.code == 0 and "alter-wal" in text.stdout and "rocksmq -> woodpecker" in text.stdout
+
+
+def test_plan_3_0_has_no_backport_warning(config, cli):
+    plan = _plan(cli, config, "woodpecker", "3.0.0").json()
+    assert not {"backported", "stale-config-get"} & {f["code"] for f in plan["findings"]}
+
+
+@pytest.mark.parametrize(
+    ("to", "version", "code", "words"),
+    [
+        ("pulsar", "2.6.17", "switch-unsupported", "only between woodpecker and another MQ"),
+        ("natsmq", "2.6.17", "switch-unsupported", "natsmq was removed in Milvus 2.6"),
+        ("rocksmq", "2.6.17", "switch-unsupported", "already runs rocksmq"),
+    ],
+)
+def test_plan_2_6_refuses_what_the_matrix_does_not_have(config, cli, to, version, code, words):
+    result = _plan(cli, config, to, version)
+    assert result.code == 3
+    plan = result.json()
+    assert plan["refused"] is True
+    (error,) = [f for f in plan["findings"] if f["code"] == code]
+    assert error["level"] == "error" and words in error["message"]
+
+
+def test_plan_reads_the_pinned_source_from_etcd(config, pinned, etcd_url, cli):
+    result = _plan(cli, config, "rocksmq", "2.6.17", "--etcd", etcd_url)
+    assert result.code == 0, result.stderr
+    plan = result.json()
+    assert plan["source_mq"] == "woodpecker"  # etcd's pin, not the file's rocksmq
+    assert {f["code"]: f["level"] for f in plan["findings"]}["pinned"] == "info"
+    assert "WAL switch success: woodpecker switch to rocksmq" in plan["steps"][PLAN_STEPS.index("verify")]["action"]
+
+
+def test_plan_refuses_without_an_etcd_config_source(config, tmp_path, etcd_url, cli):
+    never_booted = _plan(cli, config, "woodpecker", "2.6.17", "--etcd", etcd_url)
+    assert never_booted.code == 3
+    assert "no-etcd-config-source" in {f["code"] for f in never_booted.json()["findings"]}
+    with_embed = ROCKSMQ_YAML.replace("  rootPath: by-dev\n", "  rootPath: by-dev\n  use:\n    embed: true\n")
+    embedded = write_yaml(tmp_path, with_embed, "embed.yaml")
+    result = _plan(cli, embedded, "woodpecker", "2.6.17")
+    assert result.code == 3
+    (error,) = [f for f in result.json()["findings"] if f["code"] == "no-etcd-config-source"]
+    assert "etcd.use.embed is true" in error["message"]
+
+
+def test_plan_refuses_a_target_without_settings(tmp_path, cli):
+    config = write_yaml(tmp_path, "mq:\n  type: woodpecker\n")
+    result = _plan(cli, config, "rocksmq", "2.6.17")
+    assert result.code == 3
+    (error,) = [f for f in result.json()["findings"] if f["code"] == "target-unconfigured"]
+    assert "rocksmq.path is empty" in error["message"]
+
+
+def test_migrate_run_refuses_on_2_6(config, cli):
+    result = cli(
+        "migrate", "--config", str(config), "--to", "woodpecker", "--milvus", "http://127.0.0.1:1",
+        "--milvus-version", "2.6.17", "--yes",
+    )  # fmt: skip
+    assert result.code == 3 and "Traceback" not in result.stderr
+    assert "does not run the online WAL switch" in result.stderr and "mqctl migrate plan" in result.stderr
+    assert config.read_text() == ROCKSMQ_YAML
+    assert not (config.parent / ".mqctl-migrate.json").exists()
+
+
+def test_plan_checks_helm_streaming_enabled_and_a_config_that_cannot_start(tmp_path, cli):
+    values = """\
+cluster:
+  enabled: false
+image:
+  all:
+    repository: milvusdb/milvus
+    tag: v2.6.17
+standalone:
+  messageQueue: rocksmq
+streaming:
+  enabled: false
+"""
+    path = write_yaml(tmp_path, values, "values.yaml")
+    result = _plan(cli, path, "woodpecker", "2.6.17")
+    assert result.code == 3
+    findings = {f["code"]: f for f in result.json()["findings"]}
+    assert findings["streaming-disabled"]["level"] == "error"
+    assert "streaming.enabled is false" in findings["streaming-disabled"]["message"]
+    natsmq = _plan(cli, SAMPLES / "helm-values-natsmq.yaml", "woodpecker", "2.6.17")
+    assert natsmq.code == 3 and natsmq.json()["source_mq"] is None
+    (error,) = [f for f in natsmq.json()["findings"] if f["code"] == "source-unknown"]
+    assert "mq type natsmq is invalid" in error["message"]
+
+
+def test_migrate_run_on_2_6_before_alter_wal_says_upgrade(config, cli):
+    result = cli(
+        "migrate", "--config", str(config), "--to", "woodpecker", "--milvus", "http://127.0.0.1:1",
+        "--milvus-version", "2.6.5", "--yes",
+    )  # fmt: skip
+    assert result.code == 3 and "no online WAL switch" in result.stderr and "upgrade to 2.6.14+" in result.stderr
+    assert config.read_text() == ROCKSMQ_YAML
