@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mqctl.config.documents import MAX_ALIASES, MAX_INPUT_BYTES, MAX_NESTING, MAX_NODES, compose, load_document
+from mqctl.config.documents import load_document
+from mqctl.config.parse import MAX_ALIASES, MAX_INPUT_BYTES, MAX_NESTING, MAX_NODES, compose
 from mqctl.config.resolve import resolve
 from mqctl.config.rules import validate
 from mqctl.errors import InputError

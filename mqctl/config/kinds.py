@@ -17,14 +17,11 @@ from mqctl.config.documents import (
     MILVUS_YAML,
     OPERATOR_CR,
     Document,
-    Setting,
     embedded_yaml,
-    flatten,
-    is_mapping,
-    lookup,
-    scalar_text,
 )
+from mqctl.config.nodes import flatten, is_mapping, lookup, scalar_text
 from mqctl.config.schema import MODES, parse_version
+from mqctl.config.settings import Setting
 
 HELM_PULSAR_TOGGLES = ("pulsarv3.enabled", "pulsar.enabled", "externalPulsar.enabled")
 HELM_KAFKA_TOGGLES = ("kafka.enabled", "externalKafka.enabled")

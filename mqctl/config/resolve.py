@@ -14,7 +14,8 @@ from pathlib import Path
 
 from mqctl.backends import BACKENDS, STANDALONE, Version, default_order, valid_mq_types
 from mqctl.config import kinds
-from mqctl.config.documents import CONFIGMAP, MILVUS_YAML, Document, Setting, load_document, lookup
+from mqctl.config.documents import CONFIGMAP, MILVUS_YAML, Document, load_document
+from mqctl.config.nodes import lookup
 from mqctl.config.schema import (
     FULL,
     KEYS,
@@ -26,6 +27,7 @@ from mqctl.config.schema import (
     parse_version,
     spec_for,
 )
+from mqctl.config.settings import Setting
 from mqctl.config.sources import EtcdConfig, env_settings
 from mqctl.errors import InputError
 from mqctl.secrets import REDACTED, is_secret_key

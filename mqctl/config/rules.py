@@ -14,7 +14,7 @@ from pathlib import Path
 
 from mqctl.backends import BACKENDS, CLUSTER, STANDALONE, default_order, go_parse_int, valid_mq_types
 from mqctl.config import kinds
-from mqctl.config.documents import HELM_VALUES, OPERATOR_CR, Setting
+from mqctl.config.documents import HELM_VALUES, OPERATOR_CR
 from mqctl.config.resolve import Resolution
 from mqctl.config.schema import (
     CHECKED_SECTIONS,
@@ -29,6 +29,7 @@ from mqctl.config.schema import (
     section_keys,
     spec_for,
 )
+from mqctl.config.settings import Setting
 from mqctl.findings import ERROR, INFO, SEVERITY_ORDER, WARNING, Finding
 from mqctl.secrets import REDACTED, is_secret_key
 

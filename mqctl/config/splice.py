@@ -10,7 +10,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from mqctl.config.documents import child, compose, is_mapping, is_scalar, is_sequence
+from mqctl.config.nodes import child, is_mapping, is_scalar, is_sequence
+from mqctl.config.parse import compose
 from mqctl.errors import InputError
 
 PLAIN_SAFE = re.compile(r"^(?:[A-Za-z0-9_/.]|-(?=\d))[A-Za-z0-9_/.:@+~ -]*$")
