@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from mqctl.backends import NAMES
 from mqctl.config.documents import CONFIGMAP, HELM_VALUES, OPERATOR_CR, Document, embedded_yaml
-from mqctl.config.nodes import lookup
+from mqctl.config.nodes import Pair, lookup
 from mqctl.config.schema import coerce_value, nearest, spec_for
 from mqctl.errors import InputError
 
@@ -76,7 +76,7 @@ def typed_value(addr: Address, key: str, value: str) -> tuple[str, bool]:
     return value, choices is not None
 
 
-def written(doc: Document, addr: Address) -> tuple[tuple | None, int]:
+def written(doc: Document, addr: Address) -> tuple[Pair | None, int]:
     """(key node, value node) of an address as the document writes it (None when absent), and what to add to
     its line for the outer file (Helm's user.yaml string: a read needs no block text, a quoted one reads too)."""
     root, line_offset = doc.main, 0

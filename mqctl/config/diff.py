@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterator
 
-from mqctl.config.nodes import is_mapping, is_scalar, is_sequence
+from mqctl.config.nodes import Node, is_mapping, is_scalar, is_sequence
 from mqctl.config.parse import compose
 from mqctl.errors import InputError
 from mqctl.secrets import REDACTED, is_secret_key, mask_url_passwords
@@ -13,7 +14,7 @@ from mqctl.secrets import REDACTED, is_secret_key, mask_url_passwords
 SECRET_LINE = re.compile(r"^([+ -])(\s*)([^\s:#][^:]*):(\s+)(\S.*?)(\r?\n)?$")
 
 
-def _secret_spans(node, spans: list[tuple[int, int]]) -> None:
+def _secret_spans(node: Node, spans: list[tuple[int, int]]) -> None:
     """Character spans of the values of secret keys anywhere in a node tree."""
     if is_mapping(node):
         for key, value in node.value:
@@ -49,7 +50,7 @@ def shown_lines(text: str) -> list[str]:
     return text.splitlines(keepends=True)
 
 
-def unified_diff(old: str, new: str, old_name: str, new_name: str):
+def unified_diff(old: str, new: str, old_name: str, new_name: str) -> Iterator[str]:
     """difflib.unified_diff, except that lines are matched as written but shown through shown_lines."""
     old_lines, new_lines = old.splitlines(keepends=True), new.splitlines(keepends=True)
     old_shown, new_shown = shown_lines(old), shown_lines(new)

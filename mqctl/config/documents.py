@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mqctl.config.nodes import is_mapping, is_scalar, lookup, members, scalar_text
+from mqctl.config.nodes import Node, is_mapping, is_scalar, lookup, members, scalar_text
 from mqctl.config.parse import compose, read_text
 from mqctl.errors import InputError
 
@@ -75,7 +75,8 @@ def _refuse_kubernetes_object(node, path: Path) -> None:
     kind = _field_text(node, "kind")
     if not (_field_text(node, "apiVersion") and kind):
         return
-    where = f"{path}:{lookup(node, ['kind'])[0].start_mark.line + 1}"
+    written = lookup(node, ["kind"])
+    where = f"{path}:{written[0].start_mark.line + 1 if written else 1}"
     if kind == "ConfigMap":
         keys = _configmap_keys(node)
         raise InputError(
@@ -111,7 +112,7 @@ def _not_a_mapping(path: Path) -> InputError:
     )
 
 
-def detect(roots: list, path: Path) -> tuple[str, object | None]:
+def detect(roots: tuple[Node, ...], path: Path) -> tuple[str, object | None]:
     """The document kind and its main node."""
     mappings = [root for root in roots if is_mapping(root)]
     for root in mappings:

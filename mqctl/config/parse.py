@@ -18,7 +18,9 @@ import select
 import stat
 import time
 from pathlib import Path
+from typing import Any
 
+from mqctl.config.nodes import Node
 from mqctl.errors import InputError
 from mqctl.files import BOM
 from mqctl.secrets import REDACTED, is_secret_key
@@ -166,7 +168,7 @@ def check_placeholders(text: str, where: str, line_offset: int = 0) -> None:
             )
 
 
-def compose(text: str, where: str, line_offset: int = 0) -> tuple:
+def compose(text: str, where: str, line_offset: int = 0) -> tuple[Node, ...]:
     """Parse YAML text into node trees; invalid YAML is an InputError at file:line:column.
 
     One command reads the same file many times (resolve, get, set, switch: a migration step does
@@ -176,7 +178,7 @@ def compose(text: str, where: str, line_offset: int = 0) -> tuple:
 
 
 @functools.cache
-def _bounded_composer():
+def _bounded_composer() -> tuple[Any, Any]:
     """ruamel's Composer, measuring what each node would be with its aliases written out.
 
     An alias stays one shared node in the tree, but flattening and joining lists visit it at every
@@ -190,18 +192,18 @@ def _bounded_composer():
     class Refused(MarkedYAMLError):
         """A document refused while composing, with the fix as its note."""
 
-        def __init__(self, problem: str, mark, hint: str):
+        def __init__(self, problem: str, mark: Any, hint: str) -> None:
             super().__init__(None, None, problem, mark, hint)
 
     class BoundedComposer(Composer):
-        def __init__(self, loader=None):
+        def __init__(self, loader: Any = None) -> None:
             super().__init__(loader)
             self.warn_double_anchors = False  # allowed in YAML (the later one counts); the warning quotes lines
             self.measured: dict[int, list[int]] = {}  # id(node) -> [nodes, characters, alias uses, height]
             self.open: list[list[int]] = []  # the same for the children of each node being composed
             self.total = [0, 0, 0]  # nodes, characters, alias uses of the whole stream, written out
 
-        def compose_node(self, parent, index):
+        def compose_node(self, parent: Any, index: Any) -> Any:
             is_alias = self.parser.check_event(AliasEvent)
             mark = self.parser.peek_event().start_mark
             if not is_alias and len(self.open) >= MAX_NESTING:
@@ -234,7 +236,7 @@ def _bounded_composer():
             self._add(self.measured[id(node)], mark, parent_only=True)
             return node
 
-        def _add(self, measure: list[int], mark, *, parent_only: bool = False) -> None:
+        def _add(self, measure: list[int], mark: Any, *, parent_only: bool = False) -> None:
             """Count a node in its parent; an alias also in the totals, which are checked against the limits."""
             if self.open:
                 parent = self.open[-1]
@@ -270,7 +272,7 @@ def _bounded_composer():
 
 
 @functools.lru_cache(maxsize=16)
-def _compose(text: str, where: str, line_offset: int) -> tuple:
+def _compose(text: str, where: str, line_offset: int) -> tuple[Node, ...]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError

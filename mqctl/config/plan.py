@@ -5,18 +5,23 @@ from __future__ import annotations
 import shlex
 import socket
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from mqctl.config.addressing import HELM_USER_YAML, USER_YAML_PATH, Address
 from mqctl.config.diff import shown_diff
 from mqctl.config.documents import Document
-from mqctl.config.nodes import is_mapping, lookup
+from mqctl.config.nodes import Node, is_mapping, lookup
 from mqctl.config.parse import compose
 from mqctl.config.splice import Splice, embedded_region, set_splice
 from mqctl.config.verify import Change, verify_edit
 from mqctl.errors import InputError, MqctlError
 from mqctl.files import atomic_write
+
+if TYPE_CHECKING:
+    from mqctl.config.resolve import Resolution
 
 
 @dataclass
@@ -82,7 +87,10 @@ def verified(doc: Document, new_text: str, changes: list[Change], notes: list[st
 # ---------------------------------------------------------------------------- operations on text
 
 
-def splice_text(doc: Document, text: str, addr: Address, make) -> str:
+MakeSplice = Callable[[str, Node], Splice | None]  # (text, root node or None) -> the splice of one edit
+
+
+def splice_text(doc: Document, text: str, addr: Address, make: MakeSplice) -> str:
     """Apply `make(text, root) -> Splice|None` to the document or to Helm's embedded user.yaml."""
     roots = compose(text, str(doc.path))
     main = _main_root(doc, roots)
@@ -102,13 +110,15 @@ def splice_text(doc: Document, text: str, addr: Address, make) -> str:
     return region.lift(splice).apply(text) if splice else text
 
 
-def _create_user_yaml(doc: Document, text: str, main, make) -> Splice | None:
+def _create_user_yaml(doc: Document, text: str, main: Node, make: MakeSplice) -> Splice | None:
     """Add `extraConfigFiles: user.yaml: |` holding the keys `make` writes into an empty file."""
     inner = make("", None)
     if inner is None:
         return None
     marker = "MQCTL_USER_YAML"
     splice = set_splice(text, main, ["extraConfigFiles", "user.yaml"], marker, doc.newline)
+    if splice is None:  # the marker is never already there
+        return None
     before, _, after = splice.text.partition(marker)
     key_line = before.rsplit("\n", 1)[-1]
     pad = " " * (len(key_line) - len(key_line.lstrip(" ")) + 2)
@@ -118,7 +128,7 @@ def _create_user_yaml(doc: Document, text: str, main, make) -> Splice | None:
     return Splice(splice.start, splice.end, before + "|" + doc.newline + body)
 
 
-def _main_root(doc: Document, roots: list):
+def _main_root(doc: Document, roots: tuple[Node, ...]) -> Node:
     """The node of the re-parsed text that corresponds to doc.main."""
     if doc.main is None:
         return None
@@ -133,7 +143,7 @@ NATS_RETENTION_KEYS = (
 )
 
 
-def _resolve_text(doc: Document, text: str, **options):
+def _resolve_text(doc: Document, text: str, **options: Any) -> Resolution:
     """The resolution of a document text (a planned edit) as if it were the file."""
     from mqctl.config.resolve import resolve
 
@@ -143,7 +153,7 @@ def _resolve_text(doc: Document, text: str, **options):
         return resolve([copy], kind=doc.kind, **options)
 
 
-def checked(plan: EditPlan, keys: list[str], *, force: bool, **options) -> EditPlan:
+def checked(plan: EditPlan, keys: list[str], *, force: bool, **options: Any) -> EditPlan:
     """Refuse an edit that makes `config validate` report a new error on an edited key (exit 2, with the
     rule's code; `force` skips this); note when natsmq retention changes and streams exist to reconcile."""
     from mqctl.config.resolve import resolve
@@ -180,7 +190,7 @@ def checked(plan: EditPlan, keys: list[str], *, force: bool, **options) -> EditP
     return plan
 
 
-def _note_streams(plan: EditPlan, resolution) -> None:
+def _note_streams(plan: EditPlan, resolution: Resolution) -> None:
     """Milvus never updates an existing stream, and its AddStream with other limits fails (JetStream 10058): when
     this host has the store (or a NATS server answers on the port), say which command reconciles the streams."""
     store = resolution.value("natsmq.server.storeDir") or ""

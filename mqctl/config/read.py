@@ -9,10 +9,11 @@ from mqctl.config.addressing import address, written
 from mqctl.config.documents import OPERATOR_CR, load_document
 from mqctl.config.nodes import is_mapping, scalar_text
 from mqctl.config.schema import CHECKED_SECTIONS, known_children, nearest, section_keys, spec_for
+from mqctl.config.sources import EtcdConfig
 from mqctl.errors import InputError
 
 
-def get_key(path: Path | str, key: str, *, kind: str | None = None):
+def get_key(path: Path | str, key: str, *, kind: str | None = None) -> tuple[str | None, int | None]:
     """(value, line) of a key written in the document; (None, None) when absent."""
     doc = load_document(path, kind)
     addr = address(doc, key)
@@ -60,7 +61,7 @@ def read_key(
     mode: str | None = None,
     milvus_version: str | None = None,
     env: dict[str, str] | None = None,
-    etcd=None,
+    etcd: EtcdConfig | None = None,
     role: str | None = None,
 ) -> KeyValue:
     """A Milvus key's effective value (overrides and defaults included) or a document path's value."""

@@ -9,10 +9,11 @@ rocksmq, pulsar or kafka whose enabling key is empty is tried and then fails, as
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mqctl.backends import BACKENDS, STANDALONE, Version, default_order, valid_mq_types
+from mqctl.backends import BACKENDS, STANDALONE, Version, default_order, is_embedded, valid_mq_types
 from mqctl.config import kinds
 from mqctl.config.documents import CONFIGMAP, MILVUS_YAML, Document, load_document
 from mqctl.config.nodes import lookup
@@ -209,7 +210,7 @@ def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
 
 
 def resolve(
-    paths: list[Path | str],
+    paths: Sequence[Path | str],
     *,
     kind: str | None = None,
     mode: str | None = None,
@@ -289,9 +290,7 @@ def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, boo
     states = {}
     result.explanation.append("Backends (enabled = its key is not empty):")
     for backend, key in ((b.name, b.enabled_by) for b in BACKENDS.values()):
-        if backend == "woodpecker" and not woodpecker_known:
-            continue
-        if backend == "natsmq" and result.version is not None and result.version >= (2, 6, 0):
+        if (backend == "woodpecker" and not woodpecker_known) or not BACKENDS[backend].available(result.version):
             continue
         value = result.value(key)
         states[backend] = bool(value)
@@ -304,7 +303,7 @@ def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, boo
 
 
 def override_sources(
-    paths: list[Path | str],
+    paths: Sequence[Path | str],
     *,
     kind: str | None = None,
     mode: str | None = None,
@@ -329,7 +328,9 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     result.mq_type = mq_type
     explanation.append(f"mq.type = {mq_type} ({result.where('mq.type')}).")
     version = result.version
-    woodpecker_known = (version is not None and version >= (2, 6, 0)) or (version is None and layout_has_woodpecker)
+    woodpecker_known = (version is not None and BACKENDS["woodpecker"].available(version)) or (
+        version is None and layout_has_woodpecker
+    )
     states = _backend_states(result, woodpecker_known)
     valid = valid_mq_types(version) if version else tuple(dict.fromkeys(valid_mq_types(None) + ("woodpecker",)))
     if mq_type != "default":
@@ -341,7 +342,7 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
                 + f" (valid: {', '.join(valid)}): Milvus panics at startup: `{result.panic}`."
             )
             return
-        if result.mode != STANDALONE and mq_type in ("rocksmq", "natsmq"):
+        if result.mode != STANDALONE and is_embedded(mq_type):
             result.panic = result.fails = PANIC_STANDALONE_ONLY
             explanation.append(f"{mq_type} works in standalone only: Milvus panics at startup: `{result.panic}`.")
             return

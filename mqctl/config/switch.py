@@ -7,14 +7,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mqctl.backends import BACKENDS, CLUSTER, EMBEDDED, NAMES, STANDALONE, valid_mq_types
-from mqctl.config.addressing import HELM_USER_YAML, address, typed_value
+from mqctl.backends import BACKENDS, CLUSTER, EMBEDDED, NAMES, STANDALONE, Version, is_embedded, valid_mq_types
+from mqctl.config.addressing import HELM_USER_YAML, Address, address, typed_value
 from mqctl.config.documents import CONFIGMAP, HELM_VALUES, OPERATOR_CR, Document, load_document
-from mqctl.config.nodes import lookup
+from mqctl.config.nodes import Node, lookup
 from mqctl.config.plan import EditPlan, EditResult, checked, splice_text, verified
 from mqctl.config.read import get_key
 from mqctl.config.schema import format_version, nearest
-from mqctl.config.splice import set_splice
+from mqctl.config.splice import Splice, set_splice
 from mqctl.config.verify import Change, doc_path
 from mqctl.errors import InputError, PreconditionError
 
@@ -28,7 +28,7 @@ def check_backend_name(to: str) -> None:
         )
 
 
-def check_target(to: str, mode: str, version) -> None:
+def check_target(to: str, mode: str, version: Version | None) -> None:
     """Refuse a target Milvus would not start with (exit 3, with the reason)."""
     check_backend_name(to)
     if version is not None and to not in valid_mq_types(version):
@@ -38,7 +38,7 @@ def check_target(to: str, mode: str, version) -> None:
             else f"{to} needs Milvus 2.6 or later"
         )
         raise PreconditionError(f"cannot switch to {to} on Milvus {format_version(version)}: {reason}")
-    if mode == CLUSTER and to in ("rocksmq", "natsmq"):
+    if mode == CLUSTER and is_embedded(to):
         raise PreconditionError(
             f"cannot switch to {to} in cluster mode: Milvus panics with "
             f"`mq %!s(MISSING) is only valid in standalone mode`",
@@ -66,7 +66,8 @@ def plan_switch(
     edits: list[tuple[str, str]] = []
     if doc.kind == OPERATOR_CR:
         edits.append(("spec.dependencies.msgStreamType", to))
-        if resolution.yaml_setting("mq.type") and resolution.yaml_setting("mq.type").source == "yaml":
+        written_type = resolution.yaml_setting("mq.type")
+        if written_type is not None and written_type.source == "yaml":
             edits.append(("mq.type", to))  # spec.config.mq.type would contradict msgStreamType
     elif doc.kind == HELM_VALUES:
         if resolution.mode == STANDALONE:
@@ -98,14 +99,13 @@ def plan_switch(
     for key, value in edits:
         addr = address(doc, key)
         typed, string = typed_value(addr, key, value)
-        text = splice_text(
-            doc,
-            text,
-            addr,
-            lambda t, root, a=addr, v=typed, s=string, k=key: set_splice(
-                t, root, a.parts, v, doc.newline, string=s, label=k
-            ),
-        )
+
+        def make(
+            source: str, root: Node, a: Address = addr, v: str = typed, s: bool = string, k: str = key
+        ) -> Splice | None:
+            return set_splice(source, root, a.parts, v, doc.newline, string=s, label=k)
+
+        text = splice_text(doc, text, addr, make)
         changes.append(Change(key, doc_path(doc, addr), typed))
         milvus_keys += [addr.milvus_key] if addr.milvus_key else []
     plan = verified(doc, text, changes, [f"switch sets {key} = {value}" for key, value in edits])
@@ -115,7 +115,7 @@ def plan_switch(
 def _helm_deploy_toggles(doc: Document, to: str) -> list[tuple[str, str]]:
     """The chart deploys the Pulsar/Kafka/Woodpecker whose `*.enabled` is true: turn the target on and the others
     off (in a cluster this is the switch itself; in standalone messageQueue picks and the toggle deploys)."""
-    edits = []
+    edits: list[tuple[str, str]] = []
     pulsar_keys = [k for k in ("pulsarv3.enabled", "pulsar.enabled") if lookup(doc.main, k.split("."))]
     targets = {
         "pulsar": pulsar_keys[:1] or ["pulsarv3.enabled"],

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from mqctl.config.addressing import HELM_USER_YAML, USER_YAML_PATH, Address
 from mqctl.config.documents import HELM_VALUES, Document
-from mqctl.config.nodes import is_mapping, is_scalar, is_sequence
+from mqctl.config.nodes import Node, is_mapping, is_scalar, is_sequence
 from mqctl.config.parse import compose
 from mqctl.errors import InputError, PreconditionError
 
-SECTION = ("section",)
+Shape = tuple[Any, ...]  # a comparable picture of a value (see _shape)
+KeyPath = tuple[Any, ...]  # document index, then the keys down to a value
+SECTION: Shape = ("section",)
 
 
-def _shape(node) -> tuple:
+def _shape(node: Node) -> Shape:
     """A comparable picture of a value: scalars with their quoting, collections with their content."""
     if is_mapping(node):
         return ("map", tuple((_shape(k), _shape(v)) for k, v in node.value))
@@ -22,7 +25,7 @@ def _shape(node) -> tuple:
     return ("scalar", node.value, node.style or "")
 
 
-def _walk(node, path: tuple, picture: dict, doc: Document) -> None:
+def _walk(node: Node, path: KeyPath, picture: dict[KeyPath, Shape], doc: Document) -> None:
     if is_scalar(node) and doc.kind == HELM_VALUES and path[1:] == USER_YAML_PATH and node.value.strip():
         try:  # the chart's user.yaml string is YAML of its own: compare what Milvus will read from it
             inner = compose(node.value, f"{doc.path} ({HELM_USER_YAML})")
@@ -38,9 +41,9 @@ def _walk(node, path: tuple, picture: dict, doc: Document) -> None:
         _walk(value_node, path + (key_node.value if is_scalar(key_node) else _shape(key_node),), picture, doc)
 
 
-def picture(doc: Document, text: str) -> dict[tuple, tuple]:
+def picture(doc: Document, text: str) -> dict[KeyPath, Shape]:
     """Every value of a document text by its path (document index first), as Milvus and Kubernetes read it."""
-    found: dict[tuple, tuple] = {}
+    found: dict[KeyPath, Shape] = {}
     for index, root in enumerate(compose(text, str(doc.path))):
         _walk(root, (index,), found, doc)
     return found
@@ -51,16 +54,16 @@ class Change:
     """One key an edit means to change: `value` is the YAML value text it must read back as, None for removal."""
 
     key: str
-    path: tuple
+    path: KeyPath
     value: str | None
 
 
-def doc_path(doc: Document, addr: Address) -> tuple:
+def doc_path(doc: Document, addr: Address) -> KeyPath:
     index = next((i for i, r in enumerate(doc.roots) if r is doc.main), 0)
     return (index, *(USER_YAML_PATH if addr.embedded else ()), *addr.parts)
 
 
-def _dotted(path: tuple) -> str:
+def _dotted(path: KeyPath) -> str:
     return ".".join(str(part) for part in path[1:])
 
 
@@ -73,8 +76,8 @@ def verify_edit(doc: Document, new_text: str, changes: list[Change]) -> None:
             f"the edit would leave {doc.path} unreadable ({err.message}); nothing was written",
             hint="edit this part by hand",
         ) from None
-    expected = picture(doc, doc.text)
-    intended: dict[tuple, str | None] = {}
+    expected: dict[KeyPath, Shape | None] = dict(picture(doc, doc.text))
+    intended: dict[KeyPath, str | None] = {}
     for change in changes:
         path = change.path
         if change.value is None:
