@@ -133,6 +133,62 @@ RULES: tuple[Rule, ...] = (
         "a key left out takes Milvus's code default under a whole "
         "milvus.yaml (rocksmq.path and pulsar.address empty) and the stock file's value under an overlay.",
     ),
+    Rule(
+        "MQ154",
+        WARNING,
+        "verdict depends on the unknown Milvus version",
+        "natsmq is gone and woodpecker arrives in 2.6, kafka.brokerList's code default changes in 2.5, the "
+        "operator and the chart default to woodpecker from 2.6: without a version the answer is one of several.",
+    ),
+    Rule(
+        "MQ155",
+        WARNING,
+        "no MQ settings at all",
+        "a file without mq/rocksmq/pulsar/kafka/natsmq/woodpecker keys leaves the MQ to defaults, which depend on "
+        "the file's role (code defaults under a whole milvus.yaml, the stock file under an overlay).",
+    ),
+    Rule("MQ156", WARNING, "Operator CR without spec", "the operator deploys its defaults; the CR says nothing."),
+    Rule(
+        "MQ157",
+        WARNING,
+        "Operator or Helm key in a milvus.yaml",
+        "msgStreamType (Operator CR) and messageQueue (Helm chart) mean nothing to Milvus; mq.type decides.",
+    ),
+    Rule(
+        "MQ158",
+        WARNING,
+        "placeholder-looking MQ address",
+        "an address such as `<kafka_broker>:9094` was copied from an example; Milvus would try to reach it as "
+        "written (an error when that MQ is the one used).",
+    ),
+    Rule(
+        "MQ159",
+        WARNING,
+        "woodpecker without object storage",
+        "woodpecker keeps its log in MinIO/S3 by default (woodpecker.storage.type minio); with "
+        "common.storageType local or MinIO disabled there may be none.",
+    ),
+    Rule(
+        "MQ160",
+        WARNING,
+        "${VAR} placeholder in a setting",
+        "Milvus substitutes no environment variables in its yaml (viper / yaml.v2 file source): the value is "
+        "the literal text. The file is still read; this key does not decide the MQ.",
+    ),
+    Rule(
+        "MQ161",
+        WARNING,
+        "${VAR} placeholder in an MQ-deciding key",
+        "mq.type or a backend's enabling key holds a placeholder: Milvus uses the literal string, and the verdict "
+        "is what that literal gives.",
+    ),
+    Rule(
+        "MQ162",
+        WARNING,
+        "mq.type or natsmq before Milvus 2.3",
+        "2.0-2.2 have neither: they run rocksmq in standalone when rocksmq.path is set, else Pulsar, else "
+        "Kafka (DefaultFactory.Init, internal/util/dependency/factory.go).",
+    ),
     Rule("HOST201", ERROR, "MQ port already in use (--check-host)", "the embedded NATS server cannot bind it."),
     Rule("HOST202", ERROR, "store directory not writable (--check-host)", "the MQ cannot create its files."),
     Rule("HOST203", WARNING, "free disk below maxFileStore (--check-host)", "JetStream may run out of space."),

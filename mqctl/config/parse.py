@@ -20,12 +20,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from mqctl.config import placeholders
 from mqctl.config.nodes import Node
 from mqctl.errors import InputError
 from mqctl.files import BOM
 from mqctl.secrets import REDACTED, is_secret_key
 
-PLACEHOLDER = re.compile(r"\$\{[A-Za-z_][A-Za-z0-9_]*(?:[:?+-][^}]*)?\}|\{\{[^}]*\}\}")  # envsubst, Jinja/Helm
+TEMPLATE = re.compile(r"\{\{[^}]*\}\}")  # Jinja/Helm
 SURROGATES = re.compile("[\ud800-\udfff]")
 
 # Real inputs are far below these: the largest milvus.yaml or Helm values we have seen is ~100 KB with
@@ -143,29 +144,39 @@ def _under_secret_key(lines: list[str], number: int, column: int) -> bool:
     return False
 
 
-def _masked_placeholder(placeholder: str) -> str:
-    """`${NAME:-default}` -> `${NAME:-******}`: the variable's name helps, its default may be a password."""
-    named = re.match(r"\$\{([A-Za-z_][A-Za-z0-9_]*)([:?+-]*)", placeholder)
-    if named is None:
-        return "{{" + REDACTED + "}}"
-    return "${" + named.group(1) + (named.group(2) + REDACTED if named.group(2) else "") + "}"
-
-
-def check_placeholders(text: str, where: str, line_offset: int = 0) -> None:
-    """An unrendered `${VAR}` template would be read by Milvus literally: refuse it clearly."""
+def check_templates(text: str, where: str, line_offset: int = 0) -> None:
+    """An unrendered `{{ ... }}` template (Helm, Jinja) is not the YAML Milvus reads: refuse it clearly.
+    A `${VAR}` placeholder is read, as Milvus reads it (literally: see placeholders.py)."""
     lines = text.splitlines()
     for number, line in enumerate(lines, start=1):
         code = line.split(" #")[0] if not line.lstrip().startswith("#") else ""
-        match = PLACEHOLDER.search(code)
+        match = TEMPLATE.search(code)
         if match:
             shown = match.group(0)
             if _under_secret_key(lines, number - 1, match.start()):
-                shown = _masked_placeholder(shown)
+                shown = "{{" + REDACTED + "}}"
             raise InputError(
                 f"unrendered template placeholder {shown}",
                 location=f"{where}:{number + line_offset}:{match.start() + 1}",
-                hint="render the template first (envsubst, helm template) and pass the result",
+                hint="render the template first (helm template) and pass the result",
             )
+
+
+def _template_hint(text: str, error_line: int | None, line_offset: int) -> str | None:
+    """When a `${VAR}` stands where YAML structure is expected (a line of its own, shortly before the error),
+    the file is a template meant to be rendered first: Milvus, which substitutes nothing, fails on it too."""
+    if error_line is None:
+        return None
+    lines = text.splitlines()
+    for number in range(min(error_line, len(lines) - 1), max(error_line - 4, -1), -1):
+        stripped = lines[number].strip()
+        if placeholders.PLACEHOLDER.fullmatch(stripped):
+            shown = placeholders.masked(stripped) if _under_secret_key(lines, number, 0) else stripped
+            return (
+                f"line {number + 1 + line_offset} is the placeholder {shown}, which Milvus reads literally: "
+                "this is a template, so render it (e.g. envsubst) and pass the result"
+            )
+    return None
 
 
 def compose(text: str, where: str, line_offset: int = 0) -> tuple[Node, ...]:
@@ -277,7 +288,7 @@ def _compose(text: str, where: str, line_offset: int) -> tuple[Node, ...]:
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
     from ruamel.yaml.reader import ReaderError
 
-    check_placeholders(text, where, line_offset)
+    check_templates(text, where, line_offset)
     deep = FLOW_OPENERS.search(text)
     if deep:
         line = text.count("\n", 0, deep.start())
@@ -297,7 +308,9 @@ def _compose(text: str, where: str, line_offset: int) -> tuple[Node, ...]:
         if mark and _under_secret_key(text.splitlines(), mark.line, mark.column):
             problem = re.sub(r"'[^']*'|\"[^\"]*\"", repr(REDACTED), problem)  # e.g. the name of an undefined alias
         raise InputError(
-            f"invalid YAML: {problem}", location=location, hint="fix the syntax at that position"
+            f"invalid YAML: {problem}",
+            location=location,
+            hint=_template_hint(text, mark.line if mark else None, line_offset) or "fix the syntax at that position",
         ) from None
     except ReaderError as err:  # a character YAML does not allow (NUL, escape codes...)
         line = text.count("\n", 0, err.position)

@@ -12,9 +12,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from mqctl.backends import BACKENDS, STANDALONE, Version, default_order, is_embedded, valid_mq_types
-from mqctl.config import kinds
+from mqctl.backends import BACKENDS, CLUSTER, STANDALONE, V2_3, Version, default_order, is_embedded, valid_mq_types
+from mqctl.config import kinds, placeholders
 from mqctl.config.documents import CONFIGMAP, MILVUS_YAML, Document, load_document
 from mqctl.config.nodes import lookup
 from mqctl.config.schema import (
@@ -36,6 +37,10 @@ from mqctl.secrets import REDACTED, is_secret_key
 PANIC_INVALID = "mq type {} is invalid"
 PANIC_STANDALONE_ONLY = "mq %!s(MISSING) is only valid in standalone mode"  # Milvus's format string lacks its argument
 PANIC_NOTHING = "no available mq config found"
+PANIC_NOTHING_BEFORE_2_3 = {  # Milvus 2.2's DefaultFactory.Init
+    STANDALONE: "no available mq configuration, must config rocksmq, Pulsar or Kafka at least one of these!",
+    CLUSTER: "no available remote mq configuration, must config Pulsar or Kafka at least one of these!",
+}
 # An explicit backend whose enabling key is empty: Milvus logs `mqType=X`, then (seen on 2.3.5)
 FAILS_EMPTY = {
     "rocksmq": ("fail to init rocksmq", "FATAL"),  # mkdir of an empty path
@@ -75,6 +80,8 @@ class Resolution:
     _env: dict[str, Setting] = field(default_factory=dict)
     _etcd: dict[str, Setting] = field(default_factory=dict)
     _ignored_files: list[str] = field(default_factory=list)
+    _documents: list[Document] = field(default_factory=list)  # what was read, for resolve_again
+    _inputs: dict[str, Any] = field(default_factory=dict)  # mode, env, etcd and role as given
 
     @property
     def version(self) -> Version | None:
@@ -223,6 +230,24 @@ def resolve(
     if not paths:
         raise InputError("no configuration file given", hint="pass a milvus.yaml, user.yaml, CR or Helm values")
     docs = [load_document(path, kind) for path in paths]
+    return _resolve_documents(docs, mode=mode, milvus_version=milvus_version, env=env, etcd=etcd, role=role)
+
+
+def resolve_again(res: Resolution, version: Version) -> Resolution:
+    """The same documents and overrides as Milvus `version` would read them (nothing is read from disk again)."""
+    return _resolve_documents(res._documents, milvus_version=format_version(version), **res._inputs)
+
+
+def _resolve_documents(
+    docs: list[Document],
+    *,
+    mode: str | None,
+    milvus_version: str | None,
+    env: dict[str, str] | None,
+    etcd: EtcdConfig | None,
+    role: str | None,
+) -> Resolution:
+    inputs = {"mode": mode, "env": env, "etcd": etcd, "role": role}
     mode, mode_why, mode_stated = _pick_mode(docs, mode)
     version, version_why = _pick_version(docs, milvus_version)
     role, role_why, role_stated = _pick_role(docs, role)
@@ -271,6 +296,8 @@ def resolve(
         _ignored_files=ignored,
         role=role,
         _role_stated=role_stated,
+        _documents=docs,
+        _inputs=inputs,
     )
     for override in result.overrides():
         yaml_value = merged.get(normalize_key(override.key))
@@ -298,7 +325,7 @@ def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, boo
         if backend == "natsmq" and value:
             state += ", but never chosen by default"
         shown = REDACTED if is_secret_key(key) else (value or "(empty)")
-        result.explanation.append(f"  {backend}: {state} ({key} = {shown}, {result.where(key)}).")
+        result.explanation.append(f"  {backend}: {state} ({key} = {shown}, {result.where(key)}){_literal(value, key)}.")
     return states
 
 
@@ -324,10 +351,13 @@ def override_sources(
 def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     """Milvus's mustSelectMQType, recording each step."""
     explanation = result.explanation
+    version = result.version
+    if version is not None and version < V2_3:
+        _select_before_2_3(result)
+        return
     mq_type = result.value("mq.type") or "default"
     result.mq_type = mq_type
-    explanation.append(f"mq.type = {mq_type} ({result.where('mq.type')}).")
-    version = result.version
+    explanation.append(f"mq.type = {mq_type} ({result.where('mq.type')}){_literal(mq_type, 'mq.type')}.")
     woodpecker_known = (version is not None and BACKENDS["woodpecker"].available(version)) or (
         version is None and layout_has_woodpecker
     )
@@ -371,6 +401,34 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
         return
     result.panic = result.fails = PANIC_NOTHING
     explanation.append(f"No backend in that order is enabled: Milvus panics at startup: `{PANIC_NOTHING}`.")
+
+
+def _literal(value: str | None, key: str) -> str:
+    """What an explanation adds about a `${VAR}` in a deciding value: Milvus substitutes nothing (placeholders.py)."""
+    found = placeholders.find(value)
+    if not found:
+        return ""
+    shown = placeholders.shown(value or "", key)
+    return f"; a placeholder, which Milvus does not substitute: Milvus would use the literal string {shown!r}"
+
+
+def _select_before_2_3(result: Resolution) -> None:
+    """Milvus 2.0-2.2 has neither mq.type nor natsmq: its dependency factory (DefaultFactory.Init in
+    internal/util/dependency/factory.go, 2.2) runs rocksmq in standalone when rocksmq.path is set, else
+    Pulsar when pulsar.address is set, else Kafka when kafka.brokerList is."""
+    order = default_order(result.mode, result.version)
+    result.explanation.append(
+        f"Milvus {result.milvus_version} chooses by mode and by which address is set: in {result.mode} "
+        f"the first of {' > '.join(order)} whose key is set."
+    )
+    states = _backend_states(result, woodpecker_known=False)
+    chosen = next((backend for backend in order if states.get(backend)), None)
+    if chosen is not None:
+        result.effective_mq = chosen
+        result.explanation.append(f"Milvus starts {chosen}.")
+        return
+    result.panic = result.fails = PANIC_NOTHING_BEFORE_2_3[result.mode]
+    result.explanation.append(f"None is set: Milvus panics at startup: `{result.panic}`.")
 
 
 def _fails_empty(result: Resolution, mq_type: str) -> None:

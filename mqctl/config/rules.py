@@ -6,11 +6,13 @@ backends' settings), rules_deploy.py (CR, Helm, overrides, version, role) and ho
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from mqctl.config.assumptions import Assumption, assumptions
 from mqctl.config.catalog import RULE_BY_CODE, RULES, Rule, RuleList
 from mqctl.config.hostcheck import host_checks
 from mqctl.config.resolve import Resolution
+from mqctl.config.rules_context import CONTEXT_CHECKS
 from mqctl.config.rules_deploy import DEPLOY_CHECKS
 from mqctl.config.rules_mq import MQ_CHECKS
 from mqctl.findings import ERROR, SEVERITY_ORDER, WARNING, Finding
@@ -22,7 +24,7 @@ def validate(resolution: Resolution, *, strict: bool = False, check_host: bool =
     """Every finding for a resolved deployment, errors first; `strict` makes warnings errors (for callers
     that only look at errors; the CLI keeps severities and applies --strict to its exit code instead)."""
     findings: list[Finding] = []
-    for check in MQ_CHECKS + DEPLOY_CHECKS:
+    for check in MQ_CHECKS + DEPLOY_CHECKS + CONTEXT_CHECKS:
         findings.extend(check(resolution))
     if check_host:
         findings.extend(host_checks(resolution))
@@ -58,6 +60,7 @@ class Report:
     attempted_mq: str | None = None
     fails: str | None = None
     role: str | None = None
+    assumptions: list[Assumption] = field(default_factory=list)  # mode, version, role taken for granted
 
 
 def report(resolution: Resolution, findings: list[Finding]) -> Report:
@@ -76,4 +79,5 @@ def report(resolution: Resolution, findings: list[Finding]) -> Report:
         resolution.attempted_mq,
         resolution.fails,
         resolution.role,
+        assumptions(resolution),
     )

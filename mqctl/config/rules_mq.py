@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from mqctl.backends import BACKENDS, go_parse_int, is_embedded, valid_mq_types
+from mqctl.backends import BACKENDS, V2_3, go_parse_int, is_embedded, valid_mq_types
 from mqctl.config.catalog import finding
 from mqctl.config.resolve import Resolution
 from mqctl.config.schema import (
@@ -67,7 +67,15 @@ def _mq_type(res: Resolution) -> list[Finding]:
                 hint="plan a move to rocksmq, pulsar or kafka before upgrading",
             )
         )
-    if res.panic and res.panic.startswith("no available"):
+    if res.panic and res.panic.startswith("no available") and version is not None and version < V2_3:
+        found.append(
+            finding(
+                "MQ104",
+                f"no MQ address is set for {res.mode}: Milvus {res.milvus_version} panics `{res.panic}`",
+                hint="set rocksmq.path (standalone), pulsar.address or kafka.brokerList",
+            )
+        )
+    elif res.panic and res.panic.startswith("no available"):
         found.append(
             finding(
                 "MQ104",
@@ -107,7 +115,7 @@ def _backend_settings(res: Resolution) -> list[Finding]:
 
 def _natsmq_left_to_default(res: Resolution) -> list[Finding]:
     """natsmq set up in the yaml, yet `default` never picks it (the comment in milvus.yaml says otherwise)."""
-    if res.mq_type != "default":
+    if res.mq_type != "default" or (res.version is not None and res.version < V2_3):  # 2.2: no natsmq (MQ162)
         return []
     written = [s for s in res._yaml_all if normalize_key(s.key).startswith("natsmq") and s.source == "yaml"]
     customised = [s for s in written if (spec := spec_for(s.key)) is not None and (s.value or "") != spec.default]
@@ -275,20 +283,22 @@ def _several_backends(res: Resolution) -> list[Finding]:
     configured = [
         (backend.name, written)
         for backend in BACKENDS.values()
-        if (written := res.yaml_setting(backend.enabled_by)) is not None and written.value
+        if backend.available(res.version)  # woodpecker before 2.6, natsmq from 2.6: not Milvus's backends
+        and (written := res.yaml_setting(backend.enabled_by)) is not None
+        and written.value
     ]
     if len(configured) < 2 or res.effective_mq is None:
         return []
     others = [b for b, _ in configured if b != res.effective_mq]
-    origin = res.origin("mq.type")
+    typed = res.version is None or res.version >= V2_3  # 2.0-2.2 have no mq.type
     return [
         finding(
             "MQ121",
             f"{len(configured)} backends configured ({', '.join(b for b, _ in configured)}): "
             f"Milvus starts {res.effective_mq}; the settings of {', '.join(others)} are ignored",
-            origin,
-            key="mq.type",
-            hint="remove unused blocks to avoid confusion, or set mq.type explicitly",
+            res.origin("mq.type") if typed else None,
+            key="mq.type" if typed else None,
+            hint="remove unused blocks to avoid confusion" + (", or set mq.type explicitly" if typed else ""),
         )
     ]
 

@@ -17,7 +17,7 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from mqctl.backends import BACKENDS, CLUSTER, NAMES, STANDALONE, V2_6, Version, go_parse_int
+from mqctl.backends import BACKENDS, CLUSTER, NAMES, STANDALONE, V2_3, V2_6, Version, go_parse_int
 from mqctl.errors import InputError
 
 MODES = (STANDALONE, CLUSTER)
@@ -90,6 +90,7 @@ KEYS: tuple[KeySpec, ...] = (
         "enum",
         "default",
         choices=("default", *NAMES),
+        since=V2_3,  # 2.0-2.2 choose by mode and by which address is set
         doc="which MQ Milvus starts; not refreshable",
     ),
     _spec("mq.enablePursuitMode", "bool", "true"),
