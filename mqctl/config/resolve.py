@@ -4,11 +4,12 @@ Mirrors Milvus's `mustSelectMQType` (internal/util/dependency): an explicit `mq.
 as is (after checking it is valid and allowed in the mode); `default` takes the first enabled
 backend in the mode's order. natsmq never takes part in `default` (PR #26791). An explicit
 rocksmq, pulsar or kafka whose enabling key is empty is tried and then fails, as a real 2.3.5 shows.
+Milvus 2.0-2.2 have no mq.type: there the mode and the first address set decide (_select_before_2_3).
+Values are taken as written, `${VAR}` included: Milvus substitutes nothing (placeholders.py).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,17 +17,14 @@ from typing import Any
 
 from mqctl.backends import BACKENDS, CLUSTER, STANDALONE, V2_3, Version, default_order, is_embedded, valid_mq_types
 from mqctl.config import kinds, placeholders
-from mqctl.config.documents import CONFIGMAP, MILVUS_YAML, Document, load_document
-from mqctl.config.nodes import lookup
+from mqctl.config.documents import MILVUS_YAML, Document, load_document
+from mqctl.config.inference import pick_mode, pick_role, pick_version
 from mqctl.config.schema import (
     FULL,
     KEYS,
-    MODES,
     OVERLAY,
-    ROLES,
     format_version,
     normalize_key,
-    parse_version,
     spec_for,
 )
 from mqctl.config.settings import Setting
@@ -48,8 +46,6 @@ FAILS_EMPTY = {
     # rdkafka's warning; Milvus then reports healthy, yet every DDL times out: no broker can be reached
     "kafka": ("No `bootstrap.servers` configured", None),
 }
-# user.yaml (also user-2.5.yaml, natsmq_user.yaml, ...) and default.yaml: files Milvus 2.4+ merges over its milvus.yaml
-OVERLAY_NAME = re.compile(r"(^|[^a-z])user([^a-z]|$)|^default\.ya?ml$", re.IGNORECASE)
 IF_IT_FAILS = (
     f"Had it no valid choice, Milvus would stop at startup: an invalid mq.type panics "
     f"`{PANIC_INVALID.format('X')}`, rocksmq/natsmq in a cluster `{PANIC_STANDALONE_ONLY}`, "
@@ -139,75 +135,6 @@ class Resolution:
         return f"not set: {self.default_source}"
 
 
-def _pick_mode(docs: list[Document], mode: str | None) -> tuple[str, str, bool]:
-    if mode is not None:
-        if mode not in MODES:
-            raise InputError(f"unknown --mode {mode!r}", hint="use standalone or cluster")
-        return mode, "--mode", True
-    for doc in docs:
-        stated, why = kinds.document_mode(doc)
-        if stated:
-            return stated, why, True
-    return STANDALONE, "assumed: a milvus.yaml does not say; pass --mode cluster for a cluster", False
-
-
-def _pick_version(docs: list[Document], milvus_version: str | None) -> tuple[Version | None, str]:
-    if milvus_version is not None:
-        version = parse_version(milvus_version)
-        if version is None:
-            raise InputError(f"cannot read --milvus-version {milvus_version!r}", hint="e.g. 2.3.5 or v2.5.4")
-        return version, "--milvus-version"
-    unreadable = None
-    for doc in docs:
-        version, why, tag = kinds.document_version(doc)
-        if version:
-            return version, why
-        if tag:
-            unreadable = tag
-    if unreadable:
-        return None, f"image tag {unreadable} names no version; pass --milvus-version"
-    return None, "unknown (pass --milvus-version): rules common to 2.3–2.6 apply"
-
-
-def _is_overlay(doc: Document) -> bool:
-    """CRs and Helm values sit on the image's milvus.yaml; a ConfigMap too unless it holds a milvus.yaml."""
-    if doc.kind == CONFIGMAP:
-        return lookup(doc.main, ["data", "milvus.yaml"]) is None
-    return doc.kind != MILVUS_YAML or bool(OVERLAY_NAME.search(Path(doc.name).name))
-
-
-def _pick_role(docs: list[Document], role: str | None) -> tuple[str, str, bool]:
-    """Whole milvus.yaml or overlay: forced by --role, else an overlay only when every document is one."""
-    if role is not None:
-        if role not in ROLES:
-            raise InputError(
-                f"unknown --role {role!r}",
-                hint="use full (Milvus reads this file as its milvus.yaml) "
-                "or overlay (it sits on the stock milvus.yaml)",
-            )
-        return role, "--role", True
-    overlays = [doc for doc in docs if _is_overlay(doc)]
-    if len(overlays) == len(docs):
-        names = ", ".join(f"{doc.name} ({doc.kind})" for doc in docs)
-        return (
-            OVERLAY,
-            (
-                f"assumed from {names}: keys it leaves out take the stock milvus.yaml beneath it; "
-                "--role full if Milvus reads it as its whole milvus.yaml"
-            ),
-            False,
-        )
-    return (
-        FULL,
-        (
-            "assumed: Milvus reads it as its whole milvus.yaml, so keys it leaves out take Milvus's code "
-            "defaults, where rocksmq.path and pulsar.address are empty; --role overlay if it sits on the "
-            "stock milvus.yaml"
-        ),
-        False,
-    )
-
-
 def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
     if len(docs) == 1:
         explanation.append(f"Read {docs[0].name} ({docs[0].kind}).")
@@ -248,9 +175,9 @@ def _resolve_documents(
     role: str | None,
 ) -> Resolution:
     inputs = {"mode": mode, "env": env, "etcd": etcd, "role": role}
-    mode, mode_why, mode_stated = _pick_mode(docs, mode)
-    version, version_why = _pick_version(docs, milvus_version)
-    role, role_why, role_stated = _pick_role(docs, role)
+    mode, mode_why, mode_stated = pick_mode(docs, mode)
+    version, version_why = pick_version(docs, milvus_version)
+    role, role_why, role_stated = pick_role(docs, role)
     explanation: list[str] = []
     _describe_docs(docs, explanation)
     explanation.append(f"Mode: {mode} ({mode_why}).")
