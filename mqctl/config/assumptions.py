@@ -37,7 +37,7 @@ def assumptions(res: Resolution) -> list[Assumption]:
     found = []
     if not res._mode_stated:
         found.append(
-            Assumption("mode", res.mode, "--mode cluster for a cluster" if res.mode != "cluster" else "--mode")
+            Assumption("mode", res.mode, "--mode cluster for a cluster")  # only standalone is ever assumed
         )
     if res.version is None:
         found.append(
