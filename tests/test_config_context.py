@@ -224,6 +224,12 @@ def test_before_2_3_the_mode_and_the_addresses_decide(tmp_path, text, mode, expe
         assert "MQ162" in codes(res)
 
 
+def test_before_2_3_a_chart_choice_is_not_a_written_mq_type(tmp_path):
+    path = write(tmp_path, "image:\n  all:\n    tag: v2.2.13\nstandalone:\n  messageQueue: rocksmq\n", "values.yaml")
+    res = resolve([path])
+    assert res.effective_mq == "pulsar" and "MQ162" not in codes(res)  # the chart's default: a cluster with Pulsar
+
+
 def test_before_2_3_nothing_set_panics_as_2_2_did(tmp_path):
     path = write(tmp_path, "minio:\n  address: m\n")
     res = resolve([path], milvus_version="2.2.0", mode="cluster")

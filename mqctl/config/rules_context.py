@@ -198,7 +198,8 @@ def _before_2_3(res: Resolution) -> list[Finding]:
     found = []
     for setting in res._yaml_all:
         section = setting.key.split(".")[0]
-        if normalize_key(setting.key) == "mqtype" or section == "natsmq":
+        written = setting.source == "yaml"  # not the operator's or the chart's own choice
+        if written and (normalize_key(setting.key) == "mqtype" or section == "natsmq"):
             found.append(
                 finding(
                     "MQ162",
