@@ -1,11 +1,14 @@
-"""Crash-safe file replacement and edit locks, shared by config edits, migration journals and replay checkpoints."""
+"""Crash-safe file replacement, backups and edit locks, shared by config edits, migration journals and replay checkpoints."""
 
 from __future__ import annotations
 
 import contextlib
+import datetime as _dt
 import errno
 import fcntl
 import os
+import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -13,6 +16,7 @@ from pathlib import Path
 
 from mqctl.errors import InputError, PreconditionError
 
+BOM = "\ufeff"  # a UTF-8 byte order mark: kept on a file that had one, ignored when comparing text
 LOCK_WAIT = 30.0  # seconds an edit waits for another one on the same file before giving up (MQCTL_LOCK_WAIT)
 _held: dict[Path, int] = {}  # lock files this process holds, with their depth (nested edits of one file)
 
@@ -146,3 +150,50 @@ def write_error(err: OSError, path: Path | str) -> PreconditionError:
         location=str(path),
         hint=_write_hint(err, folder),
     )
+
+
+def backup_copy(path: Path | str) -> Path:
+    """A timestamped copy next to the file (mode, owner and times kept)."""
+    target = Path(os.path.realpath(path))
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    backup = target.with_name(f"{target.name}.{stamp}.bak")
+    try:
+        shutil.copy2(target, backup)
+        keep_owner(backup, _owner(target))
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            backup.unlink(missing_ok=True)
+        raise write_error(err, path) from None
+    return backup
+
+
+def _owner(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_uid, info.st_gid
+
+
+def atomic_write(
+    path: Path, text: str, *, bom: bool = False, expected: str | None = None, backup: Path | None = None
+) -> Path:
+    """Under the file's edit lock: check it still holds `expected`, back it up next to itself (unless
+    `backup` was taken already), then replace it atomically, keeping its mode and owner. Returns the backup."""
+    target = Path(os.path.realpath(path))
+    with edit_lock(target):
+        if expected is not None:
+            current = target.read_bytes().decode("utf-8")
+            if current.lstrip(BOM) != expected:
+                raise PreconditionError(
+                    f"{path} changed while the edit was prepared; nothing was written", hint="run the command again"
+                )
+        backup = backup or backup_copy(target)
+        info = target.stat()
+        try:
+            replace_atomically(
+                target,
+                ((BOM if bom else "") + text).encode("utf-8"),
+                mode=stat.S_IMODE(info.st_mode),
+                owner=(info.st_uid, info.st_gid),
+            )
+        except OSError as err:
+            raise write_error(err, path) from None
+    return backup

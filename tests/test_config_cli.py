@@ -74,7 +74,7 @@ def test_validate_check_host_and_env(cli, tmp_path):
 @pytest.mark.parametrize(
     "text, where",
     [
-        ("mq:\n  type: ${MQ}\n", ":2:9: unrendered template placeholder ${MQ}"),
+        ("mq:\n  type: {{ .Values.mq }}\n", ":2:9: unrendered template placeholder {{ .Values.mq }}"),
         ("mq:\n  type: [x\n", ":3:1: invalid YAML"),
     ],
 )

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mqctl.config.documents import MAX_INPUT_BYTES
+from mqctl.config.parse import MAX_INPUT_BYTES
 from mqctl.config.resolve import resolve
 from mqctl.config.rules import validate
 from mqctl.errors import MqctlError

@@ -91,8 +91,7 @@ TABLE = [
     V("milvus-yaml/39_akumm7491__multi-agent-code-analyzer__configs_milvus.yaml", ("--milvus-version", "2.3.3"),
       "no real MQ key (msgChannel.type is invented): 2.3 code defaults enable nothing, mustSelectMQType panics; "
       "the ${MINIO_ROOT_USER} placeholders are read literally (Milvus's yaml source substitutes nothing)",
-      fails="no available mq config found",
-      bug="a ${VAR} placeholder in a key that does not decide the MQ makes mqctl refuse the whole file (exit 2)"),
+      fails="no available mq config found"),
     V("milvus-yaml/41_zilliztech__milvus-cdc__tests_deployment_milvus_upstream.yaml",
       ("--milvus-version", "2.5", "--role", "overlay"),
       "mounted as user.yaml (MANIFEST): explicit mq.type pulsar over the stock file's pulsar.address localhost",

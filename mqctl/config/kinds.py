@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mqctl.backends import CLUSTER, STANDALONE, Version
+from mqctl.backends import CLUSTER, STANDALONE, V2_6, Version
 from mqctl.config.documents import (
     CONFIGMAP,
     CONFIGMAP_FILES,
@@ -17,17 +17,16 @@ from mqctl.config.documents import (
     MILVUS_YAML,
     OPERATOR_CR,
     Document,
-    Setting,
     embedded_yaml,
-    flatten,
-    is_mapping,
-    lookup,
-    scalar_text,
 )
+from mqctl.config.nodes import flatten, is_mapping, lookup, scalar_text
 from mqctl.config.schema import MODES, parse_version
+from mqctl.config.settings import Setting
 
 HELM_PULSAR_TOGGLES = ("pulsarv3.enabled", "pulsar.enabled", "externalPulsar.enabled")
 HELM_KAFKA_TOGGLES = ("kafka.enabled", "externalKafka.enabled")
+# the dependencies the operator deploys or points at through an endpoint (the embedded ones run inside Milvus)
+OPERATOR_ENDPOINTS = ("pulsar", "kafka")
 HELM_TOGGLES = HELM_PULSAR_TOGGLES + HELM_KAFKA_TOGGLES + ("woodpecker.enabled",)
 
 
@@ -66,8 +65,8 @@ def document_mode(doc: Document) -> tuple[str | None, str]:
     if doc.kind == HELM_VALUES:
         enabled = field_setting(doc, "cluster.enabled")
         if enabled and enabled.value is not None:
-            mode = CLUSTER if enabled.value.lower() == "true" else STANDALONE
-            return mode, f"cluster.enabled: {enabled.value} ({_where(enabled)})"
+            stated = CLUSTER if enabled.value.lower() == "true" else STANDALONE
+            return stated, f"cluster.enabled: {enabled.value} ({_where(enabled)})"
         return CLUSTER, "cluster.enabled not set: the chart's default is a cluster"
     return None, ""
 
@@ -107,16 +106,13 @@ def _operator_cr(doc: Document, mode: str, version: Version | None) -> KindView:
     if stream is not None:
         result.fields["msgStreamType"] = stream
     chosen = stream.value if stream is not None and stream.value else None
-    if chosen == "custom":
+    if stream is not None and chosen == "custom":
         result.notes.append(f"msgStreamType custom ({_where(stream)}): spec.config decides the MQ")
         return result
-    line = (
-        stream.line
-        if stream is not None
-        else (lookup(doc.main, ["spec"])[0].start_mark.line + 1 if lookup(doc.main, ["spec"]) else 1)
-    )
+    spec = lookup(doc.main, ["spec"])
+    line = stream.line if stream is not None else (spec[0].start_mark.line + 1 if spec else 1)
     if chosen is None:
-        chosen = "pulsar" if mode == CLUSTER else ("woodpecker" if version and version >= (2, 6, 0) else "rocksmq")
+        chosen = "pulsar" if mode == CLUSTER else ("woodpecker" if version and version >= V2_6 else "rocksmq")
         why = f"spec.dependencies.msgStreamType empty: the operator's default for {mode} is {chosen}"
     else:
         why = f"spec.dependencies.msgStreamType: {chosen} ({doc.name}:{line})"
@@ -152,7 +148,7 @@ def _helm_choice(doc: Document, mode: str, version: Version | None, toggles: dic
         queue = field_setting(doc, "standalone.messageQueue")
         if queue is not None and queue.value:
             return queue.value, queue, f"standalone.messageQueue: {queue.value} ({_where(queue)})"
-        default = "woodpecker" if version and version >= (2, 6, 0) else "rocksmq"
+        default = "woodpecker" if version and version >= V2_6 else "rocksmq"
         return default, None, f"standalone.messageQueue not set: the chart's default is {default}"
     for name in HELM_PULSAR_TOGGLES:
         if helm_enabled(toggles, name):
@@ -160,7 +156,7 @@ def _helm_choice(doc: Document, mode: str, version: Version | None, toggles: dic
     for name in HELM_KAFKA_TOGGLES:
         if helm_enabled(toggles, name):
             return "kafka", toggles[name], f"{name}: true ({_where(toggles[name])})"
-    if helm_enabled(toggles, "woodpecker.enabled") or (version and version >= (2, 6, 0)):
+    if helm_enabled(toggles, "woodpecker.enabled") or (version and version >= V2_6):
         return "woodpecker", toggles.get("woodpecker.enabled"), "no Pulsar or Kafka enabled: the chart uses woodpecker"
     if not any(name in toggles for name in HELM_PULSAR_TOGGLES):
         return "pulsar", None, "no Pulsar toggle set: the chart deploys Pulsar by default in a cluster"

@@ -4,28 +4,30 @@ Mirrors Milvus's `mustSelectMQType` (internal/util/dependency): an explicit `mq.
 as is (after checking it is valid and allowed in the mode); `default` takes the first enabled
 backend in the mode's order. natsmq never takes part in `default` (PR #26791). An explicit
 rocksmq, pulsar or kafka whose enabling key is empty is tried and then fails, as a real 2.3.5 shows.
+Milvus 2.0-2.2 have no mq.type: there the mode and the first address set decide (_select_before_2_3).
+Values are taken as written, `${VAR}` included: Milvus substitutes nothing (placeholders.py).
 """
 
 from __future__ import annotations
 
-import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from mqctl.backends import BACKENDS, STANDALONE, Version, default_order, valid_mq_types
-from mqctl.config import kinds, pinning
-from mqctl.config.documents import CONFIGMAP, MILVUS_YAML, Document, Setting, load_document, lookup
+from mqctl.backends import BACKENDS, CLUSTER, STANDALONE, V2_3, Version, default_order, is_embedded, valid_mq_types
+from mqctl.config import kinds, pinning, placeholders
+from mqctl.config.documents import MILVUS_YAML, Document, load_document
+from mqctl.config.inference import pick_mode, pick_role, pick_version
 from mqctl.config.schema import (
     FULL,
     KEYS,
-    MODES,
     OVERLAY,
-    ROLES,
     format_version,
     normalize_key,
-    parse_version,
     spec_for,
 )
+from mqctl.config.settings import Setting
 from mqctl.config.sources import EtcdConfig, env_settings
 from mqctl.errors import InputError
 from mqctl.secrets import REDACTED, is_secret_key
@@ -33,6 +35,10 @@ from mqctl.secrets import REDACTED, is_secret_key
 PANIC_INVALID = "mq type {} is invalid"
 PANIC_STANDALONE_ONLY = "mq %!s(MISSING) is only valid in standalone mode"  # Milvus's format string lacks its argument
 PANIC_NOTHING = "no available mq config found"
+PANIC_NOTHING_BEFORE_2_3 = {  # Milvus 2.2's DefaultFactory.Init
+    STANDALONE: "no available mq configuration, must config rocksmq, Pulsar or Kafka at least one of these!",
+    CLUSTER: "no available remote mq configuration, must config Pulsar or Kafka at least one of these!",
+}
 # An explicit backend whose enabling key is empty: Milvus logs `mqType=X`, then (seen on 2.3.5)
 FAILS_EMPTY = {
     "rocksmq": ("fail to init rocksmq", "FATAL"),  # mkdir of an empty path
@@ -40,8 +46,6 @@ FAILS_EMPTY = {
     # rdkafka's warning; Milvus then reports healthy, yet every DDL times out: no broker can be reached
     "kafka": ("No `bootstrap.servers` configured", None),
 }
-# user.yaml (also user-2.5.yaml, natsmq_user.yaml, ...) and default.yaml: files Milvus 2.4+ merges over its milvus.yaml
-OVERLAY_NAME = re.compile(r"(^|[^a-z])user([^a-z]|$)|^default\.ya?ml$", re.IGNORECASE)
 IF_IT_FAILS = (
     f"Had it no valid choice, Milvus would stop at startup: an invalid mq.type panics "
     f"`{PANIC_INVALID.format('X')}`, rocksmq/natsmq in a cluster `{PANIC_STANDALONE_ONLY}`, "
@@ -73,6 +77,8 @@ class Resolution:
     _etcd: dict[str, Setting] = field(default_factory=dict)
     _ignored_files: list[str] = field(default_factory=list)
     _etcd_read: bool = False  # etcd was asked: a 2.6.14+ pinned mq.type would be seen (mqctl.config.pinning)
+    _documents: list[Document] = field(default_factory=list)  # what was read, for resolve_again
+    _inputs: dict[str, Any] = field(default_factory=dict)  # mode, env, etcd and role as given
 
     @property
     def version(self) -> Version | None:
@@ -130,75 +136,6 @@ class Resolution:
         return f"not set: {self.default_source}"
 
 
-def _pick_mode(docs: list[Document], mode: str | None) -> tuple[str, str, bool]:
-    if mode is not None:
-        if mode not in MODES:
-            raise InputError(f"unknown --mode {mode!r}", hint="use standalone or cluster")
-        return mode, "--mode", True
-    for doc in docs:
-        stated, why = kinds.document_mode(doc)
-        if stated:
-            return stated, why, True
-    return STANDALONE, "assumed: a milvus.yaml does not say; pass --mode cluster for a cluster", False
-
-
-def _pick_version(docs: list[Document], milvus_version: str | None) -> tuple[Version | None, str]:
-    if milvus_version is not None:
-        version = parse_version(milvus_version)
-        if version is None:
-            raise InputError(f"cannot read --milvus-version {milvus_version!r}", hint="e.g. 2.3.5 or v2.5.4")
-        return version, "--milvus-version"
-    unreadable = None
-    for doc in docs:
-        version, why, tag = kinds.document_version(doc)
-        if version:
-            return version, why
-        if tag:
-            unreadable = tag
-    if unreadable:
-        return None, f"image tag {unreadable} names no version; pass --milvus-version"
-    return None, "unknown (pass --milvus-version): rules common to 2.3–2.6 apply"
-
-
-def _is_overlay(doc: Document) -> bool:
-    """CRs and Helm values sit on the image's milvus.yaml; a ConfigMap too unless it holds a milvus.yaml."""
-    if doc.kind == CONFIGMAP:
-        return lookup(doc.main, ["data", "milvus.yaml"]) is None
-    return doc.kind != MILVUS_YAML or bool(OVERLAY_NAME.search(Path(doc.name).name))
-
-
-def _pick_role(docs: list[Document], role: str | None) -> tuple[str, str, bool]:
-    """Whole milvus.yaml or overlay: forced by --role, else an overlay only when every document is one."""
-    if role is not None:
-        if role not in ROLES:
-            raise InputError(
-                f"unknown --role {role!r}",
-                hint="use full (Milvus reads this file as its milvus.yaml) "
-                "or overlay (it sits on the stock milvus.yaml)",
-            )
-        return role, "--role", True
-    overlays = [doc for doc in docs if _is_overlay(doc)]
-    if len(overlays) == len(docs):
-        names = ", ".join(f"{doc.name} ({doc.kind})" for doc in docs)
-        return (
-            OVERLAY,
-            (
-                f"assumed from {names}: keys it leaves out take the stock milvus.yaml beneath it; "
-                "--role full if Milvus reads it as its whole milvus.yaml"
-            ),
-            False,
-        )
-    return (
-        FULL,
-        (
-            "assumed: Milvus reads it as its whole milvus.yaml, so keys it leaves out take Milvus's code "
-            "defaults, where rocksmq.path and pulsar.address are empty; --role overlay if it sits on the "
-            "stock milvus.yaml"
-        ),
-        False,
-    )
-
-
 def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
     if len(docs) == 1:
         explanation.append(f"Read {docs[0].name} ({docs[0].kind}).")
@@ -208,7 +145,7 @@ def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
 
 
 def resolve(
-    paths: list[Path | str],
+    paths: Sequence[Path | str],
     *,
     kind: str | None = None,
     mode: str | None = None,
@@ -221,9 +158,27 @@ def resolve(
     if not paths:
         raise InputError("no configuration file given", hint="pass a milvus.yaml, user.yaml, CR or Helm values")
     docs = [load_document(path, kind) for path in paths]
-    mode, mode_why, mode_stated = _pick_mode(docs, mode)
-    version, version_why = _pick_version(docs, milvus_version)
-    role, role_why, role_stated = _pick_role(docs, role)
+    return _resolve_documents(docs, mode=mode, milvus_version=milvus_version, env=env, etcd=etcd, role=role)
+
+
+def resolve_again(res: Resolution, version: Version) -> Resolution:
+    """The same documents and overrides as Milvus `version` would read them (nothing is read from disk again)."""
+    return _resolve_documents(res._documents, milvus_version=format_version(version), **res._inputs)
+
+
+def _resolve_documents(
+    docs: list[Document],
+    *,
+    mode: str | None,
+    milvus_version: str | None,
+    env: dict[str, str] | None,
+    etcd: EtcdConfig | None,
+    role: str | None,
+) -> Resolution:
+    inputs = {"mode": mode, "env": env, "etcd": etcd, "role": role}
+    mode, mode_why, mode_stated = pick_mode(docs, mode)
+    version, version_why = pick_version(docs, milvus_version)
+    role, role_why, role_stated = pick_role(docs, role)
     explanation: list[str] = []
     _describe_docs(docs, explanation)
     explanation.append(f"Mode: {mode} ({mode_why}).")
@@ -270,6 +225,8 @@ def resolve(
         _etcd_read=etcd is not None,
         role=role,
         _role_stated=role_stated,
+        _documents=docs,
+        _inputs=inputs,
     )
     for override in result.overrides():
         yaml_value = merged.get(normalize_key(override.key))
@@ -290,9 +247,7 @@ def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, boo
     states = {}
     result.explanation.append("Backends (enabled = its key is not empty):")
     for backend, key in ((b.name, b.enabled_by) for b in BACKENDS.values()):
-        if backend == "woodpecker" and not woodpecker_known:
-            continue
-        if backend == "natsmq" and result.version is not None and result.version >= (2, 6, 0):
+        if (backend == "woodpecker" and not woodpecker_known) or not BACKENDS[backend].available(result.version):
             continue
         value = result.value(key)
         states[backend] = bool(value)
@@ -300,12 +255,12 @@ def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, boo
         if backend == "natsmq" and value:
             state += ", but never chosen by default"
         shown = REDACTED if is_secret_key(key) else (value or "(empty)")
-        result.explanation.append(f"  {backend}: {state} ({key} = {shown}, {result.where(key)}).")
+        result.explanation.append(f"  {backend}: {state} ({key} = {shown}, {result.where(key)}){_literal(value, key)}.")
     return states
 
 
 def override_sources(
-    paths: list[Path | str],
+    paths: Sequence[Path | str],
     *,
     kind: str | None = None,
     mode: str | None = None,
@@ -326,11 +281,16 @@ def override_sources(
 def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     """Milvus's mustSelectMQType, recording each step."""
     explanation = result.explanation
+    version = result.version
+    if version is not None and version < V2_3:
+        _select_before_2_3(result)
+        return
     mq_type = result.value("mq.type") or "default"
     result.mq_type = mq_type
-    explanation.append(f"mq.type = {mq_type} ({result.where('mq.type')}).")
-    version = result.version
-    woodpecker_known = (version is not None and version >= (2, 6, 0)) or (version is None and layout_has_woodpecker)
+    explanation.append(f"mq.type = {mq_type} ({result.where('mq.type')}){_literal(mq_type, 'mq.type')}.")
+    woodpecker_known = (version is not None and BACKENDS["woodpecker"].available(version)) or (
+        version is None and layout_has_woodpecker
+    )
     states = _backend_states(result, woodpecker_known)
     valid = valid_mq_types(version) if version else tuple(dict.fromkeys(valid_mq_types(None) + ("woodpecker",)))
     if mq_type != "default":
@@ -342,7 +302,7 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
                 + f" (valid: {', '.join(valid)}): Milvus panics at startup: `{result.panic}`."
             )
             return
-        if result.mode != STANDALONE and mq_type in ("rocksmq", "natsmq"):
+        if result.mode != STANDALONE and is_embedded(mq_type):
             result.panic = result.fails = PANIC_STANDALONE_ONLY
             explanation.append(f"{mq_type} works in standalone only: Milvus panics at startup: `{result.panic}`.")
             return
@@ -371,6 +331,34 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
         return
     result.panic = result.fails = PANIC_NOTHING
     explanation.append(f"No backend in that order is enabled: Milvus panics at startup: `{PANIC_NOTHING}`.")
+
+
+def _literal(value: str | None, key: str) -> str:
+    """What an explanation adds about a `${VAR}` in a deciding value: Milvus substitutes nothing (placeholders.py)."""
+    found = placeholders.find(value)
+    if not found:
+        return ""
+    shown = placeholders.shown(value or "", key)
+    return f"; a placeholder, which Milvus does not substitute: Milvus would use the literal string {shown!r}"
+
+
+def _select_before_2_3(result: Resolution) -> None:
+    """Milvus 2.0-2.2 has neither mq.type nor natsmq: its dependency factory (DefaultFactory.Init in
+    internal/util/dependency/factory.go, 2.2) runs rocksmq in standalone when rocksmq.path is set, else
+    Pulsar when pulsar.address is set, else Kafka when kafka.brokerList is."""
+    order = default_order(result.mode, result.version)
+    result.explanation.append(
+        f"Milvus {result.milvus_version} chooses by mode and by which address is set: in {result.mode} "
+        f"the first of {' > '.join(order)} whose key is set."
+    )
+    states = _backend_states(result, woodpecker_known=False)
+    chosen = next((backend for backend in order if states.get(backend)), None)
+    if chosen is not None:
+        result.effective_mq = chosen
+        result.explanation.append(f"Milvus starts {chosen}.")
+        return
+    result.panic = result.fails = PANIC_NOTHING_BEFORE_2_3[result.mode]
+    result.explanation.append(f"None is set: Milvus panics at startup: `{result.panic}`.")
 
 
 def _fails_empty(result: Resolution, mq_type: str) -> None:

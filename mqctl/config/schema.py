@@ -17,13 +17,15 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from mqctl.backends import CLUSTER, STANDALONE, Version, go_parse_int
+from mqctl.backends import BACKENDS, CLUSTER, NAMES, STANDALONE, V2_3, V2_6, Version, go_parse_int
 from mqctl.errors import InputError
 
 MODES = (STANDALONE, CLUSTER)
 FULL, OVERLAY = "full", "overlay"  # the file's role: Milvus's whole milvus.yaml, or layered on the stock one
 ROLES = (FULL, OVERLAY)
 INT32_MAX = 2**31 - 1
+NATS_UNTIL = BACKENDS["natsmq"].until or V2_6  # the natsmq keys go with natsmq
+WOODPECKER_SINCE = BACKENDS["woodpecker"].since or V2_6
 MIN_SAFE_PAYLOAD = 5 * 1024 * 1024  # Milvus messages can reach 5 MB (pulsar.maxMessageSize default)
 
 
@@ -87,7 +89,8 @@ KEYS: tuple[KeySpec, ...] = (
         "mq.type",
         "enum",
         "default",
-        choices=("default", "rocksmq", "natsmq", "pulsar", "kafka", "woodpecker"),
+        choices=("default", *NAMES),
+        since=V2_3,  # 2.0-2.2 choose by mode and by which address is set
         doc="which MQ Milvus starts; not refreshable",
     ),
     _spec("mq.enablePursuitMode", "bool", "true"),
@@ -109,20 +112,20 @@ KEYS: tuple[KeySpec, ...] = (
     _spec("rocksmq.retentionSizeInMB", "int", "8192"),
     _spec("rocksmq.compactionInterval", "int", "86400"),
     _spec("rocksmq.compressionTypes", "list", "0,0,7,7,7"),
-    _spec("natsmq.server.port", "int", "4222", until=(2, 6, 0)),
-    _spec("natsmq.server.storeDir", "path", "/var/lib/milvus/nats", until=(2, 6, 0)),
-    _spec("natsmq.server.maxFileStore", "bytes", "17179869184", until=(2, 6, 0)),
-    _spec("natsmq.server.maxPayload", "bytes", "8388608", until=(2, 6, 0)),
-    _spec("natsmq.server.maxPending", "bytes", "67108864", until=(2, 6, 0)),
-    _spec("natsmq.server.initializeTimeout", "int", "4000", until=(2, 6, 0)),
-    _spec("natsmq.server.monitor.trace", "bool", "false", until=(2, 6, 0)),
-    _spec("natsmq.server.monitor.debug", "bool", "false", until=(2, 6, 0)),
-    _spec("natsmq.server.monitor.logTime", "bool", "true", until=(2, 6, 0)),
-    _spec("natsmq.server.monitor.logFile", "path", "/tmp/milvus/logs/nats.log", until=(2, 6, 0)),
-    _spec("natsmq.server.monitor.logSizeLimit", "bytes", "536870912", until=(2, 6, 0)),
-    _spec("natsmq.server.retention.maxAge", "minutes", "4320", until=(2, 6, 0)),
-    _spec("natsmq.server.retention.maxBytes", "bytes", "", until=(2, 6, 0)),
-    _spec("natsmq.server.retention.maxMsgs", "int", "", until=(2, 6, 0)),
+    _spec("natsmq.server.port", "int", "4222", until=NATS_UNTIL),
+    _spec("natsmq.server.storeDir", "path", "/var/lib/milvus/nats", until=NATS_UNTIL),
+    _spec("natsmq.server.maxFileStore", "bytes", "17179869184", until=NATS_UNTIL),
+    _spec("natsmq.server.maxPayload", "bytes", "8388608", until=NATS_UNTIL),
+    _spec("natsmq.server.maxPending", "bytes", "67108864", until=NATS_UNTIL),
+    _spec("natsmq.server.initializeTimeout", "int", "4000", until=NATS_UNTIL),
+    _spec("natsmq.server.monitor.trace", "bool", "false", until=NATS_UNTIL),
+    _spec("natsmq.server.monitor.debug", "bool", "false", until=NATS_UNTIL),
+    _spec("natsmq.server.monitor.logTime", "bool", "true", until=NATS_UNTIL),
+    _spec("natsmq.server.monitor.logFile", "path", "/tmp/milvus/logs/nats.log", until=NATS_UNTIL),
+    _spec("natsmq.server.monitor.logSizeLimit", "bytes", "536870912", until=NATS_UNTIL),
+    _spec("natsmq.server.retention.maxAge", "minutes", "4320", until=NATS_UNTIL),
+    _spec("natsmq.server.retention.maxBytes", "bytes", "", until=NATS_UNTIL),
+    _spec("natsmq.server.retention.maxMsgs", "int", "", until=NATS_UNTIL),
     _spec("pulsar.address", "str", "", stock="localhost"),  # empty in code (seen on 2.3.5)
     _spec("pulsar.port", "int", "6650"),
     _spec("pulsar.webport", "int", "80"),
@@ -139,10 +142,10 @@ KEYS: tuple[KeySpec, ...] = (
     _spec("kafka.saslMechanisms", "str", ""),
     _spec("kafka.securityProtocol", "str", ""),
     _spec("kafka.readTimeout", "int", "10"),
-    _spec("woodpecker.meta.type", "str", "etcd", since=(2, 6, 0)),
-    _spec("woodpecker.meta.prefix", "str", "woodpecker", since=(2, 6, 0)),
-    _spec("woodpecker.storage.type", "str", "minio", since=(2, 6, 0)),
-    _spec("woodpecker.storage.rootPath", "str", "default", since=(2, 6, 0)),
+    _spec("woodpecker.meta.type", "str", "etcd", since=WOODPECKER_SINCE),
+    _spec("woodpecker.meta.prefix", "str", "woodpecker", since=WOODPECKER_SINCE),
+    _spec("woodpecker.storage.type", "str", "minio", since=WOODPECKER_SINCE),
+    _spec("woodpecker.storage.rootPath", "str", "default", since=WOODPECKER_SINCE),
     _spec("etcd.rootPath", "str", "by-dev"),
     _spec("msgChannel.chanNamePrefix.cluster", "str", "by-dev"),
     _spec("rootCoord.dmlChannelNum", "int", "16"),

@@ -9,8 +9,8 @@ from __future__ import annotations
 import base64
 from dataclasses import dataclass
 
-from mqctl.config.documents import Setting
 from mqctl.config.schema import normalize_key
+from mqctl.config.settings import Setting
 from mqctl.errors import InputError, PreconditionError
 from mqctl.urls import safe_url, split_url
 

@@ -10,7 +10,8 @@ import json
 import re
 from dataclasses import dataclass
 
-from mqctl.config.documents import child, compose, is_mapping, is_scalar, is_sequence
+from mqctl.config.nodes import child, is_mapping, is_scalar, is_sequence
+from mqctl.config.parse import compose
 from mqctl.errors import InputError
 
 PLAIN_SAFE = re.compile(r"^(?:[A-Za-z0-9_/.]|-(?=\d))[A-Za-z0-9_/.:@+~ -]*$")
@@ -217,7 +218,10 @@ def _replace_value(
         if alias is None:
             raise InputError(f"{label} refers to a value written elsewhere", hint="edit that value by hand")
         return Splice(*alias.span(1), render_scalar(value, string=string))
-    start = NODE_PROPERTIES.match(text, start).end()  # keep `&anchor` and `!!tag` in front of the value
+    properties = NODE_PROPERTIES.match(
+        text, start
+    )  # always matches (maybe nothing); keep `&anchor` and `!!tag` in front of the value
+    start = properties.end() if properties else start
     if value_node.value == value and value_node.style is None and start != end:
         return None
     rendered = render_scalar(value, value_node, string=string)
@@ -238,6 +242,8 @@ def unset_splice(text: str, root, parts: list[str], *, label: str = "") -> Splic
         if pair is None:
             return None
         node = pair[1]
+    if pair is None:  # no parts
+        return None
     key_node, value_node = pair
     starts = _line_starts(text)
     first = key_node.start_mark.line

@@ -1,0 +1,17 @@
+"""One value of a Milvus key and where it came from: the one record every layer (yaml, env, etcd, defaults) uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass
+class Setting:
+    """One value of a Milvus key and where it came from."""
+
+    key: str  # dotted Milvus key as written
+    value: str | None  # the string Milvus sees; None when empty or null
+    file: str | None
+    line: int | None  # 1-based
+    source: str  # yaml, env, etcd, default, operator, helm
+    detail: str = ""  # document path, variable name or etcd key
