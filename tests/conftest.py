@@ -21,6 +21,16 @@ REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample-configs"
 CORPUS = REPO.parent / "shared" / "corpus"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def require_corpus() -> None:
+    """Skip without the corpus on a developer's machine; under CI its absence is a failure."""
+    if CORPUS.is_dir():
+        return
+    if IN_CI:
+        pytest.fail(f"the shared corpus is missing at {CORPUS} (CI=true: these tests must run, not skip)")
+    pytest.skip(f"shared corpus absent at {CORPUS}")
 
 
 @dataclass

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, SAMPLES
+from tests.conftest import CORPUS, SAMPLES, require_corpus
 
 REPORT_KEYS = {"effective_mq", "mode", "milvus_version", "explanation", "findings"}
 FINDING_KEYS = {"code", "severity", "message", "key", "file", "line", "hint"}
@@ -181,8 +181,8 @@ def test_kind_can_be_forced(cli, tmp_path):
     assert overlay.code == 0 and overlay.json()["effective_mq"] == "rocksmq"
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus absent")
 def test_every_corpus_file_gives_a_clean_result_or_a_clean_error(cli):
+    require_corpus()
     files = sorted(p for p in CORPUS.glob("*/*") if p.suffix in (".yaml", ".tpl", ".yml"))
     assert files
     for path in files:

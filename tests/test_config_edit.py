@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mqctl.config.edit import plan_set, plan_switch, plan_unset, set_key, switch, unset_key
 from mqctl.config.resolve import resolve
 from mqctl.errors import InputError, PreconditionError
-from tests.conftest import CORPUS, SAMPLES
+from tests.conftest import CORPUS, SAMPLES, require_corpus
 from tests.conftest import write_yaml as write
 
 PROPERTY = settings(
@@ -357,9 +357,9 @@ def corpus_yaml() -> list[Path]:
     return sorted((CORPUS / "milvus-yaml").glob("*.yaml")) if (CORPUS / "milvus-yaml").is_dir() else []
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus absent")
 @pytest.mark.parametrize("path", corpus_yaml(), ids=lambda p: p.name[:40])
 def test_set_on_corpus_changes_exactly_the_intended_lines(path):
+    require_corpus()
     try:
         before_res = resolve([path])
     except InputError:

@@ -8,7 +8,7 @@ import pytest
 
 from mqctl.config.resolve import PANIC_NOTHING, PANIC_STANDALONE_ONLY, resolve
 from mqctl.errors import InputError
-from tests.conftest import CORPUS, SAMPLES
+from tests.conftest import CORPUS, SAMPLES, require_corpus
 from tests.conftest import write_yaml as write
 
 
@@ -285,9 +285,9 @@ def corpus_files() -> list[Path]:
     return sorted(p for p in CORPUS.glob("*/*") if p.suffix in (".yaml", ".tpl", ".yml"))
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="shared corpus absent")
 @pytest.mark.parametrize("path", corpus_files(), ids=lambda p: p.name[:40])
 def test_corpus_resolves_like_milvus_or_fails_cleanly(path):
+    require_corpus()
     short = f"{path.parent.name}/{path.name[:3]}"
     if short in CORPUS_ERRORS:
         with pytest.raises(InputError) as caught:

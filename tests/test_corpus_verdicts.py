@@ -12,14 +12,11 @@ Under CI=true a missing corpus fails these tests instead of skipping them.
 from __future__ import annotations
 
 import csv
-import os
 from dataclasses import dataclass
 
 import pytest
 
-from tests.conftest import CORPUS, run_cli
-
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+from tests.conftest import CORPUS, require_corpus, run_cli
 
 
 @dataclass(frozen=True)
@@ -135,17 +132,8 @@ TABLE = [
 ]  # fmt: skip
 
 
-def require_corpus() -> None:
-    """Skip without the corpus on a developer's machine; under CI its absence is a failure."""
-    if CORPUS.is_dir():
-        return
-    if IN_CI:
-        pytest.fail(f"the shared corpus is missing at {CORPUS} (CI=true: these tests must run, not skip)")
-    pytest.skip(f"shared corpus absent at {CORPUS}")
-
-
 def test_a_missing_corpus_fails_under_ci(monkeypatch, tmp_path):
-    import tests.test_corpus_verdicts as this
+    import tests.conftest as this
 
     monkeypatch.setattr(this, "CORPUS", tmp_path / "absent")
     monkeypatch.setattr(this, "IN_CI", True)
