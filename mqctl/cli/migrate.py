@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, YesOpt, exit_with, output
+
+if TYPE_CHECKING:
+    from mqctl.cli.terminal import Output
+    from mqctl.migrate.context import Reporter
+    from mqctl.migrate.journal import Journal
+    from mqctl.migrate.milvus import MilvusTarget
+    from mqctl.migrate.options import MigrateOptions
 
 app = typer.Typer(
     help="Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify.",
@@ -51,10 +59,15 @@ StateOpt = Annotated[
     Path | None, typer.Option("--state-dir", help="Folder for the journal (default: next to the config).")
 ]
 SandboxOpt = Annotated[Path | None, typer.Option("--sandbox", help="Fill every option from `mqctl sandbox` in DIR.")]
-FlushTimeoutOpt = Annotated[float, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll.")]
-StartTimeoutOpt = Annotated[float, typer.Option("--start-timeout", help="Seconds to wait for Milvus to start.")]
+FlushTimeoutOpt = Annotated[
+    float | None, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll [default: 600].")
+]
+StartTimeoutOpt = Annotated[
+    float | None, typer.Option("--start-timeout", help="Seconds to wait for Milvus to start [default: 300].")
+]
 ConfirmTimeoutOpt = Annotated[
-    float, typer.Option("--confirm-timeout", help="Seconds to wait for Milvus to log a forceDeny change.")
+    float | None,
+    typer.Option("--confirm-timeout", help="Seconds to wait for Milvus to log a forceDeny change [default: 90]."),
 ]
 
 
@@ -66,10 +79,19 @@ def _sandbox_fill(sandbox: Path | None) -> dict:
     return Sandbox(sandbox).info().migrate_fill()
 
 
-def _target(milvus, user, password, token, server_pem, server_name):
+def _target(params: dict[str, Any], journaled: dict[str, Any] | None = None) -> MilvusTarget:
+    """How to reach Milvus: the options given, else what the journal says (secrets are never journaled)."""
     from mqctl.migrate.milvus import MilvusTarget
 
-    return MilvusTarget(milvus or "", user, password, token, server_pem, server_name)
+    known = journaled or {}
+    return MilvusTarget(
+        params.get("milvus") or known.get("uri") or "",
+        params.get("user") or known.get("user") or "",
+        params.get("password") or "",
+        params.get("token") or "",
+        params.get("server_pem") or known.get("server_pem") or "",
+        params.get("server_name") or known.get("server_name") or "",
+    )
 
 
 def _journal_path(state_dir, config, sandbox, new: bool = False):
@@ -83,15 +105,15 @@ def _journal_path(state_dir, config, sandbox, new: bool = False):
 def _asked_configs(config, sandbox) -> list[str] | None:
     """The configs the operator named (resolved as the journal records them), None when only --state-dir."""
     if config:
-        return [str(p.expanduser().resolve()) for p in config]
+        return [str(Path(p).expanduser().resolve()) for p in config]
     return _sandbox_fill(sandbox).get("configs")
 
 
 def reporter(out):
     from rich.text import Text
 
+    from mqctl.migrate.context import Reporter
     from mqctl.migrate.report import summarize
-    from mqctl.migrate.steps import Reporter
 
     last = {"text": "", "at": 0.0}
 
@@ -128,45 +150,29 @@ def render_journal(journal):
     return tables
 
 
-def _options(
-    config,
-    to,
-    milvus,
-    user,
-    password,
-    token,
-    server_pem,
-    server_name,
-    etcd,
-    etcd_root,
-    stop_cmd,
-    start_cmd,
-    shell,
-    log_file,
-    log_cmd,
-    health_url,
-    backup_dir,
-    cleanup,
-    writes_stopped,
-    clear_etcd_override,
-    store_dir,
-    nats_port,
-    milvus_version,
-    sandbox,
-    flush_timeout,
-    start_timeout,
-    confirm_timeout,
-):
+# The options that describe a migration, by parameter name (one bundle for `migrate` and `plan`); the
+# values left unset fall back to MigrateOptions's defaults, the one place they are written down.
+TIMEOUTS = {
+    "flush_timeout": "--flush-timeout",
+    "start_timeout": "--start-timeout",
+    "confirm_timeout": "--confirm-timeout",
+}
+PASSED_ON = ("stop_cmd", "start_cmd", "health_url", "etcd")  # taken from --sandbox when not given
+FLAGS = ("shell", "cleanup", "writes_stopped", "clear_etcd_override")
+AS_GIVEN = ("backup_dir", "store_dir", "nats_port", "milvus_version", *TIMEOUTS)
+
+
+def migrate_options(params: dict[str, Any]) -> MigrateOptions:
+    """The MigrateOptions of one `migrate`/`plan` command line (`params`: its parameters by name)."""
     from mqctl.config.edit import check_backend_name
     from mqctl.errors import InputError
-    from mqctl.migrate.steps import MigrateOptions
+    from mqctl.migrate.options import DEFAULT_ETCD_ROOT, MigrateOptions
 
-    _check_seconds(
-        {"--flush-timeout": flush_timeout, "--start-timeout": start_timeout, "--confirm-timeout": confirm_timeout}
-    )
-    filled = _sandbox_fill(sandbox)
+    _check_seconds({TIMEOUTS[name]: params.get(name) for name in TIMEOUTS})
+    filled = _sandbox_fill(params.get("sandbox"))
+    config = params.get("config")
     # realpath, unlike Path.resolve, leaves a symlink loop for the reader to report
-    configs = [os.path.realpath(p.expanduser()) for p in config] if config else filled.get("configs")
+    configs = [os.path.realpath(Path(p).expanduser()) for p in config] if config else filled.get("configs")
     if not configs:
         raise InputError("no --config given", hint="pass the milvus.yaml Milvus reads (or --sandbox DIR)")
     for path in configs:
@@ -174,38 +180,29 @@ def _options(
             raise InputError(
                 f"--config {path} does not exist or is not a file", hint="pass the milvus.yaml Milvus reads"
             )
+    etcd_root = params.get("etcd_root")
     if etcd_root is None:  # where this Milvus keeps its etcd keys, forceDeny and mq.type overrides included
         from mqctl.config.resolve import resolve
 
-        etcd_root = resolve(configs).value("etcd.rootPath") or "by-dev"
+        etcd_root = resolve(configs).value("etcd.rootPath") or DEFAULT_ETCD_ROOT
+    to = params.get("to")
     if not to:
         raise InputError("no --to given", hint="pass --to natsmq|rocksmq|pulsar|kafka|woodpecker")
     check_backend_name(to)
-    uri = milvus or filled.get("milvus")
+    uri = params.get("milvus") or filled.get("milvus")
     if not uri:
         raise InputError("no --milvus given", hint="pass the gRPC URI, e.g. http://127.0.0.1:19530")
+    log_cmd = params.get("log_cmd")
+    given: dict[str, Any] = {name: params.get(name) or filled.get(name) for name in PASSED_ON}
+    given |= {name: bool(params.get(name)) for name in FLAGS}
+    given |= {name: params.get(name) for name in AS_GIVEN}
+    given |= {"log_cmd": log_cmd, "log_file": params.get("log_file") or (None if log_cmd else filled.get("log_file"))}
     return MigrateOptions(
         configs=configs,
         to=to,
-        milvus=_target(uri, user, password, token, server_pem, server_name),
-        stop_cmd=stop_cmd or filled.get("stop_cmd"),
-        start_cmd=start_cmd or filled.get("start_cmd"),
-        shell=shell,
-        log_file=log_file or (None if log_cmd else filled.get("log_file")),
-        log_cmd=log_cmd,
-        health_url=health_url or filled.get("health_url"),
-        etcd=etcd or filled.get("etcd"),
+        milvus=_target({**params, "milvus": uri}),
         etcd_root=etcd_root,
-        backup_dir=backup_dir,
-        cleanup=cleanup,
-        writes_stopped=writes_stopped,
-        clear_etcd_override=clear_etcd_override,
-        store_dir=store_dir,
-        nats_port=nats_port,
-        milvus_version=milvus_version,
-        flush_timeout=flush_timeout,
-        start_timeout=start_timeout,
-        confirm_timeout=confirm_timeout,
+        **{name: value for name, value in given.items() if value is not None},
     )
 
 
@@ -244,7 +241,7 @@ def render_plan(result):
                     Column("finding", TEXT, 0),
                     Column("how to fix", TEXT, 0),
                 ],
-                [(f.code, f.level, f.message, f.hint) for f in result.findings],
+                [(f.code, f.severity, f.message, f.hint or "") for f in result.findings],
             )
         )
     if result.counts:
@@ -279,6 +276,26 @@ def render_plan(result):
     return items
 
 
+def _refuse_group_options(ctx: typer.Context) -> None:
+    """`mqctl migrate --to natsmq plan`: options before the subcommand belong to `migrate` itself and
+    would be dropped without a word; say so and where they go."""
+    from click.core import ParameterSource
+
+    from mqctl.errors import InputError
+
+    given = [
+        param.opts[0]
+        for param in ctx.command.params
+        if param.name and ctx.get_parameter_source(param.name) == ParameterSource.COMMANDLINE
+    ]
+    if given:
+        sub = ctx.invoked_subcommand
+        raise InputError(
+            f"{', '.join(given)} given before `{sub}`: options of `mqctl migrate` do not apply to `migrate {sub}`",
+            hint=f"put them after the subcommand: mqctl migrate {sub} {' '.join(given)} ...",
+        )
+
+
 @app.callback()
 def migrate(
     ctx: typer.Context,
@@ -307,66 +324,44 @@ def migrate(
     milvus_version: VersionOpt = None,
     state_dir: StateOpt = None,
     sandbox: SandboxOpt = None,
-    flush_timeout: FlushTimeoutOpt = 600,
-    start_timeout: StartTimeoutOpt = 300,
-    confirm_timeout: ConfirmTimeoutOpt = 90,
+    flush_timeout: FlushTimeoutOpt = None,
+    start_timeout: StartTimeoutOpt = None,
+    confirm_timeout: ConfirmTimeoutOpt = None,
     yes: YesOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
     if ctx.invoked_subcommand is not None:
+        _refuse_group_options(ctx)
         return
     from mqctl.migrate import run
 
     out = output(json_mode, wide)
-    options = _options(
-        config,
-        to,
-        milvus,
-        user,
-        password,
-        token,
-        server_pem,
-        server_name,
-        etcd,
-        etcd_root,
-        stop_cmd,
-        start_cmd,
-        shell,
-        log_file,
-        log_cmd,
-        health_url,
-        backup_dir,
-        cleanup,
-        writes_stopped,
-        clear_etcd_override,
-        store_dir,
-        nats_port,
-        milvus_version,
-        sandbox,
-        flush_timeout,
-        start_timeout,
-        confirm_timeout,
-    )
+    options = migrate_options(ctx.params)
     if json_mode and not yes:
         from mqctl.errors import InputError
 
         raise InputError("--json runs unattended and needs --yes", hint="look first with `mqctl migrate plan --json`")
     if not yes:
         result = run.plan(options)
-        out.emit(result, render_plan)
+        out.emit(result.to_dict(), lambda _: render_plan(result))
         if result.refused:
             exit_with(3)
         if not out.confirm(f"Migrate Milvus to {options.to}?", assume_yes=False):
             exit_with(3)
     path = _journal_path(state_dir, config, sandbox, new=True)
-    journal = run.start(options, path, reporter(out))
-    out.emit(journal, render_journal)
+    _emit_journal(out, run.start(options, path, reporter(out)))
+
+
+def _emit_journal(out: Output, journal: Journal) -> None:
+    """The journal as its file says it (`--json`), or as tables."""
+    out.emit(journal.to_dict(), lambda _: render_journal(journal))
 
 
 @app.command()
 def plan(
+    ctx: typer.Context,
     config: ConfigOpt = None,
     to: ToOpt = None,
     milvus: MilvusOpt = None,
@@ -393,41 +388,12 @@ def plan(
     sandbox: SandboxOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused)."""
     from mqctl.migrate import run
 
-    options = _options(
-        config,
-        to,
-        milvus,
-        user,
-        password,
-        token,
-        server_pem,
-        server_name,
-        etcd,
-        etcd_root,
-        stop_cmd,
-        start_cmd,
-        shell,
-        log_file,
-        log_cmd,
-        health_url,
-        backup_dir,
-        cleanup,
-        writes_stopped,
-        clear_etcd_override,
-        store_dir,
-        nats_port,
-        milvus_version,
-        sandbox,
-        600,
-        300,
-        90,
-    )
-    result = run.plan(options)
-    output(json_mode, wide).emit(result, render_plan)
+    result = run.plan(migrate_options(ctx.params))
+    output(json_mode, wide).emit(result.to_dict(), lambda _: render_plan(result))
     exit_with(3 if result.refused else 0)
 
 
@@ -438,66 +404,47 @@ def status(
     sandbox: SandboxOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Where the journaled migration stands, step by step, with evidence."""
     from mqctl.migrate.journal import Journal
 
-    output(json_mode, wide).emit(Journal.load(_journal_path(state_dir, config, sandbox)), render_journal)
+    _emit_journal(output(json_mode, wide), Journal.load(_journal_path(state_dir, config, sandbox)))
 
 
 def _continue(
-    action,
-    config,
-    state_dir,
-    sandbox,
-    milvus,
-    user,
-    password,
-    token,
-    server_pem,
-    server_name,
-    stop_cmd,
-    start_cmd,
-    log_file,
-    log_cmd,
-    json_mode,
+    action: Callable[[Path, MilvusTarget, dict[str, Any], Reporter], Journal],
+    params: dict[str, Any],
     *,
     confirm: str | None = None,
-    yes: bool = False,
-    more: dict | None = None,
-    wide: bool = False,
-):
-    out = output(json_mode, wide)
-    filled = _sandbox_fill(sandbox)
-    path = _journal_path(state_dir, config, sandbox)
+) -> None:
+    """resume and rollback: the journal's options, with what the operator gives again on top."""
+    timeouts = {name: params.get(name) for name in TIMEOUTS}
+    _check_seconds({TIMEOUTS[name]: seconds for name, seconds in timeouts.items()})
+    out = output(params["json_mode"], params["wide"])
+    filled = _sandbox_fill(params["sandbox"])
+    path = _journal_path(params["state_dir"], params["config"], params["sandbox"])
     from mqctl.migrate.journal import Journal
 
     loaded = Journal.load(path)  # no journal, or not this migration's: say so before asking anything
-    loaded.check_belongs(path, _asked_configs(config, sandbox))
-    journaled = loaded.options["milvus"]
-    if confirm and not out.confirm(confirm, assume_yes=yes):
+    loaded.check_belongs(path, _asked_configs(params["config"], params["sandbox"]))
+    if confirm and not out.confirm(confirm, assume_yes=params.get("yes", False)):
         exit_with(3)
-    target = _target(
-        milvus or journaled["uri"],
-        user or journaled["user"],
-        password,
-        token,
-        server_pem or journaled["server_pem"],
-        server_name or journaled["server_name"],
-    )
     overrides = {
-        "stop_cmd": stop_cmd or filled.get("stop_cmd"),
-        "start_cmd": start_cmd or filled.get("start_cmd"),
-        "log_file": log_file,
-        "log_cmd": log_cmd,
-        **(more or {}),
+        "stop_cmd": params["stop_cmd"] or filled.get("stop_cmd"),
+        "start_cmd": params["start_cmd"] or filled.get("start_cmd"),
+        "log_file": params["log_file"],
+        "log_cmd": params["log_cmd"],
+        "etcd": params["etcd"],
+        "writes_stopped": True if params["writes_stopped"] else None,  # None keeps the journaled value
+        **timeouts,
     }
-    journal = action(path, target, overrides, reporter(out))
-    out.emit(journal, render_journal)
+    journal = action(path, _target(params, loaded.options["milvus"]), overrides, reporter(out))
+    _emit_journal(out, journal)
 
 
 @app.command()
 def resume(
+    ctx: typer.Context,
     config: ConfigOpt = None,
     state_dir: StateOpt = None,
     sandbox: SandboxOpt = None,
@@ -526,47 +473,16 @@ def resume(
     ] = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Continue a stopped or crashed migration from its journal (commands, timeouts, etcd may be given anew)."""
     from mqctl.migrate import run
 
-    _continue(
-        run.resume,
-        config,
-        state_dir,
-        sandbox,
-        milvus,
-        user,
-        password,
-        token,
-        server_pem,
-        server_name,
-        stop_cmd,
-        start_cmd,
-        log_file,
-        log_cmd,
-        json_mode,
-        more=_more(etcd, writes_stopped, flush_timeout, start_timeout, confirm_timeout),
-        wide=wide,
-    )
-
-
-def _more(etcd, writes_stopped, flush_timeout=None, start_timeout=None, confirm_timeout=None) -> dict:
-    """What resume and rollback may change from the journal (None keeps the journaled value)."""
-    _check_seconds(
-        {"--flush-timeout": flush_timeout, "--start-timeout": start_timeout, "--confirm-timeout": confirm_timeout}
-    )
-    return {
-        "etcd": etcd,
-        "writes_stopped": True if writes_stopped else None,
-        "flush_timeout": flush_timeout,
-        "start_timeout": start_timeout,
-        "confirm_timeout": confirm_timeout,
-    }
+    _continue(run.resume, ctx.params)
 
 
 @app.command()
 def rollback(
+    ctx: typer.Context,
     config: ConfigOpt = None,
     state_dir: StateOpt = None,
     sandbox: SandboxOpt = None,
@@ -585,28 +501,8 @@ def rollback(
     yes: YesOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Undo the journaled migration: restore the config and etcd values (and data from the backup), restart, verify."""
     from mqctl.migrate import run
 
-    _continue(
-        run.rollback,
-        config,
-        state_dir,
-        sandbox,
-        milvus,
-        user,
-        password,
-        token,
-        server_pem,
-        server_name,
-        stop_cmd,
-        start_cmd,
-        log_file,
-        log_cmd,
-        json_mode,
-        confirm="Roll the migration back?",
-        yes=yes,
-        more=_more(etcd, writes_stopped),
-        wide=wide,
-    )
+    _continue(run.rollback, ctx.params, confirm="Roll the migration back?")

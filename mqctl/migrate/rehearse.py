@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mqctl.migrate.evidence import FlushEvidence, VerifyEvidence
 from mqctl.migrate.journal import Journal
 from mqctl.mq.model import ChannelInfo
 
@@ -35,7 +36,7 @@ def rehearse(
     from mqctl.migrate import run
     from mqctl.migrate.journal import journal_path
     from mqctl.migrate.milvus import MilvusTarget
-    from mqctl.migrate.steps import MigrateOptions
+    from mqctl.migrate.options import MigrateOptions
     from mqctl.mq.jetstream import JetStreamSource
 
     created = directory is None
@@ -87,8 +88,8 @@ def rehearse(
         str(folder),
         kept,
         journal,
-        journal.step("flush").evidence["counts"],
-        journal.step("verify").evidence["counts"],
+        journal.evidence("flush", FlushEvidence).counts or {},
+        journal.evidence("verify", VerifyEvidence).counts or {},
         streams,
         seconds,
     )
