@@ -13,9 +13,11 @@ import typer
 from mqctl.cli.common import JsonOpt, WideOpt, YesOpt, exit_with, output
 
 if TYPE_CHECKING:
+    from rich.console import RenderableType
+
     from mqctl.cli.terminal import Output
     from mqctl.migrate.context import Reporter
-    from mqctl.migrate.journal import Journal
+    from mqctl.migrate.journal import Journal, StepRecord
     from mqctl.migrate.milvus import MilvusTarget
     from mqctl.migrate.options import MigrateOptions
 
@@ -109,20 +111,20 @@ def _asked_configs(config, sandbox) -> list[str] | None:
     return _sandbox_fill(sandbox).get("configs")
 
 
-def reporter(out):
+def reporter(out: Output) -> Reporter:
     from rich.text import Text
 
     from mqctl.migrate.context import Reporter
     from mqctl.migrate.report import summarize
 
-    last = {"text": "", "at": 0.0}
+    last_text, last_at = [""], [0.0]
 
     def waiting(text: str) -> None:
-        if text != last["text"] and time.monotonic() - last["at"] > 5:
+        if text != last_text[0] and time.monotonic() - last_at[0] > 5:
             out.info(Text(f"    {text}", style="dim"))
-            last.update(text=text, at=time.monotonic())
+            last_text[0], last_at[0] = text, time.monotonic()
 
-    def finished(record) -> None:
+    def finished(record: StepRecord) -> None:
         mark = {"done": ("✓", "green"), "skipped": ("-", "dim")}.get(record.status, ("✗", "red"))
         out.info(Text.assemble(mark, f" {record.name:<14} {record.seconds or 0:7.1f} s  {summarize(record)}"))
 
@@ -226,7 +228,7 @@ def render_plan(result):
         f"migration plan: {result.source_mq} -> {result.target_mq} (Milvus {result.milvus_version or '?'}); "
         "nothing was changed"
     )
-    items = [
+    items: list[RenderableType] = [
         Output.table(
             head, [Column("step", KEY), Column("what it will do", TEXT, 0)], [(s.name, s.action) for s in result.steps]
         )

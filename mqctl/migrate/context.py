@@ -90,9 +90,8 @@ def parse_time(text: str) -> dt.datetime:
 def resolution(options: MigrateOptions, version: str | None = None, env: dict[str, str] | None = None) -> Resolution:
     from mqctl.config.resolve import resolve
 
-    return resolve(
-        options.configs, milvus_version=version or options.milvus_version, env=env, etcd=options.etcd_client()
-    )
+    configs: list[Path | str] = [*options.configs]
+    return resolve(configs, milvus_version=version or options.milvus_version, env=env, etcd=options.etcd_client())
 
 
 def milvus_up(options: MigrateOptions) -> bool:

@@ -320,6 +320,8 @@ def _etcd_root_findings(options: MigrateOptions, res: Resolution, result: Prefli
     """A running Milvus registers its sessions under `<rootPath>/<metaSubPath>/session/`: none there means
     forceDeny put under `--etcd-root` (or into this etcd) would never reach it, and stop-writes would time out."""
     etcd = options.etcd_client()
+    if etcd is None:  # the etcd mechanism is chosen only with --etcd
+        return
     session = f"{res.value('etcd.metaSubPath') or 'meta'}/session"
     if etcd.count_under(session) == 0:
         result.add(

@@ -74,7 +74,8 @@ def apply_force_deny(
         if etcd:
             found = etcd.read().get(normalize_key(FORCE_DENY))
             return found.value if found else None
-        return get_key(options.live_config, FORCE_DENY)[0]
+        value: str | None = get_key(options.live_config, FORCE_DENY)[0]
+        return value
 
     value = "true" if restore is None else next(iter(restore.values()))
     if evidence.edited_at is None:
@@ -87,7 +88,7 @@ def apply_force_deny(
         ctx.checkpoint()
     if etcd and value is None:
         etcd.delete(FORCE_DENY_ETCD)
-    elif etcd:
+    elif etcd and value is not None:
         etcd.put(FORCE_DENY_ETCD, value)
     else:
         result = (
