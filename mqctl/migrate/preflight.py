@@ -219,7 +219,7 @@ def _storage_findings(options: MigrateOptions, res: Resolution, result: Prefligh
             result.add(
                 ERROR,
                 "store-not-writable",
-                f"natsmq.server.storeDir {store} is not writable here",
+                f"{BACKENDS['natsmq'].store_key} {store} is not writable here",
                 "create it with the owner Milvus runs as, or pass --store-dir",
             )
         else:
@@ -240,7 +240,7 @@ def _storage_findings(options: MigrateOptions, res: Resolution, result: Prefligh
                 ERROR,
                 "nats-port-invalid",
                 f"{port_key} {res.value(port_key)!r} is not a number",
-                "set natsmq.server.port to a port (1-65535), or pass --nats-port",
+                f"set {port_key} to a port (1-65535), or pass --nats-port",
             )
         elif port > 0 and hooks.port_open(f"127.0.0.1:{port}"):
             result.add(
@@ -268,7 +268,7 @@ def _storage_findings(options: MigrateOptions, res: Resolution, result: Prefligh
             result.add(
                 ERROR,
                 "stale-rocksmq",
-                f"rocksmq.path {path} is not empty: its old topics would be replayed against Milvus's checkpoints",
+                f"{BACKENDS['rocksmq'].store_key} {path} is not empty: its old topics would be replayed against Milvus's checkpoints",
                 "archive and remove it (or pass --store-dir)",
             )
     if not source_dirs and is_embedded(res.effective_mq):

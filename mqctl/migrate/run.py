@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.findings import WARNING, Finding
 from mqctl.migrate.checkpoints import read_checkpoints
@@ -62,7 +63,7 @@ def plan(options: MigrateOptions) -> Plan:
     diff = "" if checked.refused else switch_diff(options, evidence.milvus_version)
     mechanism = evidence.stop_writes or "file"
     where = {"file": f"in {options.live_config} (Milvus re-reads it)", "etcd": f"in etcd {options.etcd}"}.get(mechanism)
-    store = evidence.store_dir or evidence.rocksmq_path or "natsmq.server.storeDir"
+    store = evidence.store_dir or evidence.rocksmq_path or BACKENDS["natsmq"].store_key
     dirs = ", ".join(str(d) for d in mq_dirs(resolution(options, evidence.milvus_version), evidence.source_mq or ""))
     actions = {
         "preflight": "check target, Milvus, overrides, storage, ports; record every collection's row count",

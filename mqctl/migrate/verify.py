@@ -11,6 +11,7 @@ import datetime as dt
 import re
 from pathlib import Path
 
+from mqctl.backends import BACKENDS
 from mqctl.errors import MqctlError
 from mqctl.migrate.checkpoints import (
     CHECKPOINT_ADVANCE_SECONDS,
@@ -53,7 +54,7 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
         store = Path(preflight.store_dir or "")
         if store.is_absolute() and store.parent.exists():
             if not (store / "jetstream").is_dir():
-                raise failed(f"no `jetstream` directory under natsmq.server.storeDir {store}")
+                raise failed(f"no `jetstream` directory under {BACKENDS['natsmq'].store_key} {store}")
             evidence.jetstream_dir = str(store / "jetstream")
         else:
             evidence.jetstream_dir = f"not checked: {store} is not on this host"
