@@ -60,7 +60,7 @@ ConfirmTimeoutOpt = Annotated[
 ]
 
 
-def sandbox_fill(sandbox: Path | None) -> dict:
+def sandbox_fill(sandbox: Path | str | None) -> dict[str, Any]:
     if sandbox is None:
         return {}
     from mqctl.sandbox import Sandbox
@@ -83,7 +83,9 @@ def milvus_target(params: dict[str, Any], journaled: dict[str, Any] | None = Non
     )
 
 
-def journal_file(state_dir, config, sandbox, new: bool = False):
+def journal_file(
+    state_dir: Path | str | None, config: list[Path] | list[str] | None, sandbox: Path | str | None, new: bool = False
+) -> Path:
     from mqctl.migrate.journal import journal_path
 
     filled = sandbox_fill(sandbox)
@@ -91,13 +93,15 @@ def journal_file(state_dir, config, sandbox, new: bool = False):
     return journal_path(state_dir=str(state_dir) if state_dir else None, config=first, new=new)
 
 
-def asked_configs(config, sandbox) -> list[str] | None:
+def asked_configs(config: list[Path] | list[str] | None, sandbox: Path | str | None) -> list[str] | None:
     """The configs the operator named (resolved as the journal records them), None when only --state-dir."""
     if config:
         return [str(Path(p).expanduser().resolve()) for p in config]
     return sandbox_fill(sandbox).get("configs")
 
 
+# The options that describe a migration, by parameter name (one bundle for `migrate` and `plan`); the
+# values left unset fall back to MigrateOptions's defaults, the one place they are written down.
 TIMEOUTS = {
     "flush_timeout": "--flush-timeout",
     "start_timeout": "--start-timeout",

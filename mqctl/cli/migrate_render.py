@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from mqctl.cli.terminal import Output
+    from mqctl.cli.terminal import FitTable, Output
     from mqctl.migrate.context import Reporter
     from mqctl.migrate.journal import Journal, StepRecord
     from mqctl.migrate.run import Plan
@@ -36,7 +36,7 @@ def reporter(out: Output) -> Reporter:
     )
 
 
-def _steps_table(title, records):
+def _steps_table(title: str, records: list[StepRecord]) -> FitTable:
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, Column, Output
     from mqctl.migrate.report import summarize
 
@@ -47,19 +47,15 @@ def _steps_table(title, records):
     )
 
 
-def render_journal(journal):
+def render_journal(journal: Journal) -> list[RenderableType]:
     title = f"migration {journal.source_mq} -> {journal.target_mq}: {journal.state} (journal {journal.path})"
-    tables = [_steps_table(title, journal.steps)]
+    tables: list[RenderableType] = [_steps_table(title, journal.steps)]
     if journal.rollback:
         tables.append(_steps_table("rollback", journal.rollback))
     return tables
 
 
-# The options that describe a migration, by parameter name (one bundle for `migrate` and `plan`); the
-# values left unset fall back to MigrateOptions's defaults, the one place they are written down.
-
-
-def render_plan(result):
+def render_plan(result: Plan) -> list[RenderableType]:
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, Column, Output
 
     head = (
