@@ -9,7 +9,7 @@ import pytest
 
 from mqctl.errors import PreconditionError
 from mqctl.migrate.backup import archive_dirs, restore_archive, verify_archive
-from mqctl.migrate.evidence import BackupEvidence
+from mqctl.migrate.evidence import BackupEvidence, WritesEvidence
 from mqctl.migrate.hooks import MilvusLog, log_time, run_command
 from mqctl.migrate.journal import COMPLETED, DONE, Journal, archive_finished
 from mqctl.migrate.run import rollback_steps
@@ -126,6 +126,29 @@ def test_journal_round_trip_and_refusal_of_unfinished(tmp_path):
     loaded.save()
     moved = archive_finished(path)
     assert moved.exists() and not path.exists()
+
+
+def test_journal_evidence_is_written_back_exactly_as_read(tmp_path):
+    """Typed evidence: a journal reads and writes the same JSON, keys it does not know and nulls inside kept,
+    keys a step never saw left out."""
+    path = tmp_path / ".mqctl-migrate.json"
+    journal = Journal.new(path, "rocksmq", "natsmq", {"configs": ["x"], "to": "natsmq", "milvus": {"uri": "http://m"}})
+    journal.save()
+    data = json.loads(path.read_text())
+    data["steps"][1]["status"] = "failed"
+    data["steps"][1]["evidence"] = {"old": {"file": None}, "mechanism": "file", "needs_event": False, "later": [1]}
+    data["steps"][2]["evidence"] = {
+        "checkpoints": [{"vchannel": "v0", "ts_before": None}],
+        "checkpoint_wait_seconds": 0,
+    }
+    path.write_text(json.dumps(data))
+    loaded = Journal.load(path)
+    assert loaded.evidence("stop-writes", WritesEvidence).old == {"file": None}
+    assert loaded.step("stop-writes").status == "failed" and f"{loaded.step('stop-writes').status}" == "failed"
+    loaded.save()
+    again = json.loads(path.read_text())
+    assert [s["evidence"] for s in again["steps"]] == [s["evidence"] for s in data["steps"]]
+    assert again["steps"][0]["evidence"] == {} and again["schema_version"] == 1
 
 
 @pytest.mark.parametrize(

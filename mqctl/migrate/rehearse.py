@@ -10,8 +10,9 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
 from mqctl.migrate.evidence import FlushEvidence, VerifyEvidence
 from mqctl.migrate.journal import Journal
@@ -27,6 +28,10 @@ class Rehearsal:
     counts_after: dict
     streams: list[ChannelInfo] = field(default_factory=list)
     seconds: dict = field(default_factory=dict)  # phase -> seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        """The rehearsal as `--json` shows it, its journal as the journal file says it."""
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "journal": self.journal.to_dict()}
 
 
 def rehearse(
