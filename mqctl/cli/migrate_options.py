@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from mqctl.migrate.options import MigrateOptions
+
 if TYPE_CHECKING:
     from mqctl.migrate.milvus import MilvusTarget
-    from mqctl.migrate.options import MigrateOptions
 
 ConfigOpt = Annotated[list[Path] | None, typer.Option("--config", help="Milvus config file(s), merge order.")]
 ToOpt = Annotated[str | None, typer.Option("--to", help="Target MQ: natsmq, rocksmq, pulsar, kafka, woodpecker.")]
@@ -48,15 +49,25 @@ StateOpt = Annotated[
     Path | None, typer.Option("--state-dir", help="Folder for the journal (default: next to the config).")
 ]
 SandboxOpt = Annotated[Path | None, typer.Option("--sandbox", help="Fill every option from `mqctl sandbox` in DIR.")]
+
+
+def _default(name: str) -> str:
+    """A MigrateOptions default as --help shows it (the defaults are written down there only)."""
+    return f"[default: {MigrateOptions.__dataclass_fields__[name].default:g}]"
+
+
 FlushTimeoutOpt = Annotated[
-    float | None, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll [default: 600].")
+    float | None, typer.Option("--flush-timeout", help=f"Seconds to wait for FlushAll {_default('flush_timeout')}.")
 ]
 StartTimeoutOpt = Annotated[
-    float | None, typer.Option("--start-timeout", help="Seconds to wait for Milvus to start [default: 300].")
+    float | None,
+    typer.Option("--start-timeout", help=f"Seconds to wait for Milvus to start {_default('start_timeout')}."),
 ]
 ConfirmTimeoutOpt = Annotated[
     float | None,
-    typer.Option("--confirm-timeout", help="Seconds to wait for Milvus to log a forceDeny change [default: 90]."),
+    typer.Option(
+        "--confirm-timeout", help=f"Seconds to wait for Milvus to log a forceDeny change {_default('confirm_timeout')}."
+    ),
 ]
 
 
@@ -116,7 +127,7 @@ def migrate_options(params: dict[str, Any]) -> MigrateOptions:
     """The MigrateOptions of one `migrate`/`plan` command line (`params`: its parameters by name)."""
     from mqctl.config.edit import check_backend_name
     from mqctl.errors import InputError
-    from mqctl.migrate.options import DEFAULT_ETCD_ROOT, MigrateOptions
+    from mqctl.migrate.options import DEFAULT_ETCD_ROOT
 
     check_seconds({TIMEOUTS[name]: params.get(name) for name in TIMEOUTS})
     filled = sandbox_fill(params.get("sandbox"))
