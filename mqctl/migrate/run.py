@@ -8,7 +8,7 @@ from typing import Any
 
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, MqctlError, PreconditionError
-from mqctl.findings import WARNING, Finding
+from mqctl.findings import ERROR, WARNING, Finding
 from mqctl.migrate.checkpoints import read_checkpoints
 from mqctl.migrate.context import Context, Reporter, mq_dirs, resolution
 from mqctl.migrate.evidence import BackupEvidence, CheckpointRows, Counts
@@ -50,7 +50,7 @@ class Plan:
 
     @property
     def refused(self) -> bool:
-        return any(f.severity == "error" for f in self.findings)
+        return any(f.severity == ERROR for f in self.findings)
 
     def to_dict(self) -> dict[str, Any]:
         """The plan as `--json` shows it (findings with their `level`)."""

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 
 from mqctl.errors import MqctlError
+from mqctl.findings import ERROR
 from mqctl.migrate import hooks
 from mqctl.migrate.checkpoints import checkpoint_evidence, checkpoints_before, read_checkpoints, wait_for_checkpoints
 from mqctl.migrate.context import Context, StepFailed, milvus_down, milvus_up, mq_dirs, non_empty_dir, utc_now
@@ -35,7 +36,7 @@ def step_preflight(ctx: Context, record: StepRecord) -> None:
     result = preflight(ctx.options, load=True)
     result.evidence.findings = [finding_json(f) for f in result.findings]
     record.evidence = result.evidence
-    errors = [f for f in result.findings if f.severity == "error"]
+    errors = [f for f in result.findings if f.severity == ERROR]
     if errors:
         first = errors[0]
         more = f" (and {len(errors) - 1} more: {', '.join(f.code for f in errors[1:])})" if len(errors) > 1 else ""
