@@ -268,3 +268,34 @@ def test_etcd_root_defaults_to_the_configs_root_path(config, cli):
     )
     assert result.code == 3
     assert json.loads((config.parent / ".mqctl-migrate.json").read_text())["options"]["etcd_root"] == "other"
+
+
+def test_journal_schema_version_newer_is_refused_and_older_journals_still_load(config, cli):
+    import json
+
+    path = _failed_journal(config, cli)
+    journal = json.loads(path.read_text())
+    assert journal["schema_version"] == 1
+    del journal["schema_version"]  # a journal of an mqctl before the field
+    path.write_text(json.dumps(journal))
+    status = cli("migrate", "status", "--config", str(config), "--json")
+    assert status.code == 0, status.stderr
+    assert status.json()["steps"][0]["status"] == "failed" and status.json()["schema_version"] == 1
+    journal["schema_version"] = 2
+    path.write_text(json.dumps(journal))
+    for command in ("status", "resume", "rollback"):
+        result = cli("migrate", command, "--config", str(config), "--yes" if command == "rollback" else "--json")
+        assert result.code == 2, (command, result.stderr)
+        assert "journal schema_version 2 is newer than this mqctl reads (1)" in result.stderr
+        assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("sub", ["plan", "status", "resume", "rollback"])
+def test_options_given_to_the_group_are_refused_not_dropped(config, cli, sub):
+    """`mqctl migrate --to natsmq plan`: --to belongs to `migrate` itself; silently dropping it would plan
+    (or resume) something else than asked."""
+    result = cli("migrate", "--config", str(config), "--to", "natsmq", sub)
+    assert result.code == 2, result.stderr
+    assert f"--config, --to given before `{sub}`" in result.stderr
+    assert f"mqctl migrate {sub} --config --to" in result.stderr and "Traceback" not in result.stderr
+    assert not (config.parent / ".mqctl-migrate.json").exists()

@@ -109,7 +109,7 @@ def test_a_stop_writes_failure_gives_writes_back(box, tmp_path):
     from pymilvus.exceptions import MilvusException
 
     from mqctl.migrate.hooks import wait_until
-    from mqctl.migrate.steps import update_event
+    from mqctl.migrate.writes import update_event
 
     blind = tmp_path / "not-milvus.log"
     blind.write_text("")

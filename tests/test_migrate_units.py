@@ -9,10 +9,12 @@ import pytest
 
 from mqctl.errors import PreconditionError
 from mqctl.migrate.backup import archive_dirs, restore_archive, verify_archive
+from mqctl.migrate.evidence import BackupEvidence, WritesEvidence
 from mqctl.migrate.hooks import MilvusLog, log_time, run_command
 from mqctl.migrate.journal import COMPLETED, DONE, Journal, archive_finished
 from mqctl.migrate.run import rollback_steps
-from mqctl.migrate.steps import INIT_MQ, update_event
+from mqctl.migrate.verify import INIT_MQ
+from mqctl.migrate.writes import update_event
 
 EVENT = (
     '[2026/11/22 05:07:12.265 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
@@ -126,6 +128,29 @@ def test_journal_round_trip_and_refusal_of_unfinished(tmp_path):
     assert moved.exists() and not path.exists()
 
 
+def test_journal_evidence_is_written_back_exactly_as_read(tmp_path):
+    """Typed evidence: a journal reads and writes the same JSON, keys it does not know and nulls inside kept,
+    keys a step never saw left out."""
+    path = tmp_path / ".mqctl-migrate.json"
+    journal = Journal.new(path, "rocksmq", "natsmq", {"configs": ["x"], "to": "natsmq", "milvus": {"uri": "http://m"}})
+    journal.save()
+    data = json.loads(path.read_text())
+    data["steps"][1]["status"] = "failed"
+    data["steps"][1]["evidence"] = {"old": {"file": None}, "mechanism": "file", "needs_event": False, "later": [1]}
+    data["steps"][2]["evidence"] = {
+        "checkpoints": [{"vchannel": "v0", "ts_before": None}],
+        "checkpoint_wait_seconds": 0,
+    }
+    path.write_text(json.dumps(data))
+    loaded = Journal.load(path)
+    assert loaded.evidence("stop-writes", WritesEvidence).old == {"file": None}
+    assert loaded.step("stop-writes").status == "failed" and f"{loaded.step('stop-writes').status}" == "failed"
+    loaded.save()
+    again = json.loads(path.read_text())
+    assert [s["evidence"] for s in again["steps"]] == [s["evidence"] for s in data["steps"]]
+    assert again["steps"][0]["evidence"] == {} and again["schema_version"] == 1
+
+
 @pytest.mark.parametrize(
     "done, cleaned, expected",
     [
@@ -143,13 +168,13 @@ def test_rollback_undoes_what_was_done(tmp_path, done, cleaned, expected):
     for name in done:
         journal.step(name).status = DONE
     if cleaned:
-        journal.step("backup").evidence["deleted"] = ["/x"]
+        journal.evidence("backup", BackupEvidence).deleted = ["/x"]
     assert rollback_steps(journal) == expected
 
 
 def test_the_journal_holds_no_password_of_milvus_or_etcd():
     from mqctl.migrate.milvus import MilvusTarget
-    from mqctl.migrate.steps import MigrateOptions
+    from mqctl.migrate.options import MigrateOptions
 
     options = MigrateOptions(
         configs=["/etc/milvus.yaml"],
@@ -169,8 +194,10 @@ def test_milvus_environment_is_read_from_the_local_milvus_process(tmp_path):
     import subprocess
     import sys
 
+    from mqctl.migrate.context import resolution
     from mqctl.migrate.milvus import MilvusTarget
-    from mqctl.migrate.steps import MigrateOptions, milvus_environment, resolution
+    from mqctl.migrate.options import MigrateOptions
+    from mqctl.migrate.preflight import milvus_environment
     from tests.make_fixtures import free_port
 
     config = tmp_path / "milvus.yaml"
@@ -223,7 +250,7 @@ def _row(vchannel: str, ts: int | None) -> dict:
 
 
 def test_a_checkpoint_at_or_past_the_flush_ts_is_done_one_before_it_or_missing_is_not():
-    from mqctl.migrate.steps import checkpoint_evidence, checkpoints_before
+    from mqctl.migrate.checkpoints import checkpoint_evidence, checkpoints_before
 
     rows = [_row("at", FLUSH_TS), _row("past", FLUSH_TS + 1), _row("behind", FLUSH_TS - 1), _row("none", None)]
     assert checkpoints_before(rows, FLUSH_TS) == ["behind", "none"]
@@ -252,7 +279,7 @@ def _milvus_meta(etcd_url: str, root: str, vchannels: dict[str, int]) -> None:
 
 def _options(etcd_url: str, root: str, tmp_path):
     from mqctl.migrate.milvus import MilvusTarget
-    from mqctl.migrate.steps import MigrateOptions
+    from mqctl.migrate.options import MigrateOptions
 
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: rocksmq\n")
@@ -264,7 +291,7 @@ def _options(etcd_url: str, root: str, tmp_path):
 def test_the_wait_ends_when_every_checkpoint_reaches_the_flush_ts(etcd_url, tmp_path):
     import threading
 
-    from mqctl.migrate.steps import checkpoints_before, wait_for_checkpoints
+    from mqctl.migrate.checkpoints import checkpoints_before, wait_for_checkpoints
     from tests.test_checkpoints import position, put
 
     _milvus_meta(etcd_url, "flushwait", {"v_0": FLUSH_TS, "v_1": FLUSH_TS - 100})
@@ -283,7 +310,7 @@ def test_the_wait_ends_when_every_checkpoint_reaches_the_flush_ts(etcd_url, tmp_
 
 
 def test_the_wait_is_bounded_and_names_the_vchannel_behind(etcd_url, tmp_path):
-    from mqctl.migrate.steps import checkpoints_before, wait_for_checkpoints
+    from mqctl.migrate.checkpoints import checkpoints_before, wait_for_checkpoints
 
     _milvus_meta(etcd_url, "stuck", {"v_0": FLUSH_TS, "v_1": FLUSH_TS - 100})
     rows, waited = wait_for_checkpoints(_options(etcd_url, "stuck", tmp_path), FLUSH_TS, 2, lambda s: None)

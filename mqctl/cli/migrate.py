@@ -2,281 +2,64 @@
 
 from __future__ import annotations
 
-import os
-import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, YesOpt, exit_with, output
+from mqctl.cli.migrate_options import (
+    TIMEOUTS,
+    BackupOpt,
+    CleanupOpt,
+    ClearOpt,
+    ConfigOpt,
+    ConfirmTimeoutOpt,
+    EtcdOpt,
+    EtcdRootOpt,
+    FlushTimeoutOpt,
+    HealthOpt,
+    LogCmdOpt,
+    LogFileOpt,
+    MilvusOpt,
+    NatsPortOpt,
+    PasswordOpt,
+    SandboxOpt,
+    ServerNameOpt,
+    ServerPemOpt,
+    ShellOpt,
+    StartOpt,
+    StartTimeoutOpt,
+    StateOpt,
+    StopOpt,
+    StoreOpt,
+    TokenOpt,
+    ToOpt,
+    UserOpt,
+    VersionOpt,
+    WritesStoppedOpt,
+    asked_configs,
+    check_seconds,
+    journal_file,
+    migrate_options,
+    milvus_target,
+    refuse_group_options,
+    sandbox_fill,
+)
+from mqctl.cli.migrate_render import emit_journal, emit_plan, render_journal, reporter
+
+if TYPE_CHECKING:
+    from mqctl.migrate.context import Reporter
+    from mqctl.migrate.journal import Journal
+    from mqctl.migrate.milvus import MilvusTarget
+
+__all__ = ["app", "render_journal", "reporter"]  # `mqctl sandbox rehearse` shows its journal the same way
 
 app = typer.Typer(
     help="Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify.",
     invoke_without_command=True,
 )
-
-ConfigOpt = Annotated[list[Path] | None, typer.Option("--config", help="Milvus config file(s), merge order.")]
-ToOpt = Annotated[str | None, typer.Option("--to", help="Target MQ: natsmq, rocksmq, pulsar, kafka, woodpecker.")]
-MilvusOpt = Annotated[str | None, typer.Option("--milvus", help="Milvus gRPC URI, e.g. http://127.0.0.1:19530.")]
-UserOpt = Annotated[str, typer.Option("--user", help="Milvus user.")]
-PasswordOpt = Annotated[
-    str, typer.Option("--password", envvar="MQCTL_MILVUS_PASSWORD", help="Milvus password (never journaled).")
-]
-TokenOpt = Annotated[str, typer.Option("--token", envvar="MQCTL_MILVUS_TOKEN", help="Milvus token (never journaled).")]
-ServerPemOpt = Annotated[str, typer.Option("--server-pem", help="CA/server certificate for TLS.")]
-ServerNameOpt = Annotated[str, typer.Option("--server-name", help="TLS server name.")]
-EtcdOpt = Annotated[str | None, typer.Option("--etcd", help="etcd client URL (overrides; forceDeny where active).")]
-EtcdRootOpt = Annotated[
-    str | None, typer.Option("--etcd-root", help="etcd.rootPath of this Milvus (default: the config's, else by-dev).")
-]
-StopOpt = Annotated[str | None, typer.Option("--stop-cmd", help="Command that stops Milvus.")]
-StartOpt = Annotated[str | None, typer.Option("--start-cmd", help="Command that starts Milvus.")]
-ShellOpt = Annotated[bool, typer.Option("--shell", help="Run the commands through /bin/sh.")]
-LogFileOpt = Annotated[str | None, typer.Option("--log-file", help="File Milvus logs to.")]
-LogCmdOpt = Annotated[str | None, typer.Option("--log-cmd", help="Command printing Milvus's recent log.")]
-HealthOpt = Annotated[str | None, typer.Option("--health-url", help="Milvus /healthz URL (port 9091).")]
-BackupOpt = Annotated[str | None, typer.Option("--backup-dir", help="Archive the old MQ folders here.")]
-CleanupOpt = Annotated[bool, typer.Option("--cleanup", help="Delete the old MQ folders once archived and verified.")]
-WritesStoppedOpt = Annotated[
-    bool, typer.Option("--writes-stopped", help="Writers are stopped already; skip forceDeny.")
-]
-ClearOpt = Annotated[bool, typer.Option("--clear-etcd-override", help="Delete a conflicting etcd mq.type (journaled).")]
-StoreOpt = Annotated[str | None, typer.Option("--store-dir", help="natsmq.server.storeDir / rocksmq.path to use.")]
-NatsPortOpt = Annotated[int | None, typer.Option("--nats-port", help="natsmq.server.port to use.")]
-VersionOpt = Annotated[
-    str | None, typer.Option("--milvus-version", help="Milvus version (else asked from the server).")
-]
-StateOpt = Annotated[
-    Path | None, typer.Option("--state-dir", help="Folder for the journal (default: next to the config).")
-]
-SandboxOpt = Annotated[Path | None, typer.Option("--sandbox", help="Fill every option from `mqctl sandbox` in DIR.")]
-FlushTimeoutOpt = Annotated[float, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll.")]
-StartTimeoutOpt = Annotated[float, typer.Option("--start-timeout", help="Seconds to wait for Milvus to start.")]
-ConfirmTimeoutOpt = Annotated[
-    float, typer.Option("--confirm-timeout", help="Seconds to wait for Milvus to log a forceDeny change.")
-]
-
-
-def _sandbox_fill(sandbox: Path | None) -> dict:
-    if sandbox is None:
-        return {}
-    from mqctl.sandbox import Sandbox
-
-    return Sandbox(sandbox).info().migrate_fill()
-
-
-def _target(milvus, user, password, token, server_pem, server_name):
-    from mqctl.migrate.milvus import MilvusTarget
-
-    return MilvusTarget(milvus or "", user, password, token, server_pem, server_name)
-
-
-def _journal_path(state_dir, config, sandbox, new: bool = False):
-    from mqctl.migrate.journal import journal_path
-
-    filled = _sandbox_fill(sandbox)
-    first = str(config[0]) if config else (filled["configs"][0] if filled else None)
-    return journal_path(state_dir=str(state_dir) if state_dir else None, config=first, new=new)
-
-
-def _asked_configs(config, sandbox) -> list[str] | None:
-    """The configs the operator named (resolved as the journal records them), None when only --state-dir."""
-    if config:
-        return [str(p.expanduser().resolve()) for p in config]
-    return _sandbox_fill(sandbox).get("configs")
-
-
-def reporter(out):
-    from rich.text import Text
-
-    from mqctl.migrate.report import summarize
-    from mqctl.migrate.steps import Reporter
-
-    last = {"text": "", "at": 0.0}
-
-    def waiting(text: str) -> None:
-        if text != last["text"] and time.monotonic() - last["at"] > 5:
-            out.info(Text(f"    {text}", style="dim"))
-            last.update(text=text, at=time.monotonic())
-
-    def finished(record) -> None:
-        mark = {"done": ("✓", "green"), "skipped": ("-", "dim")}.get(record.status, ("✗", "red"))
-        out.info(Text.assemble(mark, f" {record.name:<14} {record.seconds or 0:7.1f} s  {summarize(record)}"))
-
-    return Reporter(
-        step_started=lambda r: out.info(Text(f"▶ {r.name} ...", style="bold")), step_finished=finished, waiting=waiting
-    )
-
-
-def _steps_table(title, records):
-    from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, Column, Output
-    from mqctl.migrate.report import summarize
-
-    return Output.table(
-        title,
-        [Column("step", KEY), Column("status", LABEL, 0), Column("seconds", NUMBER, 1), Column("evidence", TEXT, 0)],
-        [(r.name, r.status, f"{r.seconds:.1f}" if r.seconds is not None else "", summarize(r)) for r in records],
-    )
-
-
-def render_journal(journal):
-    title = f"migration {journal.source_mq} -> {journal.target_mq}: {journal.state} (journal {journal.path})"
-    tables = [_steps_table(title, journal.steps)]
-    if journal.rollback:
-        tables.append(_steps_table("rollback", journal.rollback))
-    return tables
-
-
-def _options(
-    config,
-    to,
-    milvus,
-    user,
-    password,
-    token,
-    server_pem,
-    server_name,
-    etcd,
-    etcd_root,
-    stop_cmd,
-    start_cmd,
-    shell,
-    log_file,
-    log_cmd,
-    health_url,
-    backup_dir,
-    cleanup,
-    writes_stopped,
-    clear_etcd_override,
-    store_dir,
-    nats_port,
-    milvus_version,
-    sandbox,
-    flush_timeout,
-    start_timeout,
-    confirm_timeout,
-):
-    from mqctl.config.edit import check_backend_name
-    from mqctl.errors import InputError
-    from mqctl.migrate.steps import MigrateOptions
-
-    _check_seconds(
-        {"--flush-timeout": flush_timeout, "--start-timeout": start_timeout, "--confirm-timeout": confirm_timeout}
-    )
-    filled = _sandbox_fill(sandbox)
-    # realpath, unlike Path.resolve, leaves a symlink loop for the reader to report
-    configs = [os.path.realpath(p.expanduser()) for p in config] if config else filled.get("configs")
-    if not configs:
-        raise InputError("no --config given", hint="pass the milvus.yaml Milvus reads (or --sandbox DIR)")
-    for path in configs:
-        if not Path(path).is_file():
-            raise InputError(
-                f"--config {path} does not exist or is not a file", hint="pass the milvus.yaml Milvus reads"
-            )
-    if etcd_root is None:  # where this Milvus keeps its etcd keys, forceDeny and mq.type overrides included
-        from mqctl.config.resolve import resolve
-
-        etcd_root = resolve(configs).value("etcd.rootPath") or "by-dev"
-    if not to:
-        raise InputError("no --to given", hint="pass --to natsmq|rocksmq|pulsar|kafka|woodpecker")
-    check_backend_name(to)
-    uri = milvus or filled.get("milvus")
-    if not uri:
-        raise InputError("no --milvus given", hint="pass the gRPC URI, e.g. http://127.0.0.1:19530")
-    return MigrateOptions(
-        configs=configs,
-        to=to,
-        milvus=_target(uri, user, password, token, server_pem, server_name),
-        stop_cmd=stop_cmd or filled.get("stop_cmd"),
-        start_cmd=start_cmd or filled.get("start_cmd"),
-        shell=shell,
-        log_file=log_file or (None if log_cmd else filled.get("log_file")),
-        log_cmd=log_cmd,
-        health_url=health_url or filled.get("health_url"),
-        etcd=etcd or filled.get("etcd"),
-        etcd_root=etcd_root,
-        backup_dir=backup_dir,
-        cleanup=cleanup,
-        writes_stopped=writes_stopped,
-        clear_etcd_override=clear_etcd_override,
-        store_dir=store_dir,
-        nats_port=nats_port,
-        milvus_version=milvus_version,
-        flush_timeout=flush_timeout,
-        start_timeout=start_timeout,
-        confirm_timeout=confirm_timeout,
-    )
-
-
-def _check_seconds(timeouts: dict[str, float | None]) -> None:
-    """Every timeout a positive, finite number of seconds (None: not given)."""
-    import math
-
-    from mqctl.errors import InputError
-
-    for option, seconds in timeouts.items():
-        if seconds is not None and not (seconds > 0 and math.isfinite(seconds)):
-            raise InputError(
-                f"{option} {seconds:g} is not a positive, finite number of seconds", hint=f"e.g. {option} 600"
-            )
-
-
-def render_plan(result):
-    from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, Column, Output
-
-    head = (
-        f"migration plan: {result.source_mq} -> {result.target_mq} (Milvus {result.milvus_version or '?'}); "
-        "nothing was changed"
-    )
-    items = [
-        Output.table(
-            head, [Column("step", KEY), Column("what it will do", TEXT, 0)], [(s.name, s.action) for s in result.steps]
-        )
-    ]
-    if result.findings:
-        items.append(
-            Output.table(
-                "preflight findings",
-                [
-                    Column("code", KEY),
-                    Column("level", LABEL, 1),
-                    Column("finding", TEXT, 0),
-                    Column("how to fix", TEXT, 0),
-                ],
-                [(f.code, f.level, f.message, f.hint) for f in result.findings],
-            )
-        )
-    if result.counts:
-        items.append(
-            Output.table(
-                "row counts now",
-                [Column("collection", KEY), Column("rows", NUMBER, 0)],
-                [
-                    (n, c["rows"] if c["rows"] is not None else "not loaded (loaded at preflight)")
-                    for n, c in result.counts.items()
-                ],
-            )
-        )
-    if result.checkpoints:
-        items.append(
-            Output.table(
-                "channel checkpoints now",
-                [
-                    Column("vchannel", KEY),
-                    Column("collection", TEXT, 0),
-                    Column("checkpoint (UTC)", TEXT, 1),
-                    Column("position", NUMBER, 2),
-                    Column("from", LABEL, 3),
-                ],
-                [(c["vchannel"], c["collection"], c["time"], c["position"], c["from"]) for c in result.checkpoints],
-            )
-        )
-    if result.config_diff:
-        from rich.syntax import Syntax
-
-        items.append(Syntax(result.config_diff, "diff", theme="ansi_dark", background_color="default"))
-    return items
 
 
 @app.callback()
@@ -307,48 +90,21 @@ def migrate(
     milvus_version: VersionOpt = None,
     state_dir: StateOpt = None,
     sandbox: SandboxOpt = None,
-    flush_timeout: FlushTimeoutOpt = 600,
-    start_timeout: StartTimeoutOpt = 300,
-    confirm_timeout: ConfirmTimeoutOpt = 90,
+    flush_timeout: FlushTimeoutOpt = None,
+    start_timeout: StartTimeoutOpt = None,
+    confirm_timeout: ConfirmTimeoutOpt = None,
     yes: YesOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
     if ctx.invoked_subcommand is not None:
+        refuse_group_options(ctx)
         return
     from mqctl.migrate import alter_wal, run
 
     out = output(json_mode, wide)
-    options = _options(
-        config,
-        to,
-        milvus,
-        user,
-        password,
-        token,
-        server_pem,
-        server_name,
-        etcd,
-        etcd_root,
-        stop_cmd,
-        start_cmd,
-        shell,
-        log_file,
-        log_cmd,
-        health_url,
-        backup_dir,
-        cleanup,
-        writes_stopped,
-        clear_etcd_override,
-        store_dir,
-        nats_port,
-        milvus_version,
-        sandbox,
-        flush_timeout,
-        start_timeout,
-        confirm_timeout,
-    )
+    options = migrate_options(ctx.params)
     alter_wal.refuse_run(options)  # 2.6+: a file edit does not switch the MQ; mqctl does not call AlterWAL
     if json_mode and not yes:
         from mqctl.errors import InputError
@@ -356,18 +112,18 @@ def migrate(
         raise InputError("--json runs unattended and needs --yes", hint="look first with `mqctl migrate plan --json`")
     if not yes:
         result = run.plan(options)
-        out.emit(result, render_plan)
+        emit_plan(out, result)
         if result.refused:
             exit_with(3)
         if not out.confirm(f"Migrate Milvus to {options.to}?", assume_yes=False):
             exit_with(3)
-    path = _journal_path(state_dir, config, sandbox, new=True)
-    journal = run.start(options, path, reporter(out))
-    out.emit(journal, render_journal)
+    path = journal_file(state_dir, config, sandbox, new=True)
+    emit_journal(out, run.start(options, path, reporter(out)))
 
 
 @app.command()
 def plan(
+    ctx: typer.Context,
     config: ConfigOpt = None,
     to: ToOpt = None,
     milvus: MilvusOpt = None,
@@ -394,41 +150,13 @@ def plan(
     sandbox: SandboxOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused)."""
     from mqctl.migrate import alter_wal, run
 
-    options = _options(
-        config,
-        to,
-        milvus,
-        user,
-        password,
-        token,
-        server_pem,
-        server_name,
-        etcd,
-        etcd_root,
-        stop_cmd,
-        start_cmd,
-        shell,
-        log_file,
-        log_cmd,
-        health_url,
-        backup_dir,
-        cleanup,
-        writes_stopped,
-        clear_etcd_override,
-        store_dir,
-        nats_port,
-        milvus_version,
-        sandbox,
-        600,
-        300,
-        90,
-    )
+    options = migrate_options(ctx.params)
     result = alter_wal.plan(options) if alter_wal.applies(options) else run.plan(options)
-    output(json_mode, wide).emit(result, render_plan)
+    emit_plan(output(json_mode, wide), result)
     exit_with(3 if result.refused else 0)
 
 
@@ -439,66 +167,47 @@ def status(
     sandbox: SandboxOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Where the journaled migration stands, step by step, with evidence."""
     from mqctl.migrate.journal import Journal
 
-    output(json_mode, wide).emit(Journal.load(_journal_path(state_dir, config, sandbox)), render_journal)
+    emit_journal(output(json_mode, wide), Journal.load(journal_file(state_dir, config, sandbox)))
 
 
 def _continue(
-    action,
-    config,
-    state_dir,
-    sandbox,
-    milvus,
-    user,
-    password,
-    token,
-    server_pem,
-    server_name,
-    stop_cmd,
-    start_cmd,
-    log_file,
-    log_cmd,
-    json_mode,
+    action: Callable[[Path, MilvusTarget, dict[str, Any], Reporter], Journal],
+    params: dict[str, Any],
     *,
     confirm: str | None = None,
-    yes: bool = False,
-    more: dict | None = None,
-    wide: bool = False,
-):
-    out = output(json_mode, wide)
-    filled = _sandbox_fill(sandbox)
-    path = _journal_path(state_dir, config, sandbox)
+) -> None:
+    """resume and rollback: the journal's options, with what the operator gives again on top."""
+    timeouts = {name: params.get(name) for name in TIMEOUTS}
+    check_seconds({TIMEOUTS[name]: seconds for name, seconds in timeouts.items()})
+    out = output(params["json_mode"], params["wide"])
+    filled = sandbox_fill(params["sandbox"])
+    path = journal_file(params["state_dir"], params["config"], params["sandbox"])
     from mqctl.migrate.journal import Journal
 
     loaded = Journal.load(path)  # no journal, or not this migration's: say so before asking anything
-    loaded.check_belongs(path, _asked_configs(config, sandbox))
-    journaled = loaded.options["milvus"]
-    if confirm and not out.confirm(confirm, assume_yes=yes):
+    loaded.check_belongs(path, asked_configs(params["config"], params["sandbox"]))
+    if confirm and not out.confirm(confirm, assume_yes=params.get("yes", False)):
         exit_with(3)
-    target = _target(
-        milvus or journaled["uri"],
-        user or journaled["user"],
-        password,
-        token,
-        server_pem or journaled["server_pem"],
-        server_name or journaled["server_name"],
-    )
     overrides = {
-        "stop_cmd": stop_cmd or filled.get("stop_cmd"),
-        "start_cmd": start_cmd or filled.get("start_cmd"),
-        "log_file": log_file,
-        "log_cmd": log_cmd,
-        **(more or {}),
+        "stop_cmd": params["stop_cmd"] or filled.get("stop_cmd"),
+        "start_cmd": params["start_cmd"] or filled.get("start_cmd"),
+        "log_file": params["log_file"],
+        "log_cmd": params["log_cmd"],
+        "etcd": params["etcd"],
+        "writes_stopped": True if params["writes_stopped"] else None,  # None keeps the journaled value
+        **timeouts,
     }
-    journal = action(path, target, overrides, reporter(out))
-    out.emit(journal, render_journal)
+    journal = action(path, milvus_target(params, loaded.options["milvus"]), overrides, reporter(out))
+    emit_journal(out, journal)
 
 
 @app.command()
 def resume(
+    ctx: typer.Context,
     config: ConfigOpt = None,
     state_dir: StateOpt = None,
     sandbox: SandboxOpt = None,
@@ -527,47 +236,16 @@ def resume(
     ] = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Continue a stopped or crashed migration from its journal (commands, timeouts, etcd may be given anew)."""
     from mqctl.migrate import run
 
-    _continue(
-        run.resume,
-        config,
-        state_dir,
-        sandbox,
-        milvus,
-        user,
-        password,
-        token,
-        server_pem,
-        server_name,
-        stop_cmd,
-        start_cmd,
-        log_file,
-        log_cmd,
-        json_mode,
-        more=_more(etcd, writes_stopped, flush_timeout, start_timeout, confirm_timeout),
-        wide=wide,
-    )
-
-
-def _more(etcd, writes_stopped, flush_timeout=None, start_timeout=None, confirm_timeout=None) -> dict:
-    """What resume and rollback may change from the journal (None keeps the journaled value)."""
-    _check_seconds(
-        {"--flush-timeout": flush_timeout, "--start-timeout": start_timeout, "--confirm-timeout": confirm_timeout}
-    )
-    return {
-        "etcd": etcd,
-        "writes_stopped": True if writes_stopped else None,
-        "flush_timeout": flush_timeout,
-        "start_timeout": start_timeout,
-        "confirm_timeout": confirm_timeout,
-    }
+    _continue(run.resume, ctx.params)
 
 
 @app.command()
 def rollback(
+    ctx: typer.Context,
     config: ConfigOpt = None,
     state_dir: StateOpt = None,
     sandbox: SandboxOpt = None,
@@ -586,28 +264,8 @@ def rollback(
     yes: YesOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Undo the journaled migration: restore the config and etcd values (and data from the backup), restart, verify."""
     from mqctl.migrate import run
 
-    _continue(
-        run.rollback,
-        config,
-        state_dir,
-        sandbox,
-        milvus,
-        user,
-        password,
-        token,
-        server_pem,
-        server_name,
-        stop_cmd,
-        start_cmd,
-        log_file,
-        log_cmd,
-        json_mode,
-        confirm="Roll the migration back?",
-        yes=yes,
-        more=_more(etcd, writes_stopped),
-        wide=wide,
-    )
+    _continue(run.rollback, ctx.params, confirm="Roll the migration back?")

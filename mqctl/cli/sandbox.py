@@ -152,4 +152,4 @@ def rehearse(
     result = run_rehearsal(
         str(directory) if directory else None, reporter(out), out.info, keep=keep, external_etcd=external_etcd
     )
-    out.emit(result, _render_rehearsal)
+    out.emit(result.to_dict(), lambda _: _render_rehearsal(result))

@@ -7,9 +7,9 @@ run and what to check first; mqctl does not call the endpoint, and `migrate` its
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 from mqctl.backends import BACKENDS, CLUSTER
@@ -19,39 +19,17 @@ from mqctl.config.resolve import Resolution, resolve
 from mqctl.config.schema import format_version, parse_version
 from mqctl.config.sources import EtcdConfig
 from mqctl.errors import PreconditionError
+from mqctl.findings import ERROR, INFO, WARNING, Finding
+from mqctl.migrate.options import MigrateOptions
+from mqctl.migrate.preflight import finding_json
+from mqctl.migrate.run import PlannedStep
 
-ERROR, WARNING, INFO = "error", "warning", "info"
 DOCS_VERSION = (3, 0, 0)  # Milvus's Switch MQ type docs list the feature from 3.0 ("pending release")
 
 
-class Target(Protocol):
-    uri: str
-
-
-class Options(Protocol):
-    """What the plan reads from `migrate`'s options."""
-
-    configs: list[str]
-    to: str
-    milvus: Target
-    etcd: str | None
-    etcd_root: str
-    health_url: str | None
-    milvus_version: str | None
-
-
-@dataclass
-class Step:
-    name: str
-    action: str
-
-
-@dataclass
-class Check:
-    level: str  # error | warning | info
-    code: str
-    message: str
-    hint: str = ""
+def _check(level: str, code: str, message: str, hint: str = "") -> Finding:
+    """A preflight finding in migrate's order of arguments (level first, as its JSON shows it)."""
+    return Finding(code, level, message, hint=hint)
 
 
 @dataclass
@@ -61,21 +39,25 @@ class AlterWalPlan:
     source_mq: str | None
     target_mq: str
     milvus_version: str | None
-    steps: list[Step]
-    findings: list[Check]
+    steps: list[PlannedStep]
+    findings: list[Finding]
     procedure: str = "alter-wal"
     refused: bool = False
     counts: dict[str, Any] = field(default_factory=dict)  # nothing is counted: the switch keeps Milvus up
     config_diff: str = ""  # nothing is edited: mq.type must stay as it is
     checkpoints: list[dict[str, Any]] = field(default_factory=list)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The plan as `--json` shows it (findings with their `level`, as the file-switch plan's)."""
+        return {**asdict(self), "findings": [finding_json(f) for f in self.findings]}
 
-def applies(options: Options) -> bool:
+
+def applies(options: MigrateOptions) -> bool:
     """Milvus 2.6.14+ or 3.x stated with --milvus-version: the MQ is pinned, so plan the WAL switch."""
     return pinning.pins(parse_version(options.milvus_version))
 
 
-def refuse_run(options: Options) -> None:
+def refuse_run(options: MigrateOptions) -> None:
     """`migrate` on 2.6+: its file edit would not switch the MQ, and mqctl does not call AlterWAL (exit 3)."""
     version = parse_version(options.milvus_version)
     if not wal.applies(version):
@@ -90,7 +72,7 @@ def refuse_run(options: Options) -> None:
     raise PreconditionError(f"migrate cannot switch Milvus {shown}: {why}", hint=hint)
 
 
-def _resolved(options: Options, checks: list[Check]) -> tuple[Resolution, bool]:
+def _resolved(options: MigrateOptions, checks: list[Finding]) -> tuple[Resolution, bool]:
     """The deployment read with its etcd when given; an unreachable etcd becomes an error check."""
     etcd = EtcdConfig(options.etcd, options.etcd_root or "by-dev") if options.etcd else None
     try:
@@ -98,11 +80,11 @@ def _resolved(options: Options, checks: list[Check]) -> tuple[Resolution, bool]:
     except PreconditionError as err:
         if etcd is None:
             raise
-        checks.append(Check(ERROR, "etcd-unreadable", err.message, err.hint or "give Milvus's etcd client URL"))
+        checks.append(_check(ERROR, "etcd-unreadable", err.message, err.hint or "give Milvus's etcd client URL"))
         return resolve(list(options.configs), milvus_version=options.milvus_version), False
 
 
-def _coordinator(options: Options) -> str:
+def _coordinator(options: MigrateOptions) -> str:
     """MixCoord's management URL: the host of --health-url, else of --milvus, on port 9091."""
     parts = urlsplit(options.health_url or options.milvus.uri)
     host = parts.hostname or "<mixcoord>"
@@ -110,14 +92,14 @@ def _coordinator(options: Options) -> str:
     return f"{parts.scheme or 'http'}://{host}:{port}"
 
 
-def _source_checks(res: Resolution, etcd_read: bool, checks: list[Check]) -> None:
+def _source_checks(res: Resolution, etcd_read: bool, checks: list[Finding]) -> None:
     """Where the source MQ comes from: the pinned value in etcd, or the file (only the first boot's)."""
     key, source = pinning.pin_key(res), res.effective_mq or res.attempted_mq
     if etcd_read:
         value = pinning.pinned(res)
         if value is None:
             checks.append(
-                Check(
+                _check(
                     ERROR,
                     "no-etcd-config-source",
                     f"etcd holds no {key}: this Milvus has not booted with an etcd config source, which AlterWAL needs",
@@ -125,10 +107,10 @@ def _source_checks(res: Resolution, etcd_read: bool, checks: list[Check]) -> Non
                 )
             )
         else:
-            checks.append(Check(INFO, "pinned", f"etcd {res.origin('mq.type').detail} = {value!r}: the source MQ"))
+            checks.append(_check(INFO, "pinned", f"etcd {res.origin('mq.type').detail} = {value!r}: the source MQ"))
     elif source is not None:
         checks.append(
-            Check(
+            _check(
                 WARNING,
                 "source-from-file",
                 f"source MQ {source} read from the file; Milvus runs the MQ pinned in etcd ({key})",
@@ -137,7 +119,7 @@ def _source_checks(res: Resolution, etcd_read: bool, checks: list[Check]) -> Non
         )
     if source is None:
         checks.append(
-            Check(
+            _check(
                 ERROR,
                 "source-unknown",
                 f"Milvus {res.milvus_version} would not start with this config (`{res.fails}`): no MQ to switch from",
@@ -146,11 +128,11 @@ def _source_checks(res: Resolution, etcd_read: bool, checks: list[Check]) -> Non
         )
 
 
-def _deployment_checks(res: Resolution, target: str, checks: list[Check]) -> None:
+def _deployment_checks(res: Resolution, target: str, checks: list[Finding]) -> None:
     """Embedded etcd, streaming.enabled, the target's settings and Woodpecker's storage in a cluster."""
     if (res.value("etcd.use.embed") or "").strip().lower() == "true":
         checks.append(
-            Check(
+            _check(
                 ERROR,
                 "no-etcd-config-source",
                 "etcd.use.embed is true: the embedded etcd gives Milvus no etcd config source, so AlterWAL cannot run",
@@ -163,7 +145,7 @@ def _deployment_checks(res: Resolution, target: str, checks: list[Check]) -> Non
             enabled = scalar_text(pair[1]) if pair else None
             if (enabled or "").lower() != "true":
                 checks.append(
-                    Check(
+                    _check(
                         WARNING if enabled is None else ERROR,
                         "streaming-disabled",
                         f"{Path(path).name}: streaming.enabled is "
@@ -174,7 +156,7 @@ def _deployment_checks(res: Resolution, target: str, checks: list[Check]) -> Non
     enabling = BACKENDS[target].enabled_by
     if res.version is not None and BACKENDS[target].available(res.version) and not res.value(enabling):
         checks.append(
-            Check(
+            _check(
                 ERROR,
                 "target-unconfigured",
                 f"{enabling} is empty: Milvus cannot reach {target}",
@@ -183,7 +165,7 @@ def _deployment_checks(res: Resolution, target: str, checks: list[Check]) -> Non
         )
     if target == wal.WOODPECKER and res.mode == CLUSTER and res.value("woodpecker.storage.type") == "local":
         checks.append(
-            Check(
+            _check(
                 ERROR,
                 "woodpecker-local-in-cluster",
                 "woodpecker.storage.type is local: a cluster switches to Woodpecker on MinIO only",
@@ -192,14 +174,14 @@ def _deployment_checks(res: Resolution, target: str, checks: list[Check]) -> Non
         )
 
 
-def _target_data_checks(res: Resolution, target: str, checks: list[Check]) -> None:
+def _target_data_checks(res: Resolution, target: str, checks: list[Finding]) -> None:
     """The target must hold no topics or data with this Milvus's names (residue of an earlier run)."""
     if target == "rocksmq":
         path = res.value("rocksmq.path") or ""
         leftovers = [p for p in (Path(path), Path(f"{path}_meta_kv")) if path and p.is_dir() and any(p.iterdir())]
         if leftovers:
             checks.append(
-                Check(
+                _check(
                     WARNING,
                     "target-not-empty",
                     f"RocksMQ data from an earlier run in {', '.join(map(str, leftovers))}",
@@ -208,7 +190,7 @@ def _target_data_checks(res: Resolution, target: str, checks: list[Check]) -> No
             )
     prefix = res.value("msgChannel.chanNamePrefix.cluster") or "by-dev"
     checks.append(
-        Check(
+        _check(
             INFO,
             "same-named-topics",
             f"check by hand that {target} holds no topics or logs named {prefix}-* (another or an earlier Milvus)",
@@ -217,11 +199,11 @@ def _target_data_checks(res: Resolution, target: str, checks: list[Check]) -> No
     )
 
 
-def _known_issues(version_text: str | None, target: str, checks: list[Check]) -> None:
+def _known_issues(version_text: str | None, target: str, checks: list[Finding]) -> None:
     version = parse_version(version_text)
     if version is not None and version < DOCS_VERSION:
         checks.append(
-            Check(
+            _check(
                 WARNING,
                 "backported",
                 "Milvus's Switch MQ type docs list this switch for 3.0+ and mark it pending release; "
@@ -231,7 +213,7 @@ def _known_issues(version_text: str | None, target: str, checks: list[Check]) ->
         )
         if version < wal.STALE_CONFIG_GET_FIXED:
             checks.append(
-                Check(
+                _check(
                     INFO,
                     "stale-config-get",
                     "/management/config/get keeps showing the old mq.type after the switch until 2.6.21 "
@@ -241,7 +223,7 @@ def _known_issues(version_text: str | None, target: str, checks: list[Check]) ->
             )
     if target == wal.WOODPECKER:
         checks.append(
-            Check(
+            _check(
                 INFO,
                 "woodpecker-config-race",
                 "a woodpecker.storage.type written to etcd just before the switch may not be seen (milvus #53582)",
@@ -250,7 +232,7 @@ def _known_issues(version_text: str | None, target: str, checks: list[Check]) ->
         )
 
 
-def _steps(res: Resolution, options: Options, source: str | None) -> list[Step]:
+def _steps(res: Resolution, options: MigrateOptions, source: str | None) -> list[PlannedStep]:
     target, coordinator = options.to, _coordinator(options)
     settings = {
         "woodpecker": "woodpecker.storage.type (local or minio in standalone, minio in a cluster)",
@@ -262,34 +244,34 @@ def _steps(res: Resolution, options: Options, source: str | None) -> list[Step]:
     config = " ".join(options.configs)
     etcd = options.etcd or "http://<etcd>:2379"
     return [
-        Step("check", f"GET {coordinator}/healthz answers OK; a test collection takes an insert and a query"),
-        Step(
+        PlannedStep("check", f"GET {coordinator}/healthz answers OK; a test collection takes an insert and a query"),
+        PlannedStep(
             "configure",
             f"put {settings} into the config, keep mq.type as it is; restart (Compose) or roll out (Helm, Operator)",
         ),
-        Step("clean-target", f"make sure {target} holds no topics or data of this or an earlier Milvus"),
-        Step("alter-wal", wal.request(target, coordinator)),
-        Step(
+        PlannedStep("clean-target", f"make sure {target} holds no topics or data of this or an earlier Milvus"),
+        PlannedStep("alter-wal", wal.request(target, coordinator)),
+        PlannedStep(
             "verify",
             f"the coordinator logs: {logs} [mqTypeValue={target}]; then `mqctl config explain {config} "
             f"--milvus-version {options.milvus_version} --etcd {etcd}` shows {pinning.pin_key(res)} = {target}",
         ),
-        Step("settle", f"wait until milvus_wal_active_readers on {coordinator}/metrics is 0 (milvus #52013)"),
-        Step(
+        PlannedStep("settle", f"wait until milvus_wal_active_readers on {coordinator}/metrics is 0 (milvus #52013)"),
+        PlannedStep(
             "cleanup",
             f"after verify only: remove {source or 'the old MQ'}'s data (RocksMQ folders, topics, Woodpecker logs)",
         ),
     ]
 
 
-def plan(options: Options) -> AlterWalPlan:
+def plan(options: MigrateOptions) -> AlterWalPlan:
     """Steps and checks of the online WAL switch to `options.to`; nothing is changed."""
-    checks: list[Check] = []
+    checks: list[Finding] = []
     res, etcd_read = _resolved(options, checks)
     source = res.effective_mq or res.attempted_mq
     why = wal.blocker(source, options.to, res.mode, res.version)
     if why:
-        checks.append(Check(ERROR, "switch-unsupported", why, "see the supported pairs in Milvus's Switch MQ docs"))
+        checks.append(_check(ERROR, "switch-unsupported", why, "see the supported pairs in Milvus's Switch MQ docs"))
     _source_checks(res, etcd_read, checks)
     _deployment_checks(res, options.to, checks)
     _target_data_checks(res, options.to, checks)
@@ -300,5 +282,5 @@ def plan(options: Options) -> AlterWalPlan:
         res.milvus_version,
         _steps(res, options, source),
         checks,
-        refused=any(c.level == ERROR for c in checks),
+        refused=any(c.severity == ERROR for c in checks),
     )

@@ -146,7 +146,7 @@ class MilvusLog:
     def _command_output(self) -> str:
         try:
             proc = subprocess.run(
-                split_command(self.command, shell=self.shell),
+                split_command(self.command or "", shell=self.shell),
                 shell=self.shell,
                 capture_output=True,
                 text=True,

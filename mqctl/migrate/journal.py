@@ -1,29 +1,58 @@
 """The migration journal: one JSON file that says exactly where a migration stands.
 
-Written atomically after every state change, so a crash or Ctrl-C at any point leaves a
-journal that `mqctl migrate status` can explain and `mqctl migrate resume` can continue from.
-Secrets are never written to it.
+Written atomically after every state change (`Context.checkpoint`), so a crash or Ctrl-C at any point
+leaves a journal that `mqctl migrate status` can explain and `mqctl migrate resume` can continue from.
+Secrets are never written to it. `schema_version` says which layout it has: a journal of a newer
+layout than this mqctl knows is refused rather than misread (one without the field is version 1).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import enum
 import json
 import os
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, TypeVar
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.files import replace_atomically
+from mqctl.migrate.evidence import Evidence, new_evidence, of
 
 JOURNAL_NAME = ".mqctl-migrate.json"
+SCHEMA_VERSION = 1
 MIGRATION_STEPS = ("preflight", "stop-writes", "flush", "stop", "switch", "start", "verify", "resume-writes", "backup")
-PENDING, RUNNING, DONE, FAILED, SKIPPED = "pending", "running", "done", "failed", "skipped"
-STEP_STATUSES = (PENDING, RUNNING, DONE, FAILED, SKIPPED)
-# Journal states
-IN_PROGRESS, COMPLETED, ROLLING_BACK, ROLLED_BACK = "in-progress", "completed", "rolling-back", "rolled-back"
-JOURNAL_STATES = (IN_PROGRESS, COMPLETED, ROLLING_BACK, ROLLED_BACK)
+E = TypeVar("E", bound=Evidence)
+
+
+class _JournalWord(str, enum.Enum):
+    """A word the journal writes: the member's value, also when printed."""
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class StepStatus(_JournalWord):
+    """Where a step stands."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+
+
+class JournalState(_JournalWord):
+    IN_PROGRESS = "in-progress"
+    COMPLETED = "completed"
+    ROLLING_BACK = "rolling-back"
+    ROLLED_BACK = "rolled-back"
+
+
+PENDING, RUNNING, DONE, FAILED, SKIPPED = StepStatus
+IN_PROGRESS, COMPLETED, ROLLING_BACK, ROLLED_BACK = JournalState
 
 
 def now() -> str:
@@ -32,15 +61,37 @@ def now() -> str:
 
 @dataclass
 class StepRecord:
-    """One step: its status, when it ran and what it saw (evidence)."""
+    """One step: its status, when it ran and what it saw (evidence, typed by the step's name)."""
 
     name: str
-    status: str = PENDING
+    status: StepStatus = PENDING
     started: str | None = None
     finished: str | None = None
     seconds: float | None = None
-    evidence: dict = field(default_factory=dict)
+    evidence: Evidence = field(default_factory=Evidence)
     error: str | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.evidence) is Evidence and not self.evidence._extra:
+            self.evidence = new_evidence(self.name)
+
+    def of(self, kind: type[E]) -> E:
+        return of(self.evidence, kind)
+
+    def reset(self) -> None:
+        """Back to pending with no evidence (its step runs again from the start)."""
+        self.status, self.evidence = PENDING, new_evidence(self.name)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "status": self.status.value,
+            "started": self.started,
+            "finished": self.finished,
+            "seconds": self.seconds,
+            "evidence": self.evidence.to_dict(),
+            "error": self.error,
+        }
 
 
 @dataclass
@@ -50,14 +101,14 @@ class Journal:
     created: str
     source_mq: str
     target_mq: str
-    options: dict
-    state: str = IN_PROGRESS
+    options: dict[str, Any]
+    state: JournalState = IN_PROGRESS
     updated: str | None = None
     steps: list[StepRecord] = field(default_factory=list)
     rollback: list[StepRecord] = field(default_factory=list)
 
     @classmethod
-    def new(cls, path: Path, source_mq: str, target_mq: str, options: dict) -> Journal:
+    def new(cls, path: Path, source_mq: str, target_mq: str, options: dict[str, Any]) -> Journal:
         return cls(
             path=str(path),
             id=uuid.uuid4().hex[:12],
@@ -74,14 +125,33 @@ class Journal:
                 return record
         raise KeyError(name)
 
+    def evidence(self, name: str, kind: type[E]) -> E:
+        """The typed evidence of the migration's step `name`."""
+        return self.step(name).of(kind)
+
     def done(self, name: str) -> bool:
         return self.step(name).status == DONE
 
+    def to_dict(self) -> dict[str, Any]:
+        """The journal as its file and `--json` show it."""
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "path": self.path,
+            "id": self.id,
+            "created": self.created,
+            "source_mq": self.source_mq,
+            "target_mq": self.target_mq,
+            "options": self.options,
+            "state": self.state.value,
+            "updated": self.updated,
+            "steps": [r.to_dict() for r in self.steps],
+            "rollback": [r.to_dict() for r in self.rollback],
+        }
+
     def save(self) -> None:
-        """Atomic write: a reader never sees half a journal."""
+        """Atomic write: a reader never sees half a journal. Steps save through `Context.checkpoint`."""
         self.updated = now()
-        target = Path(self.path)
-        replace_atomically(target, (json.dumps(asdict(self), indent=2, default=str) + "\n").encode("utf-8"))
+        replace_atomically(Path(self.path), (json.dumps(self.to_dict(), indent=2, default=str) + "\n").encode("utf-8"))
 
     @classmethod
     def load(cls, path: Path) -> Journal:
@@ -94,6 +164,12 @@ class Journal:
             ) from None
         except (OSError, ValueError) as err:
             raise InputError(f"{path}: unreadable migration journal: {err}") from None
+        version = data.get("schema_version", 1) if isinstance(data, dict) else 1
+        if not isinstance(version, int) or isinstance(version, bool) or version > SCHEMA_VERSION:
+            raise InputError(
+                f"{path}: journal schema_version {version!r} is newer than this mqctl reads ({SCHEMA_VERSION})",
+                hint="run the mqctl release that wrote it (or a newer one)",
+            )
         try:
             return cls._parse(data)
         except (TypeError, ValueError) as err:
@@ -103,17 +179,18 @@ class Journal:
             ) from None
 
     @classmethod
-    def _parse(cls, data) -> Journal:
+    def _parse(cls, data: object) -> Journal:
         """A journal from its JSON, or ValueError/TypeError saying what is not a journal about it."""
-        from mqctl.migrate.steps import MigrateOptions
+        from mqctl.migrate.options import MigrateOptions
 
         if not isinstance(data, dict):
             raise TypeError(f"a JSON {type(data).__name__}, not a journal object")
         for key in ("path", "id", "created", "source_mq", "target_mq"):
             if not isinstance(data.get(key), str):
                 raise TypeError(f"{key} is missing or not text")
-        if data.get("state") not in JOURNAL_STATES:
-            raise ValueError(f"state {data.get('state')!r} is not one of {', '.join(JOURNAL_STATES)}")
+        states = [s.value for s in JournalState]
+        if data.get("state") not in states:
+            raise ValueError(f"state {data.get('state')!r} is not one of {', '.join(states)}")
         if not isinstance(data.get("options"), dict):
             raise TypeError("options are missing or not an object")
         MigrateOptions.check_journaled(data["options"])
@@ -121,7 +198,8 @@ class Journal:
         if tuple(r.name for r in steps) != MIGRATION_STEPS:
             raise ValueError(f"steps are {[r.name for r in steps]}, not {list(MIGRATION_STEPS)}")
         rollback = [_step_record(s) for s in _records(data.get("rollback", []), "rollback")]
-        return cls(**{**data, "steps": steps, "rollback": rollback})
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**{**fields, "state": JournalState(data["state"]), "steps": steps, "rollback": rollback})
 
     def check_belongs(self, path: Path, configs: list[str] | None) -> None:
         """Refuse a journal that was written elsewhere, or for other configs than the ones asked for:
@@ -139,18 +217,20 @@ class Journal:
             )
 
 
-def _records(value, name: str) -> list:
+def _records(value: object, name: str) -> list[Any]:
     if not isinstance(value, list):
         raise TypeError(f"{name} is not a list")
     return value
 
 
-def _step_record(data) -> StepRecord:
+def _step_record(data: object) -> StepRecord:
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
         raise TypeError(f"step {data!r} is not a step record")
-    if data.get("status") not in STEP_STATUSES or not isinstance(data.get("evidence", {}), dict):
+    evidence = data.get("evidence", {})
+    if data.get("status") not in [s.value for s in StepStatus] or not isinstance(evidence, dict):
         raise ValueError(f"step {data['name']} has status {data.get('status')!r} or evidence that is not an object")
-    return StepRecord(**data)
+    kind = type(new_evidence(data["name"]))
+    return StepRecord(**{**data, "status": StepStatus(data["status"]), "evidence": kind.from_dict(evidence)})
 
 
 def journal_path(*, state_dir: str | None, config: str | None, new: bool = False) -> Path:

@@ -52,7 +52,7 @@ def connect(target: MilvusTarget, timeout: float = 10, db: str = ""):
     from pymilvus.exceptions import MilvusException
 
     logging.getLogger("pymilvus").setLevel(logging.CRITICAL)  # its RPC errors become one-line PreconditionErrors
-    kwargs = {}
+    kwargs: dict[str, object] = {}
     if target.server_pem:
         kwargs.update(server_pem_path=target.server_pem, server_name=target.server_name or None, secure=True)
     try:

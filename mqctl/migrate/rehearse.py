@@ -10,9 +10,11 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Any
 
+from mqctl.migrate.evidence import FlushEvidence, VerifyEvidence
 from mqctl.migrate.journal import Journal
 from mqctl.mq.model import ChannelInfo
 
@@ -27,6 +29,10 @@ class Rehearsal:
     streams: list[ChannelInfo] = field(default_factory=list)
     seconds: dict = field(default_factory=dict)  # phase -> seconds
 
+    def to_dict(self) -> dict[str, Any]:
+        """The rehearsal as `--json` shows it, its journal as the journal file says it."""
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "journal": self.journal.to_dict()}
+
 
 def rehearse(
     directory: str | None, report, say: Callable[[str], None], keep: bool = False, external_etcd: bool = False
@@ -35,7 +41,7 @@ def rehearse(
     from mqctl.migrate import run
     from mqctl.migrate.journal import journal_path
     from mqctl.migrate.milvus import MilvusTarget
-    from mqctl.migrate.steps import MigrateOptions
+    from mqctl.migrate.options import MigrateOptions
     from mqctl.mq.jetstream import JetStreamSource
 
     created = directory is None
@@ -87,8 +93,8 @@ def rehearse(
         str(folder),
         kept,
         journal,
-        journal.step("flush").evidence["counts"],
-        journal.step("verify").evidence["counts"],
+        journal.evidence("flush", FlushEvidence).counts or {},
+        journal.evidence("verify", VerifyEvidence).counts or {},
         streams,
         seconds,
     )

@@ -2,6 +2,17 @@
 
 from __future__ import annotations
 
+from mqctl.migrate.evidence import (
+    BackupEvidence,
+    CommandEvidence,
+    FlushEvidence,
+    PreflightEvidence,
+    RestoreConfigEvidence,
+    RestoreDataEvidence,
+    SwitchEvidence,
+    VerifyEvidence,
+    WritesEvidence,
+)
 from mqctl.migrate.journal import StepRecord
 
 
@@ -9,29 +20,35 @@ def summarize(record: StepRecord) -> str:
     ev = record.evidence
     if record.error:
         return record.error
-    if record.name == "preflight" and "source_mq" in ev:
-        counts = ev.get("counts", {})
+    if isinstance(ev, PreflightEvidence) and ev.source_mq is not None:
+        counts = ev.counts or {}
         return (
-            f"{ev['source_mq']} -> {ev['target']}, Milvus {ev.get('milvus_version')}, "
+            f"{ev.source_mq} -> {ev.target}, Milvus {ev.milvus_version}, "
             f"{len(counts)} collection(s), {sum(c['rows'] or 0 for c in counts.values())} rows"
         )
-    if record.name in ("stop-writes", "resume-writes") and "confirmed" in ev:
-        how = ev.get("mechanism", "")
-        return f"{how}: " + ("update event logged" if "receive update event" in ev["confirmed"] else ev["confirmed"])
-    if record.name == "flush" and "counts" in ev:
-        ts = f"flush_all_ts {ev['flush_all_ts']}, " if "flush_all_ts" in ev else ""
-        return ts + f"{sum(c['rows'] or 0 for c in ev['counts'].values())} rows"
-    if record.name in ("stop", "start"):
-        cmd = ev.get("command")
-        return ev.get("result") or (f"`{cmd['command']}` exited {cmd['returncode']}" if cmd else "")
-    if record.name == "switch":
-        return ev.get("result") or f"config backed up to {ev.get('backup')}"
-    if record.name == "verify" and "counts" in ev:
-        mq = ev.get("init_mq_line", "").rsplit("mqType=", 1)[-1].rstrip("]")
-        jetstream = "; jetstream/ present" if str(ev.get("jetstream_dir", "")).endswith("jetstream") else ""
-        return f"log: mqType={mq}{jetstream}; row counts equal ({len(ev['counts'])} collection(s))"
-    if record.name == "backup":
-        if "archive" in ev:
-            return f"{ev['files']} files -> {ev['archive']}" + (" (originals deleted)" if ev.get("deleted") else "")
-        return ev.get("result", "")
-    return ev.get("result") or (ev.get("restored") and f"restored {ev['restored']}") or ""
+    if isinstance(ev, WritesEvidence):
+        if ev.confirmed is None:
+            return ""
+        how = ev.mechanism or ""
+        return f"{how}: " + ("update event logged" if "receive update event" in ev.confirmed else ev.confirmed)
+    if isinstance(ev, FlushEvidence) and ev.counts is not None:
+        ts = f"flush_all_ts {ev.flush_all_ts}, " if ev.flush_all_ts is not None else ""
+        return ts + f"{sum(c['rows'] or 0 for c in ev.counts.values())} rows"
+    if isinstance(ev, CommandEvidence):
+        cmd = ev.command
+        return ev.result or (f"`{cmd['command']}` exited {cmd['returncode']}" if cmd else "")
+    if isinstance(ev, SwitchEvidence):
+        return ev.result or f"config backed up to {ev.backup}"
+    if isinstance(ev, VerifyEvidence) and ev.counts is not None:
+        mq = (ev.init_mq_line or "").rsplit("mqType=", 1)[-1].rstrip("]")
+        jetstream = "; jetstream/ present" if str(ev.jetstream_dir or "").endswith("jetstream") else ""
+        return f"log: mqType={mq}{jetstream}; row counts equal ({len(ev.counts)} collection(s))"
+    if isinstance(ev, BackupEvidence):
+        if ev.archive is not None:
+            return f"{ev.files} files -> {ev.archive}" + (" (originals deleted)" if ev.deleted else "")
+        return ev.result or ""
+    if isinstance(ev, RestoreConfigEvidence):
+        return f"restored {ev.restored}" if ev.restored else ""
+    if isinstance(ev, RestoreDataEvidence):
+        return ev.result or (f"restored {ev.restored}" if ev.restored else "")
+    return str(ev.to_dict().get("result") or "")

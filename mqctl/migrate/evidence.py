@@ -1,0 +1,170 @@
+"""What each step saw, one dataclass per kind of step (the `evidence` object of a journaled step).
+
+Fields left None were not observed and are not written, so the journal holds exactly what a step saw.
+Keys a newer mqctl wrote that this one does not know are kept as they are.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+Counts = dict[str, dict[str, Any]]  # `db/collection` -> {rows, was_loaded, method} (migrate.milvus.collection_counts)
+CheckpointRows = list[dict[str, Any]]  # per vchannel (migrate.checkpoints.checkpoint_evidence)
+
+
+@dataclass
+class Evidence:
+    _extra: dict[str, Any] = field(default_factory=dict, repr=False)  # keys this mqctl does not know
+
+    def to_dict(self) -> dict[str, Any]:
+        written = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name != "_extra" and getattr(self, f.name) is not None
+        }
+        return {**self._extra, **written}
+
+    @classmethod
+    def from_dict(cls: type[E], data: dict[str, Any]) -> E:
+        known = {f.name for f in dataclasses.fields(cls)} - {"_extra"}
+        evidence = cls(**{k: v for k, v in data.items() if k in known})
+        evidence._extra = {k: v for k, v in data.items() if k not in known}
+        return evidence
+
+
+E = TypeVar("E", bound=Evidence)
+
+
+@dataclass
+class PreflightEvidence(Evidence):
+    configs: list[str] | None = None
+    target: str | None = None
+    source_mq: str | None = None
+    milvus_version: str | None = None
+    environment: str | None = None  # where Milvus's environment was read, or why not
+    mode: str | None = None
+    etcd_mq_type: str | None = None  # an mq.type override found in etcd
+    source_mq_bytes: int | None = None
+    store_dir: str | None = None
+    store_free_bytes: int | None = None
+    nats_port: int | None = None
+    target_endpoint: str | None = None
+    rocksmq_path: str | None = None
+    stop_writes: str | None = None  # file | etcd | none | why the operator's own stop
+    quota_interval_seconds: float | None = None
+    counts: Counts | None = None
+    milvus_wait_seconds: float | None = None
+    findings: list[dict[str, Any]] | None = None
+
+
+@dataclass
+class WritesEvidence(Evidence):
+    """stop-writes and resume-writes: the forceDeny edit and Milvus's confirmation of it."""
+
+    mechanism: str | None = None  # file | etcd
+    old: dict[str, str | None] | None = None  # {mechanism: forceDeny before the deny}
+    log_offset: int | None = None
+    edited_at: str | None = None
+    needs_event: bool | None = None
+    diff: str | None = None
+    backup: str | None = None
+    confirmed: str | None = None
+    milvus_wait_seconds: float | None = None
+    reopened_after: str | None = None  # the step whose failure gave writes back
+
+
+@dataclass
+class FlushEvidence(Evidence):
+    result: str | None = None
+    flush_all_ts: int | None = None
+    seconds: float | None = None
+    counts: Counts | None = None
+    milvus_wait_seconds: float | None = None
+    checkpoints_unread: str | None = None
+    checkpoints: CheckpointRows | None = None
+    checkpoint_wait_seconds: float | None = None
+
+
+@dataclass
+class CommandEvidence(Evidence):
+    """stop and start: the operator's command and how long Milvus took."""
+
+    result: str | None = None
+    command: dict[str, Any] | None = None  # hooks.CommandRun
+    log_offset: int | None = None
+    started_at: str | None = None
+    milvus_wait_seconds: float | None = None
+
+
+@dataclass
+class SwitchEvidence(Evidence):
+    backup: str | None = None
+    diff: str | None = None
+    result: str | None = None
+    etcd_cleared: dict[str, Any] | None = None  # {key, old}
+
+
+@dataclass
+class VerifyEvidence(Evidence):
+    init_mq_line: str | None = None
+    jetstream_dir: str | None = None
+    runtime_info: str | None = None
+    milvus_wait_seconds: float | None = None
+    counts: Counts | None = None
+    checkpoints_unread: str | None = None
+    checkpoints: CheckpointRows | None = None
+    checkpoint_wait_seconds: float | None = None
+    checkpoint_warnings: list[str] | None = None
+
+
+@dataclass
+class BackupEvidence(Evidence):
+    result: str | None = None
+    archive: str | None = None
+    dirs: list[str] | None = None
+    files: int | None = None
+    bytes: int | None = None
+    manifest: dict[str, dict[str, Any]] | None = None
+    read_back: str | None = None
+    deleted: list[str] | None = None
+
+
+@dataclass
+class RestoreConfigEvidence(Evidence):
+    restored: str | None = None
+    backup_of_switched: str | None = None
+    etcd_restored: dict[str, Any] | None = None
+
+
+@dataclass
+class RestoreDataEvidence(Evidence):
+    result: str | None = None
+    restored: list[str] | None = None
+
+
+EVIDENCE_TYPES: dict[str, type[Evidence]] = {
+    "preflight": PreflightEvidence,
+    "stop-writes": WritesEvidence,
+    "flush": FlushEvidence,
+    "stop": CommandEvidence,
+    "switch": SwitchEvidence,
+    "start": CommandEvidence,
+    "verify": VerifyEvidence,
+    "resume-writes": WritesEvidence,
+    "backup": BackupEvidence,
+    "restore-config": RestoreConfigEvidence,
+    "restore-data": RestoreDataEvidence,
+}
+
+
+def new_evidence(step: str) -> Evidence:
+    return EVIDENCE_TYPES.get(step, Evidence)()
+
+
+def of(evidence: Evidence, kind: type[E]) -> E:
+    """`evidence` as the kind its step journals (a TypeError is a bug: step and evidence kind disagree)."""
+    if not isinstance(evidence, kind):
+        raise TypeError(f"{type(evidence).__name__} is not {kind.__name__}")
+    return evidence

@@ -1,0 +1,129 @@
+"""The verify step: Milvus runs on the MQ it should, its data is all there, and it consumes the new MQ.
+
+Evidence, strongest first: Milvus's own `try to init mq` log line (milvus internal/util/dependency),
+the `jetstream/` folder a natsmq start creates, the `milvus_runtime_info` metric (2.4+), every
+collection's row count equal to the one after FlushAll, and the channel checkpoints moving on.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from pathlib import Path
+
+from mqctl.backends import BACKENDS
+from mqctl.errors import MqctlError
+from mqctl.migrate.checkpoints import (
+    CHECKPOINT_ADVANCE_SECONDS,
+    checkpoint_evidence,
+    checkpoints_before,
+    datetime_to_tso,
+    wait_for_checkpoints,
+)
+from mqctl.migrate.context import Context, StepFailed, parse_time, utc_now
+from mqctl.migrate.evidence import CommandEvidence, FlushEvidence, PreflightEvidence, VerifyEvidence
+from mqctl.migrate.journal import StepRecord
+from mqctl.migrate.options import MigrateOptions
+
+INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
+
+
+def step_verify(ctx: Context, record: StepRecord) -> None:
+    from mqctl.migrate.milvus import collection_counts, release
+
+    options, journal, expected = ctx.options, ctx.journal, ctx.expected_mq
+    evidence = record.of(VerifyEvidence)
+    preflight = journal.evidence("preflight", PreflightEvidence)
+    start = ctx.record("start").of(CommandEvidence)
+    since = parse_time(start.started_at or "") - dt.timedelta(seconds=1)
+
+    def failed(seen: str, hint: str = "run `mqctl migrate rollback` to go back") -> StepFailed:
+        return StepFailed("verify", seen, hint, writes_note="Milvus runs in an unverified state: writes stay stopped")
+
+    line = options.log.wait_for(
+        lambda text: INIT_MQ.search(text) is not None, offset=start.log_offset or 0, since=since, timeout=60
+    )
+    init = INIT_MQ.search(line) if line is not None else None
+    if line is None or init is None:
+        raise failed("no `try to init mq` line in the Milvus log since the start")
+    seen_mq = init.group(1)
+    evidence.init_mq_line = line.strip()[:300]
+    if seen_mq != expected:
+        raise failed(f"Milvus started on {seen_mq}, not {expected}: {line.strip()[:200]}")
+    if expected == "natsmq":
+        store = Path(preflight.store_dir or "")
+        if store.is_absolute() and store.parent.exists():
+            if not (store / "jetstream").is_dir():
+                raise failed(f"no `jetstream` directory under {BACKENDS['natsmq'].store_key} {store}")
+            evidence.jetstream_dir = str(store / "jetstream")
+        else:
+            evidence.jetstream_dir = f"not checked: {store} is not on this host"
+    evidence.runtime_info = _runtime_info(options, expected)
+    if evidence.runtime_info.startswith("disagrees"):
+        raise failed(f"the runtime-info metric {evidence.runtime_info}")
+    baseline = ctx.record("flush").of(FlushEvidence).counts or preflight.counts or {}
+    ctx.report.waiting("loading every collection and counting rows ...")
+    waited = utc_now()
+    counts = collection_counts(options.milvus, load_timeout=options.verify_timeout)
+    evidence.milvus_wait_seconds = round((utc_now() - waited).total_seconds(), 3)
+    was_loaded = preflight.counts or {}
+    release(options.milvus, [n for n in counts if not was_loaded.get(n, {}).get("was_loaded", True)])
+    evidence.counts = counts
+    _checkpoints_advance(ctx, evidence, since)
+    mismatched = {
+        n: (baseline[n]["rows"], counts.get(n, {}).get("rows"))
+        for n in baseline
+        if counts.get(n, {}).get("rows") != baseline[n]["rows"]
+    }
+    if mismatched:
+        raise failed(
+            "row counts differ from before the switch: "
+            + ", ".join(f"{n} {before} -> {after}" for n, (before, after) in mismatched.items())
+        )
+
+
+def _checkpoints_advance(ctx: Context, evidence: VerifyEvidence, since: dt.datetime) -> None:
+    """Evidence that Milvus consumes the new MQ: every vchannel's checkpoint moves past the start. A vchannel
+    that does not within CHECKPOINT_ADVANCE_SECONDS is a warning, not a failure: Milvus updates checkpoints
+    from its datanodes' time ticks on its own schedule and documents no bound."""
+    flushed = ctx.record("flush").of(FlushEvidence)
+    if flushed.checkpoints is None and flushed.checkpoints_unread is not None:
+        evidence.checkpoints_unread = flushed.checkpoints_unread
+        return
+    start_tso = datetime_to_tso(since)
+    try:
+        rows, seconds = wait_for_checkpoints(
+            ctx.options,
+            start_tso,
+            CHECKPOINT_ADVANCE_SECONDS,
+            lambda s: ctx.report.waiting(f"channel checkpoints: {s:.0f} s ..."),
+        )
+    except MqctlError as err:
+        evidence.checkpoints_unread = err.message
+        return
+    before = {row["vchannel"]: row["ts_after"] for row in flushed.checkpoints or []}
+    evidence.checkpoints = checkpoint_evidence(before, rows, start_tso)
+    evidence.checkpoint_wait_seconds = seconds
+    evidence.checkpoint_warnings = [
+        f"{vchannel}: the channel checkpoint did not move past the start on {ctx.expected_mq} within "
+        f"{CHECKPOINT_ADVANCE_SECONDS:.0f} s"
+        for vchannel in checkpoints_before(rows, start_tso)
+    ]
+
+
+def _runtime_info(options: MigrateOptions, expected: str) -> str:
+    """`milvus_runtime_info{mq=...}` on /metrics (2.4+); 2.3 does not expose it."""
+    if not options.health_url:
+        return "not checked: no --health-url"
+    import httpx
+
+    from mqctl import http
+
+    try:
+        text = http.client().get(options.health_url.rsplit("/", 1)[0] + "/metrics", timeout=5).text
+    except httpx.HTTPError as err:
+        return f"not checked: {err}"
+    match = re.search(r'milvus_runtime_info\{[^}]*mq="([a-z]+)"', text)
+    if not match:
+        return "not exposed by this Milvus"
+    return f"agrees: mq={match.group(1)}" if match.group(1) == expected else f"disagrees: mq={match.group(1)}"

@@ -1,0 +1,183 @@
+"""Stopping and resuming writes: `quotaAndLimits.limitWriting.forceDeny`, set where Milvus re-reads it
+(the live milvus.yaml, or etcd where Milvus's etcd config source is active), confirmed by Milvus's own
+`receive update event` log line rather than assumed."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+from collections.abc import Callable
+
+from mqctl.errors import MqctlError
+from mqctl.migrate.context import Context, StepFailed, milvus_up, parse_time, utc_now
+from mqctl.migrate.evidence import PreflightEvidence, WritesEvidence
+from mqctl.migrate.journal import PENDING, StepRecord, now
+
+FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
+FORCE_DENY_ETCD = "quotaAndLimits/limitWriting/forceDeny"
+EVENT_FIELD = r'\\?"{name}\\?":\\?"([^"\\]*)\\?"'  # a field of the event's JSON, quotes escaped or not
+
+
+def update_event(value: str | None) -> Callable[[str], bool]:
+    """Matches Milvus's `"receive update event"` log line for forceDeny set to `value`, or for its
+    removal when `value` is None (a DELETE event, which carries the old value).
+
+    Milvus 2.3-2.5 (config/manager.go) logs the key as its source spells it: the file source
+    `quotaandlimits.limitwriting.forcedeny`; the etcd source the etcd path
+    `quotaAndLimits/limitWriting/forceDeny` (CREATE, UPDATE or DELETE), then the same change once
+    more under the normalised key `quotaandlimitslimitwritingforcedeny`. Keys are compared the way
+    Milvus normalises them (lower case, without `/ _ .`), so every form matches.
+    """
+    from mqctl.config.schema import normalize_key
+
+    key_field, type_field, value_field = (
+        re.compile(EVENT_FIELD.format(name=n), re.IGNORECASE) for n in ("Key", "EventType", "Value")
+    )
+    wanted_key = normalize_key(FORCE_DENY)
+
+    def matches(line: str) -> bool:
+        if "receive update event" not in line:
+            return False
+        key, kind, logged = key_field.search(line), type_field.search(line), value_field.search(line)
+        if key is None or kind is None or normalize_key(key.group(1)) != wanted_key:
+            return False
+        if value is None:
+            return kind.group(1).upper() == "DELETE"
+        return kind.group(1).upper() != "DELETE" and logged is not None and logged.group(1).lower() == value.lower()
+
+    return matches
+
+
+def apply_force_deny(
+    ctx: Context, record: StepRecord, restore: dict[str, str | None] | None, *, wait: bool = True
+) -> None:
+    """Deny writes (`restore` None: the old values are journaled first) or put the journaled values back,
+    where Milvus re-reads them (etcd or the live file), then wait for Milvus's update event (unless not
+    `wait`: no event is to be expected when Milvus never applied the deny).
+
+    The old value is journaled before the edit and the edit is re-applied on resume, so a crash
+    between the two neither loses the old value nor skips the edit.
+    """
+    from mqctl.config.edit import get_key, set_key, unset_key
+    from mqctl.config.schema import normalize_key
+
+    options = ctx.options
+    evidence = record.of(WritesEvidence)
+    preflight = ctx.journal.evidence("preflight", PreflightEvidence)
+    if evidence.mechanism is None:
+        evidence.mechanism = preflight.stop_writes
+    mechanism = evidence.mechanism or "file"
+    etcd = options.etcd_client() if mechanism == "etcd" else None
+
+    def current() -> str | None:
+        if etcd:
+            found = etcd.read().get(normalize_key(FORCE_DENY))
+            return found.value if found else None
+        value: str | None = get_key(options.live_config, FORCE_DENY)[0]
+        return value
+
+    value = "true" if restore is None else next(iter(restore.values()))
+    if evidence.edited_at is None:
+        now_value = current()
+        if restore is None and evidence.old is None:
+            evidence.old = {mechanism: now_value}
+        # Milvus logs an event only for a real change; whether there is one is known before the edit only
+        evidence.log_offset, evidence.edited_at = options.log.mark(), now()
+        evidence.needs_event = (now_value or "").lower() != (value or "").lower()
+        ctx.checkpoint()
+    if etcd and value is None:
+        etcd.delete(FORCE_DENY_ETCD)
+    elif etcd and value is not None:
+        etcd.put(FORCE_DENY_ETCD, value)
+    else:
+        result = (
+            unset_key(options.live_config, FORCE_DENY)
+            if value is None
+            else set_key(options.live_config, FORCE_DENY, value)
+        )
+        if result.changed:
+            evidence.diff, evidence.backup = result.diff, str(result.backup)
+    effective = value or "false (Milvus's default)"
+    if not wait:
+        evidence.confirmed = f"forceDeny put back to {effective}; Milvus never confirmed the deny, so no event awaited"
+        return
+    if evidence.needs_event is False:
+        evidence.confirmed = f"forceDeny was already {effective}: nothing for Milvus to apply"
+        return
+    if not milvus_up(options):
+        evidence.confirmed = "Milvus is not running: it reads the value when it starts"
+        return
+    ctx.report.waiting(f"waiting for Milvus to apply forceDeny={effective} ...")
+    started = utc_now()
+    line = options.log.wait_for(
+        update_event(value),
+        offset=evidence.log_offset or 0,
+        since=parse_time(evidence.edited_at) - dt.timedelta(seconds=1),
+        timeout=options.confirm_timeout,
+    )
+    if line is None:
+        skip = ", or stop writers yourself and pass --writes-stopped" if restore is None else ""
+        raise StepFailed(
+            record.name,
+            f"Milvus did not log the forceDeny={effective} update event within "
+            f"{options.confirm_timeout:.0f} s ({mechanism})",
+            "check that Milvus reads this config (or that its etcd config source is active); "
+            f"run `mqctl migrate resume` to wait again{skip}",
+        )
+    # Proxies pick up the new rate limits at the quota center's next collection round.
+    time.sleep(2 * (preflight.quota_interval_seconds or 3))
+    evidence.confirmed = line.strip()[:400]
+    evidence.milvus_wait_seconds = round((utc_now() - started).total_seconds(), 3)
+
+
+def step_stop_writes(ctx: Context, record: StepRecord) -> None:
+    if ctx.options.writes_stopped:
+        record.of(WritesEvidence).confirmed = "operator stopped writers (--writes-stopped)"
+        return
+    apply_force_deny(ctx, record, None)
+
+
+def step_resume_writes(ctx: Context, record: StepRecord) -> None:
+    old = ctx.record("stop-writes").of(WritesEvidence).old
+    if old is None:  # what mqctl denied it puts back, also when resumed with --writes-stopped
+        record.of(WritesEvidence).confirmed = "writes were not stopped by mqctl"
+        return
+    apply_force_deny(ctx, record, old)
+
+
+def reopen_writes(ctx: Context, failed: StepFailed) -> StepFailed:
+    """After a failure before the switch, a Milvus still running as before gets its writes back: they
+    stay denied only when its state is unknown. stop-writes and flush go back to pending (the journaled
+    old value kept), so `resume` denies writes and flushes again before it goes on.
+
+    When stop-writes itself failed, Milvus never logged the deny (or mqctl could not see it), so no
+    event can be expected for putting the old value back: it is put back without waiting."""
+    stop = ctx.journal.step("stop-writes")
+    denied = stop.of(WritesEvidence)
+    if denied.old is None:  # mqctl did not deny writes
+        return failed
+    if not milvus_up(ctx.options):
+        return failed.noted("Milvus does not answer, its state is unknown: writes stay denied")
+    deny_seen = failed.step != "stop-writes"
+    old = denied.old
+    stop.status = PENDING
+    stop.evidence = WritesEvidence(old=old, mechanism=denied.mechanism, reopened_after=failed.step)
+    ctx.journal.step("flush").reset()  # what is written from now on must be flushed again before the stop
+    ctx.checkpoint()
+    next_action = failed.next_action + "; resume denies writes again first"
+    try:
+        apply_force_deny(ctx, StepRecord("resume-writes"), old, wait=deny_seen)
+    except MqctlError as err:  # the edit may have happened: resume denies writes again either way
+        return failed.noted(
+            f"putting forceDeny back was not confirmed ({err.message}): writes may be open", next_action
+        )
+    if not deny_seen:
+        value = next(iter(old.values()))
+        put_back = f"put back to {value}" if value is not None else "removed again"
+        return failed.noted(
+            f"Milvus still runs on its old MQ; forceDeny was {put_back}, so writes reopen as "
+            "soon as Milvus reads it (no event awaited: none was seen for the deny)",
+            next_action,
+        )
+    return failed.noted("Milvus still runs on its old MQ, so writes were resumed", next_action)
