@@ -129,7 +129,8 @@ async def fill_streams(url: str, streams: int, per_stream: int) -> None:
 
 
 def bench_nats(work: Path, streams: int, per_stream: int) -> None:
-    from mqctl.mq.jetstream import JetStreamSource, private_nats_server
+    from mqctl.mq.jetstream import JetStreamSource
+    from mqctl.mq.natsserver import private_nats_server
 
     store = work / "nats"
     (store / "jetstream").mkdir(parents=True)

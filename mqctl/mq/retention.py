@@ -19,7 +19,7 @@ from typing import cast
 
 from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.findings import ERROR, WARNING, Finding
-from mqctl.mq.jetstream import NANOS
+from mqctl.mq.jetstream_reads import NANOS
 
 NATS_KEYS = {
     "max_age": "natsmq.server.retention.maxAge",
@@ -582,7 +582,7 @@ def apply_retention(
     opened only after the change was confirmed. A live --nats server cannot be copied: its losses are estimated.
     `checkpoints()` reads them once the store is open and the plan changes something (None: not checked): the
     plan is refused when it deletes messages after one, unless `force`."""
-    from mqctl.mq.jetstream import check_writable, store_root
+    from mqctl.mq.natsserver import check_writable, store_root
     from mqctl.mq.sources import open_source
 
     if options.nats_store is None:
@@ -627,7 +627,8 @@ def rehearse(options, wanted: dict) -> ApplyPlan:
     from pathlib import Path
 
     from mqctl.mq.channels import data_warnings
-    from mqctl.mq.jetstream import JetStreamSource, store_root
+    from mqctl.mq.jetstream import JetStreamSource
+    from mqctl.mq.natsserver import store_root
     from mqctl.mq.natsstore import read_store, written_by_nats_29
     from mqctl.mq.sources import open_source, store_copy
 

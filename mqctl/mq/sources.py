@@ -158,7 +158,8 @@ def open_source(options: SourceOptions, *, resolution=None, writable_store: bool
         finally:
             source.close()
         return
-    from mqctl.mq.jetstream import JetStreamSource, private_nats_server
+    from mqctl.mq.jetstream import JetStreamSource
+    from mqctl.mq.natsserver import private_nats_server
 
     if kind == "nats":
         with JetStreamSource(str(location), **options.nats_auth()) as source:
@@ -175,7 +176,7 @@ def open_source(options: SourceOptions, *, resolution=None, writable_store: bool
 def store_copy(options: SourceOptions) -> Iterator[SourceOptions]:
     """The same options over a private copy of --nats-store (removed afterwards): `retention apply` plans and
     rehearses there, so the store itself is touched only once the change is confirmed."""
-    from mqctl.mq.jetstream import copy_store, idle_store_root, remove_private
+    from mqctl.mq.natsserver import copy_store, idle_store_root, remove_private
 
     root = idle_store_root(options.nats_store or "")
     work = Path(tempfile.mkdtemp(prefix="mqctl-rehearsal-"))

@@ -25,6 +25,7 @@ EXECUTOR_MODULES = (
     "mqctl.replay.rows",
     "mqctl.mq.rocksmq",
     "mqctl.mq.jetstream",
+    "mqctl.mq.jetstream_reads",
     "google.protobuf",
     "rocksdict",
     "nats",
