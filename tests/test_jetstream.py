@@ -13,8 +13,9 @@ import pytest
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq import messages
-from mqctl.mq.jetstream import JetStreamSource, public_url
+from mqctl.mq.jetstream import JetStreamSource
 from mqctl.mq.jetstream_reads import sequence_and_pending
+from mqctl.mq.natsconnect import public_url
 from mqctl.mq.natsserver import nats_server_binary, private_nats_server
 from tests.conftest import FIXTURES
 from tests.make_fixtures import free_port, load_expected, rows_by_pk

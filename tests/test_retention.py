@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from mqctl.mq.retention import RULE_BLOCKED, RULE_DRIFT, rocksmq_purge
+from mqctl.mq.retention import RULE_BLOCKED, RULE_DRIFT
+from mqctl.mq.retention_rocksmq import rocksmq_purge
 from mqctl.mq.rocksmq import RocksMQSource, RocksPage
 from tests.conftest import FIXTURES
 from tests.test_jetstream import start_nats

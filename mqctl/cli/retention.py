@@ -175,21 +175,10 @@ def show(
     with open_source(options, resolution=resolution) as source:
         report = retention_report(source, ConfiguredRetention(resolution))
     if etcd or etcd_root:
-        from mqctl.mq.checkpoints import retention_against_checkpoints
         from mqctl.mq.milvus_meta import meta_reader
-        from mqctl.mq.retention import NATS_KEYS, ROCKS_TIME_KEY, FindingGroup
+        from mqctl.mq.retention import check_checkpoints
 
-        key = NATS_KEYS["max_age"] if report.mq == "natsmq" else ROCKS_TIME_KEY
-        found = retention_against_checkpoints(
-            meta_reader(etcd, etcd_root, resolution).read(), ConfiguredRetention(resolution).get(key), report.mq
-        )
-        if found:
-            report.findings.append(found)
-            report.finding_groups.append(
-                FindingGroup(
-                    found.code, found.severity, found.message, found.key, found.file, found.line, found.hint, []
-                )
-            )
+        check_checkpoints(report, meta_reader(etcd, etcd_root, resolution).read(), ConfiguredRetention(resolution))
     out = output(json_mode, wide)
     for warning in report.warnings:
         out.warn(warning)
@@ -256,7 +245,8 @@ def apply(
     stream that refuses its new limits puts back the streams already changed. Limits that delete messages after a
     vchannel's channel checkpoint (read from --etcd, or the config's etcd) are refused (exit 3) unless --force."""
     from mqctl.errors import InputError
-    from mqctl.mq.retention import ConfiguredRetention, apply_retention, stream_limits_from_config
+    from mqctl.mq.retention import ConfiguredRetention, stream_limits_from_config
+    from mqctl.mq.retention_apply import apply_retention
     from mqctl.mq.sources import load_config
 
     if not (nats or nats_store):
@@ -311,7 +301,7 @@ def _checkpoints(out, etcd: str | None, etcd_root: str | None, resolution):
 
 def _show_plan(out, changes, losses) -> None:
     """The limit diff and the messages the change deletes, before anything is applied."""
-    from mqctl.mq.retention import limits_diff
+    from mqctl.mq.retention_nats import limits_diff
 
     out.diff(limits_diff(changes))
     for loss in losses:

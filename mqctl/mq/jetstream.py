@@ -13,34 +13,26 @@ import asyncio
 import datetime as dt
 import json
 import logging
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlunsplit
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.jetstream_reads import NANOS, PullReader, read_message_times
-from mqctl.mq.model import ChannelInfo, RawMessage
+from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage
+from mqctl.mq.natsconnect import check_file, check_timeout, public_url, quiet_tls_close, require_nkeys, tls_context
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
+
+    from mqctl.mq.retention import ConfiguredRetention, RetentionReport
 
 READ_BATCH = 2000  # messages per pull request
 READ_BATCH_BYTES = 32 * 1024 * 1024  # a batch of large messages is smaller
 UNLIMITED = -1
 STREAM_NOT_FOUND = 10059  # JetStream err_code
-MAX_TIMEOUT = 3600.0  # seconds per request; more is a typo (or inf), and a wait that long is a hang
-
-
-def check_timeout(timeout: float, option: str = "--timeout") -> float:
-    """A request timeout in seconds: finite, positive and at most an hour (exit 2 otherwise)."""
-    if not (math.isfinite(timeout) and 0 < timeout <= MAX_TIMEOUT):
-        raise InputError(
-            f"{option} {timeout:g} is not a number of seconds between 0 and {MAX_TIMEOUT:g}", hint=f"e.g. {option} 5"
-        )
-    return timeout
 
 
 @dataclass
@@ -65,58 +57,12 @@ class StreamDetails:
     duplicate_window_seconds: float = 0.0  # JetStream refuses one longer than max_age (error 10052)
 
 
-NATS_SCHEMES = ("nats", "tls", "ws", "wss")
-
-
-def public_url(url: str) -> str:
-    """The URL without user:password@ (never printed); exit 2 when it is not a NATS URL."""
-    from mqctl.urls import safe_url, split_url
-
-    parts = split_url(url if "://" in url else f"nats://{url}", "--nats")[0]
-    if parts.scheme not in NATS_SCHEMES or not parts.hostname:
-        raise InputError(
-            f"--nats {safe_url(url)!r} is not a NATS server URL",
-            hint="e.g. nats://127.0.0.1:4222 (schemes: " + ", ".join(NATS_SCHEMES) + ")",
-        )
-    host = parts.hostname or ""
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
-def _check_file(path: str | None, option: str) -> str | None:
-    if path is not None and not Path(path).expanduser().is_file():
-        raise InputError(f"{option} {path}: file not found", hint=f"pass a readable file to {option}")
-    return str(Path(path).expanduser()) if path else None
-
-
-def _require_nkeys(creds: str | None, nkey: str | None) -> None:
-    """nats-py signs --creds/--nkey challenges with the optional `nkeys` package."""
-    if creds or nkey:
-        try:
-            import nkeys  # noqa: F401
-        except ImportError:
-            raise PreconditionError("--creds/--nkey need the nkeys package", hint="pip install nkeys") from None
-
-
-def _tls_context(ca: str | None, cert: str | None, key: str | None):
-    if not (ca or cert or key):
-        return None
-    import ssl
-
-    if bool(cert) != bool(key):
-        raise InputError("--tls-cert and --tls-key go together", hint="pass both, or neither")
-    context = ssl.create_default_context(cafile=ca)
-    if cert:
-        context.load_cert_chain(cert, key)
-    return context
-
-
-def _quiet_tls_close(record: logging.LogRecord) -> bool:
-    return "eof_received()" not in record.getMessage()
-
-
 class JetStreamSource:
     """An MQSource over a live NATS JetStream server."""
+
+    mq: ClassVar[str] = BACKENDS["natsmq"].name
+    supports_store_times: ClassVar[bool] = True  # the server keeps each message's store time
+    sequential_ids: ClassVar[bool] = True  # stream sequences
 
     def __init__(
         self,
@@ -136,7 +82,7 @@ class JetStreamSource:
         self.description = public_url(self.url)
         self.store: Path | None = None  # the natsmq store a private server serves (a copy of it), if any
         self.timeout = check_timeout(timeout)
-        _require_nkeys(creds, nkey)
+        require_nkeys(creds, nkey)
         options: dict[str, Any] = {
             "servers": [self.url],
             "connect_timeout": timeout,
@@ -146,10 +92,10 @@ class JetStreamSource:
             "user": user,
             "password": password,
             "token": token,
-            "user_credentials": _check_file(creds, "--creds"),
-            "nkeys_seed": _check_file(nkey, "--nkey"),
-            "tls": _tls_context(
-                _check_file(tls_ca, "--tls-ca"), _check_file(tls_cert, "--tls-cert"), _check_file(tls_key, "--tls-key")
+            "user_credentials": check_file(creds, "--creds"),
+            "nkeys_seed": check_file(nkey, "--nkey"),
+            "tls": tls_context(
+                check_file(tls_ca, "--tls-ca"), check_file(tls_cert, "--tls-cert"), check_file(tls_key, "--tls-key")
             ),
             "error_cb": self._remember_error,
             "disconnected_cb": self._ignore,
@@ -159,7 +105,7 @@ class JetStreamSource:
         self._nc: Client | None = None
         # asyncio logs "returning true from eof_received() has no effect when using ssl" when a TLS server
         # closes; it is noise on a command's stderr
-        logging.getLogger("asyncio").addFilter(_quiet_tls_close)
+        logging.getLogger("asyncio").addFilter(quiet_tls_close)
         self._loop = asyncio.new_event_loop()
         try:
             self._nc = self._run(self._connect({k: v for k, v in options.items() if v is not None}))
@@ -328,6 +274,25 @@ class JetStreamSource:
         from mqctl.sorting import natural_key
 
         return sorted(self._run(self._channels(message_times)), key=lambda c: natural_key(c.name))
+
+    def channel_bounds(self, names: set[str]) -> dict[str, ChannelBounds]:
+        """From each stream's state (an empty one's first sequence is the next it will store) and its max_age."""
+        return {
+            s.name: ChannelBounds(s.first_seq, s.last_seq or None, s.max_age_seconds)
+            for s in self.stream_details()
+            if s.name in names
+        }
+
+    def channel_extras(self, name: str) -> ChannelExtras:
+        """The stream's config and state."""
+        import dataclasses
+
+        return ChannelExtras(stream=dataclasses.asdict(self.stream(name)))
+
+    def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
+        from mqctl.mq.retention_nats import nats_report
+
+        return nats_report(self, configured, now)
 
     def id_range(self, channel: str) -> tuple[int, int] | None:
         state = self._run(self._stream_info(channel))["state"]

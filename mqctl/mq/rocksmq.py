@@ -17,9 +17,14 @@ from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
 
+from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
-from mqctl.mq.model import ChannelInfo, RawMessage, path_is_dir, path_is_file
+from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, PageRow, RawMessage, path_is_dir, path_is_file
+
+if TYPE_CHECKING:
+    from mqctl.mq.retention import ConfiguredRetention, RetentionReport
 
 SKIPPED_DB_FILES = ("LOCK", "LOG", "rocksdict-config.json")  # LOG also covers LOG.old.*
 META_SUFFIX = "_meta_kv"
@@ -93,6 +98,10 @@ def _open_read_only(db_dir: Path, shadow_root: Path):
 
 class RocksMQSource:
     """An MQSource over a RocksMQ directory (and its `_meta_kv` sibling when present)."""
+
+    mq: ClassVar[str] = BACKENDS["rocksmq"].name
+    supports_store_times: ClassVar[bool] = False  # RocksMQ keeps no store time per message
+    sequential_ids: ClassVar[bool] = False  # ids come from one allocator shared by every topic: gaps
 
     def __init__(self, path: str | Path):
         self.path = Path(path).expanduser()
@@ -270,7 +279,9 @@ class RocksMQSource:
         return tso_to_datetime(header.base.timestamp)
 
     # MQSource ------------------------------------------------------------------------
-    def list_channels(self) -> list[ChannelInfo]:
+    def list_channels(self, *, message_times: bool = True) -> list[ChannelInfo]:
+        """Every topic; its times always come from the Milvus TSO of its first and last message (RocksMQ keeps
+        no store time, see supports_store_times)."""
         from mqctl.sorting import natural_key
 
         meta = self.topic_meta()
@@ -303,6 +314,33 @@ class RocksMQSource:
         while not self._is_message_of(it.key(), channel):  # a key of a topic named "<channel>/9..."
             it.prev()
         return first, self._id_of(it.key())
+
+    def channel_bounds(self, names: set[str]) -> dict[str, ChannelBounds]:
+        """Topics whose messages are all gone are known from their metadata (first and last None)."""
+        known = set(self.topic_meta())
+        found = {}
+        for name in names:
+            bounds = self.id_range(name)
+            if bounds is not None or name in known:
+                first, last = bounds or (None, None)
+                found[name] = ChannelBounds(first, last)
+        return found
+
+    def channel_extras(self, name: str) -> ChannelExtras:
+        """The topic's creation time, open page and closed pages from `_meta_kv`."""
+        topic = self.topic_meta().get(name)
+        if topic is None:
+            return ChannelExtras()
+        return ChannelExtras(
+            created_at=topic.created_at,
+            open_page_size=topic.open_page_size,
+            pages=[PageRow(p.end_id, p.size, p.closed_at, p.acked_at, p.acked) for p in topic.pages],
+        )
+
+    def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
+        from mqctl.mq.retention_rocksmq import rocksmq_report
+
+        return rocksmq_report(self, configured, now)
 
     @staticmethod
     def _is_message_of(key: bytes, topic: str) -> bool:

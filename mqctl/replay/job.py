@@ -134,7 +134,7 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
     """Data source options for the chosen source (a location, not an open source: every executor
     opens its own), and its label for people and checkpoints. A natsmq store gets a private
     nats-server that lives as long as this context."""
-    from mqctl.mq.jetstream import public_url
+    from mqctl.mq.natsconnect import public_url
     from mqctl.mq.natsserver import private_nats_server
     from mqctl.mq.sources import choose_source
 
