@@ -32,7 +32,7 @@ def best_of(fn, repeats: int = REPEATS) -> float:
 
 
 def time_tick(tso: int) -> bytes:
-    from mqctl.mq.messages import pb2
+    from mqctl.mq.protos import pb2
 
     msg = pb2("msg_pb2").TimeTickMsg()
     msg.base.msg_type = 1200

@@ -280,7 +280,7 @@ def test_peek_reports_unknown_types_and_bad_bytes(cli, tmp_path):
 
     import nats
 
-    from mqctl.mq.messages import pb2
+    from mqctl.mq.protos import pb2
     from mqctl.mq.rocksmq import RocksMQSource
 
     with RocksMQSource(ROCKSMQ) as source:

@@ -13,6 +13,7 @@ import pytest
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq import messages
+from mqctl.mq.columns import insert_columns
 from mqctl.mq.jetstream import JetStreamSource
 from mqctl.mq.jetstream_reads import sequence_and_pending
 from mqctl.mq.natsconnect import public_url
@@ -91,7 +92,7 @@ def test_post_switch_inserts_and_deletes_decode(source):
             msg = messages.decode(raw.data, raw.headers)
             assert msg.error is None
             if msg.type_code == 400:
-                columns = messages.insert_columns(msg)
+                columns = insert_columns(msg)
                 inserted.setdefault(msg.collection, {}).update(
                     {pk: {name: values[i] for name, values in columns.items()} for i, pk in enumerate(msg.pks)}
                 )

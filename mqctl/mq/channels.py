@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from mqctl.errors import InputError
 from mqctl.mq import messages
 from mqctl.mq.model import ChannelInfo, MQSource, PageRow
+from mqctl.mq.schemas import CollectionSchemaInfo, schema_from_create
 
 
 @dataclass
@@ -90,7 +91,7 @@ def show_channel(source: MQSource, name: str) -> ChannelDetail:
         msg = messages.decode(raw.data, raw.headers)
         types[msg.type] += 1
         undecodable += msg.error is not None
-        schema = messages.schema_from_create(msg)
+        schema = schema_from_create(msg)
         if schema is not None:
             collections[msg.collection_id] = CollectionSeen(msg.collection_id, schema.name, True)
         elif msg.collection_id and msg.collection_id not in collections:
@@ -180,11 +181,11 @@ def peek(
     start_id, start_tso = parse_start(start)
     wanted_types = parse_types(types)
     find_channel(source, name)
-    schemas: dict[int, messages.CollectionSchemaInfo] = {}
+    schemas: dict[int, CollectionSchemaInfo] = {}
     found = []
     for raw in source.iter_messages(name, start_id=start_id):
         msg = messages.decode(raw.data, raw.headers, schemas=schemas)
-        schema = messages.schema_from_create(msg)
+        schema = schema_from_create(msg)
         if schema is not None and schema.collection_id:
             schemas[schema.collection_id] = schema
         if start_tso is not None and (msg.tso or 0) < start_tso:

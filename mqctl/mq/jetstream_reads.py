@@ -31,7 +31,8 @@ async def read_message_times(source: JetStreamSource, wanted: list[tuple[str, in
     their reply subject: no task, future or timer per request, one round trip in all."""
     from google.protobuf.message import DecodeError
 
-    from mqctl.mq.messages import pb2, tso_to_datetime
+    from mqctl.mq.messages import tso_to_datetime
+    from mqctl.mq.protos import pb2
 
     header = pb2("common_pb2").MsgHeader()  # the TSO is all that is needed: no full decode
     times: list[dt.datetime | None] = [None] * len(wanted)

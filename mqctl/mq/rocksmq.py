@@ -268,7 +268,8 @@ class RocksMQSource:
         """The Milvus TSO inside one message (ids are never times: facts §4)."""
         from google.protobuf.message import DecodeError
 
-        from mqctl.mq.messages import pb2, tso_to_datetime
+        from mqctl.mq.messages import tso_to_datetime
+        from mqctl.mq.protos import pb2
 
         value = self._db.get(key)
         header = pb2("common_pb2").MsgHeader()

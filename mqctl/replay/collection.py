@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.mq.messages import CollectionSchemaInfo, FieldInfo
 from mqctl.mq.model import MQSource
+from mqctl.mq.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.replay.options import ReplayOptions
 from mqctl.replay.rows import collection_matches
 
@@ -44,7 +44,8 @@ def scan_stream(source: MQSource, channels: list[str], wanted: str) -> tuple[Col
     first means the stream no longer holds one (it precedes inserts), so the schema is inferred.
     Channels are read in turn, a message each, so channels without the collection are not read to
     their end first."""
-    from mqctl.mq.messages import decode, schema_from_create, schema_from_insert
+    from mqctl.mq.messages import decode
+    from mqctl.mq.schemas import schema_from_create, schema_from_insert
 
     readers = [source.iter_messages(channel) for channel in channels]
     try:

@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from mqctl.mq.messages import SCALAR_DATA, CollectionSchemaInfo, DecodedMessage, column_values
+from mqctl.mq.columns import SCALAR_DATA, column_values
+from mqctl.mq.messages import DecodedMessage
 from mqctl.mq.model import RawMessage
+from mqctl.mq.schemas import CollectionSchemaInfo
 from mqctl.replay.options import ReplayOptions
 from mqctl.replay.planning import ChannelSpan
 from mqctl.replay.progress import ProgressReporter
