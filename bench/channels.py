@@ -42,7 +42,7 @@ def time_tick(tso: int) -> bytes:
 
 
 def build_rocksmq(root: Path, topics: int, per_topic: int, page_messages: int = 10_000) -> Path:
-    """Messages and metadata as Milvus 2.3 writes them (facts §4)."""
+    """Messages and metadata as Milvus 2.3 writes them (internal/mq/mqimpl/rocksmq/server/rocksmq_impl.go)."""
     from rocksdict import Options, Rdict, WriteBatch
 
     data_dir, meta_dir = root / "rdb_data", root / "rdb_data_meta_kv"

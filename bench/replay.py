@@ -93,7 +93,7 @@ def insert_messages(count: int, rows: int, dim: int) -> list[bytes]:
 
 
 def build_rocksmq(root: Path, payloads: list[bytes]) -> Path:
-    """Keys `<topic>/<18-digit id>`, values the raw protobufs, as RocksMQ stores them (facts §4)."""
+    """Keys `<topic>/<18-digit id>`, values the raw protobufs, as RocksMQ stores them (Milvus rocksmq_impl.go)."""
     from rocksdict import Options, Rdict, WriteBatch
 
     path = root / "rdb_data"

@@ -103,7 +103,7 @@ class Position:
 
     @property
     def id(self) -> int:
-        """The MQ position: NATS stream sequence or RocksMQ message id (both 8 bytes little-endian, facts §3)."""
+        """The MQ position: NATS stream sequence or RocksMQ message id (both 8 bytes little-endian: Milvus nmq_id.go, rmq_id.go)."""
         return int.from_bytes(self.msg_id[:8], "little")
 
 

@@ -1,7 +1,7 @@
 """Read-only RocksMQ reader (Milvus's embedded RocksDB message queue), safe on a live Milvus.
 
-Layout (facts §4): messages at `rocksmq.path`, key `b"<topic>/<id>"` (ids are 18 decimal digits,
-so byte order is numeric order), value the raw protobuf; metadata at `<path>_meta_kv` (page
+Layout (Milvus internal/mq/mqimpl/rocksmq/server/rocksmq_impl.go): messages at `rocksmq.path`, key
+`b"<topic>/<id>"` (ids are 18 decimal digits, so byte order is numeric order), value the raw protobuf; metadata at `<path>_meta_kv` (page
 sizes, page close and ack times, topic creation). rocksdict writes `rocksdict-config.json` into a
 database folder even when opened read-only, so both databases are opened through a private
 shadow folder of symlinks; nothing is ever written into Milvus's directories.
@@ -265,7 +265,7 @@ class RocksMQSource:
         return int(key.rpartition(b"/")[2])
 
     def _message_time(self, key: bytes) -> dt.datetime | None:
-        """The Milvus TSO inside one message (ids are never times: facts §4)."""
+        """The Milvus TSO inside one message (ids come from one allocator whose time part is frozen at start: never a time)."""
         from google.protobuf.message import DecodeError
 
         from mqctl.mq.messages import tso_to_datetime
