@@ -19,12 +19,14 @@ NameArg = Annotated[
 
 
 def format_bytes(count: int | None) -> str:
+    """A byte count for people (B, KiB, MiB, GiB); empty when unknown."""
     if count is None:
         return ""
+    size: float = count
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(count) < 1024 or unit == "GiB":
-            return f"{count} B" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1024
+        if abs(size) < 1024 or unit == "GiB":
+            return f"{count} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
     return ""
 
 
@@ -32,7 +34,7 @@ def _render_list(result):
     from mqctl.cli.terminal import ID, KEY, NUMBER, TIME, Column, Output
 
     nats = any(c.consumers is not None for c in result.channels)
-    columns = [
+    columns: list[Column | str] = [
         Column("channel", KEY),
         Column("messages", NUMBER, 0),
         Column("bytes", NUMBER, 2),
@@ -189,7 +191,7 @@ def _render_peek(result):
         )
         for m in result.messages
     ]
-    columns = [
+    columns: list[Column | str] = [
         Column("id", KEY),
         Column("type", LABEL, 0),
         Column("age", TIME, 1, wide_header="time (UTC)"),
@@ -280,7 +282,7 @@ WatchOpt = Annotated[
 def _render_checkpoints(report):
     import datetime as dt
 
-    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, Output
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, FitTable, Output
 
     rows = [
         (
@@ -299,7 +301,7 @@ def _render_checkpoints(report):
         for c in report.checkpoints
     ]
     watch = f", watched {report.watch_seconds:g} s" if report.watch_seconds else ""
-    columns = [
+    columns: list[Column | str] = [
         Column("status", LABEL, 0),
         Column("vchannel", KEY),
         Column("collection", LABEL, 1),
@@ -312,7 +314,7 @@ def _render_checkpoints(report):
         Column("lag", NUMBER, 2),
         Column("lost", NUMBER, 1),
     ]
-    parts = [
+    parts: list[FitTable | str] = [
         Output.table(
             f"channel checkpoints of {report.source} (etcd {report.etcd}, {report.meta_root}/{watch})", columns, rows
         )

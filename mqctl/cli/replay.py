@@ -22,7 +22,7 @@ def _render(result):
         (c.name, c.first_id, c.last_id, count(c.planned), count(c.messages), count(c.rows), count(c.bytes))
         for c in result.channels
     ]
-    columns = [
+    columns: list[Column | str] = [
         Column("channel", KEY),
         Column("from id", ID, 5),
         Column("to id", ID, 5),

@@ -74,7 +74,7 @@ def _render_report(report):
             )
             for r in report.channels
         ]
-        columns = [Column("stream", KEY)]
+        columns: list[Column | str] = [Column("stream", KEY)]
         for rank, limit in enumerate(("max_age", "max_bytes", "max_msgs"), start=1):
             columns += [Column(f"{limit} conf", LABEL, rank), Column(f"{limit} actual", LABEL, rank)]
         columns += [Column("messages", NUMBER, 4), Column("oldest", TIME, 5), Column("status", LABEL, 0)]

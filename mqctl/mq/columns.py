@@ -4,7 +4,8 @@ floats, binary vectors as bytes, JSON as text, sparse vectors as {index: value})
 from __future__ import annotations
 
 import struct
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from mqctl.mq.protos import pb2
 
@@ -20,7 +21,7 @@ def field_types(decoded: DecodedMessage) -> dict[str, str]:
     return {fd.field_name: data_type.Name(fd.type) for fd in decoded.proto.fields_data}
 
 
-def insert_columns(decoded: DecodedMessage) -> dict[str, list]:
+def insert_columns(decoded: DecodedMessage) -> dict[str, list[Any]]:
     """Field name -> Python values of an insert: vectors as list[float], binary vectors as bytes,
     JSON as str, varchar as str, sparse vectors as {index: value}."""
     if decoded.type_code != 400 or decoded.proto is None or decoded.error:
@@ -28,7 +29,7 @@ def insert_columns(decoded: DecodedMessage) -> dict[str, list]:
     return {fd.field_name: column_values(fd) for fd in decoded.proto.fields_data}
 
 
-def _chunks(seq, size: int) -> list:
+def _chunks(seq: Sequence[Any], size: int) -> list[Any]:
     return [seq[i : i + size] for i in range(0, len(seq), size)] if size else []
 
 
@@ -48,7 +49,7 @@ SCALAR_DATA: dict[int, str] = {
 }
 
 
-def _scalar_values(scalars, data_type: int) -> list:
+def _scalar_values(scalars: Any, data_type: int) -> list[Any]:
     member = SCALAR_DATA.get(data_type)
     if member is not None:
         return list(getattr(scalars, member).data)
@@ -65,8 +66,8 @@ def _sparse_row(raw: bytes) -> dict[int, float]:
     return {index: value for index, value in pairs}
 
 
-def column_values(fd) -> list:
-    """One FieldData column as Python values (the conversions of `insert_columns`)."""
+def column_values(fd: Any) -> list[Any]:
+    """One FieldData column (a protobuf, typed Any) as Python values (the conversions of `insert_columns`)."""
     kind = fd.WhichOneof("field")
     if kind == "scalars":
         return _scalar_values(fd.scalars, fd.type)

@@ -13,7 +13,7 @@ import asyncio
 import datetime as dt
 import json
 import logging
-from collections.abc import Iterator
+from collections.abc import Generator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -300,7 +300,7 @@ class JetStreamSource:
 
     def iter_messages(
         self, channel: str, start_id: int | None = None, end_id: int | None = None
-    ) -> Iterator[RawMessage]:
+    ) -> Generator[RawMessage, None, None]:
         info = self._run(self._stream_info(channel))
         state = info["state"]
         last = state["last_seq"] if end_id is None else min(end_id, state["last_seq"])

@@ -145,8 +145,8 @@ def decode(
             error=f"not a Milvus message: {err or 'protobuf decode error'}",
         )
     code = header.base.msg_type
-    if code == 0 and _header_type(headers):
-        code = _header_type(headers)
+    if code == 0 and (from_headers := _header_type(headers)):
+        code = from_headers
     msg = DecodedMessage(type=type_name(code), type_code=code, payload_size=len(data))
     _set_time(msg, header.base.timestamp)
     if code not in MESSAGE_CLASSES:

@@ -4,7 +4,7 @@ and NATS JetStream through one interface."""
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -84,8 +84,8 @@ class MQSource(Protocol):
 
     def iter_messages(
         self, channel: str, start_id: int | None = None, end_id: int | None = None
-    ) -> Iterator[RawMessage]:
-        """Messages with start_id <= id <= end_id (both optional), in id order."""
+    ) -> Generator[RawMessage, None, None]:
+        """Messages with start_id <= id <= end_id (both optional), in id order; close() ends a read early."""
         ...
 
     def id_range(self, channel: str) -> tuple[int, int] | None:

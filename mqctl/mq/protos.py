@@ -5,13 +5,15 @@ from __future__ import annotations
 
 import importlib
 import sys
+from types import ModuleType
 from typing import Any
 
-_MODULES: dict[str, Any] = {}
+_MODULES: dict[str, ModuleType] = {}
 
 
-def pb2(name: str):
-    """A pymilvus.grpc_gen protobuf module (common_pb2, msg_pb2, schema_pb2, milvus_pb2).
+def pb2(name: str) -> Any:
+    """A pymilvus.grpc_gen protobuf module (common_pb2, msg_pb2, schema_pb2, milvus_pb2), typed Any: protobuf
+    generates its classes at run time.
 
     Importing `pymilvus` runs its package __init__, which pulls in grpc and pandas (~0.5 s per command).
     When pymilvus is not imported yet, the generated modules are loaded under their real names through
@@ -23,17 +25,19 @@ def pb2(name: str):
     return module
 
 
-def _import_pb2(name: str):
+def _import_pb2(name: str) -> ModuleType:
     full = f"pymilvus.grpc_gen.{name}"
     if full in sys.modules or "pymilvus" in sys.modules:
         return importlib.import_module(full)
-    import types
     from importlib.util import find_spec
 
-    root = find_spec("pymilvus").submodule_search_locations[0]
+    spec = find_spec("pymilvus")
+    if spec is None or not spec.submodule_search_locations:
+        return importlib.import_module(full)  # raises the ImportError that says pymilvus is missing
+    root = spec.submodule_search_locations[0]
     stand_ins = {"pymilvus": [root], "pymilvus.grpc_gen": [f"{root}/grpc_gen"]}
     for package, path in stand_ins.items():
-        module = types.ModuleType(package)
+        module = ModuleType(package)
         module.__path__ = path
         sys.modules[package] = module
     try:

@@ -68,7 +68,8 @@ class ConfiguredRetention:
         from mqctl.config.schema import spec_for
 
         if self.resolution is None:
-            raw = spec_for(key).default_for(None) or None
+            spec = spec_for(key)
+            raw = (spec.default_for(None) if spec is not None else None) or None
             return ConfiguredValue(key, raw, go_parse_int(raw) or 0, "Milvus default (no --config)")
         origin = self.resolution.origin(key)
         raw = origin.value if origin.value not in ("", None) else None

@@ -44,10 +44,13 @@ def nats_report(source: JetStreamSource, configured: ConfiguredRetention, now: d
     channels = {c.name: c for c in source.list_channels()}
     rows = []
     for stream in source.stream_details():
-        actual = {
+        limits_now: Limits = {
             "max_age": stream.max_age_seconds,
             "max_bytes": stream.max_bytes,
             "max_msgs": stream.max_msgs,
+        }
+        actual: dict[str, float | int | None] = {
+            **limits_now,
             "messages": stream.messages,
             "bytes": stream.bytes,
             "oldest_message_age_seconds": age_seconds(channels[stream.name].first_time, now)
@@ -64,7 +67,7 @@ def nats_report(source: JetStreamSource, configured: ConfiguredRetention, now: d
             actual,
         )
         for limit, want in wanted.items():
-            have = actual[limit]
+            have = limits_now[limit]
             if have != want:
                 cause = (
                     f"{limit} is {show_limit(limit, have)} but the config gives {show_limit(limit, want)}; "
@@ -198,7 +201,7 @@ def _estimate_cut(
     """Where the new limits cut a live stream: max_msgs by sequence, max_age by time (max_bytes cannot be
     told without reading every message; a --nats-store is rehearsed instead, which is exact)."""
     if "max_msgs" in changed and 0 < wanted["max_msgs"] < stream.messages:
-        kept_from[stream.name] = (stream.first_seq, stream.last_seq - wanted["max_msgs"] + 1)
+        kept_from[stream.name] = (stream.first_seq, stream.last_seq - int(wanted["max_msgs"]) + 1)
     if "max_age" in changed and wanted["max_age"] > 0 and stream.messages and stream.first_time is not None:
         cutoff = now - dt.timedelta(seconds=wanted["max_age"])
         if stream.first_time < cutoff:

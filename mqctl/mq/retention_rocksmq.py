@@ -51,7 +51,7 @@ def rocksmq_purge(pages: list[RocksPage], *, retention_minutes: int, retention_m
     purgeable = []
     remaining = sum(p.size for p in acked_prefix)
     for page in acked_prefix:
-        too_old = limit_age is not None and now - page.acked_at > limit_age
+        too_old = limit_age is not None and page.acked_at is not None and now - page.acked_at > limit_age
         too_big = limit_bytes is not None and remaining > limit_bytes
         if not (too_old or too_big):
             break

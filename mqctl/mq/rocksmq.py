@@ -14,10 +14,10 @@ import shutil
 import tempfile
 import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
@@ -82,7 +82,7 @@ def _shadow(db_dir: Path, shadow_root: Path) -> Path:
     return shadow
 
 
-def _open_read_only(db_dir: Path, shadow_root: Path):
+def _open_read_only(db_dir: Path, shadow_root: Path) -> Any:
     from rocksdict import AccessType, Options, Rdict
 
     try:
@@ -122,7 +122,8 @@ class RocksMQSource:
         # removes the shadow folder even when a caller forgets close()
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._shadow_root, True)
         self._meta_cache: dict[str, RocksTopicMeta] | None = None
-        self._db = self._meta_db = None
+        self._db: Any = None
+        self._meta_db: Any = None
         try:
             self._db = _open_read_only(self.path, self._shadow_root)
             if self._db.get(META_ONLY_KEY) is not None:
@@ -136,6 +137,14 @@ class RocksMQSource:
         except BaseException:
             self.close()
             raise
+
+    @property
+    def _messages(self) -> Any:
+        """The open messages database (reads after close() are a programming error); typed Any: in raw mode
+        rocksdict yields bytes, which its stubs do not say."""
+        if self._db is None:
+            raise PreconditionError(f"{self.description}: the RocksMQ reader is closed")
+        return self._db
 
     # context manager ----------------------------------------------------------
     def __enter__(self) -> RocksMQSource:
@@ -236,7 +245,7 @@ class RocksMQSource:
 
     def _topics_in_data(self) -> Iterator[str]:
         """Topic names found by skipping from one topic's key range to the next (no full scan)."""
-        it = self._db.iter()
+        it = self._messages.iter()
         it.seek_to_first()
         while it.valid():
             topic, slash, _ = it.key().rpartition(b"/")
@@ -250,7 +259,7 @@ class RocksMQSource:
         """Message count, first and last key of a topic, reading keys only; `nested`: another topic is named
         "<topic>/<digit>...", so its keys fall in this topic's range and are sorted out one by one."""
         prefix, options = self._key_range(topic)
-        keys = self._db.keys(from_key=prefix, read_opt=options)
+        keys = self._messages.keys(from_key=prefix, read_opt=options)
         if nested:
             keys = (key for key in keys if self._is_message_of(key, topic))
         first = next(keys, None)
@@ -271,7 +280,7 @@ class RocksMQSource:
         from mqctl.mq.messages import tso_to_datetime
         from mqctl.mq.protos import pb2
 
-        value = self._db.get(key)
+        value = self._messages.get(key)
         header = pb2("common_pb2").MsgHeader()
         try:
             header.ParseFromString(value or b"")
@@ -306,7 +315,7 @@ class RocksMQSource:
         return channels
 
     def id_range(self, channel: str) -> tuple[int, int] | None:
-        it = self._db.iter()
+        it = self._messages.iter()
         it.seek(channel.encode() + _FIRST_ID)
         if not it.valid() or not self._is_message_of(it.key(), channel):
             return None
@@ -350,7 +359,7 @@ class RocksMQSource:
 
     def iter_messages(
         self, channel: str, start_id: int | None = None, end_id: int | None = None
-    ) -> Iterator[RawMessage]:
+    ) -> Generator[RawMessage, None, None]:
         prefix, options = self._key_range(channel)
         start_key = prefix
         if start_id is not None:
@@ -359,7 +368,7 @@ class RocksMQSource:
             bounds = self.id_range(channel)
             if bounds and len(str(start_id)) == len(str(bounds[0])):
                 start_key = prefix + str(start_id).encode()
-        for key, value in self._db.items(from_key=start_key, read_opt=options):
+        for key, value in self._messages.items(from_key=start_key, read_opt=options):
             if not self._is_message_of(key, channel):
                 continue
             message_id = self._id_of(key)

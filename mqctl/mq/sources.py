@@ -67,11 +67,11 @@ class SourceOptions:
         }
 
 
-def load_config(files: list[Path]):
+def load_config(files: list[Path]) -> Resolution:
     """The `mqctl config` resolution of the given files (effective MQ and values with Milvus defaults)."""
     from mqctl.config.resolve import resolve
 
-    return resolve(files)
+    return resolve(list[Path | str](files))
 
 
 def _listening(port: int) -> bool:

@@ -21,12 +21,13 @@ FIRST_USER_FIELD_ID = 100
 
 def find_schema(source: MQSource, opts: ReplayOptions) -> tuple[CollectionSchemaInfo, str]:
     """The collection's schema and where it came from: "milvus", "stream" or "inferred"."""
+    wanted = opts.collection
+    if wanted is None:
+        raise InputError("the rows shape needs a collection", hint="pass --collection NAME")
     if opts.milvus:
-        schema, origin = fetch_from_milvus(opts.milvus, opts.milvus_token, opts.collection), "milvus"
+        schema, origin = fetch_from_milvus(opts.milvus, opts.milvus_token, wanted), "milvus"
     else:
-        found = scan_stream(
-            source, opts.select_channels([info.name for info in source.list_channels()]), opts.collection
-        )
+        found = scan_stream(source, opts.select_channels([info.name for info in source.list_channels()]), wanted)
         if found is None:
             raise InputError(
                 f"collection {opts.collection!r} not found in the stream of {opts.source_label} "

@@ -152,11 +152,12 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
     """Replay what the request names into its target. `spark`: an existing session to use (its
     master wins over request.master); otherwise one is started and stopped here."""
     request = resolved_request(request)
-    remote = bool(request.output) and "://" in request.output  # s3a://, hdfs://...: Spark checks those itself
+    output = request.output or ""
+    remote = "://" in output  # s3a://, hdfs://...: Spark checks those itself
     if request.table:
         target = f"table:{request.table}"
     else:
-        target = request.output if remote else str(Path(request.output).expanduser().resolve())
+        target = output if remote else str(Path(output).expanduser().resolve())
         request = dataclasses.replace(request, output=target)
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
@@ -183,7 +184,7 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
             source=label,
             target=target,
             format=request.format,
-            mode=request.mode,
+            mode=request.mode or "error",
             shape=opts.shape,
             collection=opts.collection,
             schema_origin=plan.schema_origin,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.replay.checkpoint import RUN_COLUMN, Checkpoint
@@ -20,13 +20,14 @@ PYTHON_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): ")
 
 
 def write_with_progress(
-    spark,
+    spark: Any,
     request: ReplayRequest,
     options: dict[str, str],
     result: ReplayResult,
     checkpoint: Checkpoint | None,
     on_progress: ProgressCallback | None,
 ) -> None:
+    """Write, showing per-channel progress as executors report it; `spark`: a classic or a Connect session."""
     from mqctl.replay.session import progress_host
 
     host = progress_host(spark)
@@ -59,27 +60,27 @@ def write_with_progress(
     _apply_counts(result, final, complete=complete)
     if on_progress is not None:
         on_progress(result.channels)
-    if complete and result.seconds > 0:
+    if complete and result.seconds > 0 and result.rows is not None and result.messages is not None:
         result.rows_per_second = round(result.rows / result.seconds, 1)
         result.messages_per_second = round(result.messages / result.seconds, 1)
 
 
 def _apply_counts(result: ReplayResult, counts: dict[str, PartitionCounts], *, complete: bool = True) -> None:
-    for channel in result.channels:
-        found = counts.get(channel.name)
-        channel.messages = found.messages if found else 0
-        channel.rows = found.rows if found else 0
-        channel.bytes = found.bytes if found else 0
     if not complete:
         # Some executors could not reach the driver: the counts would be too low, so say nothing.
         for channel in result.channels:
             channel.messages = channel.rows = channel.bytes = None
-    result.messages = sum(c.messages for c in result.channels) if complete else None
-    result.rows = sum(c.rows for c in result.channels) if complete else None
-    result.bytes = sum(c.bytes for c in result.channels) if complete else None
+        result.messages = result.rows = result.bytes = None
+        return
+    found = [counts.get(channel.name) or PartitionCounts(channel.name) for channel in result.channels]
+    for channel, count in zip(result.channels, found):
+        channel.messages, channel.rows, channel.bytes = count.messages, count.rows, count.bytes
+    result.messages = sum(count.messages for count in found)
+    result.rows = sum(count.rows for count in found)
+    result.bytes = sum(count.bytes for count in found)
 
 
-def _write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
+def _write(spark: Any, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
     """Read with `milvus_mq` and write; a Spark failure becomes one line (and a fix when known)."""
     try:
         _read_and_write(spark, request, options, checkpoint)
@@ -92,14 +93,14 @@ def _write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: C
         raise PreconditionError(f"the Spark job failed: {line}", hint=hint) from err
 
 
-def _read_and_write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
+def _read_and_write(spark: Any, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
     from pyspark.sql import functions as F
 
     from mqctl.replay.datasource import FORMAT
 
     df = spark.read.format(FORMAT).options(**options).load()
     partition_by = list(request.partition_by)
-    mode = request.mode
+    mode = request.mode or "error"
     if checkpoint is not None:
         # Each run owns the part directory replay_run=N and overwrites only that one (see checkpoint.py).
         df = df.withColumn(RUN_COLUMN, F.lit(checkpoint.next_run))
@@ -109,7 +110,7 @@ def _read_and_write(spark, request: ReplayRequest, options: dict[str, str], chec
     if request.format == "csv":
         df = _flat_for_csv(df)
     if request.table:
-        _write_table(spark, df, request, mode, partition_by, checkpoint is not None)
+        _write_table(spark, df, request.table, request, mode, partition_by, checkpoint is not None)
         return
     writer = df.write.format(request.format).mode(mode)
     if partition_by:
@@ -117,23 +118,25 @@ def _read_and_write(spark, request: ReplayRequest, options: dict[str, str], chec
     writer.save(request.output)
 
 
-def _write_table(spark, df, request: ReplayRequest, mode: str, partition_by: list[str], resumable: bool) -> None:
-    exists = spark.catalog.tableExists(request.table)
+def _write_table(
+    spark: Any, df: Any, table: str, request: ReplayRequest, mode: str, partition_by: list[str], resumable: bool
+) -> None:
+    exists = spark.catalog.tableExists(table)
     if exists and request.mode == "error":
         raise PreconditionError(
-            f"table {request.table} already exists and --mode is error",
+            f"table {table} already exists and --mode is error",
             hint="use --mode append or --mode overwrite, or another --table",
         )
     if exists and resumable:
-        df.select(*spark.table(request.table).columns).write.insertInto(request.table, overwrite=True)
+        df.select(*spark.table(table).columns).write.insertInto(table, overwrite=True)
         return
     writer = df.write.format(request.format).mode(mode)
     if partition_by:
         writer = writer.partitionBy(*partition_by)
-    writer.saveAsTable(request.table)
+    writer.saveAsTable(table)
 
 
-def _flat_for_csv(df):
+def _flat_for_csv(df: Any) -> Any:
     """CSV holds no arrays, maps or binary: vectors and maps become JSON text, binary base64."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ArrayType, BinaryType, MapType
