@@ -7,7 +7,7 @@ import functools
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import click
 import typer
@@ -144,8 +144,9 @@ def takes_source(
             return command(*args, **kwargs)
 
         keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
-        run.__signature__ = signature.replace(parameters=keyword[:at] + added + keyword[at + 1 :])  # type: ignore[attr-defined]
-        run.__annotations__ = {p.name: p.annotation for p in run.__signature__.parameters.values()}  # type: ignore[attr-defined]
-        return run  # type: ignore[return-value]
+        shown = signature.replace(parameters=keyword[:at] + added + keyword[at + 1 :])
+        run.__signature__ = shown  # type: ignore[attr-defined]  # what typer reads the options from
+        run.__annotations__ = {p.name: p.annotation for p in shown.parameters.values()}
+        return cast(Command, run)
 
     return decorate

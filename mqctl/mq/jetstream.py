@@ -289,6 +289,10 @@ class JetStreamSource:
 
         return ChannelExtras(stream=dataclasses.asdict(self.stream(name)))
 
+    def store_identity(self) -> str | None:
+        """None: the URL names the one server."""
+        return None
+
     def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
         from mqctl.mq.retention_nats import nats_report
 

@@ -100,6 +100,10 @@ class MQSource(Protocol):
         """What only this MQ knows about one channel (`channels show`)."""
         ...
 
+    def store_identity(self) -> str | None:
+        """What tells this local store from another at the same path (None: a server, its URL names it)."""
+        ...
+
     def data_warnings(self) -> list[tuple[str | None, str]]:
         """(channel or None, warning) where the stored data and its metadata disagree."""
         ...

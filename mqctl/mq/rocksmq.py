@@ -10,6 +10,7 @@ shadow folder of symlinks; nothing is ever written into Milvus's directories.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import shutil
 import tempfile
 import weakref
@@ -346,6 +347,15 @@ class RocksMQSource:
             open_page_size=topic.open_page_size,
             pages=[PageRow(p.end_id, p.size, p.closed_at, p.acked_at, p.acked) for p in topic.pages],
         )
+
+    def store_identity(self) -> str | None:
+        """Its topics and their creation times from `_meta_kv` (the topic names alone without it), hashed:
+        another store at the same path, or no store, gives another identity (replay's executors check it)."""
+        if self.has_metadata:
+            lines = sorted(f"{name}={meta.created_at}" for name, meta in self.topic_meta().items())
+        else:
+            lines = sorted(info.name for info in self.list_channels())
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
     def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
         from mqctl.mq.retention_rocksmq import rocksmq_report

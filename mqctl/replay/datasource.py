@@ -124,7 +124,6 @@ class MilvusMQReader(DataSourceReader):
 
     def partitions(self) -> list[ChannelRangePartition]:
         _load_runtime()
-        from mqctl.replay.executor import store_marker
         from mqctl.replay.options import parse_options
         from mqctl.replay.planning import plan_partitions
 
@@ -132,7 +131,7 @@ class MilvusMQReader(DataSourceReader):
         source = opts.open_source()
         try:
             pieces = plan_partitions(source, opts)
-            store = store_marker(source)
+            store = source.store_identity()
         finally:
             source.close()
         return [ChannelRangePartition(p.channel, p.first, p.last, p.messages, store) for p in pieces]
