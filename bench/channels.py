@@ -32,7 +32,7 @@ def best_of(fn, repeats: int = REPEATS) -> float:
 
 
 def time_tick(tso: int) -> bytes:
-    from mqctl.mq.messages import pb2
+    from mqctl.mq.protos import pb2
 
     msg = pb2("msg_pb2").TimeTickMsg()
     msg.base.msg_type = 1200
@@ -42,7 +42,7 @@ def time_tick(tso: int) -> bytes:
 
 
 def build_rocksmq(root: Path, topics: int, per_topic: int, page_messages: int = 10_000) -> Path:
-    """Messages and metadata as Milvus 2.3 writes them (facts §4)."""
+    """Messages and metadata as Milvus 2.3 writes them (internal/mq/mqimpl/rocksmq/server/rocksmq_impl.go)."""
     from rocksdict import Options, Rdict, WriteBatch
 
     data_dir, meta_dir = root / "rdb_data", root / "rdb_data_meta_kv"
@@ -129,7 +129,8 @@ async def fill_streams(url: str, streams: int, per_stream: int) -> None:
 
 
 def bench_nats(work: Path, streams: int, per_stream: int) -> None:
-    from mqctl.mq.jetstream import JetStreamSource, private_nats_server
+    from mqctl.mq.jetstream import JetStreamSource
+    from mqctl.mq.natsserver import private_nats_server
 
     store = work / "nats"
     (store / "jetstream").mkdir(parents=True)

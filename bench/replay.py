@@ -93,7 +93,7 @@ def insert_messages(count: int, rows: int, dim: int) -> list[bytes]:
 
 
 def build_rocksmq(root: Path, payloads: list[bytes]) -> Path:
-    """Keys `<topic>/<18-digit id>`, values the raw protobufs, as RocksMQ stores them (facts §4)."""
+    """Keys `<topic>/<18-digit id>`, values the raw protobufs, as RocksMQ stores them (Milvus rocksmq_impl.go)."""
     from rocksdict import Options, Rdict, WriteBatch
 
     path = root / "rdb_data"
@@ -276,7 +276,7 @@ def main() -> None:
     parser.add_argument("--no-cluster", action="store_true", help="skip the standalone-cluster run")
     args = parser.parse_args()
 
-    from mqctl.mq.jetstream import private_nats_server
+    from mqctl.mq.natsserver import private_nats_server
     from mqctl.mq.sources import SourceOptions
     from mqctl.replay.session import start_session
 

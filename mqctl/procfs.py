@@ -1,14 +1,17 @@
-"""What Linux /proc tells about local processes: who listens on a port, and with which environment.
+"""What Linux /proc tells about local processes: who listens on a port, with which environment, and who
+uses a folder.
 
-Used to recognise Milvus behind a URL (it must not be edited under it) and to read the environment
-it really runs with (variables such as MQ_TYPE override its yaml). Off Linux, or for a remote host,
-nothing is known and callers say so.
+Used to recognise Milvus behind a URL (it must not be edited under it), to read the environment it
+really runs with (variables such as MQ_TYPE override its yaml), and to refuse a store a running server
+uses. Off Linux, or for a remote host, nothing is known and callers say so.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -21,7 +24,7 @@ def listening_pid(url: str, default_port: int) -> int | None:
     if parts.hostname not in LOOPBACK:
         return None
     port = parts.port or default_port
-    inodes = set()
+    inodes: set[str] = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with contextlib.suppress(OSError):
             for line in Path(table).read_text().splitlines()[1:]:
@@ -42,6 +45,7 @@ def listening_pid(url: str, default_port: int) -> int | None:
 
 
 def process_name(pid: int) -> str:
+    """The short name of a process (its `comm`), or "?" when it cannot be read."""
     with contextlib.suppress(OSError):
         return (Path("/proc") / str(pid) / "comm").read_text().strip()
     return "?"
@@ -54,3 +58,81 @@ def process_environ(pid: int) -> dict[str, str] | None:
     except OSError:
         return None
     return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
+
+
+CONFIG_SUFFIXES = (".conf", ".cfg", ".json", ".yaml", ".yml")
+
+
+def processes_using(
+    path: Path, *, server_prefix: str = "", serves: Callable[[Path, str, str], bool] | None = None
+) -> list[str]:
+    """'pid (name)' of every process with a file open below path, naming it on its command line, or naming
+    it in a config file given on its command line (an idle server keeps no store file open); from Linux
+    /proc, unreadable ones skipped. A config file counts when it has a usual suffix, or any name for a
+    program called `server_prefix*` (a nats-server's -c FILE). `serves(proc, name, path)` adds what only
+    the caller knows (Milvus reads its store from milvus.yaml).
+
+    The calling process tree (this process and the ones that started it: shell, sudo, timeout, a test
+    runner) is skipped whole, its open files as well as its command lines: `sudo mqctl ... --nats-store
+    DIR` names the store itself, and a parent that happens to hold a file of the store is not its user."""
+    users = []
+    prefix = str(path)
+    callers = calling_tree()
+
+    def below(target: str) -> bool:
+        return target == prefix or target.startswith(prefix + os.sep)
+
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) in callers:
+            continue
+        try:
+            targets = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
+            name = (proc / "comm").read_text().strip()
+            named = [arg for arg in _named_paths(proc) if os.path.exists(arg)]
+        except OSError:
+            continue
+        configs = [
+            arg
+            for arg in named
+            if os.path.isfile(arg)
+            and ((server_prefix and name.startswith(server_prefix)) or arg.endswith(CONFIG_SUFFIXES))
+        ]
+        if (
+            any(below(t) for t in targets + named)
+            or any(mentions_path(config, prefix) for config in configs)
+            or (serves is not None and serves(proc, name, prefix))
+        ):
+            users.append(f"{proc.name} ({name})")
+    return users
+
+
+def calling_tree() -> set[int]:
+    """This process and the pids of the processes that started it (shell, sudo, timeout...)."""
+    found, pid = {os.getpid()}, os.getppid()
+    while pid > 0 and pid not in found:  # pid 1 too: `docker run --init` starts mqctl under tini
+        found.add(pid)
+        try:
+            stat = (Path("/proc") / str(pid) / "stat").read_text()
+        except OSError:
+            break
+        pid = int(stat.rsplit(")", 1)[1].split()[1])
+    return found
+
+
+def _named_paths(proc: Path) -> list[str]:
+    """The command-line arguments of a process as absolute paths (`--store_dir=DIR` gives DIR)."""
+    cwd = os.readlink(proc / "cwd")
+    args = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+    return [os.path.realpath(os.path.join(cwd, arg.split("=", 1)[-1])) for arg in args if arg]
+
+
+def mentions_path(config: str, path: str) -> bool:
+    """Whether a small config file names `path` itself (not merely a path that starts like it)."""
+    try:
+        if not os.path.isfile(config) or os.path.getsize(config) > 1 << 20:
+            return False
+        with open(config, "rb") as handle:
+            text = handle.read()
+    except OSError:
+        return False
+    return re.search(rb"(?<![\w./-])" + re.escape(path.encode()) + rb"(?![\w.-])", text) is not None

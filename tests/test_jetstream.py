@@ -13,13 +13,11 @@ import pytest
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq import messages
-from mqctl.mq.jetstream import (
-    JetStreamSource,
-    nats_server_binary,
-    private_nats_server,
-    public_url,
-    sequence_and_pending,
-)
+from mqctl.mq.columns import insert_columns
+from mqctl.mq.jetstream import JetStreamSource
+from mqctl.mq.jetstream_reads import sequence_and_pending
+from mqctl.mq.natsconnect import public_url
+from mqctl.mq.natsserver import nats_server_binary, private_nats_server
 from tests.conftest import FIXTURES
 from tests.make_fixtures import free_port, load_expected, rows_by_pk
 from tests.test_rocksmq import tree_fingerprint
@@ -94,11 +92,11 @@ def test_post_switch_inserts_and_deletes_decode(source):
             msg = messages.decode(raw.data, raw.headers)
             assert msg.error is None
             if msg.type_code == 400:
-                columns = messages.insert_columns(msg)
+                columns = insert_columns(msg)
                 inserted.setdefault(msg.collection, {}).update(
                     {pk: {name: values[i] for name, values in columns.items()} for i, pk in enumerate(msg.pks)}
                 )
-                assert "traceparent" in raw.headers  # facts §7: trace context travels as a header on NATS
+                assert "traceparent" in raw.headers  # seen on Milvus 2.3.5: trace context travels as a header on NATS
             elif msg.type_code == 401:
                 deleted.setdefault(msg.collection, []).extend(msg.pks)
     for name, _info in expected["collections"].items():
@@ -220,6 +218,20 @@ def test_private_server_refuses_a_store_in_use(tmp_path):
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_a_store_file_open_in_the_calling_process_tree_is_not_a_user(tmp_path):
+    """mqctl's parent (here: this test process) holding a file of the store does not make the store "in use":
+    the calling tree is skipped for open files as it is for command lines. A process outside the tree still
+    counts (test_private_server_refuses_a_store_in_use)."""
+    from tests.conftest import run_cli
+
+    copy = tmp_path / "nats"
+    shutil.copytree(STORE, copy)
+    with open(next(copy.rglob("*.blk")), "rb"):
+        result = run_cli("channels", "list", "--nats-store", str(copy), "--store-times", "--json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["totals"]["messages"] > 0
 
 
 def test_store_dir_errors(tmp_path):
@@ -378,7 +390,7 @@ def test_store_in_use_is_told_by_command_line_and_config_not_by_a_prefix(tmp_pat
             [
                 sys.executable,
                 "-c",
-                "import sys; from mqctl.mq.jetstream import private_nats_server\n"
+                "import sys; from mqctl.mq.natsserver import private_nats_server\n"
                 "with private_nats_server(sys.argv[1]) as url: print(url)",
                 str(store),
             ],
@@ -397,10 +409,10 @@ def test_store_in_use_is_told_by_command_line_and_config_not_by_a_prefix(tmp_pat
 
 
 def test_a_config_names_a_store_only_by_its_whole_path(tmp_path):
-    from mqctl.mq.jetstream import _mentions
+    from mqctl.procfs import mentions_path
 
     config = tmp_path / "server.conf"
     config.write_text('jetstream { store_dir: "/backup/data/nats" }\n')
-    assert not _mentions(str(config), "/data/nats") and not _mentions(str(config), "/backup/data/na")
+    assert not mentions_path(str(config), "/data/nats") and not mentions_path(str(config), "/backup/data/na")
     config.write_text('jetstream { store_dir: "/data/nats" }\n')
-    assert _mentions(str(config), "/data/nats")
+    assert mentions_path(str(config), "/data/nats")

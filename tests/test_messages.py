@@ -8,7 +8,9 @@ import json
 import pytest
 
 from mqctl.mq import messages
+from mqctl.mq.columns import field_types, insert_columns
 from mqctl.mq.rocksmq import RocksMQSource
+from mqctl.mq.schemas import schema_from_create, schema_from_insert
 from tests.make_fixtures import load_expected, rows_by_pk
 
 ROCKSMQ = "rocksmq/rdb_data"
@@ -30,7 +32,7 @@ def decoded(expected):
         for channel in source.list_channels():
             for raw in source.iter_messages(channel.name):
                 msg = messages.decode(raw.data, schemas=schemas)
-                schema = messages.schema_from_create(msg)
+                schema = schema_from_create(msg)
                 if schema is not None:
                     schemas[schema.collection_id] = schema
                 out.append((channel.name, msg))
@@ -72,7 +74,7 @@ def test_insert_columns_match_what_was_inserted(decoded, expected):
         for msg in _of_type(decoded, 400):
             if msg.collection != name:
                 continue
-            columns = messages.insert_columns(msg)
+            columns = insert_columns(msg)
             assert msg.pk_field == info["primary_key"]
             assert msg.pks == columns[info["primary_key"]]
             assert msg.rows == len(msg.pks)
@@ -80,10 +82,7 @@ def test_insert_columns_match_what_was_inserted(decoded, expected):
                 row = {field: values[i] for field, values in columns.items()}
                 dynamic = json.loads(row.pop("$meta")) if "$meta" in row else {}
                 got[pk] = {
-                    **{
-                        k: (json.loads(v) if messages.field_types(msg)[k] == "JSON" else _plain(v))
-                        for k, v in row.items()
-                    },
+                    **{k: (json.loads(v) if field_types(msg)[k] == "JSON" else _plain(v)) for k, v in row.items()},
                     **dynamic,
                 }
         assert got == want, name
@@ -92,7 +91,7 @@ def test_insert_columns_match_what_was_inserted(decoded, expected):
 def test_field_types_use_milvus_names(decoded, expected):
     for msg in _of_type(decoded, 400):
         declared = {f["name"]: f["type"] for f in expected["collections"][msg.collection]["fields"]}
-        types = messages.field_types(msg)
+        types = field_types(msg)
         types.pop("$meta", None)
         assert types == declared
 
@@ -107,7 +106,7 @@ def test_deletes_carry_every_primary_key(decoded, expected):
 
 
 def test_schema_from_create_collection(decoded, expected):
-    schemas = {s.name: s for s in map(messages.schema_from_create, _of_type(decoded, 100))}
+    schemas = {s.name: s for s in map(schema_from_create, _of_type(decoded, 100))}
     assert set(schemas) == set(expected["collections"])
     for name, info in expected["collections"].items():
         user_fields = [f for f in schemas[name].fields if f.field_id >= 100 and not f.is_dynamic]
@@ -122,7 +121,7 @@ def test_schema_from_create_collection(decoded, expected):
 def test_schema_from_insert_without_create(decoded, expected):
     insert = next(msg for msg in _of_type(decoded, 400) if msg.collection == "items")
     plain = messages.decode(insert.proto.SerializeToString())  # no schemas known: the key is inferred
-    schema = messages.schema_from_insert(plain)
+    schema = schema_from_insert(plain)
     assert schema.primary.name == expected["collections"]["items"]["primary_key"]
     assert [(f.name, f.type) for f in schema.fields] == [
         (f["name"], f["type"]) for f in expected["collections"]["items"]["fields"]

@@ -39,7 +39,7 @@ def spark(tmp_path_factory):
 @pytest.fixture
 def live_nats(tmp_path):
     """A live nats-server over a temporary copy of the natsmq fixture (tests may publish to it)."""
-    from mqctl.mq.jetstream import private_nats_server
+    from mqctl.mq.natsserver import private_nats_server
 
     store = tmp_path / "store"
     shutil.copytree(NATS_STORE, store)
@@ -140,7 +140,7 @@ def test_rows_from_live_nats_equal_what_was_inserted_after_the_switch(spark, liv
 
 def test_same_rows_from_rocksmq_and_from_nats_for_the_same_messages(spark, tmp_path):
     """The RocksMQ fixture's messages published unchanged into a live NATS stream replay identically."""
-    from mqctl.mq.jetstream import private_nats_server
+    from mqctl.mq.natsserver import private_nats_server
     from mqctl.mq.rocksmq import RocksMQSource
 
     (tmp_path / "store" / "jetstream").mkdir(parents=True)

@@ -9,12 +9,13 @@ import json
 import pytest
 
 from mqctl.errors import InputError
-from mqctl.mq.messages import CollectionSchemaInfo, FieldInfo, datetime_to_tso
+from mqctl.mq.messages import datetime_to_tso
+from mqctl.mq.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.replay.checkpoint import Checkpoint
-from mqctl.replay.job import spark_error_line
 from mqctl.replay.options import Bound, parse_bound, parse_options
 from mqctl.replay.planning import ChannelSpan, split_spans
 from mqctl.replay.schema import rows_ddl, schema_from_json, schema_to_json, spark_ddl
+from mqctl.replay.write import spark_error_line
 
 
 def test_bounds_accept_ids_tsos_and_times():

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 
-from mqctl.mq.retention import RULE_BLOCKED, RULE_DRIFT, rocksmq_purge
+from mqctl.mq.retention import RULE_BLOCKED, RULE_DRIFT
+from mqctl.mq.retention_rocksmq import rocksmq_purge
 from mqctl.mq.rocksmq import RocksMQSource, RocksPage
 from tests.conftest import FIXTURES
 from tests.test_jetstream import start_nats
@@ -233,7 +234,7 @@ def test_apply_refuses_a_store_in_use(cli, tmp_path):
 
 def test_apply_refuses_while_milvus_serves_nats(cli, tmp_path):
     """A nats-server binary named `milvus` stands in for Milvus's embedded server (same process name)."""
-    from mqctl.mq.jetstream import nats_server_binary
+    from mqctl.mq.natsserver import nats_server_binary
 
     binary = tmp_path / "milvus"
     shutil.copy(nats_server_binary(), binary)

@@ -2,106 +2,31 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from mqctl.cli.common import JsonOpt, WideOpt, output
+from mqctl.cli.common import JsonOpt, WideOpt, output, takes_source
+from mqctl.mq.sources import SourceOptions
 
 app = typer.Typer(
     help="Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages.", no_args_is_help=True
 )
 
-SOURCE = "Source (choose one)"
-NATS_AUTH = "NATS authentication and TLS"
-RocksOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--rocksmq", help="RocksMQ directory (rocksmq.path); read-only, also while Milvus runs.", rich_help_panel=SOURCE
-    ),
-]
-NatsOpt = Annotated[
-    str | None, typer.Option("--nats", help="Live NATS server URL, e.g. nats://127.0.0.1:4222.", rich_help_panel=SOURCE)
-]
-StoreOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--nats-store",
-        help="natsmq storeDir of a stopped Milvus; read through a private nats-server.",
-        rich_help_panel=SOURCE,
-    ),
-]
-ConfigOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--config",
-        help="milvus.yaml/user.yaml/CR/Helm values: derive the source on this host (repeat for several files).",
-        rich_help_panel=SOURCE,
-    ),
-]
-UserOpt = Annotated[str | None, typer.Option("--user", help="NATS user.", rich_help_panel=NATS_AUTH)]
-PasswordOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--password",
-        help="NATS password (or env MQCTL_NATS_PASSWORD).",
-        envvar="MQCTL_NATS_PASSWORD",
-        rich_help_panel=NATS_AUTH,
-    ),
-]
-TokenOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--token", help="NATS token (or env MQCTL_NATS_TOKEN).", envvar="MQCTL_NATS_TOKEN", rich_help_panel=NATS_AUTH
-    ),
-]
-CredsOpt = Annotated[
-    str | None, typer.Option("--creds", help="NATS .creds file (JWT + seed).", rich_help_panel=NATS_AUTH)
-]
-NkeyOpt = Annotated[str | None, typer.Option("--nkey", help="NATS nkey seed file.", rich_help_panel=NATS_AUTH)]
-TlsCaOpt = Annotated[str | None, typer.Option("--tls-ca", help="CA certificate file.", rich_help_panel=NATS_AUTH)]
-TlsCertOpt = Annotated[
-    str | None, typer.Option("--tls-cert", help="Client certificate file.", rich_help_panel=NATS_AUTH)
-]
-TlsKeyOpt = Annotated[str | None, typer.Option("--tls-key", help="Client key file.", rich_help_panel=NATS_AUTH)]
-TimeoutOpt = Annotated[
-    float, typer.Option("--timeout", help="Seconds for each NATS request.", rich_help_panel=NATS_AUTH)
-]
 NameArg = Annotated[
     str, typer.Argument(help="Channel (topic/stream) name, e.g. by-dev-rootcoord-dml_0.", show_default=False)
 ]
 
 
-def source_options(
-    rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
-):
-    from mqctl.mq.sources import SourceOptions
-
-    return SourceOptions(
-        rocksmq=rocksmq,
-        nats=nats,
-        nats_store=nats_store,
-        config=list(config or []),
-        user=user,
-        password=password,
-        token=token,
-        creds=creds,
-        nkey=nkey,
-        tls_ca=tls_ca,
-        tls_cert=tls_cert,
-        tls_key=tls_key,
-        timeout=timeout,
-    )
-
-
 def format_bytes(count: int | None) -> str:
+    """A byte count for people (B, KiB, MiB, GiB); empty when unknown."""
     if count is None:
         return ""
+    size: float = count
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(count) < 1024 or unit == "GiB":
-            return f"{count} B" if unit == "B" else f"{count:.1f} {unit}"
-        count /= 1024
+        if abs(size) < 1024 or unit == "GiB":
+            return f"{count} B" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
     return ""
 
 
@@ -109,7 +34,7 @@ def _render_list(result):
     from mqctl.cli.terminal import ID, KEY, NUMBER, TIME, Column, Output
 
     nats = any(c.consumers is not None for c in result.channels)
-    columns = [
+    columns: list[Column | str] = [
         Column("channel", KEY),
         Column("messages", NUMBER, 0),
         Column("bytes", NUMBER, 2),
@@ -129,20 +54,9 @@ def _render_list(result):
 
 
 @app.command("list")
+@takes_source()
 def list_command(
-    rocksmq: RocksOpt = None,
-    nats: NatsOpt = None,
-    nats_store: StoreOpt = None,
-    config: ConfigOpt = None,
-    user: UserOpt = None,
-    password: PasswordOpt = None,
-    token: TokenOpt = None,
-    creds: CredsOpt = None,
-    nkey: NkeyOpt = None,
-    tls_ca: TlsCaOpt = None,
-    tls_cert: TlsCertOpt = None,
-    tls_key: TlsKeyOpt = None,
-    timeout: TimeoutOpt = 5.0,
+    source: SourceOptions,
     store_times: Annotated[
         bool,
         typer.Option(
@@ -159,11 +73,8 @@ def list_command(
     from mqctl.mq.channels import list_channels
     from mqctl.mq.sources import open_source
 
-    options = source_options(
-        rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
-    )
-    with open_source(options) as source:
-        result = list_channels(source, store_times=store_times)
+    with open_source(source) as opened:
+        result = list_channels(opened, store_times=store_times)
     emit_with_warnings(output(json_mode, wide), result, _render_list)
 
 
@@ -233,21 +144,10 @@ def _render_show(detail):
 
 
 @app.command()
+@takes_source()
 def show(
     name: NameArg,
-    rocksmq: RocksOpt = None,
-    nats: NatsOpt = None,
-    nats_store: StoreOpt = None,
-    config: ConfigOpt = None,
-    user: UserOpt = None,
-    password: PasswordOpt = None,
-    token: TokenOpt = None,
-    creds: CredsOpt = None,
-    nkey: NkeyOpt = None,
-    tls_ca: TlsCaOpt = None,
-    tls_cert: TlsCertOpt = None,
-    tls_key: TlsKeyOpt = None,
-    timeout: TimeoutOpt = 5.0,
+    source: SourceOptions,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ):
@@ -255,11 +155,8 @@ def show(
     from mqctl.mq.channels import show_channel
     from mqctl.mq.sources import open_source
 
-    options = source_options(
-        rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
-    )
-    with open_source(options) as source:
-        detail = show_channel(source, name)
+    with open_source(source) as opened:
+        detail = show_channel(opened, name)
     emit_with_warnings(output(json_mode, wide), detail, _render_show)
 
 
@@ -294,7 +191,7 @@ def _render_peek(result):
         )
         for m in result.messages
     ]
-    columns = [
+    columns: list[Column | str] = [
         Column("id", KEY),
         Column("type", LABEL, 0),
         Column("age", TIME, 1, wide_header="time (UTC)"),
@@ -309,8 +206,10 @@ def _render_peek(result):
 
 
 @app.command()
+@takes_source()
 def peek(
     name: NameArg,
+    *,
     start: Annotated[
         str | None,
         typer.Option(
@@ -322,19 +221,7 @@ def peek(
         str | None, typer.Option("--type", help="Only these types, e.g. insert,delete (names or numbers).")
     ] = None,
     collection: Annotated[str | None, typer.Option("--collection", help="Only this collection.")] = None,
-    rocksmq: RocksOpt = None,
-    nats: NatsOpt = None,
-    nats_store: StoreOpt = None,
-    config: ConfigOpt = None,
-    user: UserOpt = None,
-    password: PasswordOpt = None,
-    token: TokenOpt = None,
-    creds: CredsOpt = None,
-    nkey: NkeyOpt = None,
-    tls_ca: TlsCaOpt = None,
-    tls_cert: TlsCertOpt = None,
-    tls_key: TlsKeyOpt = None,
-    timeout: TimeoutOpt = 5.0,
+    source: SourceOptions,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ):
@@ -342,11 +229,8 @@ def peek(
     from mqctl.mq.channels import peek as peek_messages
     from mqctl.mq.sources import open_source
 
-    options = source_options(
-        rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
-    )
-    with open_source(options) as source:
-        result = peek_messages(source, name, start=start, limit=limit, types=types, collection=collection)
+    with open_source(source) as opened:
+        result = peek_messages(opened, name, start=start, limit=limit, types=types, collection=collection)
         output(json_mode, wide).emit(result, _render_peek)
 
 
@@ -398,7 +282,7 @@ WatchOpt = Annotated[
 def _render_checkpoints(report):
     import datetime as dt
 
-    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, Output
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, FitTable, Output
 
     rows = [
         (
@@ -417,7 +301,7 @@ def _render_checkpoints(report):
         for c in report.checkpoints
     ]
     watch = f", watched {report.watch_seconds:g} s" if report.watch_seconds else ""
-    columns = [
+    columns: list[Column | str] = [
         Column("status", LABEL, 0),
         Column("vchannel", KEY),
         Column("collection", LABEL, 1),
@@ -430,7 +314,7 @@ def _render_checkpoints(report):
         Column("lag", NUMBER, 2),
         Column("lost", NUMBER, 1),
     ]
-    parts = [
+    parts: list[FitTable | str] = [
         Output.table(
             f"channel checkpoints of {report.source} (etcd {report.etcd}, {report.meta_root}/{watch})", columns, rows
         )
@@ -442,25 +326,14 @@ def _render_checkpoints(report):
 
 
 @app.command()
+@takes_source()
 def checkpoints(
-    rocksmq: RocksOpt = None,
-    nats: NatsOpt = None,
-    nats_store: StoreOpt = None,
-    config: ConfigOpt = None,
+    source: SourceOptions,
     etcd: EtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
     milvus: MilvusOpt = None,
     milvus_token: MilvusTokenOpt = None,
     watch: WatchOpt = 0,
-    user: UserOpt = None,
-    password: PasswordOpt = None,
-    token: TokenOpt = None,
-    creds: CredsOpt = None,
-    nkey: NkeyOpt = None,
-    tls_ca: TlsCaOpt = None,
-    tls_cert: TlsCertOpt = None,
-    tls_key: TlsKeyOpt = None,
-    timeout: TimeoutOpt = 5.0,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ):
@@ -472,10 +345,7 @@ def checkpoints(
     from mqctl.mq.retention import ROCKS_TIME_KEY, ConfiguredRetention
     from mqctl.mq.sources import load_config, open_source
 
-    options = source_options(
-        rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
-    )
-    resolution = load_config(options.config) if options.config else None
+    resolution = load_config(source.config) if source.config else None
     reader = meta_reader(etcd, etcd_root, resolution)
     target = None
     if milvus:
@@ -487,10 +357,10 @@ def checkpoints(
         return reader.read(collections=collections_from_milvus(target) if target else None)
 
     rocksmq_window = ConfiguredRetention(resolution).get(ROCKS_TIME_KEY).value * 60
-    with open_source(options, resolution=resolution) as source:
+    with open_source(source, resolution=resolution) as opened:
         report = checkpoint_report(
             read_meta,
-            source,
+            opened,
             watch_seconds=watch,
             rocksmq_retention_seconds=rocksmq_window,
             milvus_uri=target.uri if target else None,

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import dataclasses
+import functools
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar, cast
 
 import click
 import typer
 
 from mqctl.cli.terminal import Output
+from mqctl.mq.sources import SourceOptions
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (stable schema, see README).")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
@@ -32,3 +38,115 @@ def exit_with(code: int) -> None:
     """End the command with an exit code (0 returns normally)."""
     if code:
         raise typer.Exit(code)
+
+
+# --- the source options of channels, retention and replay: one bundle, built into a SourceOptions ----------------
+SOURCE = "Source (choose one)"
+NATS_AUTH = "NATS authentication and TLS"
+CONFIG_HELP = "milvus.yaml/user.yaml/CR/Helm values: derive the source on this host (repeat for several files)."
+SOURCE_OPTIONS: dict[str, Any] = {
+    "rocksmq": Annotated[
+        Path | None,
+        typer.Option(
+            "--rocksmq",
+            help="RocksMQ directory (rocksmq.path); read-only, also while Milvus runs.",
+            rich_help_panel=SOURCE,
+        ),
+    ],
+    "nats": Annotated[
+        str | None,
+        typer.Option("--nats", help="Live NATS server URL, e.g. nats://127.0.0.1:4222.", rich_help_panel=SOURCE),
+    ],
+    "nats_store": Annotated[
+        Path | None,
+        typer.Option(
+            "--nats-store",
+            help="natsmq storeDir of a stopped Milvus; read through a private nats-server.",
+            rich_help_panel=SOURCE,
+        ),
+    ],
+    "config": Annotated[list[Path] | None, typer.Option("--config", help=CONFIG_HELP, rich_help_panel=SOURCE)],
+    "user": Annotated[str | None, typer.Option("--user", help="NATS user.", rich_help_panel=NATS_AUTH)],
+    "password": Annotated[
+        str | None,
+        typer.Option(
+            "--password",
+            help="NATS password (or env MQCTL_NATS_PASSWORD).",
+            envvar="MQCTL_NATS_PASSWORD",
+            rich_help_panel=NATS_AUTH,
+        ),
+    ],
+    "token": Annotated[
+        str | None,
+        typer.Option(
+            "--token",
+            help="NATS token (or env MQCTL_NATS_TOKEN).",
+            envvar="MQCTL_NATS_TOKEN",
+            rich_help_panel=NATS_AUTH,
+        ),
+    ],
+    "creds": Annotated[
+        str | None, typer.Option("--creds", help="NATS .creds file (JWT + seed).", rich_help_panel=NATS_AUTH)
+    ],
+    "nkey": Annotated[str | None, typer.Option("--nkey", help="NATS nkey seed file.", rich_help_panel=NATS_AUTH)],
+    "tls_ca": Annotated[str | None, typer.Option("--tls-ca", help="CA certificate file.", rich_help_panel=NATS_AUTH)],
+    "tls_cert": Annotated[
+        str | None, typer.Option("--tls-cert", help="Client certificate file.", rich_help_panel=NATS_AUTH)
+    ],
+    "tls_key": Annotated[str | None, typer.Option("--tls-key", help="Client key file.", rich_help_panel=NATS_AUTH)],
+    "timeout": Annotated[
+        float, typer.Option("--timeout", help="Seconds for each NATS request.", rich_help_panel=NATS_AUTH)
+    ],
+}
+Command = TypeVar("Command", bound=Callable[..., Any])
+
+
+def takes_source(
+    *, rocksmq: bool = True, config_first: bool = False, config_help: str | None = None
+) -> Callable[[Command], Command]:
+    """Give a command the source options in place of its `source: SourceOptions` parameter, and call it with them
+    built into one SourceOptions (whose field defaults are the options' defaults).
+
+    `rocksmq=False` leaves out --rocksmq (commands that change NATS streams); `config_first` lists --config
+    first; `config_help` makes --config required with this help (the config is what the command applies)."""
+
+    def bundle() -> list[inspect.Parameter]:
+        names = [name for name in SOURCE_OPTIONS if rocksmq or name != "rocksmq"]
+        if config_first:
+            names.remove("config")
+            names.insert(0, "config")
+        defaults = {f.name: f.default for f in dataclasses.fields(SourceOptions)}
+        parameters = []
+        for name in names:
+            annotation, default = SOURCE_OPTIONS[name], defaults[name]
+            if name == "config":
+                default = None  # a list option: SourceOptions makes it []
+                if config_help is not None:
+                    annotation = Annotated[list[str], typer.Option("--config", help=config_help, show_default=False)]
+                    default = inspect.Parameter.empty
+            parameters.append(
+                inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+            )
+        return parameters
+
+    def decorate(command: Command) -> Command:
+        signature = inspect.signature(command, eval_str=True)
+        own = list(signature.parameters.values())
+        at = [p.name for p in own].index("source")
+        added = bundle()
+        names = [p.name for p in added]
+
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            values = {name: kwargs.pop(name) for name in names}
+            values["config"] = [Path(file) for file in values["config"] or []]
+            kwargs["source"] = SourceOptions(**values)
+            return command(*args, **kwargs)
+
+        keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
+        shown = signature.replace(parameters=keyword[:at] + added + keyword[at + 1 :])
+        run.__signature__ = shown  # type: ignore[attr-defined]  # what typer reads the options from
+        run.__annotations__ = {p.name: p.annotation for p in shown.parameters.values()}
+        return cast(Command, run)
+
+    return decorate

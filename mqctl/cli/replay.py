@@ -6,23 +6,8 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.channels import (
-    ConfigOpt,
-    CredsOpt,
-    NatsOpt,
-    NkeyOpt,
-    PasswordOpt,
-    RocksOpt,
-    StoreOpt,
-    TimeoutOpt,
-    TlsCaOpt,
-    TlsCertOpt,
-    TlsKeyOpt,
-    TokenOpt,
-    UserOpt,
-    source_options,
-)
-from mqctl.cli.common import JsonOpt, WideOpt, output
+from mqctl.cli.common import JsonOpt, WideOpt, output, takes_source
+from mqctl.mq.sources import SourceOptions
 
 app = typer.Typer(help="Replay MQ topics into Apache Spark (local or cluster) for backfill.", add_completion=False)
 
@@ -37,7 +22,7 @@ def _render(result):
         (c.name, c.first_id, c.last_id, count(c.planned), count(c.messages), count(c.rows), count(c.bytes))
         for c in result.channels
     ]
-    columns = [
+    columns: list[Column | str] = [
         Column("channel", KEY),
         Column("from id", ID, 5),
         Column("to id", ID, 5),
@@ -222,21 +207,11 @@ def _split(values: list[str] | str | None) -> list[str]:
 
 
 @app.command(no_args_is_help=True)
+@takes_source()
 def replay(
+    *,
     to_spark: ToSparkOpt = False,
-    rocksmq: RocksOpt = None,
-    nats: NatsOpt = None,
-    nats_store: StoreOpt = None,
-    config: ConfigOpt = None,
-    user: UserOpt = None,
-    password: PasswordOpt = None,
-    token: TokenOpt = None,
-    creds: CredsOpt = None,
-    nkey: NkeyOpt = None,
-    tls_ca: TlsCaOpt = None,
-    tls_cert: TlsCertOpt = None,
-    tls_key: TlsKeyOpt = None,
-    timeout: TimeoutOpt = 5.0,
+    source: SourceOptions,
     channels: ChannelsOpt = None,
     collection: CollectionOpt = None,
     shape: ShapeOpt = None,
@@ -272,9 +247,7 @@ def replay(
             hint="e.g. mqctl replay --to-spark --rocksmq DIR --collection NAME --output OUT",
         )
     request = ReplayRequest(
-        source=source_options(
-            rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
-        ),
+        source=source,
         output=out_path,
         format=out_format.lower(),
         table=table,

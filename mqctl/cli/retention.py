@@ -6,26 +6,9 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.channels import (
-    ConfigOpt,
-    CredsOpt,
-    EtcdOpt,
-    EtcdRootOpt,
-    NatsOpt,
-    NkeyOpt,
-    PasswordOpt,
-    RocksOpt,
-    StoreOpt,
-    TimeoutOpt,
-    TlsCaOpt,
-    TlsCertOpt,
-    TlsKeyOpt,
-    TokenOpt,
-    UserOpt,
-    format_bytes,
-    source_options,
-)
-from mqctl.cli.common import DryRunOpt, JsonOpt, WideOpt, YesOpt, exit_with, output
+from mqctl.cli.channels import EtcdOpt, EtcdRootOpt, format_bytes
+from mqctl.cli.common import DryRunOpt, JsonOpt, WideOpt, YesOpt, exit_with, output, takes_source
+from mqctl.mq.sources import SourceOptions
 
 app = typer.Typer(
     help="Show configured vs actual retention, find drift and purge blockages; apply.", no_args_is_help=True
@@ -91,7 +74,7 @@ def _render_report(report):
             )
             for r in report.channels
         ]
-        columns = [Column("stream", KEY)]
+        columns: list[Column | str] = [Column("stream", KEY)]
         for rank, limit in enumerate(("max_age", "max_bytes", "max_msgs"), start=1):
             columns += [Column(f"{limit} conf", LABEL, rank), Column(f"{limit} actual", LABEL, rank)]
         columns += [Column("messages", NUMBER, 4), Column("oldest", TIME, 5), Column("status", LABEL, 0)]
@@ -144,20 +127,9 @@ def _origins(report) -> list[str]:
 
 
 @app.command()
+@takes_source(config_first=True)
 def show(
-    config: ConfigOpt = None,
-    rocksmq: RocksOpt = None,
-    nats: NatsOpt = None,
-    nats_store: StoreOpt = None,
-    user: UserOpt = None,
-    password: PasswordOpt = None,
-    token: TokenOpt = None,
-    creds: CredsOpt = None,
-    nkey: NkeyOpt = None,
-    tls_ca: TlsCaOpt = None,
-    tls_cert: TlsCertOpt = None,
-    tls_key: TlsKeyOpt = None,
-    timeout: TimeoutOpt = 5.0,
+    source: SourceOptions,
     etcd: EtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
     json_mode: JsonOpt = False,
@@ -168,28 +140,14 @@ def show(
     from mqctl.mq.retention import ConfiguredRetention, retention_report
     from mqctl.mq.sources import load_config, open_source
 
-    options = source_options(
-        rocksmq, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
-    )
-    resolution = load_config(options.config) if options.config else None
-    with open_source(options, resolution=resolution) as source:
-        report = retention_report(source, ConfiguredRetention(resolution))
+    resolution = load_config(source.config) if source.config else None
+    with open_source(source, resolution=resolution) as opened:
+        report = retention_report(opened, ConfiguredRetention(resolution))
     if etcd or etcd_root:
-        from mqctl.mq.checkpoints import retention_against_checkpoints
         from mqctl.mq.milvus_meta import meta_reader
-        from mqctl.mq.retention import NATS_KEYS, ROCKS_TIME_KEY, FindingGroup
+        from mqctl.mq.retention import check_checkpoints
 
-        key = NATS_KEYS["max_age"] if report.mq == "natsmq" else ROCKS_TIME_KEY
-        found = retention_against_checkpoints(
-            meta_reader(etcd, etcd_root, resolution).read(), ConfiguredRetention(resolution).get(key), report.mq
-        )
-        if found:
-            report.findings.append(found)
-            report.finding_groups.append(
-                FindingGroup(
-                    found.code, found.severity, found.message, found.key, found.file, found.line, found.hint, []
-                )
-            )
+        check_checkpoints(report, meta_reader(etcd, etcd_root, resolution).read(), ConfiguredRetention(resolution))
     out = output(json_mode, wide)
     for warning in report.warnings:
         out.warn(warning)
@@ -215,26 +173,13 @@ def _render_outcome(outcome):
 
 
 @app.command()
+@takes_source(
+    rocksmq=False,
+    config_first=True,
+    config_help="milvus.yaml/user.yaml/CR/Helm values with the wanted natsmq.server.retention.* (repeatable).",
+)
 def apply(
-    config: Annotated[
-        list[str],
-        typer.Option(
-            "--config",
-            help="milvus.yaml/user.yaml/CR/Helm values with the wanted natsmq.server.retention.* (repeatable).",
-            show_default=False,
-        ),
-    ],
-    nats: NatsOpt = None,
-    nats_store: StoreOpt = None,
-    user: UserOpt = None,
-    password: PasswordOpt = None,
-    token: TokenOpt = None,
-    creds: CredsOpt = None,
-    nkey: NkeyOpt = None,
-    tls_ca: TlsCaOpt = None,
-    tls_cert: TlsCertOpt = None,
-    tls_key: TlsKeyOpt = None,
-    timeout: TimeoutOpt = 5.0,
+    source: SourceOptions,
     etcd: EtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
     force: Annotated[
@@ -256,19 +201,17 @@ def apply(
     stream that refuses its new limits puts back the streams already changed. Limits that delete messages after a
     vchannel's channel checkpoint (read from --etcd, or the config's etcd) are refused (exit 3) unless --force."""
     from mqctl.errors import InputError
-    from mqctl.mq.retention import ConfiguredRetention, apply_retention, stream_limits_from_config
+    from mqctl.mq.retention import ConfiguredRetention, stream_limits_from_config
+    from mqctl.mq.retention_apply import apply_retention
     from mqctl.mq.sources import load_config
 
-    if not (nats or nats_store):
+    if not (source.nats or source.nats_store):
         raise InputError("retention apply needs the streams to change", hint="pass --nats URL or --nats-store DIR")
-    options = source_options(
-        None, nats, nats_store, config, user, password, token, creds, nkey, tls_ca, tls_cert, tls_key, timeout
-    )
-    resolution = load_config(options.config)
+    resolution = load_config(source.config)
     wanted = stream_limits_from_config(ConfiguredRetention(resolution).nats_limits())
     out = output(json_mode, wide)
-    if nats and not dry_run:  # a dry run changes nothing, so it may look at Milvus's own server
-        _refuse_if_milvus_serves(nats, force)
+    if source.nats and not dry_run:  # a dry run changes nothing, so it may look at Milvus's own server
+        _refuse_if_milvus_serves(source.nats, force)
 
     def confirm(plan) -> bool:
         _show_plan(out, plan.changes, plan.losses)
@@ -277,7 +220,7 @@ def apply(
         )
 
     outcome = apply_retention(
-        options,
+        source,
         wanted,
         dry_run=dry_run,
         confirm=confirm,
@@ -311,7 +254,7 @@ def _checkpoints(out, etcd: str | None, etcd_root: str | None, resolution):
 
 def _show_plan(out, changes, losses) -> None:
     """The limit diff and the messages the change deletes, before anything is applied."""
-    from mqctl.mq.retention import limits_diff
+    from mqctl.mq.retention_nats import limits_diff
 
     out.diff(limits_diff(changes))
     for loss in losses:

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from mqctl.errors import InputError
 from mqctl.mq import messages
-from mqctl.mq.model import ChannelInfo, MQSource
+from mqctl.mq.model import ChannelInfo, MQSource, PageRow
+from mqctl.mq.schemas import CollectionSchemaInfo, schema_from_create
 
 
 @dataclass
@@ -30,22 +31,18 @@ def data_warnings(source: MQSource, channel: str | None = None) -> list[str]:
     """Where the stored data and its metadata disagree (a deleted WAL, a corrupt block, a stream folder the
     server did not load): such numbers are not what the MQ holds. Only those of `channel` and the
     source-wide ones when a channel is given; none for a live server (it checks its own store)."""
-    check = getattr(source, "data_warnings", None)
-    found = check() if check is not None else []
-    return [message for name, message in found if channel is None or name in (None, channel)]
+    return [message for name, message in source.data_warnings() if channel is None or name in (None, channel)]
 
 
 def list_channels(source: MQSource, *, store_times: bool = False) -> ChannelList:
     """All channels; `store_times` (NATS only) takes first/last times from the server's store timestamps
     instead of the Milvus TSO inside the first and last message (saves two reads per stream)."""
-    from mqctl.mq.jetstream import JetStreamSource
-
-    if store_times and not isinstance(source, JetStreamSource):
+    if store_times and not source.supports_store_times:
         raise InputError(
             "--store-times applies to NATS sources only",
             hint="RocksMQ keeps no store time per message; drop --store-times",
         )
-    channels = source.list_channels(message_times=False) if store_times else source.list_channels()
+    channels = source.list_channels(message_times=not store_times)
     return ChannelList(
         source.description,
         channels,
@@ -68,15 +65,6 @@ class CollectionSeen:
     id: int | None
     name: str | None
     schema_in_stream: bool  # a CreateCollection message carries its schema
-
-
-@dataclass
-class PageRow:
-    end_id: int
-    size: int
-    closed_at: dt.datetime | None
-    acked_at: dt.datetime | None
-    acked: bool
 
 
 @dataclass
@@ -103,7 +91,7 @@ def show_channel(source: MQSource, name: str) -> ChannelDetail:
         msg = messages.decode(raw.data, raw.headers)
         types[msg.type] += 1
         undecodable += msg.error is not None
-        schema = messages.schema_from_create(msg)
+        schema = schema_from_create(msg)
         if schema is not None:
             collections[msg.collection_id] = CollectionSeen(msg.collection_id, schema.name, True)
         elif msg.collection_id and msg.collection_id not in collections:
@@ -116,23 +104,10 @@ def show_channel(source: MQSource, name: str) -> ChannelDetail:
         undecodable,
         warnings=data_warnings(source, name),
     )
-    _add_backend_details(source, detail)
+    extras = source.channel_extras(name)
+    detail.created_at, detail.open_page_size = extras.created_at, extras.open_page_size
+    detail.pages, detail.stream = extras.pages, extras.stream
     return detail
-
-
-def _add_backend_details(source: MQSource, detail: ChannelDetail) -> None:
-    from mqctl.mq.jetstream import JetStreamSource
-    from mqctl.mq.rocksmq import RocksMQSource
-
-    if isinstance(source, RocksMQSource):
-        topic = source.topic_meta().get(detail.channel.name)
-        if topic is not None:
-            detail.created_at, detail.open_page_size = topic.created_at, topic.open_page_size
-            detail.pages = [PageRow(p.end_id, p.size, p.closed_at, p.acked_at, p.acked) for p in topic.pages]
-    elif isinstance(source, JetStreamSource):
-        import dataclasses
-
-        detail.stream = dataclasses.asdict(source.stream(detail.channel.name))
 
 
 @dataclass
@@ -206,11 +181,11 @@ def peek(
     start_id, start_tso = parse_start(start)
     wanted_types = parse_types(types)
     find_channel(source, name)
-    schemas: dict[int, messages.CollectionSchemaInfo] = {}
+    schemas: dict[int, CollectionSchemaInfo] = {}
     found = []
     for raw in source.iter_messages(name, start_id=start_id):
         msg = messages.decode(raw.data, raw.headers, schemas=schemas)
-        schema = messages.schema_from_create(msg)
+        schema = schema_from_create(msg)
         if schema is not None and schema.collection_id:
             schemas[schema.collection_id] = schema
         if start_tso is not None and (msg.tso or 0) < start_tso:

@@ -18,9 +18,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from mqctl.findings import ERROR, WARNING, Finding
+from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.mq import messages
 from mqctl.mq.milvus_meta import ChannelMeta, CollectionMeta, Position, physical_channel
+from mqctl.mq.model import MQSource
 
 OK, AT_RISK, EXPIRED, UNKNOWN = "ok", "at-risk", "expired", "unknown"
 WORST_FIRST = {EXPIRED: 0, AT_RISK: 1, UNKNOWN: 2, OK: 3}
@@ -28,7 +29,6 @@ RULE_EXPIRED = "CP100"
 RULE_AT_RISK = "CP101"
 RULE_UNKNOWN = "CP102"
 RULE_NOTHING = "CP103"
-INFO = "info"
 FLUSH_HOW = (
     'pymilvus: MilvusClient(uri="{uri}").flush_all() (pymilvus >= 2.6.4; older: '
     'connections.connect(uri="{uri}"); utility.flush_all())'
@@ -89,24 +89,20 @@ class ChannelScan:
     newest_time: dt.datetime | None = None
 
 
-def pchannel_states(source, names: set[str], rocksmq_retention_seconds: float | None) -> dict[str, PChannelState]:
-    """First/last stored position and age limit of each pchannel the source has."""
-    from mqctl.mq.jetstream import JetStreamSource
-
-    if isinstance(source, JetStreamSource):
-        return {
-            s.name: PChannelState(s.first_seq, s.last_seq or None, s.max_age_seconds, True)
-            for s in source.stream_details()
-            if s.name in names
-        }
-    known = set(source.topic_meta())  # topics whose messages are all gone are known from metadata only
-    states = {}
-    for name in names:
-        bounds = source.id_range(name)
-        if bounds is not None or name in known:
-            first, last = bounds or (None, None)
-            states[name] = PChannelState(first, last, rocksmq_retention_seconds, False)
-    return states
+def pchannel_states(
+    source: MQSource, names: set[str], rocksmq_retention_seconds: float | None
+) -> dict[str, PChannelState]:
+    """First/last stored position and age limit of each pchannel the source has; an MQ without a per-channel age
+    limit (RocksMQ) has the configured `rocksmq_retention_seconds`."""
+    return {
+        name: PChannelState(
+            b.first,
+            b.last,
+            rocksmq_retention_seconds if b.max_age_seconds is None else b.max_age_seconds,
+            source.sequential_ids,
+        )
+        for name, b in source.channel_bounds(names).items()
+    }
 
 
 def scan_after(source, pchannel: str, positions: dict[str, int]) -> ChannelScan:
@@ -124,7 +120,8 @@ def scan_after(source, pchannel: str, positions: dict[str, int]) -> ChannelScan:
     return scan
 
 
-def _flush_hint(milvus_uri: str | None) -> str:
+def flush_hint(milvus_uri: str | None) -> str:
+    """How to persist what a vchannel holds only in the MQ (FlushAll), for this Milvus."""
     uri = milvus_uri or "http://HOST:19530"
     return "run FlushAll before any restart; a restart now loses these rows — " + FLUSH_HOW.format(uri=uri)
 
@@ -269,7 +266,7 @@ def _judge(
                 f"the checkpoint's message {checkpoint} is gone (first retained {state.first_retained}); "
                 "RocksMQ ids are sparse, so how many messages after it were purged is unknown"
             )
-        row.hint = _flush_hint(milvus_uri)
+        row.hint = flush_hint(milvus_uri)
         return
     age = (now - row.unflushed_since).total_seconds() if row.unflushed_since else None
     window = state.retention_seconds or 0
@@ -279,7 +276,7 @@ def _judge(
             f"{lag} unflushed message(s), the oldest {age:.0f} s old: more than half the retention "
             f"window ({window:.0f} s); retention deletes them in {max(window - age, 0):.0f} s"
         )
-        row.hint = _flush_hint(milvus_uri)
+        row.hint = flush_hint(milvus_uri)
         return
     if (
         before is not None
@@ -293,7 +290,7 @@ def _judge(
             "message(s) of this vchannel arrived: a stuck vchannel's unflushed window grows until "
             "retention catches it"
         )
-        row.hint = _flush_hint(milvus_uri)
+        row.hint = flush_hint(milvus_uri)
         return
     row.status = OK
     row.reason = "everything after the checkpoint is still stored"
@@ -389,33 +386,3 @@ def live_checkpoints(meta: ChannelMeta) -> list[LiveCheckpoint]:
                 )
             )
     return found
-
-
-RULE_RETENTION = "CP104"
-
-
-def retention_against_checkpoints(
-    meta: ChannelMeta, configured, mq: str, now: dt.datetime | None = None
-) -> Finding | None:
-    """An error when the configured retention (a retention.ConfiguredValue in minutes, 0 = none) is shorter than
-    the age of the oldest checkpoint of a live vchannel: retention deletes what Milvus needs to recover it."""
-    now = now or dt.datetime.now(dt.timezone.utc)
-    ages = [
-        (now.timestamp() - (p.timestamp >> messages.TSO_LOGICAL_BITS) / 1000, v)
-        for v, c in meta.vchannels().items()
-        if c is not None and (p := meta.seek_position(v)) is not None and p.timestamp
-    ]
-    if not ages or configured.value <= 0 or max(ages)[0] <= configured.value * 60:
-        return None
-    age, vchannel = max(ages)
-    return Finding(
-        RULE_RETENTION,
-        ERROR,
-        f"{mq} retention {configured.value} min ({configured.key}) is shorter than "
-        f"the age of the oldest channel checkpoint ({vchannel}, {age / 60:.1f} min): messages Milvus needs "
-        "to recover it are deleted",
-        configured.key,
-        configured.file,
-        configured.line,
-        _flush_hint(None) + "; see `mqctl channels checkpoints`",
-    )

@@ -10,11 +10,12 @@ accessors are looked up once and cached.
 from __future__ import annotations
 
 import datetime as dt
-import importlib
-import struct
-import sys
 from dataclasses import dataclass, field
 from typing import Any
+
+from mqctl.mq.columns import column_values
+from mqctl.mq.protos import pb2
+from mqctl.mq.schemas import CollectionSchemaInfo, schema_from_create
 
 TSO_LOGICAL_BITS = 18  # Milvus TSO: (unix_ms << 18) | logical
 INSERT = 400
@@ -41,42 +42,6 @@ MESSAGE_CLASSES: dict[int, tuple[str, str]] = {
     1801: ("milvus_pb2", "CreateDatabaseRequest"),
     1802: ("milvus_pb2", "DropDatabaseRequest"),
 }
-
-
-_MODULES: dict[str, Any] = {}
-
-
-def pb2(name: str):
-    """A pymilvus.grpc_gen protobuf module (common_pb2, msg_pb2, schema_pb2, milvus_pb2).
-
-    Importing `pymilvus` runs its package __init__, which pulls in grpc and pandas (~0.5 s per command).
-    When pymilvus is not imported yet, the generated modules are loaded under their real names through
-    short-lived stand-ins for the two parent packages; a later `import pymilvus` then finds and reuses the
-    very same modules, so message classes stay identical (import them with `from pymilvus.grpc_gen import x`)."""
-    module = _MODULES.get(name)
-    if module is None:
-        module = _MODULES[name] = _import_pb2(name)
-    return module
-
-
-def _import_pb2(name: str):
-    full = f"pymilvus.grpc_gen.{name}"
-    if full in sys.modules or "pymilvus" in sys.modules:
-        return importlib.import_module(full)
-    import types
-    from importlib.util import find_spec
-
-    root = find_spec("pymilvus").submodule_search_locations[0]
-    stand_ins = {"pymilvus": [root], "pymilvus.grpc_gen": [f"{root}/grpc_gen"]}
-    for package, path in stand_ins.items():
-        module = types.ModuleType(package)
-        module.__path__ = path
-        sys.modules[package] = module
-    try:
-        return importlib.import_module(full)
-    finally:
-        for package in stand_ins:
-            sys.modules.pop(package, None)
 
 
 def tso_to_datetime(tso: int | None) -> dt.datetime | None:
@@ -145,32 +110,6 @@ class DecodedMessage:
         return self._proto
 
 
-@dataclass
-class FieldInfo:
-    name: str
-    type: str  # Milvus DataType name: Int64, VarChar, FloatVector, JSON...
-    field_id: int | None = None
-    is_primary: bool = False
-    auto_id: bool = False
-    is_dynamic: bool = False
-    dim: int | None = None
-    max_length: int | None = None
-    element_type: str | None = None  # Array fields
-
-
-@dataclass
-class CollectionSchemaInfo:
-    name: str
-    fields: list[FieldInfo]
-    collection_id: int | None = None
-    description: str = ""
-    enable_dynamic_field: bool = False
-
-    @property
-    def primary(self) -> FieldInfo | None:
-        return next((f for f in self.fields if f.is_primary), None)
-
-
 def _header_type(headers: dict | None) -> int | None:
     """The message type from NATS headers (2.5 adds `msg_type`), when present."""
     if not headers:
@@ -206,8 +145,8 @@ def decode(
             error=f"not a Milvus message: {err or 'protobuf decode error'}",
         )
     code = header.base.msg_type
-    if code == 0 and _header_type(headers):
-        code = _header_type(headers)
+    if code == 0 and (from_headers := _header_type(headers)):
+        code = from_headers
     msg = DecodedMessage(type=type_name(code), type_code=code, payload_size=len(data))
     _set_time(msg, header.base.timestamp)
     if code not in MESSAGE_CLASSES:
@@ -330,147 +269,3 @@ def _insert_pks(proto, schema: CollectionSchemaInfo | None) -> tuple[str | None,
             return None, []
         name = min(candidates, key=lambda fd: fd.field_id or 1 << 62).field_name
     return name, column_values(columns[name])
-
-
-def field_types(decoded: DecodedMessage) -> dict[str, str]:
-    """Field name -> Milvus DataType name for an insert."""
-    if decoded.type_code != 400 or decoded.proto is None or decoded.error:
-        return {}
-    data_type = pb2("schema_pb2").DataType
-    return {fd.field_name: data_type.Name(fd.type) for fd in decoded.proto.fields_data}
-
-
-def insert_columns(decoded: DecodedMessage) -> dict[str, list]:
-    """Field name -> Python values of an insert: vectors as list[float], binary vectors as bytes,
-    JSON as str, varchar as str, sparse vectors as {index: value}."""
-    if decoded.type_code != 400 or decoded.proto is None or decoded.error:
-        return {}
-    return {fd.field_name: column_values(fd) for fd in decoded.proto.fields_data}
-
-
-def _chunks(seq, size: int) -> list:
-    return [seq[i : i + size] for i in range(0, len(seq), size)] if size else []
-
-
-# DataType -> the ScalarField member whose `data` holds the values as they are (Bool, Int8/16/32,
-# Int64, Float, Double, String, VarChar, Text).
-SCALAR_DATA: dict[int, str] = {
-    1: "bool_data",
-    2: "int_data",
-    3: "int_data",
-    4: "int_data",
-    5: "long_data",
-    10: "float_data",
-    11: "double_data",
-    20: "string_data",
-    21: "string_data",
-    25: "string_data",
-}
-
-
-def _scalar_values(scalars, data_type: int) -> list:
-    member = SCALAR_DATA.get(data_type)
-    if member is not None:
-        return list(getattr(scalars, member).data)
-    if data_type == 23:
-        return [raw.decode("utf-8", errors="replace") for raw in scalars.json_data.data]
-    if data_type == 22:
-        element = scalars.array_data.element_type
-        return [_scalar_values(item, element) for item in scalars.array_data.data]
-    raise ValueError(f"unsupported scalar type {data_type}")
-
-
-def _sparse_row(raw: bytes) -> dict[int, float]:
-    pairs = struct.iter_unpack("<If", raw)
-    return {index: value for index, value in pairs}
-
-
-def column_values(fd) -> list:
-    """One FieldData column as Python values (the conversions of `insert_columns`)."""
-    kind = fd.WhichOneof("field")
-    if kind == "scalars":
-        return _scalar_values(fd.scalars, fd.type)
-    if kind != "vectors":
-        return []
-    vectors, dim = fd.vectors, fd.vectors.dim
-    which = vectors.WhichOneof("data")
-    if which == "float_vector":
-        return [list(v) for v in _chunks(list(vectors.float_vector.data), dim)]
-    if which == "binary_vector":
-        return _chunks(bytes(vectors.binary_vector), dim // 8)
-    if which in ("float16_vector", "bfloat16_vector"):
-        return _chunks(bytes(getattr(vectors, which)), dim * 2)
-    if which == "int8_vector":
-        return [list(struct.unpack(f"{dim}b", chunk)) for chunk in _chunks(bytes(vectors.int8_vector), dim)]
-    if which == "sparse_float_vector":
-        return [_sparse_row(raw) for raw in vectors.sparse_float_vector.contents]
-    return []
-
-
-def schema_from_create(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
-    """The collection schema embedded in a CreateCollection message (name taken from the schema
-    when the request's collectionName is empty)."""
-    from google.protobuf.message import DecodeError
-
-    schema_pb2 = pb2("schema_pb2")
-    proto = decoded.proto
-    if decoded.type_code != 100 or proto is None or decoded.error:
-        return None
-    schema = schema_pb2.CollectionSchema()
-    if proto.HasField("collection_schema"):
-        schema.CopyFrom(proto.collection_schema)
-    else:
-        try:
-            schema.ParseFromString(proto.schema)
-        except DecodeError:
-            return None
-    fields = []
-    for f in schema.fields:
-        params = {p.key: p.value for p in f.type_params}
-        fields.append(
-            FieldInfo(
-                name=f.name,
-                type=schema_pb2.DataType.Name(f.data_type),
-                field_id=f.fieldID,
-                is_primary=f.is_primary_key,
-                auto_id=f.autoID,
-                is_dynamic=f.is_dynamic,
-                dim=int(params["dim"]) if params.get("dim", "").isdigit() else None,
-                max_length=int(params["max_length"]) if params.get("max_length", "").isdigit() else None,
-                element_type=schema_pb2.DataType.Name(f.element_type) if f.element_type else None,
-            )
-        )
-    return CollectionSchemaInfo(
-        name=schema.name or proto.collectionName,
-        fields=fields,
-        collection_id=proto.collectionID or None,
-        description=schema.description,
-        enable_dynamic_field=schema.enable_dynamic_field,
-    )
-
-
-def schema_from_insert(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
-    """A best-effort schema from the field names and types an insert carries (after a switch to
-    NATS the streams hold no CreateCollection message)."""
-    if decoded.type_code != 400 or decoded.proto is None or decoded.error:
-        return None
-    schema_pb2 = pb2("schema_pb2")
-    fields = []
-    for fd in decoded.proto.fields_data:
-        dim = fd.vectors.dim if fd.WhichOneof("field") == "vectors" else None
-        fields.append(
-            FieldInfo(
-                name=fd.field_name,
-                type=schema_pb2.DataType.Name(fd.type),
-                field_id=fd.field_id or None,
-                is_primary=fd.field_name == decoded.pk_field,
-                is_dynamic=fd.is_dynamic,
-                dim=dim,
-            )
-        )
-    return CollectionSchemaInfo(
-        name=decoded.collection or "",
-        fields=fields,
-        collection_id=decoded.collection_id,
-        enable_dynamic_field=any(f.is_dynamic for f in fields),
-    )

@@ -103,7 +103,7 @@ class Position:
 
     @property
     def id(self) -> int:
-        """The MQ position: NATS stream sequence or RocksMQ message id (both 8 bytes little-endian, facts §3)."""
+        """The MQ position: NATS stream sequence or RocksMQ message id (both 8 bytes little-endian: Milvus nmq_id.go, rmq_id.go)."""
         return int.from_bytes(self.msg_id[:8], "little")
 
 
@@ -111,7 +111,7 @@ def parse_position(data: bytes, origin: str, vchannel: str = "") -> Position | N
     """A serialized MsgPosition, or None when it does not parse or carries no message id."""
     from google.protobuf.message import DecodeError
 
-    from mqctl.mq.messages import pb2
+    from mqctl.mq.protos import pb2
 
     message = pb2("msg_pb2").MsgPosition()
     try:
@@ -272,7 +272,7 @@ class MetaReader:
 def _schema_name(data: bytes) -> str:
     from google.protobuf.message import DecodeError
 
-    from mqctl.mq.messages import pb2
+    from mqctl.mq.protos import pb2
 
     schema = pb2("schema_pb2").CollectionSchema()
     try:
@@ -285,7 +285,7 @@ def _schema_name(data: bytes) -> str:
 def _key_data(data: bytes) -> tuple[str, bytes] | None:
     from google.protobuf.message import DecodeError
 
-    from mqctl.mq.messages import pb2
+    from mqctl.mq.protos import pb2
 
     pair = pb2("common_pb2").KeyDataPair()
     try:
@@ -298,7 +298,7 @@ def _key_data(data: bytes) -> tuple[str, bytes] | None:
 def collections_from_milvus(target) -> dict[int, CollectionMeta]:
     """The collections of every database as Milvus describes them (vchannels, pchannels, start positions)."""
     from mqctl.migrate.milvus import connect
-    from mqctl.mq.messages import pb2
+    from mqctl.mq.protos import pb2
 
     request = pb2("milvus_pb2").DescribeCollectionRequest
     main = connect(target)

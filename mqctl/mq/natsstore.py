@@ -1,12 +1,13 @@
 """A natsmq store read from disk without a server: which streams its folders hold and the sequences in
 their message blocks, to check what a nats-server recovers from them (read-only, standard library only).
 
-Layout (facts §3): `<storeDir>/jetstream/$G/streams/<stream>/{meta.inf, msgs/N.blk, obs/}`. A block is a
-run of records: length (uint32, high bit: has headers), sequence (uint64), timestamp (int64), subject
-length (uint16), subject, [headers], payload, 8-byte checksum, all little-endian. nats-server marks erased
-records with bit 63 and, from 2.10, writes delete tombstones with bit 62 of the sequence. A server before
-2.9.22 does not know tombstones and reads one as a message with sequence 2^62+N (nats-server commit
-8841432, "Allow 2.10 tombstones to be skipped ... on downgrade from 2.10 to 2.9"; Milvus 2.3 embeds 2.9.17).
+Layout: nats-server's file store, which Milvus embeds (pkg/mq/msgstream/mqwrapper/nmq/nmq_server.go),
+`<storeDir>/jetstream/$G/streams/<stream>/{meta.inf, msgs/N.blk, obs/}`. A block is a run of records: length
+(uint32, high bit: has headers), sequence (uint64), timestamp (int64), subject length (uint16), subject,
+[headers], payload, 8-byte checksum, all little-endian. nats-server marks erased records with bit 63 and, from
+2.10, writes delete tombstones with bit 62 of the sequence. A server before 2.9.22 does not know tombstones
+and reads one as a message with sequence 2^62+N (nats-server commit 8841432, "Allow 2.10 tombstones to be
+skipped ... on downgrade from 2.10 to 2.9"; Milvus 2.3 embeds 2.9.17).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Read-only RocksMQ reader (Milvus's embedded RocksDB message queue), safe on a live Milvus.
 
-Layout (facts §4): messages at `rocksmq.path`, key `b"<topic>/<id>"` (ids are 18 decimal digits,
-so byte order is numeric order), value the raw protobuf; metadata at `<path>_meta_kv` (page
+Layout (Milvus internal/mq/mqimpl/rocksmq/server/rocksmq_impl.go): messages at `rocksmq.path`, key
+`b"<topic>/<id>"` (ids are 18 decimal digits, so byte order is numeric order), value the raw protobuf; metadata at `<path>_meta_kv` (page
 sizes, page close and ack times, topic creation). rocksdict writes `rocksdict-config.json` into a
 database folder even when opened read-only, so both databases are opened through a private
 shadow folder of symlinks; nothing is ever written into Milvus's directories.
@@ -10,16 +10,22 @@ shadow folder of symlinks; nothing is ever written into Milvus's directories.
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import shutil
 import tempfile
 import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
 
+from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
-from mqctl.mq.model import ChannelInfo, RawMessage, path_is_dir, path_is_file
+from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, PageRow, RawMessage, path_is_dir, path_is_file
+
+if TYPE_CHECKING:
+    from mqctl.mq.retention import ConfiguredRetention, RetentionReport
 
 SKIPPED_DB_FILES = ("LOCK", "LOG", "rocksdict-config.json")  # LOG also covers LOG.old.*
 META_SUFFIX = "_meta_kv"
@@ -77,7 +83,7 @@ def _shadow(db_dir: Path, shadow_root: Path) -> Path:
     return shadow
 
 
-def _open_read_only(db_dir: Path, shadow_root: Path):
+def _open_read_only(db_dir: Path, shadow_root: Path) -> Any:
     from rocksdict import AccessType, Options, Rdict
 
     try:
@@ -93,6 +99,10 @@ def _open_read_only(db_dir: Path, shadow_root: Path):
 
 class RocksMQSource:
     """An MQSource over a RocksMQ directory (and its `_meta_kv` sibling when present)."""
+
+    mq: ClassVar[str] = BACKENDS["rocksmq"].name
+    supports_store_times: ClassVar[bool] = False  # RocksMQ keeps no store time per message
+    sequential_ids: ClassVar[bool] = False  # ids come from one allocator shared by every topic: gaps
 
     def __init__(self, path: str | Path):
         self.path = Path(path).expanduser()
@@ -113,7 +123,8 @@ class RocksMQSource:
         # removes the shadow folder even when a caller forgets close()
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._shadow_root, True)
         self._meta_cache: dict[str, RocksTopicMeta] | None = None
-        self._db = self._meta_db = None
+        self._db: Any = None
+        self._meta_db: Any = None
         try:
             self._db = _open_read_only(self.path, self._shadow_root)
             if self._db.get(META_ONLY_KEY) is not None:
@@ -127,6 +138,14 @@ class RocksMQSource:
         except BaseException:
             self.close()
             raise
+
+    @property
+    def _messages(self) -> Any:
+        """The open messages database (reads after close() are a programming error); typed Any: in raw mode
+        rocksdict yields bytes, which its stubs do not say."""
+        if self._db is None:
+            raise PreconditionError(f"{self.description}: the RocksMQ reader is closed")
+        return self._db
 
     # context manager ----------------------------------------------------------
     def __enter__(self) -> RocksMQSource:
@@ -227,7 +246,7 @@ class RocksMQSource:
 
     def _topics_in_data(self) -> Iterator[str]:
         """Topic names found by skipping from one topic's key range to the next (no full scan)."""
-        it = self._db.iter()
+        it = self._messages.iter()
         it.seek_to_first()
         while it.valid():
             topic, slash, _ = it.key().rpartition(b"/")
@@ -241,7 +260,7 @@ class RocksMQSource:
         """Message count, first and last key of a topic, reading keys only; `nested`: another topic is named
         "<topic>/<digit>...", so its keys fall in this topic's range and are sorted out one by one."""
         prefix, options = self._key_range(topic)
-        keys = self._db.keys(from_key=prefix, read_opt=options)
+        keys = self._messages.keys(from_key=prefix, read_opt=options)
         if nested:
             keys = (key for key in keys if self._is_message_of(key, topic))
         first = next(keys, None)
@@ -256,12 +275,13 @@ class RocksMQSource:
         return int(key.rpartition(b"/")[2])
 
     def _message_time(self, key: bytes) -> dt.datetime | None:
-        """The Milvus TSO inside one message (ids are never times: facts §4)."""
+        """The Milvus TSO inside one message (ids come from one allocator whose time part is frozen at start: never a time)."""
         from google.protobuf.message import DecodeError
 
-        from mqctl.mq.messages import pb2, tso_to_datetime
+        from mqctl.mq.messages import tso_to_datetime
+        from mqctl.mq.protos import pb2
 
-        value = self._db.get(key)
+        value = self._messages.get(key)
         header = pb2("common_pb2").MsgHeader()
         try:
             header.ParseFromString(value or b"")
@@ -270,7 +290,9 @@ class RocksMQSource:
         return tso_to_datetime(header.base.timestamp)
 
     # MQSource ------------------------------------------------------------------------
-    def list_channels(self) -> list[ChannelInfo]:
+    def list_channels(self, *, message_times: bool = True) -> list[ChannelInfo]:
+        """Every topic; its times always come from the Milvus TSO of its first and last message (RocksMQ keeps
+        no store time, see supports_store_times)."""
         from mqctl.sorting import natural_key
 
         meta = self.topic_meta()
@@ -294,7 +316,7 @@ class RocksMQSource:
         return channels
 
     def id_range(self, channel: str) -> tuple[int, int] | None:
-        it = self._db.iter()
+        it = self._messages.iter()
         it.seek(channel.encode() + _FIRST_ID)
         if not it.valid() or not self._is_message_of(it.key(), channel):
             return None
@@ -304,6 +326,42 @@ class RocksMQSource:
             it.prev()
         return first, self._id_of(it.key())
 
+    def channel_bounds(self, names: set[str]) -> dict[str, ChannelBounds]:
+        """Topics whose messages are all gone are known from their metadata (first and last None)."""
+        known = set(self.topic_meta())
+        found = {}
+        for name in names:
+            bounds = self.id_range(name)
+            if bounds is not None or name in known:
+                first, last = bounds or (None, None)
+                found[name] = ChannelBounds(first, last)
+        return found
+
+    def channel_extras(self, name: str) -> ChannelExtras:
+        """The topic's creation time, open page and closed pages from `_meta_kv`."""
+        topic = self.topic_meta().get(name)
+        if topic is None:
+            return ChannelExtras()
+        return ChannelExtras(
+            created_at=topic.created_at,
+            open_page_size=topic.open_page_size,
+            pages=[PageRow(p.end_id, p.size, p.closed_at, p.acked_at, p.acked) for p in topic.pages],
+        )
+
+    def store_identity(self) -> str | None:
+        """Its topics and their creation times from `_meta_kv` (the topic names alone without it), hashed:
+        another store at the same path, or no store, gives another identity (replay's executors check it)."""
+        if self.has_metadata:
+            lines = sorted(f"{name}={meta.created_at}" for name, meta in self.topic_meta().items())
+        else:
+            lines = sorted(info.name for info in self.list_channels())
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+    def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
+        from mqctl.mq.retention_rocksmq import rocksmq_report
+
+        return rocksmq_report(self, configured, now)
+
     @staticmethod
     def _is_message_of(key: bytes, topic: str) -> bool:
         name, _, message_id = key.rpartition(b"/")
@@ -311,7 +369,7 @@ class RocksMQSource:
 
     def iter_messages(
         self, channel: str, start_id: int | None = None, end_id: int | None = None
-    ) -> Iterator[RawMessage]:
+    ) -> Generator[RawMessage, None, None]:
         prefix, options = self._key_range(channel)
         start_key = prefix
         if start_id is not None:
@@ -320,7 +378,7 @@ class RocksMQSource:
             bounds = self.id_range(channel)
             if bounds and len(str(start_id)) == len(str(bounds[0])):
                 start_key = prefix + str(start_id).encode()
-        for key, value in self._db.items(from_key=start_key, read_opt=options):
+        for key, value in self._messages.items(from_key=start_key, read_opt=options):
             if not self._is_message_of(key, channel):
                 continue
             message_id = self._id_of(key)

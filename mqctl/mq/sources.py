@@ -9,11 +9,17 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from mqctl.backends import BACKENDS, EMBEDDED, port_of
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import MQSource
 
-READABLE_MQS = ("rocksmq", "natsmq")
+if TYPE_CHECKING:
+    from mqctl.config.resolve import Resolution
+    from mqctl.mq.jetstream import JetStreamSource
+
+ROCKSMQ, NATSMQ = BACKENDS["rocksmq"], BACKENDS["natsmq"]
 
 
 @dataclass
@@ -35,7 +41,7 @@ class SourceOptions:
     timeout: float = 5.0
 
     def __post_init__(self) -> None:
-        from mqctl.mq.jetstream import check_timeout
+        from mqctl.mq.natsconnect import check_timeout
 
         check_timeout(self.timeout)
 
@@ -61,11 +67,11 @@ class SourceOptions:
         }
 
 
-def load_config(files: list[Path]):
+def load_config(files: list[Path]) -> Resolution:
     """The `mqctl config` resolution of the given files (effective MQ and values with Milvus defaults)."""
     from mqctl.config.resolve import resolve
 
-    return resolve(files)
+    return resolve(list[Path | str](files))
 
 
 def _listening(port: int) -> bool:
@@ -94,25 +100,25 @@ def derive_source(resolution) -> DerivedSource:
             f"with this config: it panics `{resolution.panic}` at startup",
             hint="fix the config; `mqctl config validate` says how",
         )
-    if mq not in READABLE_MQS:
+    if mq not in EMBEDDED:
         raise PreconditionError(
-            f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read rocksmq and natsmq only",
+            f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read {' and '.join(EMBEDDED)} only",
             hint="see `mqctl config explain` for why",
         )
-    if mq == "rocksmq":
-        path = resolution.value("rocksmq.path")
-        return DerivedSource("rocksmq", path, f"rocksmq.path from {resolution.where('rocksmq.path')}")
-    port_text = resolution.value("natsmq.server.port") or "4222"
-    store = resolution.value("natsmq.server.storeDir")
-    port = int(port_text) if port_text.lstrip("-").isdigit() and int(port_text) < 65536 else 4222
+    if mq == ROCKSMQ.name:
+        key = ROCKSMQ.store_key or ""
+        return DerivedSource("rocksmq", resolution.value(key), f"{key} from {resolution.where(key)}")
+    port_key, store_key, default_port = NATSMQ.port_key or "", NATSMQ.store_key or "", NATSMQ.default_port or 0
+    port_text = resolution.value(port_key) or str(default_port)
+    store = resolution.value(store_key)
+    parsed = port_of(NATSMQ.name, port_text)
+    port = parsed if parsed is not None and parsed < 65536 else default_port
     if port > 0 and _listening(port):
-        return DerivedSource(
-            "nats", f"nats://127.0.0.1:{port}", f"natsmq.server.port {port} is listening (Milvus runs)"
-        )
+        return DerivedSource("nats", f"nats://127.0.0.1:{port}", f"{port_key} {port} is listening (Milvus runs)")
     return DerivedSource(
         "nats-store",
         store,
-        f"natsmq.server.storeDir from {resolution.where('natsmq.server.storeDir')}"
+        f"{store_key} from {resolution.where(store_key)}"
         f" (nothing listens on port {port}"
         + ("" if str(port) == port_text else f", the default for {port_text!r}")
         + ")",
@@ -146,7 +152,9 @@ def choose_source(options: SourceOptions, resolution=None) -> tuple[str, str]:
 
 
 @contextlib.contextmanager
-def open_source(options: SourceOptions, *, resolution=None, writable_store: bool = False) -> Iterator[MQSource]:
+def open_source(
+    options: SourceOptions, *, resolution: Resolution | None = None, writable_store: bool = False
+) -> Iterator[MQSource]:
     """Open the chosen source read-only (a store only `writable_store` for retention apply); closes it after."""
     kind, location = choose_source(options, resolution)
     if kind == "rocksmq":
@@ -158,10 +166,29 @@ def open_source(options: SourceOptions, *, resolution=None, writable_store: bool
         finally:
             source.close()
         return
-    from mqctl.mq.jetstream import JetStreamSource, private_nats_server
+    with _open_jetstream(options, kind, location, writable_store) as streams:
+        yield streams
+
+
+@contextlib.contextmanager
+def open_streams(options: SourceOptions, *, writable_store: bool = False) -> Iterator[JetStreamSource]:
+    """open_source for the NATS sources only (--nats or --nats-store), which can change stream limits."""
+    kind, location = choose_source(options)
+    if kind == "rocksmq":
+        raise InputError("this needs NATS streams, not RocksMQ", hint="pass --nats URL or --nats-store DIR")
+    with _open_jetstream(options, kind, location, writable_store) as streams:
+        yield streams
+
+
+@contextlib.contextmanager
+def _open_jetstream(
+    options: SourceOptions, kind: str, location: str, writable_store: bool
+) -> Iterator[JetStreamSource]:
+    from mqctl.mq.jetstream import JetStreamSource
+    from mqctl.mq.natsserver import private_nats_server
 
     if kind == "nats":
-        with JetStreamSource(str(location), **options.nats_auth()) as source:
+        with JetStreamSource(location, **options.nats_auth()) as source:
             yield source
         return
     with private_nats_server(location, writable=writable_store) as url:
@@ -175,7 +202,7 @@ def open_source(options: SourceOptions, *, resolution=None, writable_store: bool
 def store_copy(options: SourceOptions) -> Iterator[SourceOptions]:
     """The same options over a private copy of --nats-store (removed afterwards): `retention apply` plans and
     rehearses there, so the store itself is touched only once the change is confirmed."""
-    from mqctl.mq.jetstream import copy_store, idle_store_root, remove_private
+    from mqctl.mq.natsserver import copy_store, idle_store_root, remove_private
 
     root = idle_store_root(options.nats_store or "")
     work = Path(tempfile.mkdtemp(prefix="mqctl-rehearsal-"))

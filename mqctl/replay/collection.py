@@ -10,8 +10,8 @@
 from __future__ import annotations
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.mq.messages import CollectionSchemaInfo, FieldInfo
 from mqctl.mq.model import MQSource
+from mqctl.mq.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.replay.options import ReplayOptions
 from mqctl.replay.rows import collection_matches
 
@@ -21,12 +21,13 @@ FIRST_USER_FIELD_ID = 100
 
 def find_schema(source: MQSource, opts: ReplayOptions) -> tuple[CollectionSchemaInfo, str]:
     """The collection's schema and where it came from: "milvus", "stream" or "inferred"."""
+    wanted = opts.collection
+    if wanted is None:
+        raise InputError("the rows shape needs a collection", hint="pass --collection NAME")
     if opts.milvus:
-        schema, origin = fetch_from_milvus(opts.milvus, opts.milvus_token, opts.collection), "milvus"
+        schema, origin = fetch_from_milvus(opts.milvus, opts.milvus_token, wanted), "milvus"
     else:
-        found = scan_stream(
-            source, opts.select_channels([info.name for info in source.list_channels()]), opts.collection
-        )
+        found = scan_stream(source, opts.select_channels([info.name for info in source.list_channels()]), wanted)
         if found is None:
             raise InputError(
                 f"collection {opts.collection!r} not found in the stream of {opts.source_label} "
@@ -44,7 +45,8 @@ def scan_stream(source: MQSource, channels: list[str], wanted: str) -> tuple[Col
     first means the stream no longer holds one (it precedes inserts), so the schema is inferred.
     Channels are read in turn, a message each, so channels without the collection are not read to
     their end first."""
-    from mqctl.mq.messages import decode, schema_from_create, schema_from_insert
+    from mqctl.mq.messages import decode
+    from mqctl.mq.schemas import schema_from_create, schema_from_insert
 
     readers = [source.iter_messages(channel) for channel in channels]
     try:

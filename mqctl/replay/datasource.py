@@ -15,6 +15,9 @@ shipping.py) on the path or says in one line what the worker lacks.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 FORMAT = "milvus_mq"
@@ -25,6 +28,7 @@ EXECUTOR_MODULES = (
     "mqctl.replay.rows",
     "mqctl.mq.rocksmq",
     "mqctl.mq.jetstream",
+    "mqctl.mq.jetstream_reads",
     "google.protobuf",
     "rocksdict",
     "nats",
@@ -120,7 +124,6 @@ class MilvusMQReader(DataSourceReader):
 
     def partitions(self) -> list[ChannelRangePartition]:
         _load_runtime()
-        from mqctl.replay.executor import store_marker
         from mqctl.replay.options import parse_options
         from mqctl.replay.planning import plan_partitions
 
@@ -128,13 +131,13 @@ class MilvusMQReader(DataSourceReader):
         source = opts.open_source()
         try:
             pieces = plan_partitions(source, opts)
-            store = store_marker(source)
+            store = source.store_identity()
         finally:
             source.close()
         return [ChannelRangePartition(p.channel, p.first, p.last, p.messages, store) for p in pieces]
 
-    def read(self, partition: ChannelRangePartition | None):
-        if partition is None:  # Spark's stand-in when there is nothing to read
+    def read(self, partition: InputPartition) -> Iterator[Any]:
+        if not isinstance(partition, ChannelRangePartition):  # Spark's stand-in (None) when there is nothing to read
             return iter(())
         _load_runtime()
         from mqctl.replay.executor import checked_read
@@ -145,7 +148,8 @@ class MilvusMQReader(DataSourceReader):
         from mqctl.replay.schema import schema_from_json
 
         opts = parse_options(self.options)
-        collection = schema_from_json(opts.collection_schema)[0] if opts.shape == "rows" else None
+        schema_json = opts.collection_schema if opts.shape == "rows" else None  # reader() sets it for rows
+        collection = schema_from_json(schema_json)[0] if schema_json else None
         span = ChannelSpan(partition.channel, partition.first, partition.last, partition.messages)
         reporter = ProgressReporter(opts.progress, f"{span.channel}/{span.first}", span.channel)
         return checked_read(
@@ -155,8 +159,9 @@ class MilvusMQReader(DataSourceReader):
 
 def _arrow_schema(schema):
     """The Arrow schema of the batches read() yields; timestamps in UTC (the replay's session time zone)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.sql.pandas import types
 
+    to_arrow_schema: Any = types.to_arrow_schema  # its keywords differ between pyspark releases
     try:
         return to_arrow_schema(schema, timezone="UTC")  # pyspark >= 4.1
     except TypeError:

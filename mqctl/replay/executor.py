@@ -8,7 +8,6 @@ in its message (the driver shows only the message of an executor's error).
 
 from __future__ import annotations
 
-import hashlib
 import socket
 from collections.abc import Iterator
 
@@ -16,19 +15,6 @@ from mqctl.errors import MqctlError, PreconditionError
 from mqctl.replay.options import ReplayOptions
 
 SHARED_STORAGE_FIX = "put the RocksMQ directory on shared storage or replay from a copy"
-
-
-def store_marker(source) -> str | None:
-    """A RocksMQ store's identity: its topics and their creation times from `_meta_kv` (the topic
-    names alone without it). Another store at the same path, or no store, gives another marker."""
-    topic_meta = getattr(source, "topic_meta", None)
-    if topic_meta is None:
-        return None  # NATS: the URL names the one server
-    if source.has_metadata:
-        lines = sorted(f"{name}={meta.created_at}" for name, meta in topic_meta().items())
-    else:
-        lines = sorted(info.name for info in source.list_channels())
-    return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
 
 def checked_read(opts: ReplayOptions, marker: str | None, read: Iterator) -> Iterator:
@@ -43,7 +29,7 @@ def checked_read(opts: ReplayOptions, marker: str | None, read: Iterator) -> Ite
                 f"executor on {host} cannot see {opts.rocksmq} ({err.message}): {SHARED_STORAGE_FIX}"
             ) from err
         try:
-            seen = store_marker(source)
+            seen = source.store_identity()
         finally:
             source.close()
         if marker is not None and seen != marker:

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import re
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -17,7 +15,7 @@ from pathlib import Path
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.sources import SourceOptions
-from mqctl.replay.checkpoint import RUN_COLUMN, Checkpoint
+from mqctl.replay.checkpoint import Checkpoint
 from mqctl.replay.options import (
     FROM_CHECKPOINT,
     NATS_AUTH_OPTIONS,
@@ -28,12 +26,10 @@ from mqctl.replay.options import (
     ranges_option,
 )
 from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
-from mqctl.replay.progress import PartitionCounts, ProgressCollector
+from mqctl.replay.write import write_with_progress
 
 FORMATS = ("parquet", "json", "orc", "csv")
 MODES = ("append", "overwrite", "error")
-PROGRESS_INTERVAL = 0.3
-PYTHON_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): ")
 
 
 @dataclass
@@ -134,7 +130,8 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
     """Data source options for the chosen source (a location, not an open source: every executor
     opens its own), and its label for people and checkpoints. A natsmq store gets a private
     nats-server that lives as long as this context."""
-    from mqctl.mq.jetstream import private_nats_server, public_url
+    from mqctl.mq.natsconnect import public_url
+    from mqctl.mq.natsserver import private_nats_server
     from mqctl.mq.sources import choose_source
 
     kind, location = choose_source(choice)
@@ -155,11 +152,12 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
     """Replay what the request names into its target. `spark`: an existing session to use (its
     master wins over request.master); otherwise one is started and stopped here."""
     request = resolved_request(request)
-    remote = bool(request.output) and "://" in request.output  # s3a://, hdfs://...: Spark checks those itself
+    output = request.output or ""
+    remote = "://" in output  # s3a://, hdfs://...: Spark checks those itself
     if request.table:
         target = f"table:{request.table}"
     else:
-        target = request.output if remote else str(Path(request.output).expanduser().resolve())
+        target = output if remote else str(Path(output).expanduser().resolve())
         request = dataclasses.replace(request, output=target)
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
@@ -186,7 +184,7 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
             source=label,
             target=target,
             format=request.format,
-            mode=request.mode,
+            mode=request.mode or "error",
             shape=opts.shape,
             collection=opts.collection,
             schema_origin=plan.schema_origin,
@@ -216,7 +214,7 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
             spark = start_session(request.master, conf, ship=request.ship, remote=request.remote)
             result.spark_startup_seconds = round(time.monotonic() - started, 3)
         try:
-            _write_with_progress(spark, request, options, result, checkpoint, on_progress)
+            write_with_progress(spark, request, options, result, checkpoint, on_progress)
         finally:
             if own_session:
                 spark.stop()
@@ -307,147 +305,3 @@ def _skipped(span: ChannelSpan, start: int) -> int:
     """Estimated messages of a span before `start`."""
     width = span.last - span.first + 1
     return min(span.messages, round(span.messages * (start - span.first) / width)) if width > 0 else 0
-
-
-def _write_with_progress(
-    spark,
-    request: ReplayRequest,
-    options: dict[str, str],
-    result: ReplayResult,
-    checkpoint: Checkpoint | None,
-    on_progress: ProgressCallback | None,
-) -> None:
-    from mqctl.replay.session import progress_host
-
-    host = progress_host(spark)
-    try:
-        collector = ProgressCollector(host)
-    except OSError:  # the driver's advertised address is not bindable here: executors cannot report
-        collector = ProgressCollector("127.0.0.1")
-    options["progress"] = collector.address
-    stop = threading.Event()
-
-    def report() -> None:
-        while not stop.wait(PROGRESS_INTERVAL):
-            _apply_counts(result, collector.per_channel())
-            if on_progress is not None:
-                on_progress(result.channels)
-
-    watcher = threading.Thread(target=report, name="replay-progress-display", daemon=True)
-    watcher.start()
-    started = time.monotonic()
-    try:
-        _write(spark, request, options, checkpoint)
-    finally:
-        stop.set()
-        watcher.join()
-        result.seconds = round(time.monotonic() - started, 3)
-        final = collector.per_channel()
-        collector.close()
-    result.written = True
-    complete = collector.finished() == result.partitions
-    _apply_counts(result, final, complete=complete)
-    if on_progress is not None:
-        on_progress(result.channels)
-    if complete and result.seconds > 0:
-        result.rows_per_second = round(result.rows / result.seconds, 1)
-        result.messages_per_second = round(result.messages / result.seconds, 1)
-
-
-def _apply_counts(result: ReplayResult, counts: dict[str, PartitionCounts], *, complete: bool = True) -> None:
-    for channel in result.channels:
-        found = counts.get(channel.name)
-        channel.messages = found.messages if found else 0
-        channel.rows = found.rows if found else 0
-        channel.bytes = found.bytes if found else 0
-    if not complete:
-        # Some executors could not reach the driver: the counts would be too low, so say nothing.
-        for channel in result.channels:
-            channel.messages = channel.rows = channel.bytes = None
-    result.messages = sum(c.messages for c in result.channels) if complete else None
-    result.rows = sum(c.rows for c in result.channels) if complete else None
-    result.bytes = sum(c.bytes for c in result.channels) if complete else None
-
-
-def _write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
-    """Read with `milvus_mq` and write; a Spark failure becomes one line (and a fix when known)."""
-    try:
-        _read_and_write(spark, request, options, checkpoint)
-    except (InputError, PreconditionError):
-        raise
-    except Exception as err:
-        line = spark_error_line(err)
-        says_fix = line.startswith(("executor on ", "Python worker on "))
-        hint = None if says_fix else "run with --debug for Spark's full error"
-        raise PreconditionError(f"the Spark job failed: {line}", hint=hint) from err
-
-
-def _read_and_write(spark, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
-    from pyspark.sql import functions as F
-
-    from mqctl.replay.datasource import FORMAT
-
-    df = spark.read.format(FORMAT).options(**options).load()
-    partition_by = list(request.partition_by)
-    mode = request.mode
-    if checkpoint is not None:
-        # Each run owns the part directory replay_run=N and overwrites only that one (see checkpoint.py).
-        df = df.withColumn(RUN_COLUMN, F.lit(checkpoint.next_run))
-        partition_by = [RUN_COLUMN, *partition_by]
-        spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
-        mode = "overwrite"
-    if request.format == "csv":
-        df = _flat_for_csv(df)
-    if request.table:
-        _write_table(spark, df, request, mode, partition_by, checkpoint is not None)
-        return
-    writer = df.write.format(request.format).mode(mode)
-    if partition_by:
-        writer = writer.partitionBy(*partition_by)
-    writer.save(request.output)
-
-
-def _write_table(spark, df, request: ReplayRequest, mode: str, partition_by: list[str], resumable: bool) -> None:
-    exists = spark.catalog.tableExists(request.table)
-    if exists and request.mode == "error":
-        raise PreconditionError(
-            f"table {request.table} already exists and --mode is error",
-            hint="use --mode append or --mode overwrite, or another --table",
-        )
-    if exists and resumable:
-        df.select(*spark.table(request.table).columns).write.insertInto(request.table, overwrite=True)
-        return
-    writer = df.write.format(request.format).mode(mode)
-    if partition_by:
-        writer = writer.partitionBy(*partition_by)
-    writer.saveAsTable(request.table)
-
-
-def _flat_for_csv(df):
-    """CSV holds no arrays, maps or binary: vectors and maps become JSON text, binary base64."""
-    from pyspark.sql import functions as F
-    from pyspark.sql.types import ArrayType, BinaryType, MapType
-
-    columns = []
-    for column in df.schema.fields:
-        ref = F.col(f"`{column.name}`")
-        if isinstance(column.dataType, (ArrayType, MapType)):
-            ref = F.to_json(ref)
-        elif isinstance(column.dataType, BinaryType):
-            ref = F.base64(ref)
-        columns.append(ref.alias(column.name))
-    return df.select(*columns)
-
-
-def spark_error_line(err: Exception) -> str:
-    """The one line of a Spark error that says what went wrong: an mqctl error raised in a Python
-    worker, else the last Python exception line of the worker's traceback, else the first line."""
-    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
-    for line in lines:
-        for marker in ("mqctl.errors.InputError: ", "mqctl.errors.PreconditionError: ", "ExecutorSetupError: "):
-            if marker in line:
-                return line.split(marker, 1)[1]
-    python_errors = [line for line in lines if PYTHON_ERROR_LINE.match(line)]
-    if python_errors:
-        return python_errors[-1]
-    return lines[0] if lines else type(err).__name__

@@ -10,9 +10,13 @@ import datetime as dt
 import fnmatch
 import json
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from mqctl.errors import InputError
 from mqctl.replay.schema import SHAPES
+
+if TYPE_CHECKING:
+    from mqctl.mq.model import MQSource
 
 # Option names of NATS authentication and TLS, the same as `mqctl channels` takes.
 NATS_AUTH_OPTIONS = ("user", "password", "token", "creds", "nkey", "tls_ca", "tls_cert", "tls_key")
@@ -82,15 +86,16 @@ class ReplayOptions:
     def source_label(self) -> str:
         return f"rocksmq:{self.rocksmq}" if self.rocksmq else f"nats:{self.nats}"
 
-    def open_source(self):
-        """A fresh MQSource (each partition opens its own: a private read-only reader or connection)."""
+    def open_source(self) -> MQSource:
+        """A fresh MQSource (each partition opens its own: a private read-only reader or connection); exactly one
+        of rocksmq and nats is set (parse_options checks it)."""
         if self.rocksmq:
             from mqctl.mq.rocksmq import RocksMQSource
 
             return RocksMQSource(self.rocksmq)
         from mqctl.mq.jetstream import JetStreamSource
 
-        return JetStreamSource(self.nats, **self.nats_auth, timeout=self.nats_timeout)
+        return JetStreamSource(self.nats or "", **self.nats_auth, timeout=self.nats_timeout)
 
     def select_channels(self, known: list[str]) -> list[str]:
         """The channels named by `channels` (names or globs), in the order given; every name must exist."""

@@ -59,7 +59,7 @@ class ProgressCollector:
     @property
     def address(self) -> str:
         host, port = self._server.server_address[:2]
-        return f"{host}:{port}"
+        return f"{host!s}:{port}"
 
     def per_channel(self) -> dict[str, PartitionCounts]:
         """Counts summed per channel (`done` when every reported partition of it is done)."""
@@ -115,6 +115,8 @@ class ProgressReporter:
             self._sock = None
 
     def _send(self) -> None:
+        if self._sock is None:
+            return
         line = json.dumps(
             {
                 "key": self._key,

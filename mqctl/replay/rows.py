@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from mqctl.mq.messages import SCALAR_DATA, CollectionSchemaInfo, DecodedMessage, column_values
+from mqctl.mq.columns import SCALAR_DATA, column_values
+from mqctl.mq.messages import DecodedMessage
 from mqctl.mq.model import RawMessage
+from mqctl.mq.schemas import CollectionSchemaInfo
 from mqctl.replay.options import ReplayOptions
 from mqctl.replay.planning import ChannelSpan
 from mqctl.replay.progress import ProgressReporter
@@ -315,7 +317,9 @@ def read_span(
     every other message goes through `decode`."""
     from mqctl.mq.messages import decode, parse_insert
 
-    batch = EntityBatch(arrow_schema, schema) if schema is not None else MessageBatch(arrow_schema)
+    batch: EntityBatch | MessageBatch = (
+        EntityBatch(arrow_schema, schema) if schema is not None else MessageBatch(arrow_schema)
+    )
     start_tso = opts.start.value if opts.start is not None and opts.start.kind == "tso" else None
     end_tso = opts.end.value if opts.end is not None and opts.end.kind == "tso" else None
     inserts = schema is not None and opts.wants(INSERT)
@@ -336,7 +340,7 @@ def read_span(
                     start_tso,
                     end_tso,
                 ):
-                    added = batch.add_insert(raw, insert, tso)
+                    added = batch.add_insert(raw, insert, tso) if isinstance(batch, EntityBatch) else 0
                 reporter.add(1, added, len(raw.data))
                 if batch.size >= BATCH_ROWS:
                     yield batch.flush()
@@ -373,11 +377,10 @@ def _selected(
 ) -> bool:
     if not opts.wants(type_code):
         return False
-    if (start_tso is not None or end_tso is not None) and tso is None:
-        return False
-    if start_tso is not None and tso < start_tso:
-        return False
-    if end_tso is not None and tso > end_tso:
+    if tso is None:
+        if start_tso is not None or end_tso is not None:
+            return False
+    elif (start_tso is not None and tso < start_tso) or (end_tso is not None and tso > end_tso):
         return False
     if schema is not None:
         return _is_entity_of(collection_id, collection, schema)

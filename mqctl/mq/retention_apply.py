@@ -1,0 +1,249 @@
+"""`retention apply`: plan, confirm, apply all-or-nothing and verify new NATS stream limits.
+
+A --nats-store is planned and rehearsed on a private copy first (what the new limits delete, whether
+nats-server leaves tombstones an older Milvus misreads); the store itself is opened only once the change
+was confirmed. A stream that refuses its new limits puts back the streams already changed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from mqctl.errors import InputError, MqctlError, PreconditionError
+from mqctl.mq.retention import Limits, show_limit
+from mqctl.mq.retention_nats import ApplyPlan, LimitChange, checkpoint_losses, plan_apply
+
+if TYPE_CHECKING:
+    from mqctl.mq.checkpoints import LiveCheckpoint
+    from mqctl.mq.jetstream import JetStreamSource
+    from mqctl.mq.sources import SourceOptions
+
+
+@dataclass
+class ApplyOutcome:
+    """What `retention apply` did: the changes planned, the streams updated, and whether they verified."""
+
+    source: str
+    dry_run: bool
+    changes: list[LimitChange]
+    applied: list[str]  # streams updated
+    verified: bool | None  # None: nothing applied
+    mismatches: list[str] = field(default_factory=list)
+    losses: list[str] = field(default_factory=list)  # see ApplyPlan.losses
+
+
+def apply_retention(
+    options: SourceOptions,
+    wanted: Limits,
+    *,
+    dry_run: bool,
+    confirm: Callable[[ApplyPlan], bool],
+    checkpoints: Callable[[], list[LiveCheckpoint] | None] | None = None,
+    force: bool = False,
+) -> ApplyOutcome:
+    """Plan, confirm (`confirm(plan)` shows the plan and answers), apply all-or-nothing, verify.
+
+    A --nats-store is planned and rehearsed on a private copy: the copy shows exactly which messages the new
+    limits delete and whether nats-server would leave tombstones an older Milvus misreads; the store itself is
+    opened only after the change was confirmed. A live --nats server cannot be copied: its losses are estimated.
+    `checkpoints()` reads them once the store is open and the plan changes something (None: not checked): the
+    plan is refused when it deletes messages after one, unless `force`."""
+    from mqctl.mq.natsserver import check_writable, store_root
+    from mqctl.mq.sources import open_streams
+
+    if options.nats_store is None:
+        with open_streams(options) as source:
+            plan = plan_apply(source, wanted)
+            _guard_checkpoints(plan, checkpoints, force=force, dry_run=dry_run)
+            if not plan.changes or dry_run:
+                return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
+            _confirmed(confirm, plan)
+            applied = apply_plan(source, plan)
+            mismatches = verify(source, plan)
+        return ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses)
+
+    plan = rehearse(options, wanted)
+    _guard_checkpoints(plan, checkpoints, force=force, dry_run=dry_run)
+    if not plan.changes or dry_run:
+        return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
+    check_writable(store_root(options.nats_store))
+    _confirmed(confirm, plan)
+    with open_streams(options, writable_store=True) as source:
+        fresh = plan_apply(source, wanted)
+        if fresh.targets() != plan.targets():
+            raise PreconditionError(
+                f"{plan.source} changed since it was planned; nothing applied",
+                hint="run apply again to plan from the store as it is now",
+            )
+        applied = apply_plan(source, fresh)
+        mismatches = verify(source, fresh)
+    if not mismatches:
+        with open_streams(options) as reopened:  # the limits survive a restart of the store
+            mismatches = verify(reopened, fresh)
+    return ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses)
+
+
+def _confirmed(confirm: Callable[[ApplyPlan], bool], plan: ApplyPlan) -> None:
+    if not confirm(plan):
+        raise PreconditionError("not confirmed; nothing changed")
+
+
+def _guard_checkpoints(
+    plan: ApplyPlan,
+    read_checkpoints: Callable[[], list[LiveCheckpoint] | None] | None,
+    *,
+    force: bool,
+    dry_run: bool,
+) -> None:
+    """Refuse a plan that deletes what a vchannel needs after its checkpoint (unless forced); shown either way.
+    The checkpoints are read only for a plan that changes something (`read_checkpoints()`: None = not checked)."""
+    if read_checkpoints is None or not plan.changes:
+        return
+    checkpoints = read_checkpoints()
+    if checkpoints is None:
+        return
+    lost = checkpoint_losses(plan, checkpoints)
+    plan.losses += lost
+    if lost and not force and not dry_run:
+        raise PreconditionError(
+            f"the new limits delete messages Milvus has not persisted, after the channel checkpoint of "
+            f"{len(lost)} vchannel(s): {'; '.join(lost)}; nothing changed",
+            hint="run FlushAll and wait until `mqctl channels checkpoints` shows the checkpoints past the deleted "
+            "messages, then apply again; or pass --force to delete them anyway",
+        )
+
+
+def rehearse(options: SourceOptions, wanted: Limits) -> ApplyPlan:
+    """The plan for a --nats-store, applied to a private copy first; its losses are what the copy lost."""
+    from mqctl.mq.channels import data_warnings
+    from mqctl.mq.natsserver import store_root
+    from mqctl.mq.natsstore import read_store, written_by_nats_29
+    from mqctl.mq.sources import open_streams, store_copy
+
+    store = options.nats_store
+    if store is None:
+        raise InputError("a rehearsal needs --nats-store DIR")
+    root = store_root(store)
+    with store_copy(options) as copy:
+        with open_streams(copy, writable_store=True) as source:
+            source.description = f"nats-store:{Path(store).expanduser()}"
+            source.store = root  # checked against the store's own files, not the copy the server changes
+            damage = data_warnings(source)
+            if damage:
+                raise PreconditionError(
+                    f"the store's data and metadata disagree ({'; '.join(damage)}); nothing changed",
+                    hint="see `mqctl channels list --nats-store DIR`; restore the "
+                    "store from a backup before changing its limits",
+                )
+            plan = plan_apply(source, wanted)
+            if not plan.changes:
+                return plan
+            first_before = {d.name: d.first_seq for d in source.stream_details()}
+            before = {d.name: d.messages for d in source.stream_details()}
+            try:
+                apply_plan(source, plan)
+            except PreconditionError as err:
+                raise PreconditionError(
+                    f"{err.message} (rehearsed on a copy: the store is unchanged)", hint=err.hint
+                ) from err
+            details = source.stream_details()
+            after = {d.name: d.messages for d in details}
+            plan.kept_from = {
+                d.name: (first_before[d.name], d.first_seq)
+                for d in details
+                if d.name in first_before and d.first_seq > first_before[d.name]
+            }
+            plan.age_cutoff = {}  # the copy shows exactly where each stream was cut
+        tombstoned = sorted(
+            name for name, stream in read_store(store_root(copy.nats_store or "")).items() if stream.tombstones
+        )
+    plan.losses = [
+        f"stream {name}: the new limits delete {before[name] - after.get(name, 0)} of its {before[name]} "
+        f"message(s) at once (rehearsed on a copy of the store)"
+        for name in before
+        if after.get(name, 0) < before[name]
+    ]
+    if tombstoned and not written_by_nats_29(root):  # also after an earlier apply rewrote a 2.9 store's index
+        plan.losses.append(
+            f"stream(s) {', '.join(tombstoned)} end up empty: nats-server keeps each one's last "
+            f"sequence in a tombstone that Milvus 2.3 (nats-server 2.9.17) would read as a message with "
+            f"sequence 2^62+N; fine for Milvus 2.4/2.5"
+        )
+    elif tombstoned:
+        raise PreconditionError(
+            f"the new limits empty stream(s) {', '.join(tombstoned)}: mqctl's nats-server then keeps each "
+            f"stream's last sequence in a delete tombstone, which the nats-server 2.9 that wrote this store "
+            f"(Milvus 2.3) reads as a message with sequence 2^62+N; nothing changed",
+            hint="raise natsmq.server.retention.maxAge/maxMsgs/maxBytes so every stream keeps a message, or start "
+            "Milvus with its old config and run apply against its own server (--nats URL --force)",
+        )
+    return plan
+
+
+def apply_plan(source: JetStreamSource, plan: ApplyPlan) -> list[str]:
+    """Send every stream's new config; when one is refused, put back the streams already changed, so the
+    streams either all hold the new limits or all keep the old ones (messages already deleted stay deleted).
+
+    Ctrl-C is held while an update is in flight and acted on between two updates (the changed streams go
+    back), so no interrupt can land between an update and its record."""
+    done: list[str] = []
+    with _interrupts_deferred() as interrupted:
+        for stream, (_, after) in sorted(plan._configs.items()):
+            if interrupted:
+                _restore(source, plan, done)
+                raise KeyboardInterrupt
+            try:
+                source.update_config(stream, after)
+            except MqctlError as err:
+                unrestored = _restore(source, plan, done)
+                restored = (
+                    f"put back the {len(done) - len(unrestored)} stream(s) already changed"
+                    if done
+                    else "no stream was changed"
+                )
+                if unrestored:
+                    restored += f"; could NOT put back {', '.join(unrestored)}"
+                raise PreconditionError(
+                    f"stream {stream} refused the new limits: {err.message}; {restored}",
+                    hint="no stream holds the new limits; fix the cause and run apply again",
+                ) from err
+            done.append(stream)
+    return done
+
+
+@contextlib.contextmanager
+def _interrupts_deferred() -> Iterator[list[int]]:
+    """Record SIGINT instead of raising it (main thread only; elsewhere signals cannot be handled anyway)."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _restore(source: JetStreamSource, plan: ApplyPlan, streams: list[str]) -> list[str]:
+    """Give the streams their old config back; the names of those that refused."""
+    failed = []
+    for stream in reversed(streams):
+        try:
+            source.update_config(stream, plan._configs[stream][0])
+        except MqctlError:
+            failed.append(stream)
+    return failed
+
+
+def verify(source: JetStreamSource, plan: ApplyPlan) -> list[str]:
+    """Limits that still differ from the plan's targets, read back from the server."""
+    return [
+        f"{c.stream}: {c.limit} is {show_limit(c.limit, c.actual)}" for c in plan_apply(source, plan.wanted).changes
+    ]
