@@ -128,3 +128,8 @@ def test_the_outcome_reader_tells_a_wrong_claim():
     assert not _matches('fails "fail to init"', binary)
     assert not _matches("starts rocksmq", binary)
     assert not _matches("starts natsmq", {"starts": "rocksmq"})
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_sources_are_milvus_references_not_documents_outside_the_repository(page):
+    assert not re.search(r"facts ?§", page.read_text()), f"{page.name} cites a document outside the repository"
