@@ -109,6 +109,7 @@ def _write_collection(etcd_url, root, insert, *, checkpoint: int, ts: int):
     return vchannel
 
 
+@pytest.mark.etcd
 def test_lag_counts_the_vchannels_messages_after_the_checkpoint(etcd_url, rocks_messages, tmp_path, cli):
     messages_, channel = rocks_messages
     insert = _insert(messages_)
@@ -155,6 +156,7 @@ def test_lag_counts_the_vchannels_messages_after_the_checkpoint(etcd_url, rocks_
         assert_readable(human.stdout, width, [vchannel])
 
 
+@pytest.mark.etcd
 def test_unflushed_data_older_than_half_the_retention_is_at_risk(etcd_url, rocks_messages, tmp_path, cli):
     messages_, _ = rocks_messages
     insert = _insert(messages_)
@@ -177,6 +179,7 @@ def test_unflushed_data_older_than_half_the_retention_is_at_risk(etcd_url, rocks
     assert result.json()["findings"][0]["code"] == "CP101"
 
 
+@pytest.mark.etcd
 def test_rocksmq_checkpoint_message_purged_is_expired(etcd_url, rocks_messages, tmp_path, cli):
     messages_, channel = rocks_messages
     insert = _insert(messages_)
@@ -209,6 +212,7 @@ def nats_insert():
     return peeked.json()["messages"][0]
 
 
+@pytest.mark.etcd
 def test_datacoord_fallbacks_without_channel_checkpoint(etcd_url, nats_insert, cli):
     vchannel, cid = nats_insert["shard"], nats_insert["collection_id"]
     root = "fallback"
@@ -246,6 +250,7 @@ def test_datacoord_fallbacks_without_channel_checkpoint(etcd_url, nats_insert, c
     assert (row["checkpoint_from"], row["position"], row["checkpoint_ts"]) == ("channel-cp", 4, 400)
 
 
+@pytest.mark.etcd
 def test_database_names_and_dropped_collections(etcd_url, nats_insert, cli):
     vchannel, cid = nats_insert["shard"], nats_insert["collection_id"]
     root = "dbs"
@@ -267,12 +272,14 @@ def test_database_names_and_dropped_collections(etcd_url, nats_insert, cli):
     assert [f["code"] for f in result.json()["findings"]] == ["CP102"]
 
 
+@pytest.mark.etcd
 def test_streaming_meta_is_not_supported(etcd_url, cli):
     put(etcd_url, "wal/meta/streamingnode-meta/wal/by-dev-rootcoord-dml_0/consume-checkpoint", b"x")
     result = cli("channels", "checkpoints", "--nats-store", STORE, "--etcd", etcd_url, "--etcd-root", "wal")
     assert result.code == 3 and "not supported" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.etcd
 def test_empty_meta_says_so(etcd_url, cli):
     result = cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root", "nothing", "--json")
     assert result.code == 0
@@ -283,6 +290,7 @@ def test_empty_meta_says_so(etcd_url, cli):
     )
 
 
+@pytest.mark.etcd
 def test_the_etcd_password_is_never_printed(etcd_url, cli):
     result = cli(
         "channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url.replace("http://", "http://root:s3cr3t-pw@")
@@ -305,6 +313,7 @@ def test_unreachable_etcd_and_missing_etcd(cli, tmp_path):
     assert result.code == 3 and "unreachable" in result.stderr
 
 
+@pytest.mark.etcd
 def test_unreachable_nats_is_exit_3(etcd_url, cli):
     result = cli(
         "channels",
@@ -321,6 +330,7 @@ def test_unreachable_nats_is_exit_3(etcd_url, cli):
     assert result.code == 3 and "Traceback" not in result.stderr
 
 
+@pytest.mark.etcd
 def test_retention_shorter_than_the_oldest_checkpoint_is_an_error(etcd_url, rocks_messages, tmp_path, cli):
     messages_, _ = rocks_messages
     insert = _insert(messages_)
@@ -338,6 +348,7 @@ def test_retention_shorter_than_the_oldest_checkpoint_is_an_error(etcd_url, rock
     assert "CP104" not in [f["code"] for f in result.json()["findings"]]
 
 
+@pytest.mark.etcd
 def test_an_empty_rocksmq_topic_is_unknown(etcd_url, tmp_path, cli):
     """A topic known from RocksMQ's metadata but without messages (all purged): what followed is unknowable."""
     import shutil

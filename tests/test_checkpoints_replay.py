@@ -62,6 +62,7 @@ def _written(folder) -> list[dict]:
     return [json.loads(line) for part in folder.rglob("part-*.json") for line in part.read_text().splitlines()]
 
 
+@pytest.mark.etcd
 @pytest.mark.spark
 def test_replays_only_what_milvus_has_not_persisted(etcd_url, checkpoints, stored, tmp_path):
     root, cps = checkpoints
@@ -95,6 +96,7 @@ def test_replays_only_what_milvus_has_not_persisted(etcd_url, checkpoints, store
     assert rows.json()["rows"] == expected == len(_written(tmp_path / "rows"))
 
 
+@pytest.mark.etcd
 def test_etcd_without_from_checkpoint_is_bad_usage(etcd_url, tmp_path):
     result = run_cli("replay", "--to-spark", "--rocksmq", ROCKS, "--etcd", etcd_url, "--output", str(tmp_path / "o"))
     assert result.code == 2 and "--from checkpoint" in result.stderr

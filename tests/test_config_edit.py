@@ -7,14 +7,17 @@ import stat
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from mqctl.config.edit import plan_set, plan_switch, plan_unset, set_key, switch, unset_key
 from mqctl.config.resolve import resolve
 from mqctl.errors import InputError, PreconditionError
 from tests.conftest import CORPUS, SAMPLES, require_corpus
 from tests.conftest import write_yaml as write
+
+# The property tests need hypothesis (the test extra); without it this module is skipped.
+hypothesis = pytest.importorskip("hypothesis")
+HealthCheck, given, settings = hypothesis.HealthCheck, hypothesis.given, hypothesis.settings
+st = hypothesis.strategies
 
 PROPERTY = settings(
     deadline=None,
@@ -314,6 +317,7 @@ natsmq:
 tail: [1, 2, 3]"""
 
 
+@pytest.mark.extra
 @settings(PROPERTY, max_examples=60)
 @given(
     indent=st.sampled_from(["  ", "    "]),
@@ -428,6 +432,7 @@ def leaves(tree: dict, prefix=()):
             yield prefix + (key,), value
 
 
+@pytest.mark.extra
 @settings(PROPERTY, max_examples=80)
 @given(
     tree=TREE.filter(lambda t: isinstance(t, dict)),

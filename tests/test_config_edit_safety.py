@@ -15,12 +15,21 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, assume, event, given, settings
-from hypothesis import strategies as st
 
 from mqctl.config.edit import plan_set, plan_unset
 from mqctl.errors import InputError, PreconditionError
 from tests.conftest import CORPUS, FIXTURES, SAMPLES, run_cli
+
+# The property tests need hypothesis (the test extra); without it this module is skipped.
+hypothesis = pytest.importorskip("hypothesis")
+HealthCheck, assume, event, given, settings = (
+    hypothesis.HealthCheck,
+    hypothesis.assume,
+    hypothesis.event,
+    hypothesis.given,
+    hypothesis.settings,
+)
+st = hypothesis.strategies
 
 STOCK_23 = SAMPLES / "milvus-2.3-standalone-natsmq.yaml"
 PROPERTY = settings(
@@ -180,6 +189,7 @@ CORPUS_FILES = sorted(CORPUS.glob("*/*.yaml")) if CORPUS.is_dir() else []
 ADDRESSABLE = r"^[A-Za-z0-9_][A-Za-z0-9_/-]*$"
 
 
+@pytest.mark.extra
 @PROPERTY
 @given(data=st.data())
 def test_random_edits_of_real_configs_change_only_the_intended_key(tmp_path, data):
@@ -259,6 +269,7 @@ def draw_mapping(data, depth: int, indent: int, step: int, anchors: list[str]) -
     return lines
 
 
+@pytest.mark.extra
 @PROPERTY
 @given(data=st.data(), step=st.sampled_from([2, 4]), crlf=st.booleans(), final_newline=st.booleans())
 def test_random_edits_of_corpus_like_shapes_change_only_the_intended_key(tmp_path, data, step, crlf, final_newline):

@@ -11,6 +11,7 @@ from mqctl.errors import PreconditionError
 from tests.conftest import SAMPLES, etcd_binary, free_port
 
 
+@pytest.mark.etcd
 def test_put_read_delete_normalises_keys(etcd_url):
     etcd = EtcdConfig(etcd_url, root="by-dev")
     etcd.put("quotaAndLimits/limitWriting/forceDeny", "true")
@@ -27,6 +28,7 @@ def test_put_read_delete_normalises_keys(etcd_url):
     etcd.delete("quotaAndLimits/limitWriting/forceDeny")
 
 
+@pytest.mark.etcd
 def test_etcd_override_wins_and_is_reported(etcd_url, cli):
     etcd = EtcdConfig(etcd_url, root="by-dev")
     etcd.put("mq/type", "rocksmq")

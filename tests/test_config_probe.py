@@ -12,13 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from mqctl.config.parse import MAX_INPUT_BYTES
-from mqctl.config.resolve import resolve
-from mqctl.config.rules import validate
-from mqctl.errors import MqctlError
 from tests.conftest import SAMPLES
 
 STOCK = (SAMPLES / "milvus-2.3-standalone-natsmq.yaml").read_text()
@@ -209,24 +204,3 @@ def test_hostile_input(tmp_path, case):
         assert SECRET not in output, f"{command}: {output[-2000:]}"
         if stderr.startswith("error:"):
             assert stderr.strip().count("\n") == 0, f"{command}: {stderr}"  # one line (click's usage has more)
-
-
-# YAML made of the characters that matter to a YAML parser, and Milvus keys
-YAMLISH = st.lists(
-    st.sampled_from(
-        list(" \t\n:-[]{},&*!|>'\"#%@`?<=~.\\")
-        + ["mq", "type", "natsmq", "server", "port", "<<", "\ufeff", "\x00", "&a", "*a", "---", "\n  ", "\n    "]
-    ),
-    max_size=120,
-).map("".join)
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(text=YAMLISH)
-def test_random_yaml_never_crashes(tmp_path, text):
-    path = tmp_path / "fuzz.yaml"
-    path.write_text(text, encoding="utf-8")
-    try:
-        validate(resolve([path]))
-    except MqctlError:
-        pass

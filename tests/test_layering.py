@@ -7,7 +7,11 @@ import pkgutil
 import subprocess
 import sys
 
+import pytest
+
 import mqctl
+
+pytestmark = pytest.mark.extra  # imports every domain module, mqctl.replay's need pyspark
 
 TERMINAL = ("rich", "typer", "click", "mqctl.cli")
 

@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import run_cli
 from tests.migrate_helpers import KILLED, client, counts, journal, migrate
 
-pytestmark = pytest.mark.milvus
+pytestmark = [pytest.mark.milvus, pytest.mark.etcd]
 
 FORCE_DENY = "quotaAndLimits/limitWriting/forceDeny"
 RAW = "raw_unindexed"  # a collection without an index: it cannot be loaded, so count(*) cannot count it

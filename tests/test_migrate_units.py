@@ -288,6 +288,7 @@ def _options(etcd_url: str, root: str, tmp_path):
     )
 
 
+@pytest.mark.etcd
 def test_the_wait_ends_when_every_checkpoint_reaches_the_flush_ts(etcd_url, tmp_path):
     import threading
 
@@ -309,6 +310,7 @@ def test_the_wait_ends_when_every_checkpoint_reaches_the_flush_ts(etcd_url, tmp_
     }
 
 
+@pytest.mark.etcd
 def test_the_wait_is_bounded_and_names_the_vchannel_behind(etcd_url, tmp_path):
     from mqctl.migrate.checkpoints import checkpoints_before, wait_for_checkpoints
 
@@ -317,6 +319,7 @@ def test_the_wait_is_bounded_and_names_the_vchannel_behind(etcd_url, tmp_path):
     assert checkpoints_before(rows, FLUSH_TS) == ["v_1"] and 2 <= waited < 5
 
 
+@pytest.mark.etcd
 def test_migrate_plan_shows_the_checkpoints_and_an_unreadable_etcd_is_a_finding(etcd_url, tmp_path, cli):
     from tests.conftest import free_port
 

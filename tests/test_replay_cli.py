@@ -153,6 +153,7 @@ def test_existing_output_with_mode_error_is_exit_3(cli, tmp_path):
     assert "--mode append" in result.stderr
 
 
+@pytest.mark.extra  # pyspark
 def test_missing_java_says_how_to_install_it(cli, tmp_path):
     result = cli(
         "replay",

@@ -11,12 +11,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import FIXTURES, run_cli
 from tests.spark_cluster import StandaloneCluster, bare_python
 
+pq = pytest.importorskip("pyarrow.parquet")  # the spark extra; without it the module is skipped
 pytestmark = pytest.mark.spark
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"

@@ -12,6 +12,8 @@ import pytest
 from mqctl.errors import PreconditionError
 from tests.conftest import FIXTURES
 
+pytestmark = pytest.mark.extra  # runs the Spark data source's reader: pyspark
+
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 META = ROCKSMQ.name + "_meta_kv"
 FIX = "put the RocksMQ directory on shared storage or replay from a copy"

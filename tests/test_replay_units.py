@@ -181,6 +181,7 @@ def test_spark_error_line_prefers_the_mqctl_error_raised_in_a_worker():
     assert spark_error_line(Exception(worker)) == "ModuleNotFoundError: No module named 'mqctl'"
 
 
+@pytest.mark.extra  # pyspark
 def test_rows_of_every_vector_and_array_type_become_their_spark_values():
     """A real-format insert (as Milvus 2.4+ writes half-float, sparse and array fields) through the
     shared decoder into the rows shape's Arrow batch."""

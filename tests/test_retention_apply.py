@@ -290,6 +290,7 @@ def _checkpoint_at(etcd_url, root: str, sequence: int) -> str:
     return vchannel
 
 
+@pytest.mark.etcd
 def test_limits_that_delete_messages_after_a_checkpoint_are_refused(cli, tmp_path, store, etcd_url):
     vchannel = _checkpoint_at(etcd_url, "behind", 10)  # max_msgs 100 deletes 1..21: 11..21 are still needed
     config = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
@@ -325,6 +326,7 @@ def test_limits_that_delete_messages_after_a_checkpoint_are_refused(cli, tmp_pat
     assert tree_fingerprint(store) != before
 
 
+@pytest.mark.etcd
 def test_limits_that_keep_everything_after_the_checkpoints_apply(cli, tmp_path, store, etcd_url):
     vchannel = _checkpoint_at(etcd_url, "ahead", 30)  # past the 21 messages max_msgs 100 deletes
     config = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
@@ -347,6 +349,7 @@ def test_limits_that_keep_everything_after_the_checkpoints_apply(cli, tmp_path, 
     assert "not checked" not in applied.stderr
 
 
+@pytest.mark.etcd
 def test_the_configs_etcd_is_read_and_an_unreachable_one_is_a_warning(cli, tmp_path, store, etcd_url):
     from tests.conftest import free_port
 
@@ -383,6 +386,7 @@ def test_the_configs_etcd_is_read_and_an_unreachable_one_is_a_warning(cli, tmp_p
     )  # an etcd given on the command line must answer
 
 
+@pytest.mark.etcd
 def test_a_live_server_is_checked_by_sequence_for_max_msgs_and_by_time_for_max_age(cli, tmp_path, store, etcd_url):
     vchannel = _checkpoint_at(etcd_url, "live", 10)  # its time is the fixture insert's, long ago
     proc, url = start_nats(tmp_path, store_dir=store)

@@ -1,0 +1,135 @@
+"""The docs hold together: links and anchors resolve, the README's test command is the one CI runs, and
+every claim about how Milvus picks its MQ cites a conformance case whose recorded outcome says the same."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.conformance import compare
+from tests.conformance.variants import Variant
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+PAGES = [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+CLAIM_ID = re.compile(r"\bC(\d+)\b")
+
+
+def _outside_code(text: str) -> str:
+    """The text without fenced blocks and inline code, where brackets are not links."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.MULTILINE | re.DOTALL)
+    return re.sub(r"`[^`\n]*`", "", text)
+
+
+def _anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors: lower case, punctuation dropped, spaces as dashes, repeats numbered."""
+    seen: dict[str, int] = {}
+    anchors = set()
+    text = re.sub(r"^```.*?^```", "", path.read_text(), flags=re.MULTILINE | re.DOTALL)
+    for heading in re.findall(r"^#{1,6} (.+?)\s*$", text, flags=re.MULTILINE):
+        slug = re.sub(r"[^\w\- ]", "", heading.replace("`", "").lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        anchors.add(slug if count == 0 else f"{slug}-{count}")
+    return anchors
+
+
+def _links(page: Path) -> list[str]:
+    return [t for t in LINK.findall(_outside_code(page.read_text())) if not re.match(r"^[a-z]+:", t)]
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_and_anchors_resolve(page):
+    broken = []
+    for target in _links(page):
+        file_part, _, anchor = target.partition("#")
+        path = (page.parent / file_part).resolve() if file_part else page
+        if not path.exists():
+            broken.append(f"{target}: no file {path}")
+        elif anchor and path.suffix == ".md" and anchor not in _anchors(path):
+            broken.append(f"{target}: no heading #{anchor} in {path.name}")
+    assert not broken, f"{page.name}: " + "; ".join(broken)
+
+
+def test_every_docs_page_is_reachable_from_the_readme():
+    linked = {(ROOT / t.partition("#")[0]).resolve() for t in _links(ROOT / "README.md")}
+    assert {p.resolve() for p in DOCS.glob("*.md")} <= linked
+
+
+def test_readme_is_the_front_door_and_its_test_command_is_the_one_ci_runs():
+    readme = (ROOT / "README.md").read_text()
+    assert len(readme.splitlines()) <= 200
+    ci = (ROOT / ".ci" / "run").read_text()
+    command = ci.split("# The README's test command, verbatim:\n", 1)[1].strip().splitlines()[0]
+    assert f"```bash\n{command}\n```" in readme
+    assert (
+        "```bash\npython3 -m venv .venv && . .venv/bin/activate && pip install -e '.[sandbox]' && mqctl sandbox rehearse\n```"
+        in readme
+    )
+
+
+def _claims() -> list[tuple[str, str, list[str]]]:
+    """(claim id, outcome, variant ids) for each row of the claims table in docs/conformance.md."""
+    text = (DOCS / "conformance.md").read_text().split("\n## Claims\n", 1)[1]
+    rows = []
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 4 and re.fullmatch(r"C\d+", cells[0]):
+            rows.append((cells[0], cells[2], re.findall(r"`([^`]+)`", cells[3])))
+    return rows
+
+
+def _matches(outcome: str, binary: dict) -> bool:
+    """Does `starts MQ` / `[tries MQ, ]fails "part of the message"` say what the binary recorded?"""
+    started = re.fullmatch(r"starts (\w+)", outcome)
+    if started:
+        return binary.get("starts") == started.group(1) and "fails" not in binary
+    failed = re.fullmatch(r'(?:tries (\w+), )?fails "(.+)"', outcome)
+    assert failed, f"unreadable outcome {outcome!r}"
+    return failed.group(2) in binary.get("fails", "") and binary.get("attempted") == failed.group(1)
+
+
+def _variant(variant_id: str) -> Variant:
+    params = dict(part.split("=", 1) for part in variant_id.split())
+    variant = Variant(**params)
+    assert variant.name == variant_id, f"{variant_id!r} is not a variant id (want {variant.name!r})"
+    return variant
+
+
+def test_every_claim_cites_recorded_variants_with_its_outcome():
+    recorded = {Variant(**r["params"]): r["binary"] for r in compare.load_fixture()["variants"]}
+    claims = _claims()
+    assert len({c for c, _, _ in claims}) >= 14
+    wrong = []
+    for claim, outcome, ids in claims:
+        assert ids, f"{claim} cites no variant"
+        for variant_id in ids:
+            variant = _variant(variant_id)
+            if variant not in recorded:
+                wrong.append(f"{claim}: {variant_id} is not in {compare.FIXTURE.name}")
+            elif not _matches(outcome, recorded[variant]):
+                wrong.append(f"{claim}: {variant_id} recorded {recorded[variant]}, the docs say {outcome}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_claims_cited_in_the_docs_are_in_the_table():
+    table = {c for c, _, _ in _claims()}
+    section = (DOCS / "config.md").read_text().split("## How Milvus picks its MQ", 1)[1].split("\n## ", 1)[0]
+    cited = {f"C{n}" for n in CLAIM_ID.findall(section)}
+    assert cited == table, f"cited but not in the table: {cited - table}; in the table, never cited: {table - cited}"
+
+
+def test_the_outcome_reader_tells_a_wrong_claim():
+    binary = {"fails": "fail to init rocksmq", "attempted": "rocksmq"}
+    assert _matches('tries rocksmq, fails "fail to init"', binary)
+    assert not _matches('fails "fail to init"', binary)
+    assert not _matches("starts rocksmq", binary)
+    assert not _matches("starts natsmq", {"starts": "rocksmq"})
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_sources_are_milvus_references_not_documents_outside_the_repository(page):
+    assert not re.search(r"facts ?§", page.read_text()), f"{page.name} cites a document outside the repository"
