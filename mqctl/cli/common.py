@@ -15,7 +15,7 @@ import typer
 from mqctl.cli.terminal import Output
 from mqctl.mq.sources import SourceOptions
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (stable schema, see README).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (stable schema, see docs/json.md).")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
 WideOpt = Annotated[
     bool,

@@ -129,7 +129,7 @@ def _render_rehearsal(result: Rehearsal) -> list[Any]:
     where = f"sandbox kept in {result.dir}" if result.kept else "temporary sandbox removed"
     items.append(
         f"Rehearsal passed: every step verified, no row lost; {where}. A production run journals the same "
-        "steps: see README, 'Migrating a production Milvus'."
+        "steps: see docs/migrate.md, 'Migrating a production Milvus, step by step'."
     )
     return items
 

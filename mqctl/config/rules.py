@@ -45,7 +45,7 @@ def exit_code(findings: list[Finding], *, strict: bool = False) -> int:
 
 @dataclass
 class Report:
-    """What `config explain` and `config validate` print (the JSON contract in README)."""
+    """What `config explain` and `config validate` print (the JSON contract in docs/json.md)."""
 
     effective_mq: str | None
     mode: str

@@ -90,7 +90,7 @@ def execute(ctx: Context) -> Journal:
         _finish(ctx, record, SKIPPED if record.status == SKIPPED else DONE, began, None)
         ctx.report.step_finished(record)
         if os.environ.get(CRASH_ENV) == record.name:
-            os.kill(os.getpid(), signal.SIGKILL)  # testing aid, see README
+            os.kill(os.getpid(), signal.SIGKILL)  # testing aid, see docs/migrate.md
     journal.state = ROLLED_BACK if ctx.rollback else COMPLETED
     ctx.checkpoint()
     return journal

@@ -3,7 +3,7 @@
 Milvus recovers a vchannel by seeking its consumers to the channel checkpoint datacoord keeps in
 etcd; rows inserted after it and not yet flushed exist only in the MQ. JetStream deletes messages by
 `max_age` whether Milvus persisted them or not, so once a pchannel's first retained message lies after a
-checkpoint, a restart silently loses those rows (reproduced on 2.3.5, see README). RocksMQ's size
+checkpoint, a restart silently loses those rows (reproduced on 2.3.5, see docs/channels.md). RocksMQ's size
 retention, a deleted page or an old data dir restored make the same gap. Running FlushAll before a
 restart persists what the datanode still holds.
 

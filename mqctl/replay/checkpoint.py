@@ -1,6 +1,6 @@
 """Resumable replay: the last id / sequence replayed per channel, written only after a write succeeded.
 
-The guarantee (see README): run N writes only into its own part directory `replay_run=N` of the
+The guarantee (see docs/replay.md): run N writes only into its own part directory `replay_run=N` of the
 output (Spark's dynamic partition overwrite), and the checkpoint moves to run N+1 only after
 that write committed. A run that crashes leaves the checkpoint at N-1, so the rerun is run N again
 and overwrites whatever the crashed run left in `replay_run=N`: no message is replayed twice,
