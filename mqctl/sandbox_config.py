@@ -1,0 +1,87 @@
+"""A sandbox's files on creation: Milvus's config rendered once by the ``milvus`` package, then
+every listener moved to a free port so several sandboxes can run side by side."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from mqctl.errors import PreconditionError
+from mqctl.ports import free_ports
+
+CONFIG_REL = "configs/milvus.yaml"
+ETCD_CONFIG_REL = "configs/etcd.yaml"
+NATS_STORE_REL = "data/natsmq"
+
+# Port keys of the package's template, plus the listeners the template leaves fixed.
+TEMPLATE_PORT_KEYS = (
+    "proxy_port",
+    "proxy_internal_port",
+    "root_coord_port",
+    "query_coord_port",
+    "query_node_port",
+    "index_coord_port",
+    "index_node_port",
+    "data_coord_port",
+    "data_node_port",
+    "etcd_port",
+)
+EXTRA_PORT_KEYS = ("etcd_peer_port", "metrics_port", "natsmq_port")
+
+
+def render_config(directory: Path, mq: str, external_etcd: bool) -> dict[str, Any]:
+    """Render the config and unpack the binary into `directory`; returns the sandbox's state
+    (the package version, the port of every listener, the etcd mode)."""
+    try:
+        import milvus
+    except ImportError as err:
+        raise PreconditionError(
+            "the `milvus` package (embedded Milvus 2.3.5) is not installed",
+            hint="pip install 'mqctl[sandbox]' (Linux x86_64)",
+        ) from err
+    ports = free_ports(len(TEMPLATE_PORT_KEYS) + len(EXTRA_PORT_KEYS))
+    port_map = dict(zip(TEMPLATE_PORT_KEYS + EXTRA_PORT_KEYS, ports))
+    directory.mkdir(parents=True, exist_ok=True)
+    server_config = milvus.MilvusServerConfig(data_dir=str(directory), **{k: port_map[k] for k in TEMPLATE_PORT_KEYS})
+    server_config.resolve()  # writes configs/milvus.yaml and glog.conf
+    # The package's own helper that unpacks the Milvus binary and its libraries into DIR/bin.
+    milvus._initialize_data_files(str(directory))
+    (directory / "run").mkdir(exist_ok=True)
+    _write_etcd_config(directory, port_map)
+    _finish_config(directory, port_map, mq, external_etcd)
+    return {"milvus": milvus.__version__, "ports": port_map, "etcd": "external" if external_etcd else "embedded"}
+
+
+def _write_etcd_config(directory: Path, ports: dict[str, int]) -> None:
+    # The embedded etcd would listen on 2379/2380 whatever `etcd.endpoints` says; its own
+    # config file (Milvus key `etcd.config.path`) moves both listeners.
+    client, peer = f"http://127.0.0.1:{ports['etcd_port']}", f"http://127.0.0.1:{ports['etcd_peer_port']}"
+    (directory / ETCD_CONFIG_REL).write_text(
+        f"name: default\nlisten-client-urls: {client}\nadvertise-client-urls: {client}\n"
+        f"listen-peer-urls: {peer}\ninitial-advertise-peer-urls: {peer}\ninitial-cluster: default={peer}\n"
+    )
+
+
+def _finish_config(directory: Path, ports: dict[str, int], mq: str, external_etcd: bool) -> None:
+    from ruamel.yaml import YAML
+
+    config_path = directory / CONFIG_REL
+    yaml = YAML()
+    yaml.preserve_quotes = True
+    doc = yaml.load(config_path.read_text())
+    doc["etcd"]["config"] = {"path": str(directory / ETCD_CONFIG_REL)}
+    if external_etcd:
+        doc["etcd"]["use"]["embed"] = False
+        doc["etcd"]["endpoints"] = f"127.0.0.1:{ports['etcd_port']}"
+    nats = doc["natsmq"]["server"]
+    nats["port"] = ports["natsmq_port"]
+    nats["storeDir"] = str(directory / NATS_STORE_REL)
+    nats["monitor"]["logFile"] = str(directory / "logs" / "nats.log")
+    doc["mq"]["type"] = mq
+    # Restarts are what a sandbox is for. stop() kills Milvus (its graceful stop hangs), so its sessions stay
+    # in etcd until their lease ends, and a restarted Milvus loads no collection before: 15 s, not 30.
+    doc["common"]["session"]["ttl"] = 15
+    # forceDeny reaches the proxies at the quota center's next round; migrate waits two rounds (1 s, not 3).
+    doc["quotaAndLimits"]["quotaCenterCollectInterval"] = 1
+    with config_path.open("w") as handle:
+        yaml.dump(doc, handle)
