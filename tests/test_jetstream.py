@@ -416,3 +416,23 @@ def test_a_config_names_a_store_only_by_its_whole_path(tmp_path):
     assert not mentions_path(str(config), "/data/nats") and not mentions_path(str(config), "/backup/data/na")
     config.write_text('jetstream { store_dir: "/data/nats" }\n')
     assert mentions_path(str(config), "/data/nats")
+
+
+def test_ready_wait_reads_a_half_written_ports_file_again(tmp_path):
+    """nats-server writes its ports file in place: an empty or partial file is read again, not an error."""
+    import threading
+
+    from mqctl.mq.natsserver import _wait_ready
+
+    log = tmp_path / "nats.log"
+    log.write_text("[1] Server is ready\n")
+    ports = tmp_path / "nats-server_1.ports"
+    ports.write_text('{"nats": ["nats://127.0')  # cut in the middle, as seen once under load
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        timer = threading.Timer(0.3, ports.write_text, args=('{"nats": ["nats://127.0.0.1:4333"]}',))
+        timer.start()
+        assert _wait_ready(proc, tmp_path, log, timeout=10) == "nats://127.0.0.1:4333"
+    finally:
+        proc.kill()
+        proc.wait()

@@ -202,6 +202,9 @@ def _wait_ready(proc: subprocess.Popen[bytes], work: Path, log: Path, timeout: f
             )
         ports = list(work.glob("*.ports"))
         if ports and log.exists() and "Server is ready" in log.read_text(errors="replace"):
-            return str(json.loads(ports[0].read_text())["nats"][0])
+            try:
+                return str(json.loads(ports[0].read_text())["nats"][0])
+            except (ValueError, KeyError, IndexError, TypeError):
+                pass  # nats-server writes its ports file in place: seen half-written, read it again
         time.sleep(0.05)
     raise PreconditionError(f"nats-server did not become ready within {timeout:.0f}s", hint=f"see its log {log}")
