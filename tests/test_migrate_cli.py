@@ -299,3 +299,22 @@ def test_options_given_to_the_group_are_refused_not_dropped(config, cli, sub):
     assert f"--config, --to given before `{sub}`" in result.stderr
     assert f"mqctl migrate {sub} --config --to" in result.stderr and "Traceback" not in result.stderr
     assert not (config.parent / ".mqctl-migrate.json").exists()
+
+
+def test_migrate_and_plan_share_the_option_bundle():
+    """One bundle: `migrate` and `plan` declare the same options in the same order (plan: no journal folder,
+    no timeouts), none with a default of its own: MigrateOptions holds the defaults."""
+    import typer.main
+
+    from mqctl.cli.migrate import app
+    from mqctl.cli.migrate_options import MIGRATION_OPTIONS, RUN_ONLY
+
+    group = typer.main.get_command(app)
+    plan = group.commands["plan"]  # type: ignore[attr-defined]
+    migrate_options = [p for p in group.params if p.name in MIGRATION_OPTIONS]
+    plan_options = [p for p in plan.params if p.name in MIGRATION_OPTIONS]
+    assert [p.name for p in migrate_options] == list(MIGRATION_OPTIONS)
+    assert [p.name for p in plan_options] == [name for name in MIGRATION_OPTIONS if name not in RUN_ONLY]
+    assert [p.name for p in group.params[len(MIGRATION_OPTIONS) :]][:3] == ["yes", "json_mode", "wide"]
+    for param in (*migrate_options, *plan_options):
+        assert param.default in (None, "", False), param.name

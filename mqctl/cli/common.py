@@ -101,46 +101,25 @@ SOURCE_OPTIONS: dict[str, Any] = {
 Command = TypeVar("Command", bound=Callable[..., Any])
 
 
-def takes_source(
-    *, rocksmq: bool = True, config_first: bool = False, config_help: str | None = None
+def takes_bundle(
+    name: str, options: dict[str, tuple[Any, Any]], build: Callable[[dict[str, Any]], Any]
 ) -> Callable[[Command], Command]:
-    """Give a command the source options in place of its `source: SourceOptions` parameter, and call it with them
-    built into one SourceOptions (whose field defaults are the options' defaults).
-
-    `rocksmq=False` leaves out --rocksmq (commands that change NATS streams); `config_first` lists --config
-    first; `config_help` makes --config required with this help (the config is what the command applies)."""
-
-    def bundle() -> list[inspect.Parameter]:
-        names = [name for name in SOURCE_OPTIONS if rocksmq or name != "rocksmq"]
-        if config_first:
-            names.remove("config")
-            names.insert(0, "config")
-        defaults = {f.name: f.default for f in dataclasses.fields(SourceOptions)}
-        parameters = []
-        for name in names:
-            annotation, default = SOURCE_OPTIONS[name], defaults[name]
-            if name == "config":
-                default = None  # a list option: SourceOptions makes it []
-                if config_help is not None:
-                    annotation = Annotated[list[str], typer.Option("--config", help=config_help, show_default=False)]
-                    default = inspect.Parameter.empty
-            parameters.append(
-                inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
-            )
-        return parameters
+    """Give a command `options` (parameter name: annotation, default) in place of its parameter `name`, and call
+    it with `build(their values)` there: options declared once, shared by several commands, reaching each as
+    one typed object."""
+    added = [
+        inspect.Parameter(option, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+        for option, (annotation, default) in options.items()
+    ]
 
     def decorate(command: Command) -> Command:
         signature = inspect.signature(command, eval_str=True)
         own = list(signature.parameters.values())
-        at = [p.name for p in own].index("source")
-        added = bundle()
-        names = [p.name for p in added]
+        at = [p.name for p in own].index(name)
 
         @functools.wraps(command)
         def run(*args: Any, **kwargs: Any) -> Any:
-            values = {name: kwargs.pop(name) for name in names}
-            values["config"] = [Path(file) for file in values["config"] or []]
-            kwargs["source"] = SourceOptions(**values)
+            kwargs[name] = build({option: kwargs.pop(option) for option in options})
             return command(*args, **kwargs)
 
         keyword = [p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own]
@@ -150,3 +129,32 @@ def takes_source(
         return cast(Command, run)
 
     return decorate
+
+
+def takes_source(
+    *, rocksmq: bool = True, config_first: bool = False, config_help: str | None = None
+) -> Callable[[Command], Command]:
+    """Give a command the source options in place of its `source: SourceOptions` parameter, and call it with them
+    built into one SourceOptions (whose field defaults are the options' defaults).
+
+    `rocksmq=False` leaves out --rocksmq (commands that change NATS streams); `config_first` lists --config
+    first; `config_help` makes --config required with this help (the config is what the command applies)."""
+    names = [name for name in SOURCE_OPTIONS if rocksmq or name != "rocksmq"]
+    if config_first:
+        names.remove("config")
+        names.insert(0, "config")
+    defaults = {f.name: f.default for f in dataclasses.fields(SourceOptions)}
+    options = {}
+    for name in names:
+        annotation, default = SOURCE_OPTIONS[name], defaults[name]
+        if name == "config":
+            default = None  # a list option: SourceOptions makes it []
+            if config_help is not None:
+                annotation = Annotated[list[str], typer.Option("--config", help=config_help, show_default=False)]
+                default = inspect.Parameter.empty
+        options[name] = (annotation, default)
+
+    def build(values: dict[str, Any]) -> SourceOptions:
+        return SourceOptions(**{**values, "config": [Path(file) for file in values["config"] or []]})
+
+    return takes_bundle("source", options, build)

@@ -11,43 +11,31 @@ import typer
 from mqctl.cli.common import JsonOpt, WideOpt, YesOpt, exit_with, output
 from mqctl.cli.migrate_options import (
     TIMEOUTS,
-    BackupOpt,
-    CleanupOpt,
-    ClearOpt,
     ConfigOpt,
-    ConfirmTimeoutOpt,
     EtcdOpt,
-    EtcdRootOpt,
-    FlushTimeoutOpt,
-    HealthOpt,
     LogCmdOpt,
     LogFileOpt,
     MilvusOpt,
-    NatsPortOpt,
     PasswordOpt,
     SandboxOpt,
     ServerNameOpt,
     ServerPemOpt,
-    ShellOpt,
     StartOpt,
-    StartTimeoutOpt,
     StateOpt,
     StopOpt,
-    StoreOpt,
     TokenOpt,
-    ToOpt,
     UserOpt,
-    VersionOpt,
     WritesStoppedOpt,
     asked_configs,
     check_seconds,
+    group_callback,
     journal_file,
-    migrate_options,
     milvus_target,
-    refuse_group_options,
     sandbox_fill,
+    takes_migration,
 )
 from mqctl.cli.migrate_render import emit_journal, emit_plan, render_journal, reporter
+from mqctl.migrate.options import MigrateOptions
 
 if TYPE_CHECKING:
     from mqctl.migrate.context import Reporter
@@ -63,48 +51,19 @@ app = typer.Typer(
 
 
 @app.callback()
+@group_callback
+@takes_migration()
 def migrate(
     ctx: typer.Context,
-    config: ConfigOpt = None,
-    to: ToOpt = None,
-    milvus: MilvusOpt = None,
-    user: UserOpt = "",
-    password: PasswordOpt = "",
-    token: TokenOpt = "",
-    server_pem: ServerPemOpt = "",
-    server_name: ServerNameOpt = "",
-    etcd: EtcdOpt = None,
-    etcd_root: EtcdRootOpt = None,
-    stop_cmd: StopOpt = None,
-    start_cmd: StartOpt = None,
-    shell: ShellOpt = False,
-    log_file: LogFileOpt = None,
-    log_cmd: LogCmdOpt = None,
-    health_url: HealthOpt = None,
-    backup_dir: BackupOpt = None,
-    cleanup: CleanupOpt = False,
-    writes_stopped: WritesStoppedOpt = False,
-    clear_etcd_override: ClearOpt = False,
-    store_dir: StoreOpt = None,
-    nats_port: NatsPortOpt = None,
-    milvus_version: VersionOpt = None,
-    state_dir: StateOpt = None,
-    sandbox: SandboxOpt = None,
-    flush_timeout: FlushTimeoutOpt = None,
-    start_timeout: StartTimeoutOpt = None,
-    confirm_timeout: ConfirmTimeoutOpt = None,
+    options: MigrateOptions,
     yes: YesOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
-    if ctx.invoked_subcommand is not None:
-        refuse_group_options(ctx)
-        return
     from mqctl.migrate import alter_wal, run
 
     out = output(json_mode, wide)
-    options = migrate_options(ctx.params)
     alter_wal.refuse_run(options)  # 2.6+: a file edit does not switch the MQ; mqctl does not call AlterWAL
     if json_mode and not yes:
         from mqctl.errors import InputError
@@ -117,44 +76,17 @@ def migrate(
             exit_with(3)
         if not out.confirm(f"Migrate Milvus to {options.to}?", assume_yes=False):
             exit_with(3)
-    path = journal_file(state_dir, config, sandbox, new=True)
+    # where the journal goes is no part of the migration: the options as given
+    path = journal_file(ctx.params["state_dir"], ctx.params["config"], ctx.params["sandbox"], new=True)
     emit_journal(out, run.start(options, path, reporter(out)))
 
 
 @app.command()
-def plan(
-    ctx: typer.Context,
-    config: ConfigOpt = None,
-    to: ToOpt = None,
-    milvus: MilvusOpt = None,
-    user: UserOpt = "",
-    password: PasswordOpt = "",
-    token: TokenOpt = "",
-    server_pem: ServerPemOpt = "",
-    server_name: ServerNameOpt = "",
-    etcd: EtcdOpt = None,
-    etcd_root: EtcdRootOpt = None,
-    stop_cmd: StopOpt = None,
-    start_cmd: StartOpt = None,
-    shell: ShellOpt = False,
-    log_file: LogFileOpt = None,
-    log_cmd: LogCmdOpt = None,
-    health_url: HealthOpt = None,
-    backup_dir: BackupOpt = None,
-    cleanup: CleanupOpt = False,
-    writes_stopped: WritesStoppedOpt = False,
-    clear_etcd_override: ClearOpt = False,
-    store_dir: StoreOpt = None,
-    nats_port: NatsPortOpt = None,
-    milvus_version: VersionOpt = None,
-    sandbox: SandboxOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
-) -> None:
+@takes_migration(run=False)
+def plan(options: MigrateOptions, json_mode: JsonOpt = False, wide: WideOpt = False) -> None:
     """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused)."""
     from mqctl.migrate import alter_wal, run
 
-    options = migrate_options(ctx.params)
     result = alter_wal.plan(options) if alter_wal.applies(options) else run.plan(options)
     emit_plan(output(json_mode, wide), result)
     exit_with(3 if result.refused else 0)

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
+from mqctl.cli.common import Command, takes_bundle
 from mqctl.migrate.options import MigrateOptions
 
 if TYPE_CHECKING:
@@ -111,13 +115,45 @@ def asked_configs(config: list[Path] | list[str] | None, sandbox: Path | str | N
     return sandbox_fill(sandbox).get("configs")
 
 
-# The options that describe a migration, by parameter name (one bundle for `migrate` and `plan`); the
-# values left unset fall back to MigrateOptions's defaults, the one place they are written down.
 TIMEOUTS = {
     "flush_timeout": "--flush-timeout",
     "start_timeout": "--start-timeout",
     "confirm_timeout": "--confirm-timeout",
 }
+# The options that describe a migration, by parameter name, in --help order: one bundle for `migrate` and
+# `plan` (`takes_migration`); the values left unset fall back to MigrateOptions's defaults, the one place
+# they are written down.
+MIGRATION_OPTIONS: dict[str, Any] = {
+    "config": ConfigOpt,
+    "to": ToOpt,
+    "milvus": MilvusOpt,
+    "user": UserOpt,
+    "password": PasswordOpt,
+    "token": TokenOpt,
+    "server_pem": ServerPemOpt,
+    "server_name": ServerNameOpt,
+    "etcd": EtcdOpt,
+    "etcd_root": EtcdRootOpt,
+    "stop_cmd": StopOpt,
+    "start_cmd": StartOpt,
+    "shell": ShellOpt,
+    "log_file": LogFileOpt,
+    "log_cmd": LogCmdOpt,
+    "health_url": HealthOpt,
+    "backup_dir": BackupOpt,
+    "cleanup": CleanupOpt,
+    "writes_stopped": WritesStoppedOpt,
+    "clear_etcd_override": ClearOpt,
+    "store_dir": StoreOpt,
+    "nats_port": NatsPortOpt,
+    "milvus_version": VersionOpt,
+    "state_dir": StateOpt,
+    "sandbox": SandboxOpt,
+    "flush_timeout": FlushTimeoutOpt,
+    "start_timeout": StartTimeoutOpt,
+    "confirm_timeout": ConfirmTimeoutOpt,
+}
+RUN_ONLY = ("state_dir", *TIMEOUTS)  # what only starting a migration uses, not `plan`
 PASSED_ON = ("stop_cmd", "start_cmd", "health_url", "etcd")  # taken from --sandbox when not given
 FLAGS = ("shell", "cleanup", "writes_stopped", "clear_etcd_override")
 AS_GIVEN = ("backup_dir", "store_dir", "nats_port", "milvus_version", *TIMEOUTS)
@@ -165,6 +201,32 @@ def migrate_options(params: dict[str, Any]) -> MigrateOptions:
         etcd_root=etcd_root,
         **{name: value for name, value in given.items() if value is not None},
     )
+
+
+def takes_migration(*, run: bool = True) -> Callable[[Command], Command]:
+    """Give a command the migration options in place of its `options: MigrateOptions` parameter, and call it
+    with them built by `migrate_options`. `run=False` leaves out what only a run uses (`plan`)."""
+    unset = {str: "", bool: False}  # an option not given: MigrateOptions has the defaults
+    options = {
+        name: (annotation, unset.get(typing.get_args(annotation)[0]))
+        for name, annotation in MIGRATION_OPTIONS.items()
+        if run or name not in RUN_ONLY
+    }
+    return takes_bundle("options", options, migrate_options)
+
+
+def group_callback(callback: Command) -> Command:
+    """A group's callback that does its own work only without a subcommand; options given to it before a
+    subcommand are refused (`refuse_group_options`)."""
+
+    @functools.wraps(callback)
+    def run(ctx: typer.Context, *args: Any, **kwargs: Any) -> Any:
+        if ctx.invoked_subcommand is not None:
+            refuse_group_options(ctx)
+            return None
+        return callback(ctx, *args, **kwargs)
+
+    return cast(Command, run)
 
 
 def check_seconds(timeouts: dict[str, float | None]) -> None:
