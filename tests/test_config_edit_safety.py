@@ -506,7 +506,7 @@ def test_set_refuses_what_validate_reports_as_an_error_with_its_code(tmp_path, c
 # ------------------------------------------------------------------ item 6: natsmq retention and existing streams
 
 
-def natsmq_config(tmp_path: Path, store: Path, port: int = 4222) -> Path:
+def natsmq_config(tmp_path: Path, store: Path, port: int | str = 4222) -> Path:
     path = tmp_path / "milvus.yaml"
     path.write_text(
         f"mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: {port}\n    storeDir: {store}\n"
@@ -597,3 +597,12 @@ def test_helm_user_yaml_mapping_is_read_and_edited_in_place(tmp_path, cli):
         .replace("          maxBytes: 1000\n", "          maxAge: # Milvus default\n")
         == HELM_MAPPING
     )
+
+
+def test_retention_edit_with_a_non_ascii_digit_port_is_no_internal_error(tmp_path, cli):
+    # "²".isdigit() is True but int("²") fails; Milvus's strconv takes ASCII digits only
+    path = natsmq_config(tmp_path, tmp_path / "absent", port='"²"')
+    result = cli("config", "set", str(path), "natsmq.server.retention.maxAge", "60", "--dry-run", "--json")
+    assert "internal error" not in result.stderr.lower() and "Traceback" not in result.stderr
+    assert result.code == 0, result.stderr
+    assert result.json()["reconcile"] is None

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mqctl.backends import port_of
 from mqctl.config.addressing import HELM_USER_YAML, USER_YAML_PATH, Address
 from mqctl.config.diff import shown_diff
 from mqctl.config.documents import Document
@@ -194,12 +195,12 @@ def _note_streams(plan: EditPlan, resolution: Resolution) -> None:
     """Milvus never updates an existing stream, and its AddStream with other limits fails (JetStream 10058): when
     this host has the store (or a NATS server answers on the port), say which command reconciles the streams."""
     store = resolution.value("natsmq.server.storeDir") or ""
-    port = resolution.value("natsmq.server.port") or ""
+    port = port_of("natsmq", resolution.value("natsmq.server.port"))
     config = shlex.quote(str(plan.document.path))
     if store and (Path(store) / "jetstream").is_dir():
         command = f"mqctl retention apply --config {config} --nats-store {shlex.quote(store)}"
         where = f"the JetStream streams in {store}"
-    elif port.isdigit() and _nats_answers(int(port)):
+    elif port is not None and _nats_answers(port):
         command = f"mqctl retention apply --config {config} --nats nats://127.0.0.1:{port}"
         where = f"the JetStream streams of the NATS server on 127.0.0.1:{port}"
     else:
