@@ -8,14 +8,13 @@ from dataclasses import dataclass
 from mqctl.backends import NAMES
 from mqctl.config.documents import CONFIGMAP, HELM_VALUES, OPERATOR_CR, Document, embedded_yaml
 from mqctl.config.nodes import Pair, lookup
-from mqctl.config.schema import coerce_value, nearest, spec_for
+from mqctl.config.schema import CHECKED_SECTIONS, coerce_value, nearest, spec_for
 from mqctl.errors import InputError
 
 KEY_PART = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_/-]*$")
 CR_TOP = ("apiVersion", "kind", "metadata", "spec", "status")
 HELM_USER_YAML = "extraConfigFiles.user.yaml"
 USER_YAML_PATH = ("extraConfigFiles", "user.yaml")
-HELM_MILVUS_SECTIONS = ("mq", "natsmq", "rocksmq")  # Milvus keys that live in user.yaml, not in chart values
 DOCUMENT_CHOICES = {
     "spec.dependencies.msgStreamType": (*NAMES, "custom", ""),  # the operator's msgStreamType values
     "standalone.messageQueue": NAMES,  # the chart's
@@ -55,7 +54,7 @@ def address(doc: Document, key: str) -> Address:
         if key.startswith(HELM_USER_YAML + "."):
             inner = key[len(HELM_USER_YAML) + 1 :]
             return Address(inner.split("."), inner, embedded=True)
-        if key.split(".")[0] in HELM_MILVUS_SECTIONS:
+        if key.split(".")[0] in CHECKED_SECTIONS:  # Milvus keys the chart has no values for: they live in user.yaml
             return Address(key.split("."), key, embedded=True)
         return Address(key.split("."), None)
     return Address(key.split("."), key)

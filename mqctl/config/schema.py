@@ -155,7 +155,8 @@ KEYS: tuple[KeySpec, ...] = (
 
 BY_NORMAL: dict[str, KeySpec] = {normalize_key(spec.key): spec for spec in KEYS}
 
-# Sections whose every key mqctl knows; anything else under them is probably a typo.
+# Sections whose every key mqctl knows: anything else under them is probably a typo. They are also the Milvus
+# sections the Helm chart has no values for, so a chart writes them in extraConfigFiles.user.yaml.
 CHECKED_SECTIONS = ("mq", "natsmq", "rocksmq")
 
 
