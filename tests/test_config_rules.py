@@ -273,3 +273,16 @@ def test_override_findings_never_show_secrets(tmp_path):
     text = repr(validate(res)) + "\n".join(res.explanation)
     assert "MQ150" in text and "KAFKA_SASLPASSWORD" in text
     assert "new-secret" not in text and "old-secret" not in text
+
+
+def test_the_rules_docstring_names_every_module_validate_runs():
+    import sys
+
+    from mqctl.config import hostcheck, pinning, rules
+    from mqctl.config.rules_context import CONTEXT_CHECKS
+    from mqctl.config.rules_deploy import DEPLOY_CHECKS
+    from mqctl.config.rules_mq import MQ_CHECKS
+
+    checks = (*MQ_CHECKS, *DEPLOY_CHECKS, *CONTEXT_CHECKS, pinning.findings, hostcheck.host_checks)
+    files = {Path(sys.modules[check.__module__].__file__ or "").name for check in checks}
+    assert rules.__doc__ and {name for name in files if name not in rules.__doc__} == set()
