@@ -133,3 +133,27 @@ def test_the_outcome_reader_tells_a_wrong_claim():
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_sources_are_milvus_references_not_documents_outside_the_repository(page):
     assert not re.search(r"facts ?§", page.read_text()), f"{page.name} cites a document outside the repository"
+
+
+def test_the_module_map_names_every_module():
+    """docs/development.md's module map has a bullet per package; each names every module in it."""
+    text = (DOCS / "development.md").read_text()
+    for package in ("config", "mq", "migrate", "replay", "cli"):
+        bullet = re.search(rf"^  - `mqctl/{package}/`:(.*?)(?=^  - |^- )", text, flags=re.MULTILINE | re.DOTALL)
+        assert bullet, f"no module map bullet for mqctl/{package}/"
+        named = set(re.findall(r"`(\w+\.py)`", bullet.group(1)))
+        modules = {p.name for p in (ROOT / "mqctl" / package).glob("*.py")} - {"__init__.py"}
+        assert modules <= named, f"mqctl/{package}/ modules missing from the map: {sorted(modules - named)}"
+
+
+def test_config_inputs_say_of_a_var_value_what_mqctl_does(tmp_path):
+    """A `${VAR}` value is read literally (a warning, not exit 2): the Inputs paragraph must not call it an error."""
+    from tests.conftest import run_cli
+
+    path = tmp_path / "milvus.yaml"
+    path.write_text("mq:\n  type: rocksmq\nminio:\n  accessKeyID: ${MINIO_ACCESS_KEY}\n")
+    result = run_cli("config", "validate", str(path), "--milvus-version", "2.5.0")
+    assert result.code != 2 and "MQ163" in result.stdout + result.stderr
+    inputs = (DOCS / "config.md").read_text().split("## Inputs", 1)[1].split("\n## ", 1)[0]
+    paragraph = inputs.split("\n\n")[1]
+    assert "unrendered `${VAR}` template" not in paragraph and "(#var-placeholders)" in paragraph
