@@ -157,3 +157,28 @@ def test_config_inputs_say_of_a_var_value_what_mqctl_does(tmp_path):
     inputs = (DOCS / "config.md").read_text().split("## Inputs", 1)[1].split("\n## ", 1)[0]
     paragraph = inputs.split("\n\n")[1]
     assert "unrendered `${VAR}` template" not in paragraph and "(#var-placeholders)" in paragraph
+
+
+def _migrate_finding_codes() -> set[str]:
+    """Every code mqctl/migrate gives a finding: Finding(code, …), _check(level, code, …), add(severity, code, …)."""
+    import ast
+
+    codes = set()
+    for path in (ROOT / "mqctl" / "migrate").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            name = getattr(node.func, "id", None) or getattr(node.func, "attr", "")
+            where = {"Finding": 0, "_check": 1, "add": 1}.get(name)
+            code = node.args[where] if where is not None and len(node.args) > where else None
+            if isinstance(code, ast.Constant) and isinstance(code.value, str) and re.fullmatch(r"[a-z-]+", code.value):
+                codes.add(code.value)
+    return codes
+
+
+def test_json_lists_exactly_the_codes_migrate_plan_gives():
+    listed = re.search(r"hint}`; codes[^`]*`([^`]*)`", (DOCS / "json.md").read_text())
+    assert listed, "docs/json.md lists no migrate plan codes"
+    emitted = _migrate_finding_codes()
+    assert len(emitted) > 30  # the scan still finds them
+    assert set(listed.group(1).split()) == emitted
