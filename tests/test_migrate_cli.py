@@ -61,7 +61,7 @@ def test_plan_lists_every_step_and_the_refusal(config, cli):
         "--milvus",
         "http://127.0.0.1:1",
         "--milvus-version",
-        "2.6.0",
+        "2.2.0",  # natsmq came with 2.3 (2.6+ plans the online WAL switch instead)
         "--json",
     )
     assert result.code == 3
@@ -78,7 +78,7 @@ def test_plan_lists_every_step_and_the_refusal(config, cli):
         "backup",
     ]
     assert [f["code"] for f in plan["findings"] if f["level"] == "error"] == ["target-unsupported"]
-    assert plan["source_mq"] == "rocksmq" and plan["milvus_version"] == "2.6.0"
+    assert plan["source_mq"] == "rocksmq" and plan["milvus_version"] == "2.2.0"
 
 
 def test_json_run_needs_yes_and_status_needs_a_journal(config, cli):

@@ -1,7 +1,7 @@
 """Milvus 2.6.14+ / 3.x: mq.type pinned in etcd at first boot, and the online WAL switch (AlterWAL).
 
 Pure rules first, then the CLI against a real etcd 3.5 holding the key Milvus itself writes
-(`<etcd.rootPath>/config/mqtype`, ProcessImmutableConfigs, milvus PR #51543).
+(`<etcd.rootPath>/config/mqtype`, ProcessImmutableConfigs, milvus PR #45286; the resolved value since PR #51543).
 """
 
 from __future__ import annotations
@@ -108,6 +108,28 @@ def test_versions_without_pinning_are_unchanged(config, version):
     assert not any(f.code in ("MQ160", "MQ161") for f in validate(res))
 
 
+@pytest.mark.parametrize(
+    ("version", "code"),
+    [("2.6.0", "MQ165"), ("2.6.5", "MQ165"), ("2.6.13", "MQ165"), ("2.6.14", "MQ161"), ("2.5.16", None)],
+)
+def test_explain_without_etcd_warns_on_every_2_6(config, version, code, cli):
+    """2.6.0-2.6.13 do not pin, but cannot change a deployed Milvus's MQ either: the yaml may not be what runs."""
+    result = cli("config", "explain", str(config), "--milvus-version", version, "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    found = {f["code"]: f for f in report["findings"] if f["code"] in ("MQ161", "MQ165")}
+    assert list(found) == ([code] if code else [])
+    if code == "MQ165":
+        assert found[code]["severity"] == "warning" and found[code]["line"] == 4
+        assert "milvus #42798" in found[code]["message"] and "upgrade to 2.6.14+" in found[code]["hint"]
+        assert "migrate plan" not in found[code]["hint"]  # it refuses below 2.6.14
+        (step,) = [line for line in report["explanation"] if "#42798" in line]
+        assert "does not support changing the MQ of a deployed Milvus" in step and "pins" not in step
+    text = cli("config", "explain", str(config), "--milvus-version", version)
+    shown = {c for c in ("MQ161", "MQ165") if c in text.stdout}
+    assert shown == ({code} if code else set())
+
+
 def test_file_switch_refused_from_2_6_only():
     wal.refuse_file_switch((2, 5, 16), "pulsar")  # 2.3-2.5 keep switching by file
     wal.refuse_file_switch(None, "pulsar")
@@ -190,7 +212,26 @@ def test_switch_on_2_6_refuses_and_leaves_the_file_alone(config, version, cli):
     assert sorted(p.name for p in config.parent.iterdir() if not p.name.startswith(".")) == ["milvus.yaml"]
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr
-    assert "AlterWAL" in lines[0] and "/management/wal/alter" in lines[0] and "mqctl migrate plan" in lines[0]
+    assert "AlterWAL" in lines[0] and "/management/wal/alter" in lines[0]
+    # migrate plan lists AlterWAL's steps only where AlterWAL exists (2.6.14+); below, it refuses too
+    assert ("mqctl migrate plan" in lines[0]) == (version != "2.6.5")
+
+
+@pytest.mark.parametrize("version", ["2.6.0", "2.6.5", "2.6.13"])
+def test_before_alter_wal_switch_and_migrate_plan_refuse_alike(config, version, cli):
+    """2.6.0-2.6.13 have no supported MQ change: config switch must not send the user to a plan that cannot
+    work, and migrate plan must not fall back to the 2.3-2.5 file edit."""
+    switch = cli("config", "switch", str(config), "--to", "woodpecker", "--milvus-version", version, "--yes")
+    plan = cli(
+        "migrate", "plan", "--config", str(config), "--to", "woodpecker", "--milvus", "http://127.0.0.1:19530",
+        "--milvus-version", version,
+    )  # fmt: skip
+    assert switch.code == plan.code == 3 and config.read_text() == ROCKSMQ_YAML
+    assert switch.stderr == plan.stderr and "Traceback" not in plan.stderr
+    assert "milvus #42798" in plan.stderr and "upgrade to 2.6.14+" in plan.stderr
+    assert "migrate plan" not in plan.stderr and "switch-impossible" not in plan.stdout + plan.stderr
+    as_json = _plan(cli, config, "woodpecker", version)
+    assert as_json.code == 3 and as_json.json()["error"]["message"] in plan.stderr
 
 
 def test_switch_on_2_5_still_edits(config, cli):

@@ -172,6 +172,12 @@ RULES: tuple[Rule, ...] = (
     Rule("MQ160", INFO, "mq.type pinned in etcd (2.6.14+)", pinning.WHY_PINNED),
     Rule("MQ161", WARNING, "yaml mq.type is only the first-boot value (2.6.14+)", pinning.WHY_FIRST_BOOT),
     Rule(
+        "MQ165",
+        WARNING,
+        "yaml mq.type may not be the deployment's MQ (2.6.0-2.6.13)",
+        pinning.WHY_UNCHANGEABLE,
+    ),
+    Rule(
         "MQ163",
         WARNING,
         "${VAR} placeholder in a setting",

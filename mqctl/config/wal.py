@@ -10,9 +10,13 @@ supported), an etcd config source (Docker Compose or Kubernetes, not the single-
 mq.type, and a target holding no topics or data with this Milvus's names. Those docs list the feature for
 3.0 and mark it "pending release"; on 2.6 it comes with the backport, so rehearse it first.
 
-A file edit cannot switch these versions (mqctl.config.pinning), so `config switch` refuses and names this
-procedure; `migrate plan --milvus-version 2.6.x` lists its steps (mqctl.migrate.alter_wal). mqctl does not
-call the endpoint itself.
+AlterWAL came to 2.6 with the same backport as the pinning (#47439, approved 2026-03-25), so its first
+release is, like the pinning's, inferred as 2.6.14 (2026-04-07), not read from a release tag. 2.6.0-2.6.13
+have neither: no supported way to change the MQ of a deployed Milvus (milvus #42798).
+
+A file edit cannot switch 2.6+ (mqctl.config.pinning), so `config switch` refuses: on 2.6.14+ it names this
+procedure and `migrate plan --milvus-version 2.6.x` lists its steps (mqctl.migrate.alter_wal); on 2.6.0-2.6.13
+both refuse with one message (`refuse_without_alter_wal`). mqctl does not call the endpoint itself.
 """
 
 from __future__ import annotations
@@ -20,7 +24,6 @@ from __future__ import annotations
 import json
 
 from mqctl.backends import CLUSTER, V2_6, Version
-from mqctl.config.pinning import PINNED_SINCE, pins
 from mqctl.config.schema import format_version
 from mqctl.errors import PreconditionError
 
@@ -35,6 +38,7 @@ DONE_LOGS = (
 )
 # /management/config/get kept the old mq.type after a switch (milvus #51497), fixed in 2.6.21 (#51552)
 STALE_CONFIG_GET_FIXED: Version = (2, 6, 21)
+ALTER_WAL_SINCE: Version = (2, 6, 14)  # the first 2.6 release with backport #47439 (inferred, see above)
 PRECONDITIONS = (
     "streaming.enabled",
     "an etcd config source (not the embedded etcd of a single container)",
@@ -48,15 +52,20 @@ def applies(version: Version | None) -> bool:
     return version is not None and version >= V2_6
 
 
+def has_alter_wal(version: Version | None) -> bool:
+    """Whether this Milvus has the online WAL switch (2.6.14+ and 3.x)."""
+    return version is not None and version >= ALTER_WAL_SINCE
+
+
 def blocker(source: str | None, target: str, mode: str, version: Version | None) -> str | None:
     """Why AlterWAL cannot take this deployment from `source` to `target`, or None when it can."""
     shown = format_version(version)
     if "natsmq" in (source, target):
         return "natsmq was removed in Milvus 2.6 (milvus #41564): no WAL switch reads or writes it"
-    if not pins(version):
+    if not has_alter_wal(version):
         return (
             f"Milvus {shown} has no online WAL switch and does not support changing the MQ of a deployment "
-            f"(milvus #42798); AlterWAL came to 2.6 with #47439, from {format_version(PINNED_SINCE)}"
+            f"(milvus #42798); AlterWAL came to 2.6 with #47439, from {format_version(ALTER_WAL_SINCE)}"
         )
     if source == target:
         return f"the deployment already runs {target}"
@@ -76,24 +85,30 @@ def request(target: str, coordinator: str) -> str:
     return f"curl -X POST {coordinator.rstrip('/')}{ENDPOINT} -H 'Content-Type: application/json' -d '{body}'"
 
 
+def refuse_without_alter_wal(version: Version | None, target: str) -> None:
+    """2.6.0-2.6.13: neither a file edit nor AlterWAL switches a deployed Milvus (exit 3). One message for
+    `config switch` and `migrate plan`, so neither points at the other."""
+    if not applies(version) or has_alter_wal(version):
+        return
+    raise PreconditionError(
+        f"cannot switch Milvus {format_version(version)} to {target}: it has no online WAL switch and does not "
+        "support changing the MQ of a deployed Milvus (milvus #42798)",
+        hint=f"upgrade to {format_version(ALTER_WAL_SINCE)}+ and switch online with AlterWAL (POST {ENDPOINT}); "
+        f"before the first boot, `mqctl config set FILE mq.type {target}`",
+    )
+
+
 def refuse_file_switch(version: Version | None, target: str) -> None:
     """`config switch` on 2.6+: editing the file would not switch the MQ, so say what does (exit 3)."""
+    refuse_without_alter_wal(version, target)
     if not applies(version):
         return
     shown = format_version(version)
-    why = (
-        "mq.type is pinned in etcd at the first boot (milvus PR #51543, #50217), so the edit would have no effect"
-        if pins(version)
-        else "Milvus 2.6 does not support changing the MQ of an existing deployment (milvus #42798)"
-    )
-    how = (
-        f"switch online with AlterWAL, POST {ENDPOINT} {json.dumps({'target_wal_name': target})}: only "
-        f"woodpecker <-> another MQ; needs {', '.join(PRECONDITIONS)}"
-        if pins(version)
-        else f"upgrade to {format_version(PINNED_SINCE)}+ and switch online with AlterWAL ({ENDPOINT})"
-    )
     raise PreconditionError(
-        f"config switch cannot switch Milvus {shown} by editing the file: {why}",
-        hint=f"{how}; `mqctl migrate plan --milvus-version {shown} --to {target} ...` lists the steps; "
+        f"config switch cannot switch Milvus {shown} by editing the file: mq.type is pinned in etcd at the first "
+        "boot (ProcessImmutableConfigs, milvus PR #45286; #50217), so the edit would have no effect",
+        hint=f"switch online with AlterWAL, POST {ENDPOINT} {json.dumps({'target_wal_name': target})}: only "
+        f"woodpecker <-> another MQ; needs {', '.join(PRECONDITIONS)}; "
+        f"`mqctl migrate plan --milvus-version {shown} --to {target} ...` lists the steps; "
         f"before the first boot, `mqctl config set FILE mq.type {target}`",
     )

@@ -53,8 +53,9 @@ class AlterWalPlan:
 
 
 def applies(options: MigrateOptions) -> bool:
-    """Milvus 2.6.14+ or 3.x stated with --milvus-version: the MQ is pinned, so plan the WAL switch."""
-    return pinning.pins(parse_version(options.milvus_version))
+    """Milvus 2.6+ stated with --milvus-version: a file edit does not switch it, so plan the WAL switch
+    (`plan` refuses below 2.6.14, which has none)."""
+    return wal.applies(parse_version(options.milvus_version))
 
 
 def refuse_run(options: MigrateOptions) -> None:
@@ -66,8 +67,8 @@ def refuse_run(options: MigrateOptions) -> None:
     why = wal.blocker(None, options.to, "", version) or "mqctl does not run the online WAL switch itself"
     hint = (
         f"`mqctl migrate plan --milvus-version {shown} ...` lists the steps to run by hand"
-        if pinning.pins(version)
-        else f"upgrade to {format_version(pinning.PINNED_SINCE)}+ and switch online with AlterWAL"
+        if wal.has_alter_wal(version)
+        else f"upgrade to {format_version(wal.ALTER_WAL_SINCE)}+ and switch online with AlterWAL"
     )
     raise PreconditionError(f"migrate cannot switch Milvus {shown}: {why}", hint=hint)
 
@@ -266,6 +267,7 @@ def _steps(res: Resolution, options: MigrateOptions, source: str | None) -> list
 
 def plan(options: MigrateOptions) -> AlterWalPlan:
     """Steps and checks of the online WAL switch to `options.to`; nothing is changed."""
+    wal.refuse_without_alter_wal(parse_version(options.milvus_version), options.to)
     checks: list[Finding] = []
     res, etcd_read = _resolved(options, checks)
     source = res.effective_mq or res.attempted_mq
