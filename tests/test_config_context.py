@@ -251,3 +251,48 @@ def test_report_keeps_the_json_contract(tmp_path):
     res = resolve([path])
     fields = set(vars(report(res, validate(res))))
     assert {"effective_mq", "mode", "milvus_version", "findings", "role", "assumptions"} <= fields
+
+
+# ------------------------------------------------------------------ Operator CRs before 2.3: no mq.type
+
+
+def test_pre_2_3_cr_naming_a_later_backend_is_a_finding_not_a_silent_pulsar():
+    from tests.conftest import CORPUS, require_corpus
+
+    require_corpus()
+    path = CORPUS / "operator-cr" / "13_teochenglim__milvus-ha-operator-crd__milvus-cluster.yaml"
+    result = run_cli("config", "explain", str(path), "--milvus-version", "2.2.0", "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    assert report["effective_mq"] == "pulsar"  # 2.2 picks by address; msgStreamType woodpecker means nothing
+    (step,) = [line for line in report["explanation"] if "msgStreamType: woodpecker" in line]
+    assert "Milvus 2.2.0 does not read (mq.type came in 2.3)" in step
+    (found,) = [f for f in report["findings"] if f["code"] == "MQ162"]
+    assert found["severity"] == "warning" and found["line"] == 17
+    assert "has no woodpecker (it came in 2.6.0)" in found["message"] and "starts pulsar" in found["message"]
+
+
+CR_22 = """\
+apiVersion: milvus.io/v1beta1
+kind: Milvus
+metadata:
+  name: old
+spec:
+  mode: standalone
+  dependencies:
+    msgStreamType: {stream}
+"""
+
+
+@pytest.mark.parametrize(("stream", "flagged"), [("natsmq", True), ("woodpecker", True), ("rocksmq", False)])
+def test_pre_2_3_cr_step_says_mq_type_is_not_read(tmp_path, stream, flagged):
+    path = write(tmp_path, CR_22.format(stream=stream), name="cr.yaml")
+    result = run_cli("config", "explain", str(path), "--milvus-version", "2.2.16", "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    (step,) = [line for line in report["explanation"] if f"msgStreamType: {stream}" in line]
+    assert "which Milvus 2.2.16 does not read" in step
+    assert any(f["code"] == "MQ162" for f in report["findings"]) == flagged
+    later = run_cli("config", "explain", str(path), "--milvus-version", "2.5.0", "--json").json()
+    (step,) = [line for line in later["explanation"] if f"msgStreamType: {stream}" in line]
+    assert "does not read" not in step and "MQ162" not in {f["code"] for f in later["findings"]}

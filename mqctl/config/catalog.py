@@ -194,9 +194,10 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "MQ162",
         WARNING,
-        "mq.type or natsmq before Milvus 2.3",
-        "2.0-2.2 have neither: they run rocksmq in standalone when rocksmq.path is set, else Pulsar, else "
-        "Kafka (DefaultFactory.Init, internal/util/dependency/factory.go).",
+        "mq.type, natsmq or a later backend before Milvus 2.3",
+        "2.0-2.2 have no mq.type, natsmq or woodpecker (an Operator CR's msgStreamType naming one is ignored): "
+        "they run rocksmq in standalone when rocksmq.path is set, else Pulsar, else Kafka (DefaultFactory.Init, "
+        "internal/util/dependency/factory.go).",
     ),
     Rule("HOST201", ERROR, "MQ port already in use (--check-host)", "the embedded NATS server cannot bind it."),
     Rule("HOST202", ERROR, "store directory not writable (--check-host)", "the MQ cannot create its files."),

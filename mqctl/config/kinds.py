@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mqctl.backends import CLUSTER, STANDALONE, V2_6, Version
+from mqctl.backends import CLUSTER, STANDALONE, V2_3, V2_6, Version
 from mqctl.config.documents import (
     CONFIGMAP,
     CONFIGMAP_FILES,
@@ -20,7 +20,7 @@ from mqctl.config.documents import (
     embedded_yaml,
 )
 from mqctl.config.nodes import flatten, is_mapping, lookup, scalar_text
-from mqctl.config.schema import MODES, parse_version
+from mqctl.config.schema import MODES, format_version, parse_version
 from mqctl.config.settings import Setting
 
 HELM_PULSAR_TOGGLES = ("pulsarv3.enabled", "pulsar.enabled", "externalPulsar.enabled")
@@ -116,7 +116,14 @@ def _operator_cr(doc: Document, mode: str, version: Version | None) -> KindView:
         why = f"spec.dependencies.msgStreamType empty: the operator's default for {mode} is {chosen}"
     else:
         why = f"spec.dependencies.msgStreamType: {chosen} ({doc.name}:{line})"
-    result.notes.append(why + "; the operator writes it as mq.type into user.yaml")
+    if version is not None and version < V2_3:
+        why += (
+            f"; the operator writes it as mq.type into user.yaml, which Milvus {format_version(version)} does not "
+            "read (mq.type came in 2.3): the addresses below decide"
+        )
+    else:
+        why += "; the operator writes it as mq.type into user.yaml"
+    result.notes.append(why)
     address_key = {"pulsar": "pulsar.address", "kafka": "kafka.brokerList"}.get(chosen)
     if address_key:
         endpoint = field_setting(doc, f"spec.dependencies.{chosen}.endpoint") or field_setting(

@@ -18,7 +18,7 @@ from mqctl.config.catalog import finding
 from mqctl.config.documents import HELM_VALUES, MILVUS_YAML, OPERATOR_CR
 from mqctl.config.nodes import is_mapping, lookup
 from mqctl.config.resolve import Resolution
-from mqctl.config.schema import normalize_key
+from mqctl.config.schema import format_version, normalize_key
 from mqctl.findings import ERROR, Finding
 
 MQ_SECTIONS = ("mq", *BACKENDS)  # a file writing none of these leaves the MQ to defaults
@@ -211,6 +211,21 @@ def _before_2_3(res: Resolution) -> list[Finding]:
                 )
             )
             break
+    operator = next((s for s in res._yaml_all if s.source == "operator" and s.key == "mq.type"), None)
+    backend = BACKENDS.get(operator.value or "") if operator is not None else None
+    if operator is not None and backend is not None and not backend.available(res.version):
+        found.append(
+            finding(
+                "MQ162",
+                f"msgStreamType {operator.value!r}: Milvus {res.milvus_version} has no {operator.value} "
+                f"(it came in {format_version(backend.since)}) and reads no mq.type, so it starts "
+                f"{res.effective_mq or 'no MQ'} instead",
+                operator,
+                key="spec.dependencies.msgStreamType",
+                hint="set the msgStreamType of an MQ this Milvus has (rocksmq in standalone, pulsar or kafka), "
+                "or check --milvus-version against the CR's image",
+            )
+        )
     return found
 
 
