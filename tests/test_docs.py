@@ -182,3 +182,33 @@ def test_json_lists_exactly_the_codes_migrate_plan_gives():
     emitted = _migrate_finding_codes()
     assert len(emitted) > 30  # the scan still finds them
     assert set(listed.group(1).split()) == emitted
+
+
+def test_an_empty_nats_store_dir_lands_where_the_docs_say(tmp_path):
+    """docs/config.md and MQ110 say where an empty natsmq storeDir puts JetStream, citing Milvus's source (it hands
+    storeDir to nats-server as is); what nats-server then does is checked here on the real binary."""
+    import os
+    import subprocess
+    import time
+
+    from mqctl.config.catalog import RULE_BY_CODE
+    from mqctl.mq.natsserver import nats_server_binary
+    from tests.conftest import free_port
+
+    text = (DOCS / "config.md").read_text()
+    assert "pkg/mq/msgstream/mqwrapper/nmq/nmq_server.go" in text and "seen on 2.3.5" not in RULE_BY_CODE["MQ110"].why
+    assert "HighPriority" in text and "milvus #50217" in text.split("## Overrides, mode and version", 1)[1][:800]
+    proc = subprocess.Popen(
+        [str(nats_server_binary()), "-js", "-a", "127.0.0.1", "-p", str(free_port())],
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 10
+        while not (tmp_path / "nats" / "jetstream").is_dir() and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        proc.terminate()
+        proc.wait()
+    assert (tmp_path / "nats" / "jetstream").is_dir()

@@ -68,8 +68,8 @@ RULES: tuple[Rule, ...] = (
         "MQ110",
         ERROR,
         "natsmq without storeDir",
-        "with an empty storeDir the embedded NATS server keeps "
-        "JetStream in the system temp dir (/tmp/nats/jetstream, seen on 2.3.5), which a reboot or tmp cleaner empties.",
+        "Milvus passes an empty storeDir to its embedded NATS server as is (nmq_server.go ParseServerOption), "
+        "which then keeps JetStream in the system temp dir (/tmp/nats/jetstream), emptied by a reboot or tmp cleaner.",
     ),
     Rule("MQ111", ERROR, "natsmq port out of range", "natsmq.server.port must be 1-65535, or -1 for a random port."),
     Rule("MQ112", INFO, "natsmq port is random", "-1 lets the embedded NATS server pick a port at each start."),
