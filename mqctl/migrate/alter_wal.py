@@ -67,8 +67,8 @@ def refuse_run(options: MigrateOptions) -> None:
     why = wal.blocker(None, options.to, "", version) or "mqctl does not run the online WAL switch itself"
     hint = (
         f"`mqctl migrate plan --milvus-version {shown} ...` lists the steps to run by hand"
-        if pinning.pins(version)
-        else f"upgrade to {format_version(pinning.PINNED_SINCE)}+ and switch online with AlterWAL"
+        if wal.has_alter_wal(version)
+        else f"upgrade to {format_version(wal.ALTER_WAL_SINCE)}+ and switch online with AlterWAL"
     )
     raise PreconditionError(f"migrate cannot switch Milvus {shown}: {why}", hint=hint)
 
