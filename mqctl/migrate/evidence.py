@@ -7,6 +7,8 @@ Keys a newer mqctl wrote that this one does not know are kept as they are.
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -28,13 +30,40 @@ class Evidence:
 
     @classmethod
     def from_dict(cls: type[E], data: dict[str, Any]) -> E:
+        """The evidence a journal holds, or ValueError naming the first field whose value has not its type."""
+        hints = typing.get_type_hints(cls)
         known = {f.name for f in dataclasses.fields(cls)} - {"_extra"}
+        for name in sorted(known & data.keys()):
+            if not conforms(data[name], hints[name]):
+                raise ValueError(f"evidence {name} is {data[name]!r}, not {hints[name]}")
+        counts = data.get("counts") if "counts" in known else None
+        for collection, row in (counts or {}).items():  # each row count is summed by `migrate status`
+            if not conforms(row.get("rows"), int | None):
+                raise ValueError(f"evidence counts of {collection} have rows {row.get('rows')!r}, not a number")
         evidence = cls(**{k: v for k, v in data.items() if k in known})
         evidence._extra = {k: v for k, v in data.items() if k not in known}
         return evidence
 
 
 E = TypeVar("E", bound=Evidence)
+
+
+def conforms(value: object, hint: Any) -> bool:
+    """Whether a JSON value has the type annotated (str, int, float, bool, None, list[...], dict[...], unions, Any)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(conforms(value, arg) for arg in args)
+    if hint is type(None):
+        return value is None
+    if hint in (int, float):  # JSON has one kind of number; a bool is no number here
+        return isinstance(value, (int, float) if hint is float else int) and not isinstance(value, bool)
+    if origin is list:
+        return isinstance(value, list) and all(conforms(item, args[0]) for item in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(conforms(k, args[0]) and conforms(v, args[1]) for k, v in value.items())
+    return isinstance(value, origin or hint)
 
 
 @dataclass
