@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mqctl.sorting import ascii_int
+
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
 
@@ -34,11 +36,12 @@ def listening_pid(url: str, default_port: int) -> int | None:
     if not inodes:
         return None
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+        pid = ascii_int(proc.name)
+        if pid is None:
             continue
         try:
             if any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
-                return int(proc.name)
+                return pid
         except OSError:
             continue
     return None
@@ -83,7 +86,8 @@ def processes_using(
         return target == prefix or target.startswith(prefix + os.sep)
 
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) in callers:
+        pid = ascii_int(proc.name)
+        if pid is None or pid in callers:
             continue
         try:
             targets = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
