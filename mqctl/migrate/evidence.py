@@ -75,6 +75,7 @@ class PreflightEvidence(Evidence):
     environment: str | None = None  # where Milvus's environment was read, or why not
     mode: str | None = None
     etcd_mq_type: str | None = None  # an mq.type override found in etcd
+    etcd_mq_type_keys: list[str] | None = None  # every etcd key that spells it (`by-dev/config/mqtype`, ...)
     source_mq_bytes: int | None = None
     store_dir: str | None = None
     store_free_bytes: int | None = None
