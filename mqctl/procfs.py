@@ -20,12 +20,14 @@ from mqctl.sorting import ascii_int
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
 
-def listening_pid(url: str, default_port: int) -> int | None:
+def listening_pid(url: str, default_port: int | None) -> int | None:
     """The pid of the local process listening on a loopback URL's port, when visible in /proc."""
     parts = urlsplit(url if "://" in url else f"tcp://{url}")
     if parts.hostname not in LOOPBACK:
         return None
     port = parts.port or default_port
+    if port is None:
+        return None
     inodes: set[str] = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with contextlib.suppress(OSError):

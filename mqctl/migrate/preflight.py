@@ -304,7 +304,7 @@ def _mq_endpoint(res: Resolution, mq: str) -> str:
     address = res.value("pulsar.address") or "localhost"
     if "://" in address:  # used as is, with its own port (MQ122)
         return address.split("://", 1)[1].rstrip("/")
-    return f"{address}:{res.value('pulsar.port') or 6650}"
+    return f"{address}:{res.value('pulsar.port') or BACKENDS['pulsar'].default_port}"
 
 
 def _stop_writes_findings(options: MigrateOptions, res: Resolution, result: PreflightResult) -> None:
