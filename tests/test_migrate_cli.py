@@ -216,6 +216,20 @@ def test_a_step_field_of_the_wrong_type_is_bad_input(config, cli, damage):
         assert "unreadable migration journal" in result.stderr and "internal error" not in result.stderr
 
 
+def test_status_shows_no_backup_for_a_switch_that_has_not_run(config, cli):
+    _failed_journal(config, cli)
+    result = cli("migrate", "status", "--config", str(config), "--wide")
+    assert result.code == 0 and "switch" in result.stdout
+    assert "backed up to" not in result.stdout and "None" not in result.stdout
+
+
+def test_plan_of_a_config_whose_mq_is_unknown_says_unknown(tmp_path, cli):
+    config = tmp_path / "milvus.yaml"
+    config.write_text("etcd:\n  endpoints: localhost:2379\n")  # no mq.type and no Milvus version to default from
+    result = cli("migrate", "plan", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1")
+    assert "migration plan: unknown -> natsmq" in result.stdout and "None" not in result.stdout
+
+
 def test_state_dir_that_is_a_file_or_missing(tmp_path, config, cli):
     afile = tmp_path / "afile"
     afile.write_text("x")
