@@ -192,6 +192,9 @@ WRONG_STEP_FIELDS = {
     "seconds as text": (0, {"seconds": "abc"}),
     "started as a number": (0, {"started": 5}),
     "a backup path as a number": (4, {"evidence": {"backup": 7}}),
+    "a command without its exit code": (3, {"evidence": {"command": {"command": "true"}}}),
+    "a checkpoint row without its vchannel": (2, {"evidence": {"checkpoints": [{"ts_after": 5}]}}),
+    "a cleared etcd key without its old value": (4, {"evidence": {"etcd_cleared": {"key": "mq/type"}}}),
     "a rollback step mqctl does not know": (None, {"rollback": [{"name": "bogus", "status": "pending"}]}),
     "a rollback step only a migration takes": (None, {"rollback": [{"name": "preflight", "status": "pending"}]}),
 }

@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -36,16 +37,27 @@ class Evidence:
         for name in sorted(known & data.keys()):
             if not conforms(data[name], hints[name]):
                 raise ValueError(f"evidence {name} is {data[name]!r}, not {hints[name]}")
-        counts = data.get("counts") if "counts" in known else None
-        for collection, row in (counts or {}).items():  # each row count is summed by `migrate status`
-            if not conforms(row.get("rows"), int | None):
-                raise ValueError(f"evidence counts of {collection} have rows {row.get('rows')!r}, not a number")
+        for name, objects, shape in READ_KEYS:
+            if name in known and data.get(name) is not None:
+                for obj in objects(data[name]):
+                    if not isinstance(obj, dict) or not all(k in obj and conforms(obj[k], h) for k, h in shape.items()):
+                        raise ValueError(f"evidence {name} holds {obj!r}, not an object with {', '.join(shape)}")
         evidence = cls(**{k: v for k, v in data.items() if k in known})
         evidence._extra = {k: v for k, v in data.items() if k not in known}
         return evidence
 
 
 E = TypeVar("E", bound=Evidence)
+
+# The keys mqctl reads from the objects inside an evidence field (status, resume and rollback), with their types:
+# (field, the objects in its value, {key: type}).
+READ_KEYS: tuple[tuple[str, Callable[[Any], Iterable[Any]], dict[str, Any]], ...] = (
+    ("counts", lambda counts: counts.values(), {"rows": int | None}),
+    ("checkpoints", lambda rows: rows, {"vchannel": str}),
+    ("command", lambda run: [run], {"command": str, "returncode": int | None}),
+    ("etcd_cleared", lambda cleared: [cleared, *cleared.get("keys", [])], {"key": str, "old": str}),
+    ("etcd_restored", lambda cleared: [cleared, *cleared.get("keys", [])], {"key": str, "old": str}),
+)
 
 
 def conforms(value: object, hint: Any) -> bool:
