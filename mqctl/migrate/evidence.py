@@ -55,9 +55,14 @@ READ_KEYS: tuple[tuple[str, Callable[[Any], Iterable[Any]], dict[str, Any]], ...
     ("counts", lambda counts: counts.values(), {"rows": int | None}),
     ("checkpoints", lambda rows: rows, {"vchannel": str}),
     ("command", lambda run: [run], {"command": str, "returncode": int | None}),
-    ("etcd_cleared", lambda cleared: [cleared, *cleared.get("keys", [])], {"key": str, "old": str}),
-    ("etcd_restored", lambda cleared: [cleared, *cleared.get("keys", [])], {"key": str, "old": str}),
+    ("etcd_cleared", lambda cleared: _each_key(cleared), {"key": str, "old": str}),
+    ("etcd_restored", lambda cleared: _each_key(cleared), {"key": str, "old": str}),
 )
+
+
+def _each_key(cleared: dict[str, Any]) -> list[Any]:
+    """The first etcd key cleared (what older journals hold) and every one in `keys`."""
+    return [cleared, *cleared.get("keys", [])]
 
 
 def conforms(value: object, hint: Any) -> bool:
