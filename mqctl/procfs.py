@@ -15,15 +15,19 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from mqctl.sorting import ascii_int
+
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
 
-def listening_pid(url: str, default_port: int) -> int | None:
+def listening_pid(url: str, default_port: int | None) -> int | None:
     """The pid of the local process listening on a loopback URL's port, when visible in /proc."""
     parts = urlsplit(url if "://" in url else f"tcp://{url}")
     if parts.hostname not in LOOPBACK:
         return None
     port = parts.port or default_port
+    if port is None:
+        return None
     inodes: set[str] = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         with contextlib.suppress(OSError):
@@ -34,11 +38,12 @@ def listening_pid(url: str, default_port: int) -> int | None:
     if not inodes:
         return None
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
+        pid = ascii_int(proc.name)
+        if pid is None:
             continue
         try:
             if any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
-                return int(proc.name)
+                return pid
         except OSError:
             continue
     return None
@@ -83,7 +88,8 @@ def processes_using(
         return target == prefix or target.startswith(prefix + os.sep)
 
     for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit() or int(proc.name) in callers:
+        pid = ascii_int(proc.name)
+        if pid is None or pid in callers:
             continue
         try:
             targets = [os.readlink(fd) for fd in (proc / "fd").iterdir()]

@@ -28,9 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mqctl.backends import EMBEDDED
 from mqctl.errors import InputError, PreconditionError
 from mqctl.ports import port_is_free
-from mqctl.sandbox_config import CONFIG_REL, NATS_STORE_REL, render_config
+from mqctl.sandbox_config import CONFIG_REL, NATS_STORE_REL, SandboxState, render_config
 from mqctl.sandbox_demo import seed_demo
 from mqctl.sandbox_etcd import ETCD_PID_REL, ETCD_PORT_KEYS, start_etcd
 
@@ -41,7 +42,6 @@ STATE_FILE = "sandbox.json"
 LOG_REL = "logs/milvus-stdout.log"
 STDERR_REL = "logs/milvus-stderr.log"
 PID_REL = "run/sandbox.pid"
-SUPPORTED_MQ = ("rocksmq", "natsmq")
 
 
 @dataclass
@@ -99,28 +99,24 @@ class Sandbox:
 
     @property
     def ports(self) -> dict[str, int]:
-        ports: dict[str, int] = self.state["ports"]
-        return ports
+        return self.state.ports
 
     @property
     def external_etcd(self) -> bool:
         """The sandbox runs its own etcd server (created with `--external-etcd`)."""
-        return self.state.get("etcd") == "external"
+        return self.state.etcd == "external"
 
     @property
-    def state(self) -> dict[str, Any]:
+    def state(self) -> SandboxState:
         state_path = self.dir / STATE_FILE
         try:
-            state = json.loads(state_path.read_text())
-            if not isinstance(state, dict) or not isinstance(state.get("ports"), dict):
-                raise TypeError("no ports in it")
-            return state
+            return SandboxState.from_dict(json.loads(state_path.read_text()), state_path)
         except FileNotFoundError:
             raise PreconditionError(
                 f"{self.dir} is not a sandbox (no {STATE_FILE} in it)",
                 hint=f"create one with `mqctl sandbox up --dir {self.dir}`",
             ) from None
-        except (OSError, ValueError, TypeError) as err:
+        except (OSError, ValueError) as err:
             raise PreconditionError(
                 f"{self.dir} is not a sandbox ({state_path}: {err})",
                 hint=f"create one with `mqctl sandbox up --dir {self.dir}`",
@@ -198,7 +194,7 @@ class Sandbox:
     def create(self, mq: str, external_etcd: bool = False) -> None:
         """Render the config once with the package, then point every listener at a free port."""
         state = render_config(self.dir, mq, external_etcd)
-        (self.dir / STATE_FILE).write_text(json.dumps(state, indent=2))
+        (self.dir / STATE_FILE).write_text(json.dumps(state.to_dict(), indent=2))
 
     def start(self, timeout: float = 180) -> None:
         """Start the binary on the config in DIR (as the package would) and wait for health."""
@@ -303,8 +299,8 @@ def up(
 ) -> SandboxInfo:
     """Create (first time) and start the sandbox in `directory`; idempotent when it already runs.
     `external_etcd` (only for a new sandbox): run a real etcd server for Milvus, as in production."""
-    if mq is not None and mq not in SUPPORTED_MQ:
-        raise InputError(f"--mq {mq}: the sandbox runs on {' or '.join(SUPPORTED_MQ)}")
+    if mq is not None and mq not in EMBEDDED:
+        raise InputError(f"--mq {mq}: the sandbox runs on {' or '.join(EMBEDDED)}")
     box = Sandbox(directory)
     if not box.exists():
         if box.dir.exists() and any(box.dir.iterdir()):

@@ -3,6 +3,7 @@ every listener moved to a free port so several sandboxes can run side by side.""
 
 from __future__ import annotations
 
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +28,51 @@ TEMPLATE_PORT_KEYS = (
     "etcd_port",
 )
 EXTRA_PORT_KEYS = ("etcd_peer_port", "metrics_port", "natsmq_port")
+# The ports mqctl reads by name from a sandbox it did not just create (URIs, health, etcd listeners).
+NAMED_PORT_KEYS = ("proxy_port", "metrics_port", "etcd_port", "etcd_peer_port")
+ETCD_MODES = ("embedded", "external")  # inside Milvus | an etcd server the sandbox runs
 
 
-def render_config(directory: Path, mq: str, external_etcd: bool) -> dict[str, Any]:
+@dataclass(frozen=True)
+class SandboxState:
+    """What `sandbox.json` holds: the listeners' ports (fixed at creation), the etcd mode, the package version."""
+
+    ports: dict[str, int]
+    etcd: str = "embedded"
+    milvus: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: object, path: Path) -> SandboxState:
+        """The state read from `path`, or PreconditionError naming the first key that is missing or wrong."""
+
+        def wrong(key: str, what: str) -> PreconditionError:
+            return PreconditionError(
+                f"{path}: {key} {what}",
+                hint=f"fix {key} there, or create a new sandbox with `mqctl sandbox up --dir` in another folder",
+            )
+
+        if not isinstance(data, dict):
+            raise wrong("the state", "is not a JSON object")
+        ports = data.get("ports")
+        if not isinstance(ports, dict):
+            raise wrong("ports", "is missing or not an object")
+        for key in dict.fromkeys([*NAMED_PORT_KEYS, *ports]):  # each named one, then every other one there
+            port = ports.get(key)
+            if not isinstance(port, int) or isinstance(port, bool) or not 1 <= port <= 65535:
+                raise wrong(f"ports.{key}", f"is {port!r}, not a port 1-65535")
+        etcd = data.get("etcd", "embedded")
+        if etcd not in ETCD_MODES:
+            raise wrong("etcd", f"is {etcd!r}, not {' or '.join(ETCD_MODES)}")
+        version = data.get("milvus")
+        if version is not None and not isinstance(version, str):
+            raise wrong("milvus", f"is {version!r}, not a version")
+        return cls(ports=dict(ports), etcd=etcd, milvus=version)
+
+
+def render_config(directory: Path, mq: str, external_etcd: bool) -> SandboxState:
     """Render the config and unpack the binary into `directory`; returns the sandbox's state
     (the package version, the port of every listener, the etcd mode)."""
     try:
@@ -49,7 +92,7 @@ def render_config(directory: Path, mq: str, external_etcd: bool) -> dict[str, An
     (directory / "run").mkdir(exist_ok=True)
     _write_etcd_config(directory, port_map)
     _finish_config(directory, port_map, mq, external_etcd)
-    return {"milvus": milvus.__version__, "ports": port_map, "etcd": "external" if external_etcd else "embedded"}
+    return SandboxState(ports=port_map, etcd="external" if external_etcd else "embedded", milvus=milvus.__version__)
 
 
 def _write_etcd_config(directory: Path, ports: dict[str, int]) -> None:

@@ -181,6 +181,8 @@ def test_peek_filters(cli):
     [
         (["peek", DML0, "--type", "inserts"], "not a Milvus message type"),
         (["peek", DML0, "--from", "yesterday"], "neither a message id nor a time"),
+        (["peek", DML0, "--from", "²"], "neither a message id nor a time"),  # "²".isdigit(), int("²") fails
+        (["peek", DML0, "--type", "①"], "not a Milvus message type"),
         (["peek", DML0, "--limit", "0"], "--limit 0"),
         (["show", "by-dev-rootcoord-dml_99"], "no channel 'by-dev-rootcoord-dml_99'"),
     ],

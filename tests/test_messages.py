@@ -8,7 +8,7 @@ import json
 import pytest
 
 from mqctl.mq import messages
-from mqctl.mq.columns import field_types, insert_columns
+from mqctl.mq.columns import insert_columns
 from mqctl.mq.rocksmq import RocksMQSource
 from mqctl.mq.schemas import schema_from_create, schema_from_insert
 from tests.make_fixtures import load_expected, rows_by_pk
@@ -75,6 +75,7 @@ def test_insert_columns_match_what_was_inserted(decoded, expected):
             if msg.collection != name:
                 continue
             columns = insert_columns(msg)
+            types = _field_types(msg)
             assert msg.pk_field == info["primary_key"]
             assert msg.pks == columns[info["primary_key"]]
             assert msg.rows == len(msg.pks)
@@ -82,16 +83,23 @@ def test_insert_columns_match_what_was_inserted(decoded, expected):
                 row = {field: values[i] for field, values in columns.items()}
                 dynamic = json.loads(row.pop("$meta")) if "$meta" in row else {}
                 got[pk] = {
-                    **{k: (json.loads(v) if field_types(msg)[k] == "JSON" else _plain(v)) for k, v in row.items()},
+                    **{k: (json.loads(v) if types[k] == "JSON" else _plain(v)) for k, v in row.items()},
                     **dynamic,
                 }
         assert got == want, name
 
 
+def _field_types(msg) -> dict[str, str]:
+    """Field name -> DataType name of an insert, as replay reads them (the schema inferred from it)."""
+    schema = schema_from_insert(msg)
+    assert schema is not None
+    return {f.name: f.type for f in schema.fields}
+
+
 def test_field_types_use_milvus_names(decoded, expected):
     for msg in _of_type(decoded, 400):
         declared = {f["name"]: f["type"] for f in expected["collections"][msg.collection]["fields"]}
-        types = field_types(msg)
+        types = _field_types(msg)
         types.pop("$meta", None)
         assert types == declared
 

@@ -186,6 +186,53 @@ def test_a_damaged_journal_is_bad_input(config, cli, damage):
         assert "unreadable migration journal" in result.stderr and "Traceback" not in result.stderr
 
 
+WRONG_STEP_FIELDS = {
+    "counts as text": (0, {"evidence": {"counts": "x"}}),
+    "rows as text": (0, {"evidence": {"source_mq": "rocksmq", "counts": {"default/c": {"rows": "many"}}}}),
+    "seconds as text": (0, {"seconds": "abc"}),
+    "started as a number": (0, {"started": 5}),
+    "a backup path as a number": (4, {"evidence": {"backup": 7}}),
+    "a command without its exit code": (3, {"evidence": {"command": {"command": "true"}}}),
+    "a checkpoint row without its vchannel": (2, {"evidence": {"checkpoints": [{"ts_after": 5}]}}),
+    "a cleared etcd key without its old value": (4, {"evidence": {"etcd_cleared": {"key": "mq/type"}}}),
+    "a rollback step mqctl does not know": (None, {"rollback": [{"name": "bogus", "status": "pending"}]}),
+    "a rollback step only a migration takes": (None, {"rollback": [{"name": "preflight", "status": "pending"}]}),
+}
+
+
+@pytest.mark.parametrize("damage", WRONG_STEP_FIELDS)
+def test_a_step_field_of_the_wrong_type_is_bad_input(config, cli, damage):
+    """Each of these once ended in `internal error` when status or rollback showed the step."""
+    import json
+
+    path = _failed_journal(config, cli)
+    journal = json.loads(path.read_text())
+    index, change = WRONG_STEP_FIELDS[damage]
+    if index is None:
+        journal.update(change)
+    else:
+        journal["steps"][index].update({"status": "done", **change})
+    path.write_text(json.dumps(journal))
+    for command in (("status",), ("rollback", "--yes", "--milvus", "http://127.0.0.1:1")):
+        result = cli("migrate", *command, "--config", str(config))
+        assert result.code == 2, (damage, command, result.stderr)
+        assert "unreadable migration journal" in result.stderr and "internal error" not in result.stderr
+
+
+def test_status_shows_no_backup_for_a_switch_that_has_not_run(config, cli):
+    _failed_journal(config, cli)
+    result = cli("migrate", "status", "--config", str(config), "--wide")
+    assert result.code == 0 and "switch" in result.stdout
+    assert "backed up to" not in result.stdout and "None" not in result.stdout
+
+
+def test_plan_of_a_config_whose_mq_is_unknown_says_unknown(tmp_path, cli):
+    config = tmp_path / "milvus.yaml"
+    config.write_text("etcd:\n  endpoints: localhost:2379\n")  # no mq.type and no Milvus version to default from
+    result = cli("migrate", "plan", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1")
+    assert "migration plan: unknown -> natsmq" in result.stdout and "None" not in result.stdout
+
+
 def test_state_dir_that_is_a_file_or_missing(tmp_path, config, cli):
     afile = tmp_path / "afile"
     afile.write_text("x")

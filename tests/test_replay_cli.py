@@ -136,12 +136,13 @@ def test_unknown_channel_is_exit_2(cli, tmp_path):
     assert "unknown channel 'by-dev-rootcoord-dml_99'" in result.stderr and "by-dev-rootcoord-dml_0" in result.stderr
 
 
-def test_collection_not_in_stream_and_no_milvus_is_exit_2(cli, tmp_path):
+@pytest.mark.parametrize("name", ["nope", "²"])  # "²".isdigit() holds, int("²") once crashed the stream scan
+def test_collection_not_in_stream_and_no_milvus_is_exit_2(cli, tmp_path, name):
     result = cli(
-        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "nope", "--output", str(tmp_path / "o")
+        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", name, "--output", str(tmp_path / "o")
     )
     assert result.code == 2 and "Traceback" not in result.stderr
-    assert "collection 'nope' not found in the stream" in result.stderr and "--milvus" in result.stderr
+    assert f"collection '{name}' not found in the stream" in result.stderr and "--milvus" in result.stderr
 
 
 def test_existing_output_with_mode_error_is_exit_3(cli, tmp_path):
@@ -222,6 +223,10 @@ def test_unreachable_milvus_never_prints_the_password_of_its_uri(cli, tmp_path):
             "--from 'last week' is neither",
         ),
         (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--to", "soon"), "--to 'soon' is neither"),
+        # str.isdigit() holds for these, int() refuses them: once an internal error
+        (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "²"), "--from '²' is neither"),
+        (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--from", "id:²"), "--from 'id:²' is neither"),
+        (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--to", "tso:①"), "--to 'tso:①' is neither"),
         (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--master", "mars"), "not a Spark master URL"),
         (
             ("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--remote", "http://h:15002"),

@@ -258,3 +258,11 @@ def test_rows_of_every_vector_and_array_type_become_their_spark_values():
         ("insert", 7 << 18, "ch", 42),
         ("insert", 8 << 18, "ch", 42),
     ]
+
+
+def test_natural_key_takes_only_ascii_digits_as_numbers():
+    from mqctl.sorting import ascii_int, natural_key
+
+    assert sorted(["dml_10", "dml_2", "dml_1²", "dml_1"], key=natural_key) == ["dml_1", "dml_1²", "dml_2", "dml_10"]
+    assert natural_key("1²") == ["", 1, "²"]
+    assert [ascii_int(t) for t in ("42", "²", "①", "", "4 2", "-1")] == [42, None, None, None, None, None]

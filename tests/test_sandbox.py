@@ -45,6 +45,42 @@ def test_status_reports_the_etcd_the_config_points_milvus_at(tmp_path, cli):
     assert embedded["etcd_mode"] == "embedded" and "--keep-etcd" not in embedded["stop_cmd"]
 
 
+BAD_STATES = {
+    "no proxy port": ({"ports": {}, "etcd": "embedded"}, "ports.proxy_port"),
+    "a port as text": ({"ports": {"proxy_port": "abc"}}, "ports.proxy_port"),
+    "a port out of range": (
+        {"ports": {"proxy_port": 1, "metrics_port": 2, "etcd_port": 3, "etcd_peer_port": 70000}},
+        "ports.etcd_peer_port",
+    ),
+    "an extra port as text": (
+        {"ports": {"proxy_port": 1, "metrics_port": 2, "etcd_port": 3, "etcd_peer_port": 4, "natsmq_port": "x"}},
+        "ports.natsmq_port",
+    ),
+    "an unknown etcd mode": (
+        {"ports": {"proxy_port": 1, "metrics_port": 2, "etcd_port": 3, "etcd_peer_port": 4}, "etcd": "cloud"},
+        "etcd",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", BAD_STATES)
+def test_a_damaged_state_file_is_one_line_naming_the_key(tmp_path, cli, damage):
+    """These once ended in `internal error` (KeyError 'proxy_port', TypeError in the port check)."""
+    import json
+
+    state, key = BAD_STATES[damage]
+    folder = _sandbox_folder(tmp_path / "sb", embed=True)
+    (folder / "sandbox.json").write_text(json.dumps(state))
+    for command in (
+        ("sandbox", "status", "--dir", str(folder)),
+        ("sandbox", "down", "--dir", str(folder)),
+        ("migrate", "status", "--sandbox", str(folder)),
+    ):
+        result = cli(*command)
+        assert result.code == 3, (damage, command, result.stderr)
+        assert f"sandbox.json: {key} " in result.stderr and "internal error" not in result.stderr
+
+
 @pytest.mark.milvus
 def test_rehearse_runs_the_whole_migration_and_shows_it(tmp_path, cli):
     """On the production topology (its own etcd server); the embedded one is rehearsed by test_migrate_e2e."""

@@ -60,7 +60,7 @@ def render_plan(result: Plan | AlterWalPlan) -> list[RenderableType]:
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, Column, Output
 
     head = (
-        f"migration plan: {result.source_mq} -> {result.target_mq} (Milvus {result.milvus_version or '?'}); "
+        f"migration plan: {result.source_mq or 'unknown'} -> {result.target_mq} (Milvus {result.milvus_version or '?'}); "
         "nothing was changed"
     )
     items: list[RenderableType] = [

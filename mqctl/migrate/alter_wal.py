@@ -239,7 +239,7 @@ def _steps(res: Resolution, options: MigrateOptions, source: str | None) -> list
         "woodpecker": "woodpecker.storage.type (local or minio in standalone, minio in a cluster)",
         "pulsar": "pulsar.address and pulsar.port",
         "kafka": "kafka.brokerList (and SASL/SSL)",
-        "rocksmq": "rocksmq.path",
+        "rocksmq": BACKENDS["rocksmq"].store_key,
     }.get(target, BACKENDS[target].enabled_by)
     logs = "; ".join(line.format(source=source or "<source>", target=target) for line in wal.DONE_LOGS)
     config = " ".join(options.configs)

@@ -7,6 +7,9 @@ Keys a newer mqctl wrote that this one does not know are kept as they are.
 from __future__ import annotations
 
 import dataclasses
+import types
+import typing
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -28,13 +31,56 @@ class Evidence:
 
     @classmethod
     def from_dict(cls: type[E], data: dict[str, Any]) -> E:
+        """The evidence a journal holds, or ValueError naming the first field whose value has not its type."""
+        hints = typing.get_type_hints(cls)
         known = {f.name for f in dataclasses.fields(cls)} - {"_extra"}
+        for name in sorted(known & data.keys()):
+            if not conforms(data[name], hints[name]):
+                raise ValueError(f"evidence {name} is {data[name]!r}, not {hints[name]}")
+        for name, objects, shape in READ_KEYS:
+            if name in known and data.get(name) is not None:
+                for obj in objects(data[name]):
+                    if not isinstance(obj, dict) or not all(k in obj and conforms(obj[k], h) for k, h in shape.items()):
+                        raise ValueError(f"evidence {name} holds {obj!r}, not an object with {', '.join(shape)}")
         evidence = cls(**{k: v for k, v in data.items() if k in known})
         evidence._extra = {k: v for k, v in data.items() if k not in known}
         return evidence
 
 
 E = TypeVar("E", bound=Evidence)
+
+# The keys mqctl reads from the objects inside an evidence field (status, resume and rollback), with their types:
+# (field, the objects in its value, {key: type}).
+READ_KEYS: tuple[tuple[str, Callable[[Any], Iterable[Any]], dict[str, Any]], ...] = (
+    ("counts", lambda counts: counts.values(), {"rows": int | None}),
+    ("checkpoints", lambda rows: rows, {"vchannel": str}),
+    ("command", lambda run: [run], {"command": str, "returncode": int | None}),
+    ("etcd_cleared", lambda cleared: _each_key(cleared), {"key": str, "old": str}),
+    ("etcd_restored", lambda cleared: _each_key(cleared), {"key": str, "old": str}),
+)
+
+
+def _each_key(cleared: dict[str, Any]) -> list[Any]:
+    """The first etcd key cleared (what older journals hold) and every one in `keys`."""
+    return [cleared, *cleared.get("keys", [])]
+
+
+def conforms(value: object, hint: Any) -> bool:
+    """Whether a JSON value has the type annotated (str, int, float, bool, None, list[...], dict[...], unions, Any)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if hint is Any:
+        return True
+    if origin in (typing.Union, types.UnionType):
+        return any(conforms(value, arg) for arg in args)
+    if hint is type(None):
+        return value is None
+    if hint in (int, float):  # JSON has one kind of number; a bool is no number here
+        return isinstance(value, (int, float) if hint is float else int) and not isinstance(value, bool)
+    if origin is list:
+        return isinstance(value, list) and all(conforms(item, args[0]) for item in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(conforms(k, args[0]) and conforms(v, args[1]) for k, v in value.items())
+    return isinstance(value, origin or hint)
 
 
 @dataclass
@@ -46,6 +92,7 @@ class PreflightEvidence(Evidence):
     environment: str | None = None  # where Milvus's environment was read, or why not
     mode: str | None = None
     etcd_mq_type: str | None = None  # an mq.type override found in etcd
+    etcd_mq_type_keys: list[str] | None = None  # every etcd key that spells it (`by-dev/config/mqtype`, ...)
     source_mq_bytes: int | None = None
     store_dir: str | None = None
     store_free_bytes: int | None = None

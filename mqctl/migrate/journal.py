@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.files import replace_atomically
-from mqctl.migrate.evidence import Evidence, new_evidence, of
+from mqctl.migrate.evidence import Evidence, conforms, new_evidence, of
 
 JOURNAL_NAME = ".mqctl-migrate.json"
 SCHEMA_VERSION = 1
@@ -198,6 +198,7 @@ class Journal:
         if tuple(r.name for r in steps) != MIGRATION_STEPS:
             raise ValueError(f"steps are {[r.name for r in steps]}, not {list(MIGRATION_STEPS)}")
         rollback = [_step_record(s) for s in _records(data.get("rollback", []), "rollback")]
+        _check_rollback_names([r.name for r in rollback])
         fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
         return cls(**{**fields, "state": JournalState(data["state"]), "steps": steps, "rollback": rollback})
 
@@ -229,8 +230,22 @@ def _step_record(data: object) -> StepRecord:
     evidence = data.get("evidence", {})
     if data.get("status") not in [s.value for s in StepStatus] or not isinstance(evidence, dict):
         raise ValueError(f"step {data['name']} has status {data.get('status')!r} or evidence that is not an object")
+    for key, hint in (("started", str | None), ("finished", str | None), ("error", str | None)):
+        if not conforms(data.get(key), hint):
+            raise ValueError(f"step {data['name']} has {key} {data.get(key)!r}, not text")
+    if not conforms(data.get("seconds"), float | None):
+        raise ValueError(f"step {data['name']} has seconds {data.get('seconds')!r}, not a number")
     kind = type(new_evidence(data["name"]))
     return StepRecord(**{**data, "status": StepStatus(data["status"]), "evidence": kind.from_dict(evidence)})
+
+
+def _check_rollback_names(names: list[str]) -> None:
+    """A rollback runs only steps the registry knows to run backwards."""
+    from mqctl.migrate.executor import REGISTRY
+
+    for name in names:
+        if name not in REGISTRY or REGISTRY[name].back is None:
+            raise ValueError(f"rollback step {name!r} is no step of a rollback")
 
 
 def journal_path(*, state_dir: str | None, config: str | None, new: bool = False) -> Path:

@@ -20,6 +20,7 @@ from mqctl.migrate.options import MigrateOptions
 
 if TYPE_CHECKING:
     from mqctl.config.resolve import Resolution
+    from mqctl.config.sources import EtcdConfig
 
 
 @dataclass
@@ -163,6 +164,19 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
     return result
 
 
+def mq_type_overrides(etcd: EtcdConfig) -> dict[str, str]:
+    """Every etcd config key Milvus reads as mq.type, in any spelling (`mq/type`, `mqtype`, `mq.type`), with its
+    value: the switch deletes exactly these, since deleting one spelling leaves another overriding the yaml."""
+    from mqctl.config.schema import normalize_key
+
+    wanted = normalize_key("mq.type")
+    return {
+        key: value.decode(errors="replace")
+        for key, value in etcd.get_prefix(etcd.prefix)
+        if normalize_key(key.removeprefix(etcd.prefix)) == wanted
+    }
+
+
 def _override_findings(options: MigrateOptions, res: Resolution, result: PreflightResult) -> None:
     evidence = result.evidence
     if not options.etcd and (res.value("etcd.use.embed") or "false").lower() != "true":
@@ -175,8 +189,10 @@ def _override_findings(options: MigrateOptions, res: Resolution, result: Preflig
             "pass --etcd http://HOST:2379",
         )
     origin = res.origin("mq.type")
+    etcd = options.etcd_client()
     if origin.source == "etcd":
         evidence.etcd_mq_type = origin.value
+        evidence.etcd_mq_type_keys = sorted(mq_type_overrides(etcd)) if etcd else [origin.detail]
         if options.clear_etcd_override:
             result.add(
                 INFO,
@@ -288,7 +304,7 @@ def _mq_endpoint(res: Resolution, mq: str) -> str:
     address = res.value("pulsar.address") or "localhost"
     if "://" in address:  # used as is, with its own port (MQ122)
         return address.split("://", 1)[1].rstrip("/")
-    return f"{address}:{res.value('pulsar.port') or 6650}"
+    return f"{address}:{res.value('pulsar.port') or BACKENDS['pulsar'].default_port}"
 
 
 def _stop_writes_findings(options: MigrateOptions, res: Resolution, result: PreflightResult) -> None:

@@ -38,7 +38,7 @@ def summarize(record: StepRecord) -> str:
         cmd = ev.command
         return ev.result or (f"`{cmd['command']}` exited {cmd['returncode']}" if cmd else "")
     if isinstance(ev, SwitchEvidence):
-        return ev.result or f"config backed up to {ev.backup}"
+        return ev.result or (f"config backed up to {ev.backup}" if ev.backup else "")
     if isinstance(ev, VerifyEvidence) and ev.counts is not None:
         mq = (ev.init_mq_line or "").rsplit("mqType=", 1)[-1].rstrip("]")
         jetstream = "; jetstream/ present" if str(ev.jetstream_dir or "").endswith("jetstream") else ""

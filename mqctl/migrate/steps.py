@@ -27,9 +27,7 @@ from mqctl.migrate.evidence import (
 )
 from mqctl.migrate.journal import SKIPPED, Journal, StepRecord, now
 from mqctl.migrate.options import MigrateOptions
-from mqctl.migrate.preflight import finding_json, preflight
-
-MQ_TYPE_ETCD = "mq/type"
+from mqctl.migrate.preflight import finding_json, mq_type_overrides, preflight
 
 
 def step_preflight(ctx: Context, record: StepRecord) -> None:
@@ -191,9 +189,17 @@ def step_switch(ctx: Context, record: StepRecord) -> None:
         evidence.result = evidence.result or "config already switched"
     etcd_old = preflight_seen.etcd_mq_type
     etcd = options.etcd_client()
-    if etcd_old is not None and etcd and options.clear_etcd_override and not evidence.etcd_cleared:
-        etcd.delete(MQ_TYPE_ETCD)
-        evidence.etcd_cleared = {"key": MQ_TYPE_ETCD, "old": etcd_old}
+    if etcd_old is None or not etcd or not options.clear_etcd_override:
+        return
+    if not evidence.etcd_cleared:
+        now_there = mq_type_overrides(etcd)
+        # A journal of an older preflight names no keys: the ones there now are the override it saw.
+        keys = preflight_seen.etcd_mq_type_keys or sorted(now_there)
+        cleared = [{"key": key.removeprefix(etcd.prefix), "old": now_there.get(key, etcd_old)} for key in keys]
+        evidence.etcd_cleared = {**cleared[0], "keys": cleared} if cleared else None
+        ctx.checkpoint()  # the old values are journaled before any is deleted; a resume deletes them again
+    for item in (evidence.etcd_cleared or {}).get("keys", []):
+        etcd.delete(item["key"])
 
 
 def step_restore_config(ctx: Context, record: StepRecord) -> None:
@@ -212,7 +218,8 @@ def step_restore_config(ctx: Context, record: StepRecord) -> None:
     cleared = switched.etcd_cleared
     etcd = options.etcd_client()
     if cleared and etcd:
-        etcd.put(cleared["key"], cleared["old"])
+        for item in cleared.get("keys") or [cleared]:  # `keys`: every spelling deleted; older journals name one
+            etcd.put(item["key"], item["old"])
         evidence.etcd_restored = cleared
 
 

@@ -101,7 +101,7 @@ def _checkpoints_advance(ctx: Context, evidence: VerifyEvidence, since: dt.datet
     except MqctlError as err:
         evidence.checkpoints_unread = err.message
         return
-    before = {row["vchannel"]: row["ts_after"] for row in flushed.checkpoints or []}
+    before = {row["vchannel"]: row.get("ts_after") for row in flushed.checkpoints or []}
     evidence.checkpoints = checkpoint_evidence(before, rows, start_tso)
     evidence.checkpoint_wait_seconds = seconds
     evidence.checkpoint_warnings = [

@@ -10,6 +10,7 @@ from mqctl.errors import InputError
 from mqctl.mq import messages
 from mqctl.mq.model import ChannelInfo, MQSource, PageRow
 from mqctl.mq.schemas import CollectionSchemaInfo, schema_from_create
+from mqctl.sorting import ascii_int
 
 
 @dataclass
@@ -136,8 +137,9 @@ def parse_start(text: str | None) -> tuple[int | None, int | None]:
     """--from: a message id / sequence (digits) or an ISO-8601 time -> (start_id, start_tso)."""
     if text is None:
         return None, None
-    if text.strip().isdigit():
-        return int(text), None
+    start_id = ascii_int(text.strip())
+    if start_id is not None:
+        return start_id, None
     try:
         when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:

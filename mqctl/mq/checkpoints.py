@@ -22,6 +22,7 @@ from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.mq import messages
 from mqctl.mq.milvus_meta import ChannelMeta, CollectionMeta, Position, physical_channel
 from mqctl.mq.model import MQSource
+from mqctl.sorting import ascii_int
 
 OK, AT_RISK, EXPIRED, UNKNOWN = "ok", "at-risk", "expired", "unknown"
 WORST_FIRST = {EXPIRED: 0, AT_RISK: 1, UNKNOWN: 2, OK: 3}
@@ -300,7 +301,7 @@ def _collection_id(vchannel: str) -> int | None:
     """The collection id inside a vchannel name `<pchannel>_<collection id>v<N>`."""
     tail = vchannel.rsplit("_", 1)[-1]
     digits = tail.split("v", 1)[0]
-    return int(digits) if digits.isdigit() else None
+    return ascii_int(digits)
 
 
 def _findings(rows: list[VChannelCheckpoint]) -> list[Finding]:

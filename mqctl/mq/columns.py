@@ -7,18 +7,8 @@ import struct
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from mqctl.mq.protos import pb2
-
 if TYPE_CHECKING:
     from mqctl.mq.messages import DecodedMessage
-
-
-def field_types(decoded: DecodedMessage) -> dict[str, str]:
-    """Field name -> Milvus DataType name for an insert."""
-    if decoded.type_code != 400 or decoded.proto is None or decoded.error:
-        return {}
-    data_type = pb2("schema_pb2").DataType
-    return {fd.field_name: data_type.Name(fd.type) for fd in decoded.proto.fields_data}
 
 
 def insert_columns(decoded: DecodedMessage) -> dict[str, list[Any]]:

@@ -357,5 +357,5 @@ def listening_process(url: str) -> str | None:
     """'pid (name)' of the local process listening on a loopback NATS URL's port, when visible in /proc."""
     from mqctl.procfs import listening_pid, process_name
 
-    pid = listening_pid(public_url(url), 4222)
+    pid = listening_pid(public_url(url), BACKENDS["natsmq"].default_port)
     return None if pid is None else f"{pid} ({process_name(pid)})"

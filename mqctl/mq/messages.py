@@ -16,6 +16,7 @@ from typing import Any
 from mqctl.mq.columns import column_values
 from mqctl.mq.protos import pb2
 from mqctl.mq.schemas import CollectionSchemaInfo, schema_from_create
+from mqctl.sorting import ascii_int
 
 TSO_LOGICAL_BITS = 18  # Milvus TSO: (unix_ms << 18) | logical
 INSERT = 400
@@ -75,8 +76,9 @@ def type_name(code: int) -> str:
 
 def type_code(name: str) -> int | None:
     """MsgType number for a case-insensitive name ("insert", "TimeTick") or a number as text."""
-    if name.strip().isdigit():
-        return int(name)
+    number = ascii_int(name.strip())
+    if number is not None:
+        return number
     wanted = name.strip().lower().replace("_", "")
     for known, code in pb2("common_pb2").MsgType.items():
         if known.lower() == wanted:
@@ -117,7 +119,8 @@ def _header_type(headers: dict | None) -> int | None:
     value = headers.get("msg_type") or headers.get("msgType")
     if value is None:
         return None
-    return int(value) if str(value).isdigit() else type_code(str(value))
+    number = ascii_int(str(value))
+    return number if number is not None else type_code(str(value))
 
 
 def decode(

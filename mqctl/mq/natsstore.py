@@ -17,6 +17,8 @@ import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mqctl.sorting import ascii_int
+
 RECORD_HEADER = struct.Struct("<IQqH")  # length, sequence, timestamp, subject length
 CHECKSUM_BYTES = 8
 EMPTY_RECORD = RECORD_HEADER.size + CHECKSUM_BYTES
@@ -61,7 +63,7 @@ def stream_folders(root: Path) -> list[Path]:
 
 
 def _block_number(path: Path) -> int:
-    return int(path.stem) if path.stem.isdigit() else 0
+    return ascii_int(path.stem) or 0
 
 
 def read_stream(folder: Path) -> StoredStream:

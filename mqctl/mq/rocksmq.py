@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, PageRow, RawMessage, path_is_dir, path_is_file
+from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:
     from mqctl.mq.retention import ConfiguredRetention, RetentionReport
@@ -65,12 +66,13 @@ class RocksTopicMeta:
 
 def _unix(value: bytes) -> dt.datetime | None:
     text = value.decode("ascii", errors="replace")
-    return dt.datetime.fromtimestamp(int(text), tz=dt.timezone.utc) if text.isdigit() else None
+    seconds = ascii_int(text)
+    return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc) if seconds is not None else None
 
 
 def _int(value: bytes) -> int:
     text = value.decode("ascii", errors="replace")
-    return int(text) if text.isdigit() else 0
+    return ascii_int(text) or 0
 
 
 def _shadow(db_dir: Path, shadow_root: Path) -> Path:
@@ -184,9 +186,10 @@ class RocksMQSource:
                         meta.open_page_size = _int(value)
                 elif kind in ("page_message_size", "page_ts", "acked_ts"):
                     topic, _, end_id = rest.rpartition("/")
-                    if end_id.isdigit():
+                    end = ascii_int(end_id)
+                    if end is not None:
                         topics.setdefault(topic, RocksTopicMeta(topic))
-                        pages.setdefault((topic, int(end_id)), {})[kind] = value
+                        pages.setdefault((topic, end), {})[kind] = value
         for (topic, end_id), parts in sorted(pages.items()):
             topics[topic].pages.append(
                 RocksPage(
@@ -299,7 +302,9 @@ class RocksMQSource:
         names = set(meta) | set(self._topics_in_data())
         channels = []
         for name in sorted(names, key=natural_key):
-            nested = any(other[len(name) + 1 :][:1].isdigit() for other in names if other.startswith(name + "/"))
+            nested = any(
+                ascii_int(other[len(name) + 1 :][:1]) is not None for other in names if other.startswith(name + "/")
+            )
             count, first, last = self._count_and_last(name, nested=nested)
             topic = meta.get(name)
             channels.append(

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mqctl.mq.protos import pb2
+from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:
     from mqctl.mq.messages import DecodedMessage
@@ -66,8 +67,8 @@ def schema_from_create(decoded: DecodedMessage) -> CollectionSchemaInfo | None:
                 is_primary=f.is_primary_key,
                 auto_id=f.autoID,
                 is_dynamic=f.is_dynamic,
-                dim=int(params["dim"]) if params.get("dim", "").isdigit() else None,
-                max_length=int(params["max_length"]) if params.get("max_length", "").isdigit() else None,
+                dim=ascii_int(params.get("dim", "")),
+                max_length=ascii_int(params.get("max_length", "")),
                 element_type=schema_pb2.DataType.Name(f.element_type) if f.element_type else None,
             )
         )

@@ -14,6 +14,7 @@ from mqctl.mq.model import MQSource
 from mqctl.mq.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.replay.options import ReplayOptions
 from mqctl.replay.rows import collection_matches
+from mqctl.sorting import ascii_int
 
 CREATE_COLLECTION, INSERT = 100, 400
 FIRST_USER_FIELD_ID = 100
@@ -49,6 +50,7 @@ def scan_stream(source: MQSource, channels: list[str], wanted: str) -> tuple[Col
     from mqctl.mq.schemas import schema_from_create, schema_from_insert
 
     readers = [source.iter_messages(channel) for channel in channels]
+    wanted_id = ascii_int(wanted)
     try:
         while readers:
             for reader in list(readers):
@@ -60,7 +62,7 @@ def scan_stream(source: MQSource, channels: list[str], wanted: str) -> tuple[Col
                 if msg.type_code == CREATE_COLLECTION:
                     schema = schema_from_create(msg)
                     if schema is not None and (
-                        schema.name == wanted or (wanted.isdigit() and schema.collection_id == int(wanted))
+                        schema.name == wanted or (wanted_id is not None and schema.collection_id == wanted_id)
                     ):
                         return schema, "stream"
                 elif msg.type_code == INSERT and collection_matches(msg, wanted):
@@ -95,7 +97,7 @@ def fetch_from_milvus(uri: str, token: str | None, wanted: str) -> CollectionSch
         ) from None
     try:
         names = [wanted]
-        if wanted.isdigit():
+        if ascii_int(wanted) is not None:
             names = [
                 name
                 for name in client.list_collections()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from mqctl.errors import InputError
 from mqctl.replay.schema import SHAPES
+from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:
     from mqctl.mq.model import MQSource
@@ -39,12 +40,13 @@ def parse_bound(text: str, option: str, *, upper: bool) -> Bound:
 
     raw = text.strip()
     prefix, _, rest = raw.partition(":")
-    if raw.isdigit():
-        return Bound("id", int(raw))
-    if prefix.lower() in ("id", "seq") and rest.isdigit():
-        return Bound("id", int(rest))
-    if prefix.lower() == "tso" and rest.isdigit():
-        return Bound("tso", int(rest))
+    whole, number = ascii_int(raw), ascii_int(rest)
+    if whole is not None:
+        return Bound("id", whole)
+    if prefix.lower() in ("id", "seq") and number is not None:
+        return Bound("id", number)
+    if prefix.lower() == "tso" and number is not None:
+        return Bound("tso", number)
     try:
         when = dt.datetime.fromisoformat(raw)
     except ValueError:
@@ -187,10 +189,10 @@ def _split(text: str) -> list[str]:
 def _positive_int(opts: dict[str, str], key: str) -> int | None:
     if not opts.get(key):
         return None
-    value = opts[key].strip()
-    if not value.isdigit() or int(value) < 1:
+    value = ascii_int(opts[key].strip())
+    if value is None or value < 1:
         raise InputError(f"option {key} {opts[key]!r} is not a positive whole number")
-    return int(value)
+    return value
 
 
 def _positive_float(opts: dict[str, str], key: str) -> float | None:

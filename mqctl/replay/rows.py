@@ -18,6 +18,7 @@ from mqctl.replay.options import ReplayOptions
 from mqctl.replay.planning import ChannelSpan
 from mqctl.replay.progress import ProgressReporter
 from mqctl.replay.schema import type_key
+from mqctl.sorting import ascii_int
 
 BATCH_ROWS = 8192
 INSERT, TIME_TICK = 400, 1200
@@ -294,7 +295,8 @@ def collection_matches(msg: DecodedMessage, wanted: str) -> bool:
 
 
 def _names_collection(collection_id: int | None, collection: str | None, wanted: str) -> bool:
-    if wanted.isdigit() and collection_id is not None and int(wanted) == collection_id:
+    wanted_id = ascii_int(wanted)
+    if wanted_id is not None and wanted_id == collection_id:
         return True
     return collection == wanted
 
