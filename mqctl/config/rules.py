@@ -18,6 +18,7 @@ from mqctl.config.resolve import Resolution
 from mqctl.config.rules_context import CONTEXT_CHECKS
 from mqctl.config.rules_deploy import DEPLOY_CHECKS
 from mqctl.config.rules_mq import MQ_CHECKS
+from mqctl.errors import EXIT_FINDINGS, EXIT_OK
 from mqctl.findings import ERROR, SEVERITY_ORDER, WARNING, Finding
 
 __all__ = ["RULES", "RULE_BY_CODE", "Report", "Rule", "RuleList", "exit_code", "report", "validate"]
@@ -42,7 +43,7 @@ def validate(resolution: Resolution, *, strict: bool = False, check_host: bool =
 def exit_code(findings: list[Finding], *, strict: bool = False) -> int:
     """1 when any error (or, strict, any warning) was found."""
     bad = {ERROR, WARNING} if strict else {ERROR}
-    return 1 if any(f.severity in bad for f in findings) else 0
+    return EXIT_FINDINGS if any(f.severity in bad for f in findings) else EXIT_OK
 
 
 @dataclass
