@@ -138,7 +138,7 @@ def test_bracketed_config_path_in_the_migration_plan(tmp_path):
         "--milvus",
         "http://127.0.0.1:1",
         "--milvus-version",
-        "2.6.0",
+        "2.2.0",
         "--stop-cmd",
         "true",
         "--start-cmd",

@@ -150,7 +150,7 @@ TABLES = {
             str(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"),
             *MIGRATE,
             "--milvus-version",
-            "2.6.0",
+            "2.2.0",
         ],
         3,
         lambda j: [s["name"] for s in j["steps"]] + [f["code"] for f in j["findings"]],
