@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import textwrap
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import mqctl  # noqa: F401  (first, so gRPC's fork handlers are off before any test imports grpc)
+from mqctl.ports import free_ports
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample-configs"
@@ -72,9 +72,7 @@ def write_yaml(tmp_path: Path, text: str, name: str = "milvus.yaml") -> Path:
 
 def free_port() -> int:
     """A port nobody listens on (for servers a test starts, or to test an unreachable one)."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    return free_ports(1)[0]
 
 
 def etcd_binary() -> str | None:

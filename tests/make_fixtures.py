@@ -17,12 +17,13 @@ import argparse
 import contextlib
 import json
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from mqctl.ports import free_ports
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PAGE_SIZE = 2048  # bytes: a page closes every few seconds of time ticks
@@ -46,19 +47,13 @@ def rows_by_pk(expected: dict, collection: str, phase: str) -> dict:
     }
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _template_with_private_etcd(work: Path) -> Path:
     """The package's milvus.yaml template plus `etcd.config.path`, so the embedded etcd listens on
     free ports instead of 2379/2380 (other Milvus instances may run on this machine)."""
     import milvus
 
     package_data = Path(milvus.__file__).parent / "data"
-    client_port, peer_port = free_port(), free_port()
+    client_port, peer_port = free_ports(2)
     etcd_config = work / "embed-etcd.yaml"
     etcd_config.write_text(
         "name: default\n"
@@ -86,12 +81,12 @@ def milvus_server(data_dir: Path, work: Path, settings: dict):
     config = MilvusServerConfig(
         data_dir=str(data_dir),
         template=str(_template_with_private_etcd(work)),
-        **{key: free_port() for key in TEMPLATE_PORT_KEYS},
+        **dict(zip(TEMPLATE_PORT_KEYS, free_ports(len(TEMPLATE_PORT_KEYS)))),
     )
     config.glog_conf_file = str(Path(milvus.__file__).parent / "data" / "glog.conf")
     server = MilvusServer(config)
     server.set_base_dir(str(data_dir))
-    server.webservice_port = free_port()
+    server.webservice_port = free_ports(1)[0]
     for key, value in {"rootCoord.dmlChannelNum": DML_CHANNELS, **settings}.items():
         server.config.set(key, value)
     server.start()
@@ -301,7 +296,7 @@ def main(argv: list[str] | None = None) -> int:
             work,
             {
                 "mq.type": "natsmq",
-                "natsmq.server.port": free_port(),
+                "natsmq.server.port": free_ports(1)[0],
                 "natsmq.server.storeDir": str(store_dir),
                 "natsmq.server.retention.maxAge": 0,
             },

@@ -7,8 +7,8 @@ import shutil
 
 import pytest
 
-from tests.conftest import FIXTURES
-from tests.make_fixtures import free_port, load_expected, rows_by_pk
+from tests.conftest import FIXTURES, free_port
+from tests.make_fixtures import load_expected, rows_by_pk
 from tests.test_jetstream import start_nats
 from tests.test_rocksmq import tree_fingerprint
 

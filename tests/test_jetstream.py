@@ -18,8 +18,8 @@ from mqctl.mq.jetstream import JetStreamSource
 from mqctl.mq.jetstream_reads import sequence_and_pending
 from mqctl.mq.natsconnect import public_url
 from mqctl.mq.natsserver import nats_server_binary, private_nats_server
-from tests.conftest import FIXTURES
-from tests.make_fixtures import free_port, load_expected, rows_by_pk
+from tests.conftest import FIXTURES, free_port
+from tests.make_fixtures import load_expected, rows_by_pk
 from tests.test_rocksmq import tree_fingerprint
 
 STORE = FIXTURES / "natsmq" / "store"

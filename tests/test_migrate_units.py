@@ -198,7 +198,7 @@ def test_milvus_environment_is_read_from_the_local_milvus_process(tmp_path):
     from mqctl.migrate.milvus import MilvusTarget
     from mqctl.migrate.options import MigrateOptions
     from mqctl.migrate.preflight import milvus_environment
-    from tests.make_fixtures import free_port
+    from tests.conftest import free_port
 
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: natsmq\n")
