@@ -63,6 +63,22 @@ def cli():
     return run_cli
 
 
+def max_age_keeping(store: Path, margin_minutes: int = 4320) -> str:
+    """A natsmq `maxAge` (minutes) under which `store` keeps every message on any date: the age of its oldest
+    message as mqctl measures it (mqctl.clock, so MQCTL_NOW moves it too) plus a margin. nats-server expires by
+    the wall clock, so the larger of both ages counts."""
+    import datetime as dt
+
+    from mqctl import clock
+    from mqctl.mq.natsstore import read_store
+
+    stamps = [s.oldest_ns for s in read_store(store).values() if s.oldest_ns is not None]
+    assert stamps, f"no message in {store}"
+    oldest = dt.datetime.fromtimestamp(min(stamps) / 1e9, dt.timezone.utc)
+    latest = max(clock.now(), dt.datetime.now(dt.timezone.utc))
+    return str(int((latest - oldest).total_seconds() // 60) + margin_minutes)
+
+
 def write_yaml(tmp_path: Path, text: str, name: str = "milvus.yaml") -> Path:
     """Write a dedented YAML snippet into tmp_path (the config tests' input files)."""
     path = tmp_path / name

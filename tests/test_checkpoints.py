@@ -10,6 +10,7 @@ import datetime as dt
 import httpx
 import pytest
 
+from mqctl import clock
 from tests.conftest import FIXTURES, free_port, run_cli, write_yaml
 from tests.test_tables import assert_readable
 
@@ -335,7 +336,7 @@ def test_retention_shorter_than_the_oldest_checkpoint_is_an_error(etcd_url, rock
     messages_, _ = rocks_messages
     insert = _insert(messages_)
     _write_collection(etcd_url, "retention", insert, checkpoint=insert["id"] - 1, ts=insert["tso"] - 1)
-    checkpoint_age = dt.datetime.now(dt.timezone.utc) - dt.datetime.fromisoformat(insert["time"].replace("Z", "+00:00"))
+    checkpoint_age = clock.now() - dt.datetime.fromisoformat(insert["time"].replace("Z", "+00:00"))
     shorter = int(checkpoint_age.total_seconds() // 60) - 1  # the fixture was written at least a few minutes ago
     config = _retention_config(tmp_path, shorter)
     result = cli("retention", "show", "--config", str(config), "--etcd", etcd_url, "--etcd-root", "retention", "--json")

@@ -18,7 +18,7 @@ import pytest
 
 from mqctl.config.edit import plan_set, plan_unset
 from mqctl.errors import InputError, PreconditionError
-from tests.conftest import CORPUS, FIXTURES, SAMPLES, run_cli
+from tests.conftest import CORPUS, FIXTURES, SAMPLES, max_age_keeping, run_cli
 
 # The property tests need hypothesis (the test extra); without it this module is skipped.
 hypothesis = pytest.importorskip("hypothesis")
@@ -519,8 +519,8 @@ def test_retention_edit_names_the_reconcile_command_for_a_store_on_this_host(tmp
     store = tmp_path / "nats"
     shutil.copytree(FIXTURES / "natsmq" / "store", store)
     path = natsmq_config(tmp_path, store)
-    ten_years = str(10 * 365 * 24 * 60)  # JetStream drops what is older than max_age: keep the fixture whole
-    result = cli("config", "set", str(path), "natsmq.server.retention.maxAge", ten_years, "--yes", "--json")
+    keep_all = max_age_keeping(store)  # JetStream drops what is older than max_age: keep the fixture whole
+    result = cli("config", "set", str(path), "natsmq.server.retention.maxAge", keep_all, "--yes", "--json")
     assert result.code == 0, result.stderr
     command = result.json()["reconcile"]
     assert command == f"mqctl retention apply --config {path} --nats-store {store}"
@@ -530,7 +530,7 @@ def test_retention_edit_names_the_reconcile_command_for_a_store_on_this_host(tmp
     applied = cli(*shlex.split(command)[1:], "--yes")  # the printed command works as printed
     assert applied.code == 0, applied.stderr
     assert cli("retention", "show", "--nats-store", str(store), "--config", str(path)).code == 0
-    same = cli("config", "set", str(path), "natsmq.server.retention.maxAge", ten_years, "--yes", "--json")
+    same = cli("config", "set", str(path), "natsmq.server.retention.maxAge", keep_all, "--yes", "--json")
     assert same.json()["reconcile"] is None  # nothing changed: nothing to reconcile
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import pty
@@ -14,7 +15,7 @@ import time
 
 import pytest
 
-from tests.conftest import REPO, SAMPLES, CliResult, free_port, run_cli, write_yaml
+from tests.conftest import FIXTURES, REPO, SAMPLES, CliResult, free_port, run_cli, write_yaml
 
 ERROR_FIELDS = {"code", "kind", "message", "file", "line", "column", "hint"}
 
@@ -215,3 +216,27 @@ def test_declined_confirmation_is_an_error_object(tmp_path):
     error = error_of(result, 3, "aborted")
     assert error["message"].startswith("stopped before a result")
     assert config.read_text() == "mq:\n  type: rocksmq\n"
+
+
+def test_a_fixed_now_moves_every_age_and_a_bad_one_is_an_input_error(tmp_path):
+    """MQCTL_NOW is the moment ages are measured against: a year on, the fixture's streams are a year older;
+    an unreadable value is one error naming the variable, before any store is opened."""
+    store = str(FIXTURES / "natsmq" / "store")
+    config = write_yaml(tmp_path, "mq:\n  type: natsmq\n")
+    args = ("retention", "show", "--nats-store", store, "--config", str(config), "--json")
+
+    def ages(env: dict | None = None) -> dict:
+        return {
+            c["name"]: c["actual"]["oldest_message_age_seconds"]
+            for c in run_cli(*args, env=env).json()["channels"]
+            if c["actual"]["messages"]
+        }
+
+    today, later = ages(), ages({"MQCTL_NOW": "2099-01-01T00:00:00Z"})
+    assert today and set(today) == set(later)
+    year_2099 = dt.datetime(2099, 1, 1, tzinfo=dt.timezone.utc).timestamp()
+    for name, age in later.items():
+        assert age - today[name] == pytest.approx(year_2099 - time.time(), abs=120)
+    bad = run_cli(*args, env={"MQCTL_NOW": "tomorrow"})
+    error = error_of(bad, 2, "input")
+    assert "MQCTL_NOW" in error["message"] and "ISO 8601" in error["message"]

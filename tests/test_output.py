@@ -81,9 +81,10 @@ def test_columns_give_way_in_their_priority_and_pairs_go_together():
 def test_long_ids_only_with_wide_and_times_as_ages():
     import datetime as dt
 
+    from mqctl import clock
     from mqctl.cli.terminal import ID, KEY, TIME, Column, FitTable
 
-    when = dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=3, seconds=5)
+    when = clock.now() - dt.timedelta(minutes=3, seconds=5)
     columns = [
         Column("channel", KEY),
         Column("first id", ID),

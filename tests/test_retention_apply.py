@@ -14,13 +14,13 @@ import nats
 import pytest
 
 from mqctl.mq.natsstore import read_store
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import FIXTURES, REPO, max_age_keeping
 from tests.test_jetstream import start_nats
 from tests.test_retention import natsmq_yaml, stream_limits
 from tests.test_rocksmq import tree_fingerprint
 
 STORE = FIXTURES / "natsmq" / "store"
-TEN_YEARS = str(10 * 365 * 24 * 60)  # minutes: JetStream deletes what is older than max_age, and the fixture ages
+KEEP_ALL = max_age_keeping(STORE)  # JetStream deletes what is older than max_age, and the fixture ages
 
 
 @pytest.fixture
@@ -54,7 +54,7 @@ def answer_on_a_terminal(args: list[str], answer: str) -> tuple[int, str]:
 
 
 def test_dry_run_and_no_leave_every_byte_of_the_store(cli, tmp_path, store):
-    config = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
+    config = natsmq_yaml(tmp_path, max_age=KEEP_ALL, max_msgs="100")
     before = tree_fingerprint(store)
     dry = cli("retention", "apply", "--config", str(config), "--nats-store", str(store), "--dry-run", "--json")
     assert dry.code == 0, dry.stderr
@@ -192,7 +192,7 @@ def test_a_damaged_store_is_not_changed(cli, tmp_path, store):
         "retention",
         "apply",
         "--config",
-        str(natsmq_yaml(tmp_path, max_age=TEN_YEARS)),
+        str(natsmq_yaml(tmp_path, max_age=KEEP_ALL)),
         "--nats-store",
         str(store),
         "--yes",
@@ -293,7 +293,7 @@ def _checkpoint_at(etcd_url, root: str, sequence: int) -> str:
 @pytest.mark.etcd
 def test_limits_that_delete_messages_after_a_checkpoint_are_refused(cli, tmp_path, store, etcd_url):
     vchannel = _checkpoint_at(etcd_url, "behind", 10)  # max_msgs 100 deletes 1..21: 11..21 are still needed
-    config = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
+    config = natsmq_yaml(tmp_path, max_age=KEEP_ALL, max_msgs="100")
     args = [
         "retention",
         "apply",
@@ -329,7 +329,7 @@ def test_limits_that_delete_messages_after_a_checkpoint_are_refused(cli, tmp_pat
 @pytest.mark.etcd
 def test_limits_that_keep_everything_after_the_checkpoints_apply(cli, tmp_path, store, etcd_url):
     vchannel = _checkpoint_at(etcd_url, "ahead", 30)  # past the 21 messages max_msgs 100 deletes
-    config = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
+    config = natsmq_yaml(tmp_path, max_age=KEEP_ALL, max_msgs="100")
     applied = cli(
         "retention",
         "apply",
@@ -354,7 +354,7 @@ def test_the_configs_etcd_is_read_and_an_unreachable_one_is_a_warning(cli, tmp_p
     from tests.conftest import free_port
 
     vchannel = _checkpoint_at(etcd_url, "fromconfig", 10)
-    limits = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
+    limits = natsmq_yaml(tmp_path, max_age=KEEP_ALL, max_msgs="100")
     reachable = tmp_path / "etcd.yaml"
     reachable.write_text(f"etcd:\n  endpoints: {etcd_url.removeprefix('http://')}\n  rootPath: fromconfig\n")
     refused = cli(
@@ -369,7 +369,7 @@ def test_the_configs_etcd_is_read_and_an_unreachable_one_is_a_warning(cli, tmp_p
     )
     assert applied.code == 0, applied.stderr
     assert "warning: channel checkpoints not checked" in applied.stderr and "--etcd" in applied.stderr
-    lower = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="90", name="lower.yaml")
+    lower = natsmq_yaml(tmp_path, max_age=KEEP_ALL, max_msgs="90", name="lower.yaml")
     assert (
         cli(
             "retention",
@@ -391,7 +391,7 @@ def test_a_live_server_is_checked_by_sequence_for_max_msgs_and_by_time_for_max_a
     vchannel = _checkpoint_at(etcd_url, "live", 10)  # its time is the fixture insert's, long ago
     proc, url = start_nats(tmp_path, store_dir=store)
     try:
-        by_count = natsmq_yaml(tmp_path, max_age=TEN_YEARS, max_msgs="100")
+        by_count = natsmq_yaml(tmp_path, max_age=KEEP_ALL, max_msgs="100")
         by_age = natsmq_yaml(tmp_path, max_age="60", name="age.yaml")
         for config, expected in ((by_count, "delete messages 11..21"), (by_age, "is older than the new max_age")):
             refused = cli(

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from rich.cells import cell_len
 
-from tests.conftest import FIXTURES, SAMPLES, run_cli
+from tests.conftest import FIXTURES, SAMPLES, max_age_keeping, run_cli
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"
@@ -33,8 +33,9 @@ MIGRATE = (
 
 
 def natsmq_config(folder: Path) -> Path:
-    path = folder / "natsmq.yaml"  # maxAge 4320 against the fixture's unlimited streams: drift on every stream
-    path.write_text("mq:\n  type: natsmq\nnatsmq:\n  server:\n    retention:\n      maxAge: 4320\n")
+    path = folder / "natsmq.yaml"  # a maxAge against the fixture's unlimited streams: drift on every stream
+    max_age = max_age_keeping(STORE)  # that keeps every message, so the apply deletes nothing on any date
+    path.write_text(f"mq:\n  type: natsmq\nnatsmq:\n  server:\n    retention:\n      maxAge: {max_age}\n")
     return path
 
 

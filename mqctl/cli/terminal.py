@@ -20,6 +20,7 @@ from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.text import Text
 
+from mqctl import clock
 from mqctl.errors import ErrorReport, MqctlError, PreconditionError
 from mqctl.secrets import mask_url_passwords
 
@@ -157,7 +158,7 @@ class FitTable:
 
     def layout(self, max_width: int) -> tuple[list[int], list[int], list[list[str]], list[str], list[str]]:
         """(kept column indexes, their widths, cell texts, footer texts, hidden headers) for `max_width` characters."""
-        now = _dt.datetime.now(_dt.timezone.utc)
+        now = clock.now()
         cells = [self._texts(row, now) for row in self.rows]
         footer = self._texts(self.footer, now) if self.footer is not None else []
         lines = [

@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from mqctl import clock
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.mq import messages
 from mqctl.mq.milvus_meta import ChannelMeta, CollectionMeta, Position, physical_channel
@@ -139,7 +140,7 @@ def assess(
 ) -> CheckpointReport:
     """One row per vchannel, worst first. `previous`: the same vchannels sampled earlier (--watch), to
     catch a checkpoint that stays put while the vchannel's messages keep coming."""
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or clock.now()
     vchannels = meta.vchannels()
     pchannels = {v: _pchannel_of(v, c) for v, c in vchannels.items()}
     states = pchannel_states(source, set(pchannels.values()), rocksmq_retention_seconds)

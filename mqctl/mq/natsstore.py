@@ -38,6 +38,7 @@ class StoredStream:
     tombstones: int = 0
     problems: list[str] = field(default_factory=list)
     delivered: int = 0  # the highest stream sequence a consumer of the stream was given (from obs/*/o.dat)
+    oldest_ns: int | None = None  # the store time (Unix ns) of the oldest message the blocks hold
 
     @property
     def messages(self) -> int:
@@ -110,7 +111,7 @@ def _read_block(stream: StoredStream, name: str, data: bytes) -> None:
         if len(data) - at < RECORD_HEADER.size:
             stream.problems.append(f"{name}: a cut-off record at byte {at} of {len(data)}")
             return
-        length, seq, _ts, subject = RECORD_HEADER.unpack_from(data, at)
+        length, seq, stamp, subject = RECORD_HEADER.unpack_from(data, at)
         length &= ~HEADERS_BIT
         if length < EMPTY_RECORD or at + length > len(data) or subject > length - EMPTY_RECORD:
             stream.problems.append(f"{name}: an unreadable record at byte {at} of {len(data)}")
@@ -119,6 +120,8 @@ def _read_block(stream: StoredStream, name: str, data: bytes) -> None:
             stream.tombstones += 1
         elif seq and not seq & ERASED_BIT:
             stream.add(seq)
+            if stream.oldest_ns is None or stamp < stream.oldest_ns:
+                stream.oldest_ns = stamp
         at += length
 
 

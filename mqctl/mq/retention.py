@@ -15,6 +15,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from mqctl import clock
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError
 from mqctl.findings import ERROR, Finding
@@ -189,7 +190,7 @@ def retention_report(
     retention_rocksmq.py), with the channels' findings grouped by cause."""
     from mqctl.mq.channels import data_warnings
 
-    report = source.retention_report(configured, now or dt.datetime.now(dt.timezone.utc))
+    report = source.retention_report(configured, now or clock.now())
     report.warnings = data_warnings(source)
     report.finding_groups = group_findings(report.channels)
     return report
@@ -200,7 +201,7 @@ def retention_against_checkpoints(
 ) -> Finding | None:
     """An error when the configured retention (in minutes, 0 = none) is shorter than
     the age of the oldest checkpoint of a live vchannel: retention deletes what Milvus needs to recover it."""
-    now = now or dt.datetime.now(dt.timezone.utc)
+    now = now or clock.now()
     ages = [
         (now.timestamp() - (p.timestamp >> messages.TSO_LOGICAL_BITS) / 1000, v)
         for v, c in meta.vchannels().items()

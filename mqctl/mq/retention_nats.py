@@ -14,6 +14,7 @@ import difflib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mqctl import clock
 from mqctl.errors import InputError
 from mqctl.findings import ERROR
 from mqctl.mq.jetstream_reads import NANOS
@@ -148,7 +149,7 @@ def plan_apply(source: JetStreamSource, wanted: Limits) -> ApplyPlan:
     configs: dict[str, tuple[StreamConfig, StreamConfig]] = {}
     kept_from: dict[str, tuple[int, int]] = {}
     age_cutoff: dict[str, dt.datetime] = {}
-    now = dt.datetime.now(dt.timezone.utc)
+    now = clock.now()
     for stream in source.stream_details():
         streams.append(stream.name)
         actual = {
