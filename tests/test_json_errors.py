@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -47,9 +48,9 @@ def finished(proc: subprocess.Popen, timeout: float = 120) -> CliResult:
     return CliResult(proc.returncode, stdout, stderr)
 
 
-def start(argv: list[str], stdin=subprocess.DEVNULL) -> subprocess.Popen:
+def start(argv: list[str], stdin=subprocess.DEVNULL, env: dict | None = None) -> subprocess.Popen:
     """`python ARGV` the way run_cli runs mqctl, for tests that signal it, type into it or patch it first."""
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1", **(env or {})}
     return subprocess.Popen(
         [sys.executable, *argv],
         stdin=stdin,
@@ -240,3 +241,40 @@ def test_a_fixed_now_moves_every_age_and_a_bad_one_is_an_input_error(tmp_path):
     bad = run_cli(*args, env={"MQCTL_NOW": "tomorrow"})
     error = error_of(bad, 2, "input")
     assert "MQCTL_NOW" in error["message"] and "ISO 8601" in error["message"]
+
+
+def _nats_servers_over(folder) -> list[int]:
+    """PIDs of nats-server processes whose command line names a file under `folder`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if "nats-server" in argv and str(folder) in argv:
+            found.append(int(proc.name))
+    return found
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_during_a_store_read_cleans_up_and_reports_once(tmp_path, signum):
+    """A stopping signal while `channels list --nats-store` reads through its private nats-server: exit 3, one
+    error line and one JSON object, no private server left running and no private copy left in TMPDIR."""
+    private = tmp_path / "tmp"
+    private.mkdir()
+    store = FIXTURES / "natsmq" / "store"
+    proc = start(
+        ["-m", "mqctl", "channels", "list", "--nats-store", str(store), "--json"], env={"TMPDIR": str(private)}
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _nats_servers_over(private):
+        time.sleep(0.01)
+    assert _nats_servers_over(private), "the private nats-server never started"
+    proc.send_signal(signum)
+    result = finished(proc)
+    error = error_of(result, 3, "aborted")
+    expected = "Ctrl-C" if signum == signal.SIGINT else signal.Signals(signum).name
+    assert error["message"] == f"interrupted ({expected})"
+    assert result.stderr.strip().splitlines()[-1] == f"error: interrupted ({expected})"
+    assert not _nats_servers_over(private)
+    assert not list(private.iterdir())

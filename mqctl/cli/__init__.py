@@ -102,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"mqctl, version {__version__}\n")
         return 0
+    from mqctl import interrupts
+
+    interrupts.install()  # SIGTERM and SIGHUP unwind like Ctrl-C: private servers and copies are cleaned up
     code = run(args)
     sys.exit(code)
 
@@ -127,6 +130,7 @@ def _run(args: list[str]) -> ErrorReport | None:
     import click
 
     from mqctl.errors import EXIT_PRECONDITION, EXIT_USAGE, ErrorReport, MqctlError
+    from mqctl.interrupts import describe
 
     debug = "--debug" in _options(args)
     # a command that ends with an exit code and no result: its result, when printed, stays the one object
@@ -146,15 +150,15 @@ def _run(args: list[str]) -> ErrorReport | None:
     except click.exceptions.Exit as done:
         return ErrorReport(done.exit_code, "aborted", stopped) if done.exit_code else None
     except click.exceptions.Abort as abort:
-        sys.stderr.write("Aborted.\n")
-        interrupted = isinstance(abort.__context__, KeyboardInterrupt)
-        return ErrorReport(EXIT_PRECONDITION, "aborted", "interrupted (Ctrl-C)" if interrupted else "aborted")
+        reason = describe(abort.__context__) if isinstance(abort.__context__, KeyboardInterrupt) else "aborted"
+        sys.stderr.write(f"error: {reason}\n")
+        return ErrorReport(EXIT_PRECONDITION, "aborted", reason)
     except click.ClickException as err:
         err.show()
         return _click_report(err, EXIT_USAGE if err.exit_code == 2 else err.exit_code)
-    except KeyboardInterrupt:
-        sys.stderr.write("Interrupted.\n")
-        return ErrorReport(130, "aborted", "interrupted (Ctrl-C)")
+    except KeyboardInterrupt as interrupt:  # outside a command (while the CLI is built or a result printed)
+        sys.stderr.write(f"error: {describe(interrupt)}\n")
+        return ErrorReport(EXIT_PRECONDITION, "aborted", describe(interrupt))
     except Exception as err:
         _traceback_for(debug)
         from mqctl.secrets import mask_url_passwords

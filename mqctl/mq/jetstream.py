@@ -10,6 +10,7 @@ anything Milvus relies on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import json
 import logging
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from mqctl import interrupts
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.jetstream_reads import NANOS, PullReader, read_message_times
@@ -120,6 +122,9 @@ class JetStreamSource:
                 f"{self.description}: JetStream is not available: {type(err).__name__} {err}".strip(),
                 hint="Milvus's NATS enables JetStream; check the URL",
             ) from err
+        except BaseException:  # interrupted: leave no connection or loop behind
+            self.close()
+            raise
 
     @staticmethod
     async def _ignore(*_args) -> None:
@@ -154,7 +159,7 @@ class JetStreamSource:
         return self._nc
 
     def _run(self, coro):
-        return self._loop.run_until_complete(asyncio.wait_for(coro, self.timeout * 4))
+        return interrupts.run_until_complete(self._loop, asyncio.wait_for(coro, self.timeout * 4))
 
     def __enter__(self) -> JetStreamSource:
         return self
@@ -165,7 +170,8 @@ class JetStreamSource:
     def close(self) -> None:
         nc = getattr(self, "_nc", None)
         if nc is not None and not nc.is_closed:
-            self._loop.run_until_complete(nc.close())
+            with contextlib.suppress(Exception):
+                interrupts.run_until_complete(self._loop, asyncio.wait_for(nc.close(), self.timeout))
         self._nc = None
         if not self._loop.is_closed():
             self._loop.close()

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from mqctl import interrupts
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import path_is_dir
@@ -180,14 +181,15 @@ def private_nats_server(store_dir: str | Path, *, writable: bool = False, timeou
         )
         yield _wait_ready(proc, work, log, timeout)
     finally:
-        if proc is not None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        remove_private(work)
+        with interrupts.deferred():
+            if proc is not None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            remove_private(work)
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], work: Path, log: Path, timeout: float) -> str:

@@ -1,0 +1,100 @@
+"""Signals that end a command (SIGINT, SIGTERM, SIGHUP) as one exception, so cleanup runs on every exit path.
+
+A command stopped by a signal unwinds like Ctrl-C: `finally` blocks stop private servers and remove private
+copies, and the CLI reports "interrupted (SIGTERM)" with exit 3. Inside an asyncio loop a signal cancels the
+running task instead of raising in whatever callback runs, so no "Task exception was never retrieved" is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import threading
+from collections.abc import Coroutine, Iterator
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stopping signal arrived; `signal_name` says which (SIGINT reads as Ctrl-C)."""
+
+    def __init__(self, signum: int = signal.SIGINT):
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.signum).name
+
+
+def describe(err: BaseException | None) -> str:
+    """How an interrupted command says why it stopped."""
+    if isinstance(err, Interrupted) and err.signum != signal.SIGINT:
+        return f"interrupted ({err.signal_name})"
+    return "interrupted (Ctrl-C)"
+
+
+def _raise(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
+def install() -> None:
+    """Every stopping signal raises Interrupted in the main thread (the CLI calls this once at start)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in STOPPING_SIGNALS:
+        if signal.getsignal(signum) in (signal.SIG_DFL, signal.default_int_handler, _raise):
+            signal.signal(signum, _raise)
+
+
+@contextlib.contextmanager
+def _cancelling(loop: asyncio.AbstractEventLoop, task: asyncio.Future[Any], received: list[int]) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def cancel(signum: int, _frame: object) -> None:
+        received.append(signum)
+        loop.call_soon_threadsafe(task.cancel)
+
+    previous = {signum: signal.signal(signum, cancel) for signum in STOPPING_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def run_until_complete(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]) -> T:
+    """`loop.run_until_complete(coro)`, where a stopping signal cancels the coroutine and then raises
+    Interrupted once the loop is idle again."""
+    task = loop.create_task(coro)
+    received: list[int] = []
+    with _cancelling(loop, task, received):
+        try:
+            return loop.run_until_complete(task)
+        except asyncio.CancelledError:
+            if received:
+                raise Interrupted(received[0]) from None
+            raise
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold stopping signals while cleanup runs (stopping a private server, removing a copy); one that came
+    in the meantime is raised at the end, so a second Ctrl-C cannot leave the cleanup half done."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = {signum: signal.signal(signum, lambda s, _f: received.append(s)) for signum in STOPPING_SIGNALS}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+    if received:
+        raise Interrupted(received[0])
