@@ -32,7 +32,7 @@ def best_of(fn, repeats: int = REPEATS) -> float:
 
 
 def time_tick(tso: int) -> bytes:
-    from mqctl.mq.protos import pb2
+    from mqctl.mq.decode.protos import pb2
 
     msg = pb2("msg_pb2").TimeTickMsg()
     msg.base.msg_type = 1200
@@ -86,7 +86,7 @@ def bare_key_scan(data_dir: Path) -> int:
 
 
 def bench_rocksmq(work: Path, topics: int, per_topic: int) -> None:
-    from mqctl.mq.rocksmq import RocksMQSource
+    from mqctl.mq.rocksmq.reader import RocksMQSource
 
     start = time.perf_counter()
     data_dir = build_rocksmq(work, topics, per_topic)
@@ -129,8 +129,8 @@ async def fill_streams(url: str, streams: int, per_stream: int) -> None:
 
 
 def bench_nats(work: Path, streams: int, per_stream: int) -> None:
-    from mqctl.mq.jetstream import JetStreamSource
-    from mqctl.mq.natsserver import private_nats_server
+    from mqctl.mq.nats.client import JetStreamSource
+    from mqctl.mq.nats.server import private_nats_server
 
     store = work / "nats"
     (store / "jetstream").mkdir(parents=True)

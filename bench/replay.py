@@ -276,7 +276,7 @@ def main() -> None:
     parser.add_argument("--no-cluster", action="store_true", help="skip the standalone-cluster run")
     args = parser.parse_args()
 
-    from mqctl.mq.natsserver import private_nats_server
+    from mqctl.mq.nats.server import private_nats_server
     from mqctl.mq.sources import SourceOptions
     from mqctl.replay.session import start_session
 

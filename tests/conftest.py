@@ -70,7 +70,7 @@ def max_age_keeping(store: Path, margin_minutes: int = 4320) -> str:
     import datetime as dt
 
     from mqctl import clock
-    from mqctl.mq.natsstore import read_store
+    from mqctl.mq.nats.store import read_store
 
     stamps = [s.oldest_ns for s in read_store(store).values() if s.oldest_ns is not None]
     assert stamps, f"no message in {store}"

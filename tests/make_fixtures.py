@@ -76,7 +76,7 @@ def milvus_server(data_dir: Path, work: Path, settings: dict):
     import milvus
     from milvus import MilvusServer, MilvusServerConfig
 
-    from mqctl.sandbox_config import TEMPLATE_PORT_KEYS
+    from mqctl.sandbox.config import TEMPLATE_PORT_KEYS
 
     config = MilvusServerConfig(
         data_dir=str(data_dir),

@@ -27,8 +27,8 @@ AT_RISK_AFTER = 33  # seconds: past half of the 60 s window, well before expiry
 
 
 def _start(folder, mq: str, **settings) -> dict:
-    from mqctl import sandbox
-    from mqctl.config.edit import set_key
+    from mqctl.config.edit.set_unset import set_key
+    from mqctl.sandbox import server as sandbox
 
     box = sandbox.Sandbox(folder)
     box.create(mq)

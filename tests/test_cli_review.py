@@ -242,7 +242,7 @@ def test_diff_hides_secrets_in_flow_mappings_lists_and_blocks(cli, tmp_path, com
 @pytest.mark.parametrize("how", ["store-dir-option", "config-file"])
 def test_a_store_served_by_an_idle_nats_server_is_refused(cli, tmp_path, how):
     """An idle nats-server keeps no store file open; its command line or config names the store."""
-    from mqctl.mq.natsserver import nats_server_binary
+    from mqctl.mq.nats.server import nats_server_binary
 
     store = tmp_path / "store"
     shutil.copytree(FIXTURES / "natsmq" / "store", store)

@@ -91,7 +91,7 @@ def test_bad_input_is_exit_2_one_line(cli, tmp_path, text, where):
 
 
 def test_rules_lists_every_code(cli):
-    from mqctl.config.rules import RULES
+    from mqctl.config.rules.report import RULES
 
     people = cli("config", "rules")
     assert people.code == 0 and all(rule.code in people.stdout for rule in RULES)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mqctl.config.resolve import resolve
-from mqctl.config.rules import report, validate
+from mqctl.config.resolve.resolution import resolve
+from mqctl.config.rules.report import report, validate
 from mqctl.errors import InputError
 from tests.conftest import run_cli
 from tests.conftest import write_yaml as write

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mqctl.config.edit import plan_set, plan_switch, plan_unset, set_key, switch, unset_key
-from mqctl.config.resolve import resolve
+from mqctl.config.edit.set_unset import plan_set, plan_switch, plan_unset, set_key, switch, unset_key
+from mqctl.config.resolve.resolution import resolve
 from mqctl.errors import InputError, PreconditionError
 from tests.conftest import CORPUS, SAMPLES, require_corpus
 from tests.conftest import write_yaml as write
@@ -234,7 +234,7 @@ def test_cluster_helm_switch_turns_toggles(tmp_path):
 
 
 def test_standalone_helm_switch_deploys_what_messagequeue_names(tmp_path):
-    from mqctl.config.rules import validate
+    from mqctl.config.rules.report import validate
 
     path = tmp_path / "values.yaml"
     path.write_bytes((SAMPLES / "helm-values-natsmq.yaml").read_bytes())
@@ -251,7 +251,7 @@ def test_switch_fills_empty_and_null_settings(tmp_path):
     switch(path, "natsmq")
     text = path.read_text()
     assert 'storeDir: "/var/lib/milvus/nats"\n' in text and "    port: 4222\n" in text
-    from mqctl.config.rules import validate
+    from mqctl.config.rules.report import validate
 
     assert not [f for f in validate(resolve([path])) if f.severity == "error"]
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mqctl.config.edit import plan_set, plan_unset
+from mqctl.config.edit.set_unset import plan_set, plan_unset
 from mqctl.errors import InputError, PreconditionError
 from tests.conftest import CORPUS, FIXTURES, SAMPLES, max_age_keeping, run_cli
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from mqctl.config.resolve import resolve
-from mqctl.config.rules import validate
-from mqctl.config.sources import EtcdConfig
+from mqctl.config.resolve.resolution import resolve
+from mqctl.config.resolve.sources import EtcdConfig
+from mqctl.config.rules.report import validate
 from mqctl.errors import PreconditionError
 from tests.conftest import SAMPLES, etcd_binary, free_port
 
@@ -61,7 +61,7 @@ def test_embedded_milvus_etcd_when_no_etcd_binary(tmp_path, cli):
     """Without an etcd binary, the etcd embedded in a real Milvus 2.3.5 answers the same JSON gateway."""
     if etcd_binary() is not None:
         pytest.skip("a standalone etcd is tested above")
-    from mqctl import sandbox
+    from mqctl.sandbox import server as sandbox
 
     info = sandbox.up(str(tmp_path / "sandbox"), timeout=240)
     try:

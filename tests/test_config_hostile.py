@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from mqctl.config.documents import load_document
-from mqctl.config.parse import MAX_ALIASES, MAX_INPUT_BYTES, MAX_NESTING, MAX_NODES, compose
-from mqctl.config.resolve import resolve
-from mqctl.config.rules import validate
+from mqctl.config.read.documents import load_document
+from mqctl.config.read.parse import MAX_ALIASES, MAX_INPUT_BYTES, MAX_NESTING, MAX_NODES, compose
+from mqctl.config.resolve.resolution import resolve
+from mqctl.config.rules.report import validate
 from mqctl.errors import InputError
 from tests.conftest import run_cli
 from tests.conftest import write_yaml as write

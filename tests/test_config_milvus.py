@@ -12,8 +12,8 @@ def _logs(box) -> str:
 
 
 def test_explain_matches_a_real_milvus(tmp_path, cli):
-    from mqctl import sandbox
     from mqctl.errors import PreconditionError
+    from mqctl.sandbox import server as sandbox
 
     directory = str(tmp_path / "sandbox")
     info = sandbox.up(directory, timeout=240)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from mqctl.config.parse import MAX_INPUT_BYTES
+from mqctl.config.read.parse import MAX_INPUT_BYTES
 from tests.conftest import SAMPLES
 
 STOCK = (SAMPLES / "milvus-2.3-standalone-natsmq.yaml").read_text()

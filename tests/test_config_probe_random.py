@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from mqctl.config.resolve import resolve
-from mqctl.config.rules import validate
+from mqctl.config.resolve.resolution import resolve
+from mqctl.config.rules.report import validate
 from mqctl.errors import MqctlError
 
 hypothesis = pytest.importorskip("hypothesis")

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mqctl.config.resolve import PANIC_NOTHING, PANIC_STANDALONE_ONLY, resolve
+from mqctl.config.resolve.resolution import PANIC_NOTHING, PANIC_STANDALONE_ONLY, resolve
 from mqctl.errors import InputError
 from tests.conftest import CORPUS, SAMPLES, require_corpus
 from tests.conftest import write_yaml as write

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from mqctl.config.resolve import resolve
-from mqctl.config.rules import RULES, exit_code, validate
+from mqctl.config.resolve.resolution import resolve
+from mqctl.config.rules.report import RULES, exit_code, validate
 from tests.conftest import SAMPLES
 
 
@@ -278,10 +278,12 @@ def test_override_findings_never_show_secrets(tmp_path):
 def test_the_rules_docstring_names_every_module_validate_runs():
     import sys
 
-    from mqctl.config import hostcheck, pinning, rules
-    from mqctl.config.rules_context import CONTEXT_CHECKS
-    from mqctl.config.rules_deploy import DEPLOY_CHECKS
-    from mqctl.config.rules_mq import MQ_CHECKS
+    from mqctl.config.resolve import pinning
+    from mqctl.config.rules import host as hostcheck
+    from mqctl.config.rules import report as rules
+    from mqctl.config.rules.context import CONTEXT_CHECKS
+    from mqctl.config.rules.deploy import DEPLOY_CHECKS
+    from mqctl.config.rules.mq import MQ_CHECKS
 
     checks = (*MQ_CHECKS, *DEPLOY_CHECKS, *CONTEXT_CHECKS, pinning.findings, hostcheck.host_checks)
     files = {Path(sys.modules[check.__module__].__file__ or "").name for check in checks}

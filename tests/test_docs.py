@@ -191,8 +191,8 @@ def test_an_empty_nats_store_dir_lands_where_the_docs_say(tmp_path):
     import subprocess
     import time
 
-    from mqctl.config.catalog import RULE_BY_CODE
-    from mqctl.mq.natsserver import nats_server_binary
+    from mqctl.config.rules.catalog import RULE_BY_CODE
+    from mqctl.mq.nats.server import nats_server_binary
     from tests.conftest import free_port
 
     text = (DOCS / "config.md").read_text()

@@ -12,12 +12,12 @@ import time
 import pytest
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.mq import messages
-from mqctl.mq.columns import insert_columns
-from mqctl.mq.jetstream import JetStreamSource
-from mqctl.mq.jetstream_reads import sequence_and_pending
-from mqctl.mq.natsconnect import public_url
-from mqctl.mq.natsserver import nats_server_binary, private_nats_server
+from mqctl.mq.decode import messages
+from mqctl.mq.decode.columns import insert_columns
+from mqctl.mq.nats.client import JetStreamSource
+from mqctl.mq.nats.connect import public_url
+from mqctl.mq.nats.reads import sequence_and_pending
+from mqctl.mq.nats.server import nats_server_binary, private_nats_server
 from tests.conftest import FIXTURES, free_port
 from tests.make_fixtures import load_expected, rows_by_pk
 from tests.test_rocksmq import tree_fingerprint
@@ -390,7 +390,7 @@ def test_store_in_use_is_told_by_command_line_and_config_not_by_a_prefix(tmp_pat
             [
                 sys.executable,
                 "-c",
-                "import sys; from mqctl.mq.natsserver import private_nats_server\n"
+                "import sys; from mqctl.mq.nats.server import private_nats_server\n"
                 "with private_nats_server(sys.argv[1]) as url: print(url)",
                 str(store),
             ],
@@ -422,7 +422,7 @@ def test_ready_wait_reads_a_half_written_ports_file_again(tmp_path):
     """nats-server writes its ports file in place: an empty or partial file is read again, not an error."""
     import threading
 
-    from mqctl.mq.natsserver import _wait_ready
+    from mqctl.mq.nats.server import _wait_ready
 
     log = tmp_path / "nats.log"
     log.write_text("[1] Server is ready\n")

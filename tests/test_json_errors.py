@@ -160,12 +160,12 @@ def test_json_after_double_dash_is_a_value(tmp_path):
 BROKEN_STATUS = textwrap.dedent(
     """
         import sys
-        import mqctl.sandbox
+        import mqctl.sandbox.server
 
         def broken(directory):
             raise RuntimeError("lost http://admin:S3CRETPW@db:2379 half way")
 
-        mqctl.sandbox.status = broken
+        mqctl.sandbox.server.status = broken
         from mqctl.cli import main
         main(sys.argv[1:])
         """

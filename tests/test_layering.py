@@ -23,7 +23,7 @@ def domain_modules() -> list[str]:
 
 def test_domain_modules_import_no_terminal_layer():
     modules = domain_modules()
-    assert "mqctl.config.resolve" in modules and "mqctl.migrate.steps" in modules
+    assert "mqctl.config.resolve.resolution" in modules and "mqctl.migrate.steps" in modules
     probe = (
         "import importlib, json, sys\n"
         f"loaded = {{}}\n"

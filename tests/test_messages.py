@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from mqctl.mq import messages
-from mqctl.mq.columns import insert_columns
-from mqctl.mq.rocksmq import RocksMQSource
-from mqctl.mq.schemas import schema_from_create, schema_from_insert
+from mqctl.mq.decode import messages
+from mqctl.mq.decode.columns import insert_columns
+from mqctl.mq.decode.schemas import schema_from_create, schema_from_insert
+from mqctl.mq.rocksmq.reader import RocksMQSource
 from tests.make_fixtures import load_expected, rows_by_pk
 
 ROCKSMQ = "rocksmq/rdb_data"

@@ -353,8 +353,8 @@ def test_migrate_and_plan_share_the_option_bundle():
     no timeouts), none with a default of its own: MigrateOptions holds the defaults."""
     import typer.main
 
-    from mqctl.cli.migrate import app
-    from mqctl.cli.migrate_options import MIGRATION_OPTIONS, RUN_ONLY
+    from mqctl.cli.migrate.commands import app
+    from mqctl.cli.migrate.options import MIGRATION_OPTIONS, RUN_ONLY
 
     group = typer.main.get_command(app)
     plan = group.commands["plan"]  # type: ignore[attr-defined]

@@ -48,7 +48,7 @@ def test_sandbox_up_reports_every_field(box, cli):
 
 
 def test_refuses_conflicting_etcd_override(box):
-    from mqctl.config.sources import EtcdConfig
+    from mqctl.config.resolve.sources import EtcdConfig
 
     etcd = EtcdConfig(box["etcd"])
     etcd.put("mq/type", "rocksmq")
@@ -131,8 +131,8 @@ def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
     c.insert("demo_docs", [{"id": 50_000 + i, "tag": 1, "vector": [0.5] * 8} for i in range(25)])
     c.close()
     assert counts(box)["demo_docs"] == before["demo_docs"] + 25
-    from mqctl.mq.jetstream import JetStreamSource
-    from mqctl.sandbox import Sandbox
+    from mqctl.mq.nats.client import JetStreamSource
+    from mqctl.sandbox.server import Sandbox
 
     source = JetStreamSource(f"nats://127.0.0.1:{Sandbox(box['dir']).ports['natsmq_port']}")
     try:
@@ -171,7 +171,7 @@ def test_rollback_before_cleanup_returns_to_rocksmq(box):
     before = counts(box)
     done = migrate(box, "--to", "natsmq")
     assert done.code == 0, done.stderr
-    from mqctl.config.edit import get_key
+    from mqctl.config.edit.set_unset import get_key
 
     resumed = next(s for s in journal(box)["steps"] if s["name"] == "resume-writes")
     assert "DELETE" in resumed["evidence"]["confirmed"]

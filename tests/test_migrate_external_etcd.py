@@ -44,7 +44,7 @@ def box(tmp_path_factory):
 
 
 def etcd(info, root="by-dev"):
-    from mqctl.config.sources import EtcdConfig
+    from mqctl.config.resolve.sources import EtcdConfig
 
     return EtcdConfig(info["etcd"], root=root)
 
@@ -69,13 +69,13 @@ def steps(result_or_journal: dict) -> dict[str, dict]:
 
 
 def test_sandbox_reports_the_etcd_milvus_uses(box, cli):
-    from mqctl.config.edit import get_key
+    from mqctl.config.edit.set_unset import get_key
 
     assert box["etcd_mode"] == "external"
     endpoint = get_key(box["config"], "etcd.endpoints")[0]
     assert box["etcd"] == f"http://{endpoint}" and get_key(box["config"], "etcd.use.embed")[0] in (False, "false")
     assert "--keep-etcd" in box["stop_cmd"]  # stopping Milvus leaves etcd up, as in production
-    from mqctl.sandbox import Sandbox
+    from mqctl.sandbox.server import Sandbox
 
     assert Sandbox(box["dir"]).etcd_pid() is not None
     down = cli("sandbox", "down", "--dir", box["dir"], "--json")  # down stops etcd too, up brings both back
@@ -108,7 +108,7 @@ def test_a_stop_writes_failure_gives_writes_back(box, tmp_path):
     --confirm-timeout it deletes the key again, and Milvus reopens writes."""
     from pymilvus.exceptions import MilvusException
 
-    from mqctl.migrate.hooks import wait_until
+    from mqctl.hooks import wait_until
     from mqctl.migrate.writes import update_event
 
     blind = tmp_path / "not-milvus.log"

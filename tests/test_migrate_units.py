@@ -8,9 +8,9 @@ import json
 import pytest
 
 from mqctl.errors import PreconditionError
+from mqctl.hooks import MilvusLog, log_time, run_command
 from mqctl.migrate.backup import archive_dirs, restore_archive, verify_archive
 from mqctl.migrate.evidence import BackupEvidence, WritesEvidence
-from mqctl.migrate.hooks import MilvusLog, log_time, run_command
 from mqctl.migrate.journal import COMPLETED, DONE, Journal, archive_finished
 from mqctl.migrate.run import rollback_steps
 from mqctl.migrate.verify import INIT_MQ
@@ -173,8 +173,8 @@ def test_rollback_undoes_what_was_done(tmp_path, done, cleaned, expected):
 
 
 def test_the_journal_holds_no_password_of_milvus_or_etcd():
-    from mqctl.migrate.milvus import MilvusTarget
     from mqctl.migrate.options import MigrateOptions
+    from mqctl.milvus_client import MilvusTarget
 
     options = MigrateOptions(
         configs=["/etc/milvus.yaml"],
@@ -195,9 +195,9 @@ def test_milvus_environment_is_read_from_the_local_milvus_process(tmp_path):
     import sys
 
     from mqctl.migrate.context import resolution
-    from mqctl.migrate.milvus import MilvusTarget
     from mqctl.migrate.options import MigrateOptions
     from mqctl.migrate.preflight import milvus_environment
+    from mqctl.milvus_client import MilvusTarget
     from tests.conftest import free_port
 
     config = tmp_path / "milvus.yaml"
@@ -278,8 +278,8 @@ def _milvus_meta(etcd_url: str, root: str, vchannels: dict[str, int]) -> None:
 
 
 def _options(etcd_url: str, root: str, tmp_path):
-    from mqctl.migrate.milvus import MilvusTarget
     from mqctl.migrate.options import MigrateOptions
+    from mqctl.milvus_client import MilvusTarget
 
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: rocksmq\n")
@@ -349,7 +349,7 @@ def test_clear_etcd_override_deletes_the_spelling_found_and_rollback_puts_it_bac
     """`mqtype` overrides mq.type as `mq/type` does; the switch once deleted `mq/type` whatever was found."""
     import dataclasses
 
-    from mqctl.config.sources import EtcdConfig
+    from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.migrate.context import Context, resolution
     from mqctl.migrate.evidence import PreflightEvidence, SwitchEvidence
     from mqctl.migrate.journal import StepRecord
@@ -377,3 +377,12 @@ def test_clear_etcd_override_deletes_the_spelling_found_and_rollback_puts_it_bac
     }
     step_restore_config(ctx, StepRecord("restore-config"))
     assert dict(etcd.get_prefix(etcd.prefix))["spell/config/mqtype"] == b"rocksmq"
+
+
+def test_the_registry_runs_exactly_the_steps_the_journal_names():
+    """The journal owns the step names (it validates journals without importing the executor)."""
+    from mqctl.migrate.executor import REGISTRY
+    from mqctl.migrate.journal import MIGRATION_STEPS, ROLLBACK_STEPS
+
+    assert {name for name, step in REGISTRY.items() if step.forward} == set(MIGRATION_STEPS)
+    assert {name for name, step in REGISTRY.items() if step.back} == set(ROLLBACK_STEPS)

@@ -299,7 +299,7 @@ def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
 @pytest.mark.spark
 def test_same_job_on_a_pseudo_cluster_with_separate_executors(cli, spark, tmp_path):  # noqa: F811
     """`--master local-cluster[...]` runs executors in JVMs of their own, as a real cluster does."""
-    from mqctl.mq.rocksmq import RocksMQSource
+    from mqctl.mq.rocksmq.reader import RocksMQSource
 
     out = tmp_path / "messages.orc"
     result = cli(

@@ -39,7 +39,7 @@ def spark(tmp_path_factory):
 @pytest.fixture
 def live_nats(tmp_path):
     """A live nats-server over a temporary copy of the natsmq fixture (tests may publish to it)."""
-    from mqctl.mq.natsserver import private_nats_server
+    from mqctl.mq.nats.server import private_nats_server
 
     store = tmp_path / "store"
     shutil.copytree(NATS_STORE, store)
@@ -140,8 +140,8 @@ def test_rows_from_live_nats_equal_what_was_inserted_after_the_switch(spark, liv
 
 def test_same_rows_from_rocksmq_and_from_nats_for_the_same_messages(spark, tmp_path):
     """The RocksMQ fixture's messages published unchanged into a live NATS stream replay identically."""
-    from mqctl.mq.natsserver import private_nats_server
-    from mqctl.mq.rocksmq import RocksMQSource
+    from mqctl.mq.nats.server import private_nats_server
+    from mqctl.mq.rocksmq.reader import RocksMQSource
 
     (tmp_path / "store" / "jetstream").mkdir(parents=True)
     with private_nats_server(tmp_path / "store", writable=True) as url, RocksMQSource(ROCKSMQ) as rocks:
@@ -163,7 +163,7 @@ def test_same_rows_from_rocksmq_and_from_nats_for_the_same_messages(spark, tmp_p
 def test_one_channel_read_by_several_partitions_reads_each_message_once(spark):
     from pyspark.sql import functions as F
 
-    from mqctl.mq.rocksmq import RocksMQSource
+    from mqctl.mq.rocksmq.reader import RocksMQSource
 
     channel = "by-dev-rootcoord-dml_0"
     with RocksMQSource(ROCKSMQ) as rocks:
@@ -253,8 +253,8 @@ def test_csv_holds_vectors_as_json_and_binary_as_base64(spark, tmp_path):
 def _new_inserts(url: str, first_pk: int, count: int) -> tuple[str, bytes, dict]:
     """A real-format insert for `items`: a stored one re-serialized with new keys, titles and later
     timestamps, as Milvus's proxy would write it. Returns (channel, payload, pk -> title)."""
-    from mqctl.mq.jetstream import JetStreamSource
-    from mqctl.mq.messages import decode
+    from mqctl.mq.decode.messages import decode
+    from mqctl.mq.nats.client import JetStreamSource
 
     with JetStreamSource(url) as nats_source:
         channel, proto = next(
@@ -350,9 +350,9 @@ def test_schema_from_milvus_for_a_live_rocksmq_found_through_its_config(spark, t
     """A real Milvus 2.3.5 on RocksMQ: --config finds its rocksmq.path, --milvus describes the collection."""
     from pymilvus import DataType, MilvusClient
 
-    from mqctl import sandbox
     from mqctl.mq.sources import SourceOptions
     from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.sandbox import server as sandbox
 
     box = tmp_path / "milvus"
     info = sandbox.up(str(box), mq="rocksmq")

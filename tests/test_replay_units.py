@@ -9,11 +9,11 @@ import json
 import pytest
 
 from mqctl.errors import InputError
-from mqctl.mq.messages import datetime_to_tso
-from mqctl.mq.schemas import CollectionSchemaInfo, FieldInfo
-from mqctl.replay.checkpoint import Checkpoint
+from mqctl.mq.decode.messages import datetime_to_tso
+from mqctl.mq.decode.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.replay.options import Bound, parse_bound, parse_options
 from mqctl.replay.planning import ChannelSpan, split_spans
+from mqctl.replay.resume import Checkpoint
 from mqctl.replay.schema import rows_ddl, schema_from_json, schema_to_json, spark_ddl
 from mqctl.replay.write import spark_error_line
 
@@ -192,7 +192,7 @@ def test_rows_of_every_vector_and_array_type_become_their_spark_values():
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import ArrayType, FloatType, LongType, MapType, StringType, StructField, StructType
 
-    from mqctl.mq.messages import decode
+    from mqctl.mq.decode.messages import decode
     from mqctl.mq.model import RawMessage
     from mqctl.replay.rows import EntityBatch
 

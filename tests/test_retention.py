@@ -11,8 +11,8 @@ import sys
 import pytest
 
 from mqctl.mq.retention import RULE_BLOCKED, RULE_DRIFT
-from mqctl.mq.retention_rocksmq import rocksmq_purge
-from mqctl.mq.rocksmq import RocksMQSource, RocksPage
+from mqctl.mq.rocksmq.reader import RocksMQSource, RocksPage
+from mqctl.mq.rocksmq.retention import rocksmq_purge
 from tests.conftest import FIXTURES
 from tests.test_jetstream import start_nats
 
@@ -234,7 +234,7 @@ def test_apply_refuses_a_store_in_use(cli, tmp_path):
 
 def test_apply_refuses_while_milvus_serves_nats(cli, tmp_path):
     """A nats-server binary named `milvus` stands in for Milvus's embedded server (same process name)."""
-    from mqctl.mq.natsserver import nats_server_binary
+    from mqctl.mq.nats.server import nats_server_binary
 
     binary = tmp_path / "milvus"
     shutil.copy(nats_server_binary(), binary)

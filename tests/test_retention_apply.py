@@ -13,7 +13,7 @@ import sys
 import nats
 import pytest
 
-from mqctl.mq.natsstore import read_store
+from mqctl.mq.nats.store import read_store
 from tests.conftest import FIXTURES, REPO, max_age_keeping
 from tests.test_jetstream import start_nats
 from tests.test_retention import natsmq_yaml, stream_limits

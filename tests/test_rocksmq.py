@@ -11,8 +11,8 @@ import stat
 import pytest
 
 from mqctl.errors import InputError
-from mqctl.mq import messages
-from mqctl.mq.rocksmq import RocksMQSource
+from mqctl.mq.decode import messages
+from mqctl.mq.rocksmq.reader import RocksMQSource
 from tests.conftest import FIXTURES
 from tests.make_fixtures import load_expected
 

@@ -94,7 +94,7 @@ def test_rehearse_runs_the_whole_migration_and_shows_it(tmp_path, cli):
     assert "Rehearsal passed" in result.stdout
     status = cli("sandbox", "status", "--dir", str(folder), "--json").json()
     assert status["running"] is False and status["mq"] == "natsmq" and status["etcd_mode"] == "external"
-    from mqctl.sandbox import Sandbox
+    from mqctl.sandbox.server import Sandbox
 
     assert Sandbox(folder).etcd_pid() is None  # down stopped the sandbox's etcd too
     assert (folder / "data" / "natsmq" / "jetstream").is_dir()

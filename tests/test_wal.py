@@ -10,10 +10,10 @@ import json
 
 import pytest
 
-from mqctl.config import pinning, wal
-from mqctl.config.resolve import resolve
-from mqctl.config.rules import RULE_BY_CODE, validate
-from mqctl.config.sources import EtcdConfig
+from mqctl.config.resolve import pinning, wal
+from mqctl.config.resolve.resolution import resolve
+from mqctl.config.resolve.sources import EtcdConfig
+from mqctl.config.rules.report import RULE_BY_CODE, validate
 from mqctl.errors import PreconditionError
 from tests.conftest import SAMPLES, write_yaml
 

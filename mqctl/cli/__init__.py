@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "retention": ("mqctl.cli.retention", "Show configured vs actual retention, find drift and purge blockages; apply."),
     "migrate": (
-        "mqctl.cli.migrate",
+        "mqctl.cli.migrate.commands",
         "Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify.",
     ),
     "sandbox": ("mqctl.cli.sandbox", "Run a real embedded Milvus 2.3.5 to rehearse migrations on."),

@@ -349,7 +349,7 @@ def checkpoints(
     reader = meta_reader(etcd, etcd_root, resolution)
     target = None
     if milvus:
-        from mqctl.migrate.milvus import MilvusTarget
+        from mqctl.milvus_client import MilvusTarget
 
         target = MilvusTarget(milvus, token=milvus_token or "")
 

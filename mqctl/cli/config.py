@@ -60,7 +60,7 @@ EtcdRootOpt = Annotated[
 
 
 def _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
-    from mqctl.config.resolve import override_sources
+    from mqctl.config.resolve.resolution import override_sources
 
     return override_sources(
         files,
@@ -74,7 +74,7 @@ def _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
 
 
 def _resolve(files, kind, mode, milvus_version, env, etcd_url, etcd_root, role):
-    from mqctl.config.resolve import resolve
+    from mqctl.config.resolve.resolution import resolve
 
     environment, etcd = _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root)
     return resolve(files, kind=kind, mode=mode, milvus_version=milvus_version, env=environment, etcd=etcd, role=role)
@@ -146,7 +146,7 @@ def explain(
     wide: WideOpt = False,
 ):
     """Which MQ this Milvus will start, and why, step by step."""
-    from mqctl.config.rules import report, validate
+    from mqctl.config.rules.report import report, validate
 
     resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root, role)
     output(json_mode, wide).emit(report(resolution, validate(resolution)), lambda r: _render_report(r, explain=True))
@@ -170,7 +170,7 @@ def validate_command(
     wide: WideOpt = False,
 ):
     """Findings with stable codes; exit 1 on any error (with --strict, any warning)."""
-    from mqctl.config.rules import exit_code, report, validate
+    from mqctl.config.rules.report import exit_code, report, validate
 
     resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root, role)
     findings = validate(resolution, check_host=check_host)
@@ -182,7 +182,7 @@ def validate_command(
 def rules(json_mode: JsonOpt = False, wide: WideOpt = False):
     """Every validation rule with its code and why it matters."""
     from mqctl.cli.terminal import KEY, LABEL, TEXT, Column, Output
-    from mqctl.config.rules import RULES, RuleList
+    from mqctl.config.rules.report import RULES, RuleList
 
     output(json_mode, wide).emit(
         RuleList(list(RULES)),
@@ -208,7 +208,7 @@ def get(
     json_mode: JsonOpt = False,
 ):
     """A key's effective value and where it comes from (file:line, env, etcd, code default or stock milvus.yaml)."""
-    from mqctl.config.edit import read_key
+    from mqctl.config.edit.set_unset import read_key
     from mqctl.secrets import redact
 
     environment, etcd_source = _overrides([file], kind, mode, milvus_version, env, etcd, etcd_root)
@@ -232,7 +232,7 @@ def _apply(file: Path, make_plan, *, yes: bool, dry_run: bool, json_mode: bool) 
     --dry-run takes no lock and writes nothing."""
     import contextlib
 
-    from mqctl.config.edit import EditOutcome
+    from mqctl.config.edit.set_unset import EditOutcome
     from mqctl.files import edit_lock
 
     out = output(json_mode)
@@ -288,7 +288,7 @@ def set_command(
     json_mode: JsonOpt = False,
 ):
     """Set a key (missing parents are created); everything else stays byte-identical."""
-    from mqctl.config.edit import plan_set
+    from mqctl.config.edit.set_unset import plan_set
 
     _apply(
         file, lambda: plan_set(file, key, value, kind=kind, force=force), yes=yes, dry_run=dry_run, json_mode=json_mode
@@ -305,7 +305,7 @@ def unset(
     json_mode: JsonOpt = False,
 ):
     """Remove a key's lines; Milvus then uses its default."""
-    from mqctl.config.edit import plan_unset
+    from mqctl.config.edit.set_unset import plan_unset
 
     _apply(file, lambda: plan_unset(file, key, kind=kind), yes=yes, dry_run=dry_run, json_mode=json_mode)
 
@@ -324,7 +324,7 @@ def switch(
     json_mode: JsonOpt = False,
 ):
     """Point the deployment at another MQ: the right key for the kind, plus the target's defaults when missing."""
-    from mqctl.config.edit import plan_switch
+    from mqctl.config.edit.set_unset import plan_switch
 
     _apply(
         file,

@@ -254,7 +254,7 @@ def _checkpoints(out, etcd: str | None, etcd_root: str | None, resolution):
 
 def _show_plan(out, changes, losses) -> None:
     """The limit diff and the messages the change deletes, before anything is applied."""
-    from mqctl.mq.retention_nats import limits_diff
+    from mqctl.mq.nats.retention import limits_diff
 
     out.diff(limits_diff(changes))
     for loss in losses:
@@ -263,7 +263,7 @@ def _show_plan(out, changes, losses) -> None:
 
 def _refuse_if_milvus_serves(url: str, force: bool) -> None:
     from mqctl.errors import PreconditionError
-    from mqctl.mq.jetstream import listening_process
+    from mqctl.mq.nats.client import listening_process
 
     owner = listening_process(url)
     if owner and "milvus" in owner.lower() and not force:

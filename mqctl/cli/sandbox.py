@@ -11,8 +11,8 @@ from mqctl.cli.common import JsonOpt, WideOpt, output
 
 if TYPE_CHECKING:
     from mqctl.cli.terminal import FitTable
-    from mqctl.migrate.rehearse import Rehearsal
-    from mqctl.sandbox import SandboxInfo
+    from mqctl.sandbox.rehearse import Rehearsal
+    from mqctl.sandbox.server import SandboxInfo
 
 app = typer.Typer(help="Run a real embedded Milvus 2.3.5 to rehearse migrations on.", no_args_is_help=True)
 
@@ -56,7 +56,7 @@ def up(
     wide: WideOpt = False,
 ) -> None:
     """Create (first time) and start the sandbox, wait for health, print how to reach it."""
-    from mqctl import sandbox
+    from mqctl.sandbox import server as sandbox
 
     out = output(json_mode, wide)
     out.info(f"starting Milvus 2.3.5 in {directory} ...")
@@ -77,7 +77,7 @@ def down(
     wide: WideOpt = False,
 ) -> None:
     """Stop the sandbox's Milvus (SIGTERM, SIGKILL after --timeout) and its own etcd; its data stays."""
-    from mqctl import sandbox
+    from mqctl.sandbox import server as sandbox
 
     output(json_mode, wide).emit(sandbox.down(str(directory), timeout=timeout, keep_etcd=keep_etcd), _render_info)
 
@@ -85,13 +85,13 @@ def down(
 @app.command()
 def status(directory: DirOpt, json_mode: JsonOpt = False, wide: WideOpt = False) -> None:
     """Where the sandbox is, whether it runs and on which MQ."""
-    from mqctl import sandbox
+    from mqctl.sandbox import server as sandbox
 
     output(json_mode, wide).emit(sandbox.status(str(directory)), _render_info)
 
 
 def _render_rehearsal(result: Rehearsal) -> list[Any]:
-    from mqctl.cli.migrate import render_journal
+    from mqctl.cli.migrate.commands import render_journal
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, Column, Output
 
     before, after = result.counts_before, result.counts_after
@@ -145,8 +145,8 @@ def rehearse(
     wide: WideOpt = False,
 ) -> None:
     """The main job on one machine: sandbox up on RocksMQ with data, migrate to natsmq, list the NATS streams, down."""
-    from mqctl.cli.migrate import reporter
-    from mqctl.migrate.rehearse import rehearse as run_rehearsal
+    from mqctl.cli.migrate.commands import reporter
+    from mqctl.sandbox.rehearse import rehearse as run_rehearsal
 
     out = output(json_mode, wide)
     result = run_rehearsal(

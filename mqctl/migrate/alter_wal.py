@@ -1,7 +1,7 @@
 """`migrate plan` on Milvus 2.6.14+ and 3.x: the online WAL switch's steps and checks, for the operator to run.
 
 The stop-writes -> FlushAll -> edit -> restart migration cannot switch these versions: the MQ is pinned in
-etcd (mqctl.config.pinning) and changes only through AlterWAL (mqctl.config.wal). This plan says what to
+etcd (mqctl.config.resolve.pinning) and changes only through AlterWAL (mqctl.config.resolve.wal). This plan says what to
 run and what to check first; mqctl does not call the endpoint, and `migrate` itself refuses on 2.6+.
 """
 
@@ -13,11 +13,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from mqctl.backends import BACKENDS, CLUSTER
-from mqctl.config import pinning, wal
-from mqctl.config.documents import HELM_VALUES, load_document, lookup, scalar_text
-from mqctl.config.resolve import Resolution, resolve
-from mqctl.config.schema import format_version, parse_version
-from mqctl.config.sources import EtcdConfig
+from mqctl.config.known_keys import format_version, parse_version
+from mqctl.config.read.documents import HELM_VALUES, load_document, lookup, scalar_text
+from mqctl.config.resolve import pinning, wal
+from mqctl.config.resolve.resolution import Resolution, resolve
+from mqctl.config.resolve.sources import EtcdConfig
 from mqctl.errors import PreconditionError
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.migrate.options import MigrateOptions

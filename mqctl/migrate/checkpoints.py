@@ -78,6 +78,6 @@ def wait_for_checkpoints(
 
 
 def datetime_to_tso(when: dt.datetime) -> int:
-    from mqctl.mq.messages import TSO_LOGICAL_BITS
+    from mqctl.mq.decode.messages import TSO_LOGICAL_BITS
 
     return int(when.timestamp() * 1000) << TSO_LOGICAL_BITS

@@ -10,14 +10,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mqctl import hooks
 from mqctl.backends import BACKENDS, is_embedded
 from mqctl.errors import PreconditionError
-from mqctl.migrate import hooks
 from mqctl.migrate.journal import PENDING, Journal, StepRecord
 from mqctl.migrate.options import MigrateOptions
 
 if TYPE_CHECKING:
-    from mqctl.config.resolve import Resolution
+    from mqctl.config.resolve.resolution import Resolution
 
 
 class StepFailed(PreconditionError):
@@ -74,7 +74,7 @@ class Context:
         return self.journal.step(name)
 
     def client(self) -> Any:
-        from mqctl.migrate.milvus import connect
+        from mqctl.milvus_client import connect
 
         return connect(self.options.milvus)
 
@@ -88,7 +88,7 @@ def parse_time(text: str) -> dt.datetime:
 
 
 def resolution(options: MigrateOptions, version: str | None = None, env: dict[str, str] | None = None) -> Resolution:
-    from mqctl.config.resolve import resolve
+    from mqctl.config.resolve.resolution import resolve
 
     configs: list[Path | str] = [*options.configs]
     return resolve(configs, milvus_version=version or options.milvus_version, env=env, etcd=options.etcd_client())

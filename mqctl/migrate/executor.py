@@ -39,6 +39,7 @@ class Step:
     back: StepFunction | None
 
 
+# one entry per name of journal.MIGRATION_STEPS (forward) and journal.ROLLBACK_STEPS (back)
 REGISTRY: dict[str, Step] = {
     "preflight": Step(steps.step_preflight, None),
     "stop-writes": Step(step_stop_writes, step_stop_writes),

@@ -6,11 +6,11 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mqctl.migrate import hooks
-from mqctl.migrate.milvus import MilvusTarget
+from mqctl import hooks
+from mqctl.milvus_client import MilvusTarget
 
 if TYPE_CHECKING:
-    from mqctl.config.sources import EtcdConfig
+    from mqctl.config.resolve.sources import EtcdConfig
 
 DEFAULT_ETCD_ROOT = "by-dev"  # Milvus's etcd.rootPath default
 
@@ -100,6 +100,6 @@ class MigrateOptions:
     def etcd_client(self) -> EtcdConfig | None:
         if not self.etcd:
             return None
-        from mqctl.config.sources import EtcdConfig
+        from mqctl.config.resolve.sources import EtcdConfig
 
         return EtcdConfig(self.etcd, root=self.etcd_root)

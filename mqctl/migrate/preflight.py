@@ -10,17 +10,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from mqctl import hooks
 from mqctl.backends import BACKENDS, is_embedded, port_of
 from mqctl.errors import MqctlError
 from mqctl.findings import ERROR, INFO, WARNING, Finding
-from mqctl.migrate import hooks
 from mqctl.migrate.context import dir_size, mq_dirs, non_empty_dir, resolution
 from mqctl.migrate.evidence import PreflightEvidence
 from mqctl.migrate.options import MigrateOptions
 
 if TYPE_CHECKING:
-    from mqctl.config.resolve import Resolution
-    from mqctl.config.sources import EtcdConfig
+    from mqctl.config.resolve.resolution import Resolution
+    from mqctl.config.resolve.sources import EtcdConfig
 
 
 @dataclass
@@ -44,7 +44,7 @@ def finding_json(finding: Finding) -> dict[str, Any]:
 
 def switch_diff(options: MigrateOptions, version: str | None) -> str:
     """The diff the switch step will make to the live config (nothing is written)."""
-    from mqctl.config.edit import switch
+    from mqctl.config.edit.switch import switch
 
     return switch(
         options.live_config,
@@ -75,9 +75,9 @@ def milvus_environment(options: MigrateOptions) -> tuple[dict[str, str] | None, 
 
 def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
     """Every check before anything changes. `load=False` (plan) never loads a collection."""
-    from mqctl.config import wal
-    from mqctl.config.edit import check_target
-    from mqctl.migrate.milvus import collection_counts, connect, server_version
+    from mqctl.config.edit.set_unset import check_target
+    from mqctl.config.resolve import wal
+    from mqctl.milvus_client import collection_counts, connect, server_version
 
     result = PreflightResult(evidence=PreflightEvidence(configs=options.configs, target=options.to))
     evidence = result.evidence
@@ -167,7 +167,7 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
 def mq_type_overrides(etcd: EtcdConfig) -> dict[str, str]:
     """Every etcd config key Milvus reads as mq.type, in any spelling (`mq/type`, `mqtype`, `mq.type`), with its
     value: the switch deletes exactly these, since deleting one spelling leaves another overriding the yaml."""
-    from mqctl.config.schema import normalize_key
+    from mqctl.config.known_keys import normalize_key
 
     wanted = normalize_key("mq.type")
     return {
@@ -360,7 +360,7 @@ def stop_writes_mechanism(options: MigrateOptions, res: Resolution) -> str:
     its log shows only `start refreshing configurations [source=FileSource]` (milvus pkg/config) and a
     forceDeny key put into etcd is ignored, while an edit of its milvus.yaml is applied.
     """
-    from mqctl.config.documents import MILVUS_YAML
+    from mqctl.config.read.documents import MILVUS_YAML
 
     if options.etcd and (res.value("etcd.use.embed") or "false").lower() != "true":
         return "etcd"

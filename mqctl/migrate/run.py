@@ -23,10 +23,10 @@ from mqctl.migrate.journal import (
     StepRecord,
     archive_finished,
 )
-from mqctl.migrate.milvus import MilvusTarget
 from mqctl.migrate.options import MigrateOptions
 from mqctl.migrate.preflight import finding_json, preflight, switch_diff
 from mqctl.migrate.writes import FORCE_DENY
+from mqctl.milvus_client import MilvusTarget
 
 
 @dataclass

@@ -11,9 +11,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from mqctl import hooks
 from mqctl.errors import MqctlError
 from mqctl.findings import ERROR
-from mqctl.migrate import hooks
 from mqctl.migrate.checkpoints import checkpoint_evidence, checkpoints_before, read_checkpoints, wait_for_checkpoints
 from mqctl.migrate.context import Context, StepFailed, milvus_down, milvus_up, mq_dirs, non_empty_dir, utc_now
 from mqctl.migrate.evidence import (
@@ -52,7 +52,7 @@ def step_flush(ctx: Context, record: StepRecord) -> None:
     vchannel from its checkpoint, so what lies before it is persisted and nothing needs the old MQ."""
     import time
 
-    from mqctl.migrate.milvus import collection_counts, flush_all
+    from mqctl.milvus_client import collection_counts, flush_all
 
     options, evidence = ctx.options, record.of(FlushEvidence)
     try:
@@ -169,7 +169,7 @@ def step_start(ctx: Context, record: StepRecord) -> None:
 
 
 def step_switch(ctx: Context, record: StepRecord) -> None:
-    from mqctl.config.edit import backup_copy, plan_switch
+    from mqctl.config.edit.set_unset import backup_copy, plan_switch
 
     options, journal, evidence = ctx.options, ctx.journal, record.of(SwitchEvidence)
     preflight_seen = journal.evidence("preflight", PreflightEvidence)
@@ -203,7 +203,7 @@ def step_switch(ctx: Context, record: StepRecord) -> None:
 
 
 def step_restore_config(ctx: Context, record: StepRecord) -> None:
-    from mqctl.config.edit import atomic_write
+    from mqctl.config.edit.set_unset import atomic_write
 
     options, evidence = ctx.options, record.of(RestoreConfigEvidence)
     switched = ctx.journal.evidence("switch", SwitchEvidence)
@@ -255,7 +255,7 @@ def step_backup(ctx: Context, record: StepRecord) -> None:
 
 def _source_dirs(journal: Journal, config_backup: str | None) -> list[Path]:
     """The old MQ's folders, read from the config as it was before the switch."""
-    from mqctl.config.resolve import resolve
+    from mqctl.config.resolve.resolution import resolve
 
     configs = list(journal.options["configs"])
     if config_backup:

@@ -29,7 +29,7 @@ INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
 
 
 def step_verify(ctx: Context, record: StepRecord) -> None:
-    from mqctl.migrate.milvus import collection_counts, release
+    from mqctl.milvus_client import collection_counts, release
 
     options, journal, expected = ctx.options, ctx.journal, ctx.expected_mq
     evidence = record.of(VerifyEvidence)

@@ -29,7 +29,7 @@ def update_event(value: str | None) -> Callable[[str], bool]:
     more under the normalised key `quotaandlimitslimitwritingforcedeny`. Keys are compared the way
     Milvus normalises them (lower case, without `/ _ .`), so every form matches.
     """
-    from mqctl.config.schema import normalize_key
+    from mqctl.config.known_keys import normalize_key
 
     key_field, type_field, value_field = (
         re.compile(EVENT_FIELD.format(name=n), re.IGNORECASE) for n in ("Key", "EventType", "Value")
@@ -59,8 +59,8 @@ def apply_force_deny(
     The old value is journaled before the edit and the edit is re-applied on resume, so a crash
     between the two neither loses the old value nor skips the edit.
     """
-    from mqctl.config.edit import get_key, set_key, unset_key
-    from mqctl.config.schema import normalize_key
+    from mqctl.config.edit.set_unset import get_key, set_key, unset_key
+    from mqctl.config.known_keys import normalize_key
 
     options = ctx.options
     evidence = record.of(WritesEvidence)

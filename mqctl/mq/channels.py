@@ -7,9 +7,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from mqctl.errors import InputError
-from mqctl.mq import messages
+from mqctl.mq.decode import messages
+from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
 from mqctl.mq.model import ChannelInfo, MQSource, PageRow
-from mqctl.mq.schemas import CollectionSchemaInfo, schema_from_create
 from mqctl.sorting import ascii_int
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 from mqctl import clock
 from mqctl.findings import ERROR, INFO, WARNING, Finding
-from mqctl.mq import messages
+from mqctl.mq.decode import messages
 from mqctl.mq.milvus_meta import ChannelMeta, CollectionMeta, Position, physical_channel
 from mqctl.mq.model import MQSource
 from mqctl.sorting import ascii_int

@@ -111,7 +111,7 @@ def parse_position(data: bytes, origin: str, vchannel: str = "") -> Position | N
     """A serialized MsgPosition, or None when it does not parse or carries no message id."""
     from google.protobuf.message import DecodeError
 
-    from mqctl.mq.protos import pb2
+    from mqctl.mq.decode.protos import pb2
 
     message = pb2("msg_pb2").MsgPosition()
     try:
@@ -272,7 +272,7 @@ class MetaReader:
 def _schema_name(data: bytes) -> str:
     from google.protobuf.message import DecodeError
 
-    from mqctl.mq.protos import pb2
+    from mqctl.mq.decode.protos import pb2
 
     schema = pb2("schema_pb2").CollectionSchema()
     try:
@@ -285,7 +285,7 @@ def _schema_name(data: bytes) -> str:
 def _key_data(data: bytes) -> tuple[str, bytes] | None:
     from google.protobuf.message import DecodeError
 
-    from mqctl.mq.protos import pb2
+    from mqctl.mq.decode.protos import pb2
 
     pair = pb2("common_pb2").KeyDataPair()
     try:
@@ -297,8 +297,8 @@ def _key_data(data: bytes) -> tuple[str, bytes] | None:
 
 def collections_from_milvus(target) -> dict[int, CollectionMeta]:
     """The collections of every database as Milvus describes them (vchannels, pchannels, start positions)."""
-    from mqctl.migrate.milvus import connect
-    from mqctl.mq.protos import pb2
+    from mqctl.milvus_client import connect
+    from mqctl.mq.decode.protos import pb2
 
     request = pb2("milvus_pb2").DescribeCollectionRequest
     main = connect(target)
@@ -331,7 +331,7 @@ def collections_from_milvus(target) -> dict[int, CollectionMeta]:
 def meta_reader(url: str | None, root: str | None, resolution=None) -> MetaReader:
     """The reader for --etcd/--etcd-root; with --config, what the config leaves out comes from it
     (etcd.endpoints' first entry, etcd.rootPath, etcd.metaSubPath), as Milvus itself reads them."""
-    from mqctl.config.sources import EtcdConfig
+    from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.errors import InputError
 
     def configured(key: str) -> str | None:

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from mqctl.errors import PreconditionError
 
+NANOS = 1_000_000_000  # JetStream keeps times and ages in nanoseconds
+
 if TYPE_CHECKING:
     from mqctl.mq.retention import ConfiguredRetention, RetentionReport
 

@@ -19,12 +19,12 @@ from mqctl import clock
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError
 from mqctl.findings import ERROR, Finding
-from mqctl.mq import messages
 from mqctl.mq.checkpoints import flush_hint
-from mqctl.mq.jetstream_reads import NANOS
+from mqctl.mq.decode import messages
+from mqctl.mq.model import NANOS
 
 if TYPE_CHECKING:
-    from mqctl.config.resolve import Resolution
+    from mqctl.config.resolve.resolution import Resolution
     from mqctl.mq.milvus_meta import ChannelMeta
     from mqctl.mq.model import MQSource
 
@@ -66,7 +66,7 @@ class ConfiguredRetention:
 
     def get(self, key: str) -> ConfiguredValue:
         from mqctl.backends import go_parse_int
-        from mqctl.config.schema import spec_for
+        from mqctl.config.known_keys import spec_for
 
         if self.resolution is None:
             spec = spec_for(key)

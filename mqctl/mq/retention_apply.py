@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl.errors import InputError, MqctlError, PreconditionError
+from mqctl.mq.nats.retention import ApplyPlan, LimitChange, checkpoint_losses, plan_apply
 from mqctl.mq.retention import Limits, show_limit
-from mqctl.mq.retention_nats import ApplyPlan, LimitChange, checkpoint_losses, plan_apply
 
 if TYPE_CHECKING:
     from mqctl.mq.checkpoints import LiveCheckpoint
-    from mqctl.mq.jetstream import JetStreamSource
+    from mqctl.mq.nats.client import JetStreamSource
     from mqctl.mq.sources import SourceOptions
 
 
@@ -54,7 +54,7 @@ def apply_retention(
     opened only after the change was confirmed. A live --nats server cannot be copied: its losses are estimated.
     `checkpoints()` reads them once the store is open and the plan changes something (None: not checked): the
     plan is refused when it deletes messages after one, unless `force`."""
-    from mqctl.mq.natsserver import check_writable, store_root
+    from mqctl.mq.nats.server import check_writable, store_root
     from mqctl.mq.sources import open_streams
 
     if options.nats_store is None:
@@ -122,8 +122,8 @@ def _guard_checkpoints(
 def rehearse(options: SourceOptions, wanted: Limits) -> ApplyPlan:
     """The plan for a --nats-store, applied to a private copy first; its losses are what the copy lost."""
     from mqctl.mq.channels import data_warnings
-    from mqctl.mq.natsserver import store_root
-    from mqctl.mq.natsstore import read_store, written_by_nats_29
+    from mqctl.mq.nats.server import store_root
+    from mqctl.mq.nats.store import read_store, written_by_nats_29
     from mqctl.mq.sources import open_streams, store_copy
 
     store = options.nats_store

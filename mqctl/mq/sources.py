@@ -16,8 +16,8 @@ from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import MQSource
 
 if TYPE_CHECKING:
-    from mqctl.config.resolve import Resolution
-    from mqctl.mq.jetstream import JetStreamSource
+    from mqctl.config.resolve.resolution import Resolution
+    from mqctl.mq.nats.client import JetStreamSource
 
 ROCKSMQ, NATSMQ = BACKENDS["rocksmq"], BACKENDS["natsmq"]
 
@@ -41,7 +41,7 @@ class SourceOptions:
     timeout: float = 5.0
 
     def __post_init__(self) -> None:
-        from mqctl.mq.natsconnect import check_timeout
+        from mqctl.mq.nats.connect import check_timeout
 
         check_timeout(self.timeout)
 
@@ -69,7 +69,7 @@ class SourceOptions:
 
 def load_config(files: list[Path]) -> Resolution:
     """The `mqctl config` resolution of the given files (effective MQ and values with Milvus defaults)."""
-    from mqctl.config.resolve import resolve
+    from mqctl.config.resolve.resolution import resolve
 
     return resolve(list[Path | str](files))
 
@@ -158,7 +158,7 @@ def open_source(
     """Open the chosen source read-only (a store only `writable_store` for retention apply); closes it after."""
     kind, location = choose_source(options, resolution)
     if kind == "rocksmq":
-        from mqctl.mq.rocksmq import RocksMQSource
+        from mqctl.mq.rocksmq.reader import RocksMQSource
 
         source = RocksMQSource(location)
         try:
@@ -184,8 +184,8 @@ def open_streams(options: SourceOptions, *, writable_store: bool = False) -> Ite
 def _open_jetstream(
     options: SourceOptions, kind: str, location: str, writable_store: bool
 ) -> Iterator[JetStreamSource]:
-    from mqctl.mq.jetstream import JetStreamSource
-    from mqctl.mq.natsserver import private_nats_server
+    from mqctl.mq.nats.client import JetStreamSource
+    from mqctl.mq.nats.server import private_nats_server
 
     if kind == "nats":
         with JetStreamSource(location, **options.nats_auth()) as source:
@@ -202,7 +202,7 @@ def _open_jetstream(
 def store_copy(options: SourceOptions) -> Iterator[SourceOptions]:
     """The same options over a private copy of --nats-store (removed afterwards): `retention apply` plans and
     rehearses there, so the store itself is touched only once the change is confirmed."""
-    from mqctl.mq.natsserver import copy_store, idle_store_root, remove_private
+    from mqctl.mq.nats.server import copy_store, idle_store_root, remove_private
 
     root = idle_store_root(options.nats_store or "")
     work = Path(tempfile.mkdtemp(prefix="mqctl-rehearsal-"))

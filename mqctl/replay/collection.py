@@ -4,14 +4,14 @@
 2. the stream: the CreateCollection message Milvus wrote into the collection's channels;
 3. inferred: the field names and types every insert carries. After a switch to NATS the streams
    hold no CreateCollection message, so this is the usual case for natsmq stores; the primary key
-   is then the Int64/VarChar field with the lowest field id (see mqctl.mq.messages).
+   is then the Int64/VarChar field with the lowest field id (see mqctl.mq.decode.messages).
 """
 
 from __future__ import annotations
 
 from mqctl.errors import InputError, PreconditionError
+from mqctl.mq.decode.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.mq.model import MQSource
-from mqctl.mq.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.replay.options import ReplayOptions
 from mqctl.replay.rows import collection_matches
 from mqctl.sorting import ascii_int
@@ -46,8 +46,8 @@ def scan_stream(source: MQSource, channels: list[str], wanted: str) -> tuple[Col
     first means the stream no longer holds one (it precedes inserts), so the schema is inferred.
     Channels are read in turn, a message each, so channels without the collection are not read to
     their end first."""
-    from mqctl.mq.messages import decode
-    from mqctl.mq.schemas import schema_from_create, schema_from_insert
+    from mqctl.mq.decode.messages import decode
+    from mqctl.mq.decode.schemas import schema_from_create, schema_from_insert
 
     readers = [source.iter_messages(channel) for channel in channels]
     wanted_id = ascii_int(wanted)

@@ -26,9 +26,9 @@ RUNTIME_MANIFEST = "mqctl-runtime.json"
 # What the reader imports on a worker: checked up front, so a missing one is one clear line.
 EXECUTOR_MODULES = (
     "mqctl.replay.rows",
-    "mqctl.mq.rocksmq",
-    "mqctl.mq.jetstream",
-    "mqctl.mq.jetstream_reads",
+    "mqctl.mq.rocksmq.reader",
+    "mqctl.mq.nats.client",
+    "mqctl.mq.nats.reads",
     "google.protobuf",
     "rocksdict",
     "nats",

@@ -15,7 +15,6 @@ from pathlib import Path
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.sources import SourceOptions
-from mqctl.replay.checkpoint import Checkpoint
 from mqctl.replay.options import (
     FROM_CHECKPOINT,
     NATS_AUTH_OPTIONS,
@@ -26,6 +25,7 @@ from mqctl.replay.options import (
     ranges_option,
 )
 from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
+from mqctl.replay.resume import Checkpoint
 from mqctl.replay.write import write_with_progress
 
 FORMATS = ("parquet", "json", "orc", "csv")
@@ -130,8 +130,8 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
     """Data source options for the chosen source (a location, not an open source: every executor
     opens its own), and its label for people and checkpoints. A natsmq store gets a private
     nats-server that lives as long as this context."""
-    from mqctl.mq.natsconnect import public_url
-    from mqctl.mq.natsserver import private_nats_server
+    from mqctl.mq.nats.connect import public_url
+    from mqctl.mq.nats.server import private_nats_server
     from mqctl.mq.sources import choose_source
 
     kind, location = choose_source(choice)

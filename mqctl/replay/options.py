@@ -36,7 +36,7 @@ class Bound:
 
 def parse_bound(text: str, option: str, *, upper: bool) -> Bound:
     """`123` or `id:123` (id/sequence), `tso:4471...` (Milvus TSO) or an ISO-8601 time (UTC if no zone)."""
-    from mqctl.mq.messages import TSO_LOGICAL_BITS, datetime_to_tso
+    from mqctl.mq.decode.messages import TSO_LOGICAL_BITS, datetime_to_tso
 
     raw = text.strip()
     prefix, _, rest = raw.partition(":")
@@ -92,10 +92,10 @@ class ReplayOptions:
         """A fresh MQSource (each partition opens its own: a private read-only reader or connection); exactly one
         of rocksmq and nats is set (parse_options checks it)."""
         if self.rocksmq:
-            from mqctl.mq.rocksmq import RocksMQSource
+            from mqctl.mq.rocksmq.reader import RocksMQSource
 
             return RocksMQSource(self.rocksmq)
-        from mqctl.mq.jetstream import JetStreamSource
+        from mqctl.mq.nats.client import JetStreamSource
 
         return JetStreamSource(self.nats or "", **self.nats_auth, timeout=self.nats_timeout)
 
@@ -208,7 +208,7 @@ def _positive_float(opts: dict[str, str], key: str) -> float | None:
 
 
 def _parse_types(text: str) -> frozenset[int]:
-    from mqctl.mq.messages import type_code
+    from mqctl.mq.decode.messages import type_code
 
     codes = set()
     for name in _split(text):

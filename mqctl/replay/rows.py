@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from mqctl.mq.columns import SCALAR_DATA, column_values
-from mqctl.mq.messages import DecodedMessage
+from mqctl.mq.decode.columns import SCALAR_DATA, column_values
+from mqctl.mq.decode.messages import DecodedMessage
+from mqctl.mq.decode.schemas import CollectionSchemaInfo
 from mqctl.mq.model import RawMessage
-from mqctl.mq.schemas import CollectionSchemaInfo
 from mqctl.replay.options import ReplayOptions
 from mqctl.replay.planning import ChannelSpan
 from mqctl.replay.progress import ProgressReporter
@@ -317,7 +317,7 @@ def read_span(
     """Arrow record batches of one channel span; counts go to `reporter` as messages are read.
     In the rows shape an insert is parsed once, straight into its columns (the hot path of a replay);
     every other message goes through `decode`."""
-    from mqctl.mq.messages import decode, parse_insert
+    from mqctl.mq.decode.messages import decode, parse_insert
 
     batch: EntityBatch | MessageBatch = (
         EntityBatch(arrow_schema, schema) if schema is not None else MessageBatch(arrow_schema)

@@ -11,7 +11,7 @@ import dataclasses
 import json
 
 from mqctl.errors import InputError
-from mqctl.mq.schemas import CollectionSchemaInfo, FieldInfo
+from mqctl.mq.decode.schemas import CollectionSchemaInfo, FieldInfo
 
 SHAPES = ("messages", "rows")
 

@@ -9,8 +9,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.replay.checkpoint import RUN_COLUMN, Checkpoint
 from mqctl.replay.progress import PartitionCounts, ProgressCollector
+from mqctl.replay.resume import RUN_COLUMN, Checkpoint
 
 if TYPE_CHECKING:
     from mqctl.replay.job import ProgressCallback, ReplayRequest, ReplayResult

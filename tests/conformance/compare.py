@@ -24,7 +24,7 @@ class Prediction:
 
 def predict(config_text: str, folder: Path) -> Prediction:
     """What `mqctl config explain milvus.yaml --milvus-version 2.3.5` says about this whole file."""
-    from mqctl.config.resolve import resolve
+    from mqctl.config.resolve.resolution import resolve
 
     path = folder / "milvus.yaml"
     path.write_text(config_text)

@@ -27,7 +27,7 @@ class Worker:
     """A sandbox folder reused for many runs of the binary."""
 
     def __init__(self, directory: Path):
-        from mqctl import sandbox
+        from mqctl.sandbox import server as sandbox
 
         self.box = sandbox.Sandbox(directory)
         if not self.box.exists():

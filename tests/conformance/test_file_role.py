@@ -43,7 +43,7 @@ def test_get_names_the_default_source(tmp_path, cli):
 
 
 def test_samples_keep_their_mq():
-    from mqctl.config.resolve import resolve
+    from mqctl.config.resolve.resolution import resolve
 
     expected = {
         "milvus-2.3-standalone-rocksmq.yaml": "rocksmq",

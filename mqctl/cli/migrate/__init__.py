@@ -1,0 +1,1 @@
+"""`mqctl migrate` and its subcommands: commands, options declared once, rendering."""

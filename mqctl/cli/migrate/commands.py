@@ -1,0 +1,203 @@
+"""`mqctl migrate`: the journaled stop-writes -> FlushAll -> switch -> restart -> verify migration."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from mqctl.cli.common import JsonOpt, WideOpt, YesOpt, exit_with, output
+from mqctl.cli.migrate.options import (
+    TIMEOUTS,
+    ConfigOpt,
+    EtcdOpt,
+    LogCmdOpt,
+    LogFileOpt,
+    MilvusOpt,
+    PasswordOpt,
+    SandboxOpt,
+    ServerNameOpt,
+    ServerPemOpt,
+    StartOpt,
+    StateOpt,
+    StopOpt,
+    TokenOpt,
+    UserOpt,
+    WritesStoppedOpt,
+    asked_configs,
+    check_seconds,
+    group_callback,
+    journal_file,
+    milvus_target,
+    sandbox_fill,
+    takes_migration,
+)
+from mqctl.cli.migrate.render import emit_journal, emit_plan, render_journal, reporter
+from mqctl.migrate.options import MigrateOptions
+
+if TYPE_CHECKING:
+    from mqctl.migrate.context import Reporter
+    from mqctl.migrate.journal import Journal
+    from mqctl.milvus_client import MilvusTarget
+
+__all__ = ["app", "render_journal", "reporter"]  # `mqctl sandbox rehearse` shows its journal the same way
+
+app = typer.Typer(
+    help="Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify.",
+    invoke_without_command=True,
+)
+
+
+@app.callback()
+@group_callback
+@takes_migration()
+def migrate(
+    ctx: typer.Context,
+    options: MigrateOptions,
+    yes: YesOpt = False,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
+    from mqctl.migrate import alter_wal, run
+
+    out = output(json_mode, wide)
+    alter_wal.refuse_run(options)  # 2.6+: a file edit does not switch the MQ; mqctl does not call AlterWAL
+    if json_mode and not yes:
+        from mqctl.errors import InputError
+
+        raise InputError("--json runs unattended and needs --yes", hint="look first with `mqctl migrate plan --json`")
+    if not yes:
+        result = run.plan(options)
+        emit_plan(out, result)
+        if result.refused:
+            exit_with(3)
+        if not out.confirm(f"Migrate Milvus to {options.to}?", assume_yes=False):
+            exit_with(3)
+    # where the journal goes is no part of the migration: the options as given
+    path = journal_file(ctx.params["state_dir"], ctx.params["config"], ctx.params["sandbox"], new=True)
+    emit_journal(out, run.start(options, path, reporter(out)))
+
+
+@app.command()
+@takes_migration(run=False)
+def plan(options: MigrateOptions, json_mode: JsonOpt = False, wide: WideOpt = False) -> None:
+    """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused)."""
+    from mqctl.migrate import alter_wal, run
+
+    result = alter_wal.plan(options) if alter_wal.applies(options) else run.plan(options)
+    emit_plan(output(json_mode, wide), result)
+    exit_with(3 if result.refused else 0)
+
+
+@app.command()
+def status(
+    config: ConfigOpt = None,
+    state_dir: StateOpt = None,
+    sandbox: SandboxOpt = None,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Where the journaled migration stands, step by step, with evidence."""
+    from mqctl.migrate.journal import Journal
+
+    emit_journal(output(json_mode, wide), Journal.load(journal_file(state_dir, config, sandbox)))
+
+
+def _continue(
+    action: Callable[[Path, MilvusTarget, dict[str, Any], Reporter], Journal],
+    params: dict[str, Any],
+    *,
+    confirm: str | None = None,
+) -> None:
+    """resume and rollback: the journal's options, with what the operator gives again on top."""
+    timeouts = {name: params.get(name) for name in TIMEOUTS}
+    check_seconds({TIMEOUTS[name]: seconds for name, seconds in timeouts.items()})
+    out = output(params["json_mode"], params["wide"])
+    filled = sandbox_fill(params["sandbox"])
+    path = journal_file(params["state_dir"], params["config"], params["sandbox"])
+    from mqctl.migrate.journal import Journal
+
+    loaded = Journal.load(path)  # no journal, or not this migration's: say so before asking anything
+    loaded.check_belongs(path, asked_configs(params["config"], params["sandbox"]))
+    if confirm and not out.confirm(confirm, assume_yes=params.get("yes", False)):
+        exit_with(3)
+    overrides = {
+        "stop_cmd": params["stop_cmd"] or filled.get("stop_cmd"),
+        "start_cmd": params["start_cmd"] or filled.get("start_cmd"),
+        "log_file": params["log_file"],
+        "log_cmd": params["log_cmd"],
+        "etcd": params["etcd"],
+        "writes_stopped": True if params["writes_stopped"] else None,  # None keeps the journaled value
+        **timeouts,
+    }
+    journal = action(path, milvus_target(params, loaded.options["milvus"]), overrides, reporter(out))
+    emit_journal(out, journal)
+
+
+@app.command()
+def resume(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    state_dir: StateOpt = None,
+    sandbox: SandboxOpt = None,
+    milvus: MilvusOpt = None,
+    user: UserOpt = "",
+    password: PasswordOpt = "",
+    token: TokenOpt = "",
+    server_pem: ServerPemOpt = "",
+    server_name: ServerNameOpt = "",
+    stop_cmd: StopOpt = None,
+    start_cmd: StartOpt = None,
+    log_file: LogFileOpt = None,
+    log_cmd: LogCmdOpt = None,
+    etcd: EtcdOpt = None,
+    writes_stopped: WritesStoppedOpt = False,
+    flush_timeout: Annotated[
+        float | None, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll (default: as journaled).")
+    ] = None,
+    start_timeout: Annotated[
+        float | None,
+        typer.Option("--start-timeout", help="Seconds to wait for Milvus to start (default: as journaled)."),
+    ] = None,
+    confirm_timeout: Annotated[
+        float | None,
+        typer.Option("--confirm-timeout", help="Seconds to wait for a forceDeny event (default: as journaled)."),
+    ] = None,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Continue a stopped or crashed migration from its journal (commands, timeouts, etcd may be given anew)."""
+    from mqctl.migrate import run
+
+    _continue(run.resume, ctx.params)
+
+
+@app.command()
+def rollback(
+    ctx: typer.Context,
+    config: ConfigOpt = None,
+    state_dir: StateOpt = None,
+    sandbox: SandboxOpt = None,
+    milvus: MilvusOpt = None,
+    user: UserOpt = "",
+    password: PasswordOpt = "",
+    token: TokenOpt = "",
+    server_pem: ServerPemOpt = "",
+    server_name: ServerNameOpt = "",
+    stop_cmd: StopOpt = None,
+    start_cmd: StartOpt = None,
+    log_file: LogFileOpt = None,
+    log_cmd: LogCmdOpt = None,
+    etcd: EtcdOpt = None,
+    writes_stopped: WritesStoppedOpt = False,
+    yes: YesOpt = False,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Undo the journaled migration: restore the config and etcd values (and data from the backup), restart, verify."""
+    from mqctl.migrate import run
+
+    _continue(run.rollback, ctx.params, confirm="Roll the migration back?")

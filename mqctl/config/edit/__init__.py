@@ -1,0 +1,1 @@
+"""Edits that keep comments and formatting: plan, splice, verify, diff, then an atomic write."""

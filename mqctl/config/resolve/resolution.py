@@ -1,0 +1,381 @@
+"""Which MQ a Milvus will start, and why: Milvus's own priority rules, step by step.
+
+Mirrors Milvus's `mustSelectMQType` (internal/util/dependency): an explicit `mq.type` is used
+as is (after checking it is valid and allowed in the mode); `default` takes the first enabled
+backend in the mode's order. natsmq never takes part in `default` (PR #26791). An explicit
+rocksmq, pulsar or kafka whose enabling key is empty is tried and then fails, as a real 2.3.5 shows.
+Milvus 2.0-2.2 have no mq.type: there the mode and the first address set decide (_select_before_2_3).
+Values are taken as written, `${VAR}` included: Milvus substitutes nothing (placeholders.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mqctl.backends import BACKENDS, CLUSTER, STANDALONE, V2_3, Version, default_order, is_embedded, valid_mq_types
+from mqctl.config.known_keys import (
+    FULL,
+    KEYS,
+    OVERLAY,
+    format_version,
+    normalize_key,
+    spec_for,
+)
+from mqctl.config.read import kinds, placeholders
+from mqctl.config.read.documents import MILVUS_YAML, Document, load_document
+from mqctl.config.read.inference import pick_mode, pick_role, pick_version
+from mqctl.config.resolve import pinning
+from mqctl.config.resolve.sources import EtcdConfig, env_settings
+from mqctl.config.settings import Setting
+from mqctl.errors import InputError
+from mqctl.secrets import REDACTED, is_secret_key
+
+PANIC_INVALID = "mq type {} is invalid"
+PANIC_STANDALONE_ONLY = "mq %!s(MISSING) is only valid in standalone mode"  # Milvus's format string lacks its argument
+PANIC_NOTHING = "no available mq config found"
+PANIC_NOTHING_BEFORE_2_3 = {  # Milvus 2.2's DefaultFactory.Init
+    STANDALONE: "no available mq configuration, must config rocksmq, Pulsar or Kafka at least one of these!",
+    CLUSTER: "no available remote mq configuration, must config Pulsar or Kafka at least one of these!",
+}
+# An explicit backend whose enabling key is empty: Milvus logs `mqType=X`, then (seen on 2.3.5)
+FAILS_EMPTY = {
+    "rocksmq": ("fail to init rocksmq", "FATAL"),  # mkdir of an empty path
+    "pulsar": ("Failed to add msgstream", "panic"),  # "failed to parse pulsar config ... empty url"
+    # rdkafka's warning; Milvus then reports healthy, yet every DDL times out: no broker can be reached
+    "kafka": ("No `bootstrap.servers` configured", None),
+}
+IF_IT_FAILS = (
+    f"Had it no valid choice, Milvus would stop at startup: an invalid mq.type panics "
+    f"`{PANIC_INVALID.format('X')}`, rocksmq/natsmq in a cluster `{PANIC_STANDALONE_ONLY}`, "
+    f"default with nothing enabled `{PANIC_NOTHING}`."
+)
+
+
+@dataclass
+class Resolution:
+    effective_mq: str | None
+    mode: str
+    milvus_version: str | None
+    explanation: list[str]
+    panic: str | None = None  # Milvus's startup panic (or FATAL) when it would not start
+    files: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    mq_type: str = "default"
+    attempted_mq: str | None = None  # the MQ Milvus logs `mqType=` for before it fails
+    fails: str | None = None  # why Milvus would not start or not work (the panic, or the failure it logs)
+    role: str = FULL  # full: missing keys take code defaults; overlay: the stock milvus.yaml's values
+    _role_stated: bool = False
+    # for rules and get (not part of the JSON contract)
+    _version: Version | None = None
+    _mode_stated: bool = False
+    _views: list = field(default_factory=list)
+    _yaml: dict[str, Setting] = field(default_factory=dict)  # merged yaml layers, normalised key
+    _yaml_all: list[Setting] = field(default_factory=list)  # every yaml setting in merge order
+    _env: dict[str, Setting] = field(default_factory=dict)
+    _etcd: dict[str, Setting] = field(default_factory=dict)
+    _ignored_files: list[str] = field(default_factory=list)
+    _etcd_read: bool = False  # etcd was asked: a 2.6.14+ pinned mq.type would be seen (mqctl.config.resolve.pinning)
+    _documents: list[Document] = field(default_factory=list)  # what was read, for resolve_again
+    _inputs: dict[str, Any] = field(default_factory=dict)  # mode, env, etcd and role as given
+
+    @property
+    def version(self) -> Version | None:
+        return self._version
+
+    @property
+    def views(self) -> list:
+        return self._views
+
+    def origin(self, key: str) -> Setting:
+        """Where the effective value of `key` comes from: etcd > env > yaml > Milvus default."""
+        normal = normalize_key(key)
+        for layer in (self._etcd, self._env, self._yaml):
+            if normal in layer:
+                return layer[normal]
+        spec = spec_for(key)
+        default = None
+        if spec is not None and self._key_exists(spec):
+            default = spec.default_in(self.role, self._version) or None
+        return Setting(spec.key if spec else key, default, None, None, "default", self.default_source)
+
+    @property
+    def default_source(self) -> str:
+        """Where a key left out takes its value: Milvus's code, or the stock milvus.yaml beneath an overlay."""
+        source = "stock milvus.yaml" if self.role == OVERLAY else "code default"
+        return f"{source} of Milvus {self.milvus_version}" if self.milvus_version else source
+
+    def value(self, key: str) -> str | None:
+        return self.origin(key).value
+
+    def yaml_setting(self, key: str) -> Setting | None:
+        return self._yaml.get(normalize_key(key))
+
+    def overrides(self) -> list[Setting]:
+        """Effective env and etcd overrides (etcd hides env for the same key)."""
+        merged = {**self._env, **self._etcd}
+        return list(merged.values())
+
+    def _key_exists(self, spec) -> bool:
+        version = self._version
+        if version is None:
+            return True
+        return spec.since <= version and (spec.until is None or version < spec.until)
+
+    def where(self, key: str) -> str:
+        """Short provenance for explanations: 'file:line', 'env VAR', 'etcd KEY' or 'Milvus default'."""
+        origin = self.origin(key)
+        if origin.source == "env":
+            return f"env {origin.detail}"
+        if origin.source == "etcd":
+            return f"etcd {origin.detail}"
+        if origin.file:
+            via = f" via {origin.detail}" if origin.source in ("operator", "helm") else ""
+            return f"{origin.file}:{origin.line}{via}"
+        return f"not set: {self.default_source}"
+
+
+def _describe_docs(docs: list[Document], explanation: list[str]) -> None:
+    if len(docs) == 1:
+        explanation.append(f"Read {docs[0].name} ({docs[0].kind}).")
+    else:
+        names = ", ".join(f"{doc.name} ({doc.kind})" for doc in docs)
+        explanation.append(f"Read in Milvus's merge order, later wins: {names}.")
+
+
+def resolve(
+    paths: Sequence[Path | str],
+    *,
+    kind: str | None = None,
+    mode: str | None = None,
+    milvus_version: str | None = None,
+    env: dict[str, str] | None = None,
+    etcd: EtcdConfig | None = None,
+    role: str | None = None,
+) -> Resolution:
+    """Resolve the MQ a deployment starts from its documents and overrides."""
+    if not paths:
+        raise InputError("no configuration file given", hint="pass a milvus.yaml, user.yaml, CR or Helm values")
+    docs = [load_document(path, kind) for path in paths]
+    return _resolve_documents(docs, mode=mode, milvus_version=milvus_version, env=env, etcd=etcd, role=role)
+
+
+def resolve_again(res: Resolution, version: Version) -> Resolution:
+    """The same documents and overrides as Milvus `version` would read them (nothing is read from disk again)."""
+    return _resolve_documents(res._documents, milvus_version=format_version(version), **res._inputs)
+
+
+def _resolve_documents(
+    docs: list[Document],
+    *,
+    mode: str | None,
+    milvus_version: str | None,
+    env: dict[str, str] | None,
+    etcd: EtcdConfig | None,
+    role: str | None,
+) -> Resolution:
+    inputs = {"mode": mode, "env": env, "etcd": etcd, "role": role}
+    mode, mode_why, mode_stated = pick_mode(docs, mode)
+    version, version_why = pick_version(docs, milvus_version)
+    role, role_why, role_stated = pick_role(docs, role)
+    explanation: list[str] = []
+    _describe_docs(docs, explanation)
+    explanation.append(f"Mode: {mode} ({mode_why}).")
+    explanation.append(
+        f"Milvus version: {format_version(version)} ({version_why})." if version else f"Milvus version: {version_why}."
+    )
+    explanation.append(f"File role: {role} ({role_why}).")
+
+    ignored: list[str] = []
+    used = docs
+    if version is not None and version < (2, 4, 0) and len(docs) > 1 and all(d.kind == MILVUS_YAML for d in docs):
+        used, ignored = docs[:1], [d.name for d in docs[1:]]
+        explanation.append(f"Milvus {format_version(version)} reads milvus.yaml only: ignoring {', '.join(ignored)}.")
+    elif version is None and len(docs) > 1 and all(d.kind == MILVUS_YAML for d in docs):
+        explanation.append("Merged as Milvus 2.4+ does; Milvus 2.3 reads milvus.yaml only (pass --milvus-version).")
+
+    views = [kinds.view(doc, mode, version) for doc in used]
+    yaml_all = [setting for v in views for setting in v.settings]
+    for v in views:
+        explanation += v.notes
+    merged: dict[str, Setting] = {}
+    for setting in yaml_all:
+        merged[normalize_key(setting.key)] = setting
+    wanted = {normalize_key(spec.key): spec.key for spec in KEYS}
+    wanted.update({normal: s.key for normal, s in merged.items()})
+    env_found = env_settings(env, wanted) if env is not None else {}
+    etcd_found = etcd.settings(wanted) if etcd is not None else {}
+
+    result = Resolution(
+        None,
+        mode,
+        format_version(version),
+        explanation,
+        files=[d.name for d in docs],
+        kinds=[d.kind for d in docs],
+        _version=version,
+        _mode_stated=mode_stated,
+        _views=views,
+        _yaml=merged,
+        _yaml_all=yaml_all,
+        _env=env_found,
+        _etcd=etcd_found,
+        _ignored_files=ignored,
+        _etcd_read=etcd is not None,
+        role=role,
+        _role_stated=role_stated,
+        _documents=docs,
+        _inputs=inputs,
+    )
+    for override in result.overrides():
+        yaml_value = merged.get(normalize_key(override.key))
+        secret = is_secret_key(override.key)
+        shown = REDACTED if secret else repr(override.value)
+        explanation.append(
+            f"Override from {override.source} {override.detail}: {override.key} = {shown}"
+            + (f" (yaml says {REDACTED if secret else repr(yaml_value.value)})" if yaml_value else "")
+            + "."
+        )
+    pinning.note(result)
+    _select(result, layout_has_woodpecker=any(normalize_key(s.key).startswith("woodpecker") for s in yaml_all))
+    return result
+
+
+def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, bool]:
+    """Each backend's enabled state and the key that makes it so, as explanation lines."""
+    states = {}
+    result.explanation.append("Backends (enabled = its key is not empty):")
+    for backend, key in ((b.name, b.enabled_by) for b in BACKENDS.values()):
+        if (backend == "woodpecker" and not woodpecker_known) or not BACKENDS[backend].available(result.version):
+            continue
+        value = result.value(key)
+        states[backend] = bool(value)
+        state = "enabled" if value else "not enabled"
+        if backend == "natsmq" and value:
+            state += ", but never chosen by default"
+        shown = REDACTED if is_secret_key(key) else (value or "(empty)")
+        result.explanation.append(f"  {backend}: {state} ({key} = {shown}, {result.where(key)}){_literal(value, key)}.")
+    return states
+
+
+def override_sources(
+    paths: Sequence[Path | str],
+    *,
+    kind: str | None = None,
+    mode: str | None = None,
+    milvus_version: str | None = None,
+    environment: dict[str, str] | None = None,
+    etcd_url: str | None = None,
+    etcd_root: str | None = None,
+):
+    """(env, EtcdConfig) for resolve(); the etcd root defaults to the yaml's etcd.rootPath, as Milvus's."""
+    etcd = None
+    if etcd_url:
+        if etcd_root is None:
+            etcd_root = resolve(paths, kind=kind, mode=mode, milvus_version=milvus_version).value("etcd.rootPath")
+        etcd = EtcdConfig(etcd_url, etcd_root or "by-dev")
+    return environment, etcd
+
+
+def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
+    """Milvus's mustSelectMQType, recording each step."""
+    explanation = result.explanation
+    version = result.version
+    if version is not None and version < V2_3:
+        _select_before_2_3(result)
+        return
+    mq_type = result.value("mq.type") or "default"
+    result.mq_type = mq_type
+    explanation.append(f"mq.type = {mq_type} ({result.where('mq.type')}){_literal(mq_type, 'mq.type')}.")
+    woodpecker_known = (version is not None and BACKENDS["woodpecker"].available(version)) or (
+        version is None and layout_has_woodpecker
+    )
+    states = _backend_states(result, woodpecker_known)
+    valid = valid_mq_types(version) if version else tuple(dict.fromkeys(valid_mq_types(None) + ("woodpecker",)))
+    if mq_type != "default":
+        if mq_type not in valid:
+            result.panic = result.fails = PANIC_INVALID.format(mq_type)
+            explanation.append(
+                f"{mq_type!r} is not a valid mq.type"
+                + (f" for {result.milvus_version}" if version else "")
+                + f" (valid: {', '.join(valid)}): Milvus panics at startup: `{result.panic}`."
+            )
+            return
+        if result.mode != STANDALONE and is_embedded(mq_type):
+            result.panic = result.fails = PANIC_STANDALONE_ONLY
+            explanation.append(f"{mq_type} works in standalone only: Milvus panics at startup: `{result.panic}`.")
+            return
+        if mq_type in FAILS_EMPTY and not states.get(mq_type):
+            _fails_empty(result, mq_type)
+            return
+        result.effective_mq = mq_type
+        explanation.append(
+            f"An explicit mq.type is used as is: Milvus starts {mq_type}; the priority order and "
+            "the other backends' settings do not matter."
+        )
+        explanation.append(IF_IT_FAILS)
+        return
+    order = default_order(result.mode, version)
+    if version is None and layout_has_woodpecker:
+        order += ("woodpecker",)
+    explanation.append(
+        f"mq.type default: the {result.mode} priority order is {' > '.join(order)}"
+        " (natsmq never takes part in default, PR #26791, whatever the comment in milvus.yaml says)."
+    )
+    chosen = next((backend for backend in order if states.get(backend)), None)
+    if chosen is not None:
+        result.effective_mq = chosen
+        explanation.append(f"Milvus starts {chosen}: the first enabled backend in that order.")
+        explanation.append(IF_IT_FAILS)
+        return
+    result.panic = result.fails = PANIC_NOTHING
+    explanation.append(f"No backend in that order is enabled: Milvus panics at startup: `{PANIC_NOTHING}`.")
+
+
+def _literal(value: str | None, key: str) -> str:
+    """What an explanation adds about a `${VAR}` in a deciding value: Milvus substitutes nothing (placeholders.py)."""
+    found = placeholders.find(value)
+    if not found:
+        return ""
+    shown = placeholders.shown(value or "", key)
+    return f"; a placeholder, which Milvus does not substitute: Milvus would use the literal string {shown!r}"
+
+
+def _select_before_2_3(result: Resolution) -> None:
+    """Milvus 2.0-2.2 has neither mq.type nor natsmq: its dependency factory (DefaultFactory.Init in
+    internal/util/dependency/factory.go, 2.2) runs rocksmq in standalone when rocksmq.path is set, else
+    Pulsar when pulsar.address is set, else Kafka when kafka.brokerList is."""
+    order = default_order(result.mode, result.version)
+    result.explanation.append(
+        f"Milvus {result.milvus_version} chooses by mode and by which address is set: in {result.mode} "
+        f"the first of {' > '.join(order)} whose key is set."
+    )
+    states = _backend_states(result, woodpecker_known=False)
+    chosen = next((backend for backend in order if states.get(backend)), None)
+    if chosen is not None:
+        result.effective_mq = chosen
+        result.explanation.append(f"Milvus starts {chosen}.")
+        return
+    result.panic = result.fails = PANIC_NOTHING_BEFORE_2_3[result.mode]
+    result.explanation.append(f"None is set: Milvus panics at startup: `{result.panic}`.")
+
+
+def _fails_empty(result: Resolution, mq_type: str) -> None:
+    """An explicit backend with its enabling key empty: Milvus tries it and fails."""
+    message, how = FAILS_EMPTY[mq_type]
+    key = BACKENDS[mq_type].enabled_by
+    result.attempted_mq, result.fails = mq_type, message
+    if how:
+        result.panic = message
+        result.explanation.append(
+            f"An explicit mq.type is used as is, but {key} is empty: Milvus logs "
+            f"mqType={mq_type}, then stops at startup ({how} `{message}`)."
+        )
+    else:
+        result.explanation.append(
+            f"An explicit mq.type is used as is, but {key} is empty: Milvus logs "
+            f"mqType={mq_type} and reports healthy, but cannot reach any broker "
+            f"(`{message}`): every collection operation times out."
+        )

@@ -1,0 +1,274 @@
+"""Decode Milvus 2.3–2.5 MQ messages (one serialized protobuf request per message).
+
+The bytes are parsed as `common_pb2.MsgHeader` to read `base.msg_type`, then again as the
+concrete class from `pymilvus.grpc_gen`. Used by `mqctl channels`, migrate and replay.
+Nothing here raises on bad bytes: the error is reported on the result instead.
+Replay decodes every message of a channel, so modules, classes, type names and per-class field
+accessors are looked up once and cached.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from mqctl.mq.decode.columns import column_values
+from mqctl.mq.decode.protos import pb2
+from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
+from mqctl.sorting import ascii_int
+
+TSO_LOGICAL_BITS = 18  # Milvus TSO: (unix_ms << 18) | logical
+INSERT = 400
+
+# msg_type -> (module, class) of the concrete request; everything else is decoded from its header only.
+MESSAGE_CLASSES: dict[int, tuple[str, str]] = {
+    INSERT: ("msg_pb2", "InsertRequest"),
+    401: ("msg_pb2", "DeleteRequest"),
+    1200: ("msg_pb2", "TimeTickMsg"),
+    1208: ("msg_pb2", "DataNodeTtMsg"),
+    100: ("msg_pb2", "CreateCollectionRequest"),
+    101: ("msg_pb2", "DropCollectionRequest"),
+    200: ("msg_pb2", "CreatePartitionRequest"),
+    201: ("msg_pb2", "DropPartitionRequest"),
+    1212: ("msg_pb2", "ReplicateMsg"),
+    # requests forwarded on the replicate channel (by-dev-replicate-msg)
+    402: ("milvus_pb2", "FlushRequest"),
+    106: ("milvus_pb2", "LoadCollectionRequest"),
+    107: ("milvus_pb2", "ReleaseCollectionRequest"),
+    205: ("milvus_pb2", "LoadPartitionsRequest"),
+    206: ("milvus_pb2", "ReleasePartitionsRequest"),
+    300: ("milvus_pb2", "CreateIndexRequest"),
+    302: ("milvus_pb2", "DropIndexRequest"),
+    1801: ("milvus_pb2", "CreateDatabaseRequest"),
+    1802: ("milvus_pb2", "DropDatabaseRequest"),
+}
+
+
+def tso_to_datetime(tso: int | None) -> dt.datetime | None:
+    """The wall-clock time (UTC) of a Milvus TSO, or None for 0/None."""
+    if not tso:
+        return None
+    return dt.datetime.fromtimestamp((tso >> TSO_LOGICAL_BITS) / 1000, tz=dt.timezone.utc)
+
+
+def datetime_to_tso(when: dt.datetime) -> int:
+    """The smallest TSO at or after a wall-clock time (for --from TIME)."""
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return int(when.timestamp() * 1000) << TSO_LOGICAL_BITS
+
+
+_TYPE_NAMES: dict[int, str] = {}
+
+
+def type_name(code: int) -> str:
+    """Milvus MsgType name, or the number as text for types this pymilvus does not know."""
+    name = _TYPE_NAMES.get(code)
+    if name is None:
+        try:
+            name = pb2("common_pb2").MsgType.Name(code)
+        except ValueError:
+            name = str(code)
+        _TYPE_NAMES[code] = name
+    return name
+
+
+def type_code(name: str) -> int | None:
+    """MsgType number for a case-insensitive name ("insert", "TimeTick") or a number as text."""
+    number = ascii_int(name.strip())
+    if number is not None:
+        return number
+    wanted = name.strip().lower().replace("_", "")
+    for known, code in pb2("common_pb2").MsgType.items():
+        if known.lower() == wanted:
+            return code
+    return None
+
+
+@dataclass
+class DecodedMessage:
+    """What mqctl knows about one message; `proto` holds the parsed request (not in JSON)."""
+
+    type: str
+    type_code: int
+    tso: int | None = None
+    time: dt.datetime | None = None
+    collection: str | None = None
+    collection_id: int | None = None
+    partition: str | None = None
+    partition_id: int | None = None
+    segment_id: int | None = None
+    shard: str | None = None
+    rows: int = 0
+    pks: list = field(default_factory=list)
+    pk_field: str | None = None
+    payload_size: int = 0
+    error: str | None = None
+    _proto: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def proto(self) -> Any:
+        return self._proto
+
+
+def _header_type(headers: dict | None) -> int | None:
+    """The message type from NATS headers (2.5 adds `msg_type`), when present."""
+    if not headers:
+        return None
+    value = headers.get("msg_type") or headers.get("msgType")
+    if value is None:
+        return None
+    number = ascii_int(str(value))
+    return number if number is not None else type_code(str(value))
+
+
+def decode(
+    data: bytes,
+    headers: dict | None = None,
+    *,
+    schemas: dict[int, CollectionSchemaInfo] | None = None,
+    insert_keys: bool = True,
+) -> DecodedMessage:
+    """Decode one message. `schemas` (collection id -> schema, e.g. from earlier CreateCollection
+    messages) names the primary key of inserts; without it the key field is inferred.
+    `insert_keys=False` leaves `pks`/`pk_field` of an insert empty, for callers that read every
+    column with `insert_columns` anyway."""
+    from google.protobuf.message import DecodeError
+
+    header = pb2("common_pb2").MsgHeader()
+    try:
+        header.ParseFromString(data)
+    except DecodeError as err:
+        code = _header_type(headers)
+        return DecodedMessage(
+            type=type_name(code) if code is not None else "unparsable",
+            type_code=code or -1,
+            payload_size=len(data),
+            error=f"not a Milvus message: {err or 'protobuf decode error'}",
+        )
+    code = header.base.msg_type
+    if code == 0 and (from_headers := _header_type(headers)):
+        code = from_headers
+    msg = DecodedMessage(type=type_name(code), type_code=code, payload_size=len(data))
+    _set_time(msg, header.base.timestamp)
+    if code not in MESSAGE_CLASSES:
+        msg._proto = header
+        return msg
+    proto = _message_class(code)()
+    try:
+        proto.ParseFromString(data)
+    except DecodeError as err:
+        msg.error = f"{msg.type} message does not parse as {MESSAGE_CLASSES[code][1]}: {err or 'protobuf decode error'}"
+        msg._proto = header
+        return msg
+    msg._proto = proto
+    _fill(msg, proto, schemas or {}, insert_keys)
+    return msg
+
+
+def parse_insert(data: bytes):
+    """`data` as an InsertRequest when it is one (type Insert in its header, and it parses), else None.
+    A shortcut for readers that need only an insert's own fields and columns (replay's rows shape):
+    one parse, no DecodedMessage; `decode` tells what anything else is. InsertRequest starts with the
+    header's `base` field, so the type is read from the same parse."""
+    from google.protobuf.message import DecodeError
+
+    proto = _message_class(INSERT)()
+    try:
+        proto.ParseFromString(data)
+    except DecodeError:
+        return None
+    return proto if proto.base.msg_type == INSERT else None
+
+
+_CLASSES: dict[int, Any] = {}
+
+
+def _message_class(code: int):
+    """The concrete protobuf class of a type in MESSAGE_CLASSES."""
+    cls = _CLASSES.get(code)
+    if cls is None:
+        module_name, class_name = MESSAGE_CLASSES[code]
+        cls = _CLASSES[code] = getattr(pb2(module_name), class_name)
+    return cls
+
+
+# DecodedMessage attribute -> the request fields that may carry it (the first non-empty one wins).
+COMMON_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("collection", ("collection_name", "collectionName")),
+    ("collection_id", ("collectionID",)),
+    ("partition", ("partition_name", "partitionName")),
+    ("partition_id", ("partitionID",)),
+    ("segment_id", ("segmentID", "segment_id")),
+    ("shard", ("shardName", "channel_name")),
+)
+_ACCESSORS: dict[Any, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+
+
+def _accessors(descriptor) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """COMMON_FIELDS narrowed to the fields one request class has."""
+    found = _ACCESSORS.get(descriptor)
+    if found is None:
+        names = {f.name for f in descriptor.fields}
+        found = _ACCESSORS[descriptor] = tuple(
+            (attr, tuple(name for name in candidates if name in names)) for attr, candidates in COMMON_FIELDS
+        )
+    return found
+
+
+def _set_time(msg: DecodedMessage, tso: int) -> None:
+    msg.tso = tso or None
+    msg.time = tso_to_datetime(tso)
+
+
+def _fill(msg: DecodedMessage, proto: Any, schemas: dict[int, CollectionSchemaInfo], insert_keys: bool) -> None:
+    """Copy the common fields of the concrete request onto the result."""
+    for attr, candidates in _accessors(proto.DESCRIPTOR):
+        for name in candidates:
+            value = getattr(proto, name)
+            if value not in ("", 0):
+                setattr(msg, attr, value)
+                break
+    if msg.type_code == INSERT:
+        msg.rows = proto.num_rows or len(proto.rowIDs)
+        if not msg.tso and proto.timestamps:
+            _set_time(msg, max(proto.timestamps))
+        if insert_keys:
+            msg.pk_field, msg.pks = _insert_pks(proto, schemas.get(proto.collectionID))
+    elif msg.type_code == 401:
+        msg.pks = _delete_pks(proto)
+        msg.rows = proto.num_rows or len(msg.pks)
+        if not msg.tso and proto.timestamps:
+            _set_time(msg, max(proto.timestamps))
+    elif msg.type_code == 100:
+        schema = schema_from_create(msg)
+        if schema is not None and not msg.collection:
+            msg.collection = schema.name
+    elif msg.type_code == 1208 and not msg.tso:
+        _set_time(msg, proto.timestamp)
+    elif msg.type_code == 402:
+        msg.collection = ",".join(proto.collection_names) or None
+
+
+def _delete_pks(proto) -> list:
+    ids = proto.primary_keys
+    if ids.HasField("int_id"):
+        return list(ids.int_id.data)
+    if ids.HasField("str_id"):
+        return list(ids.str_id.data)
+    return list(proto.int64_primary_keys)
+
+
+def _insert_pks(proto, schema: CollectionSchemaInfo | None) -> tuple[str | None, list]:
+    """Primary keys of an insert: the schema's key field, else the Int64/VarChar field with the
+    lowest field id (Milvus gives the first declared field id 100; the key is nearly always it)."""
+    columns = {fd.field_name: fd for fd in proto.fields_data}
+    if schema is not None and schema.primary is not None and schema.primary.name in columns:
+        name = schema.primary.name
+    else:
+        candidates = [fd for fd in proto.fields_data if fd.type in (5, 21) and not fd.is_dynamic]
+        if not candidates:
+            return None, []
+        name = min(candidates, key=lambda fd: fd.field_id or 1 << 62).field_name
+    return name, column_values(columns[name])
