@@ -197,3 +197,29 @@ def atomic_write(
         except OSError as err:
             raise write_error(err, path) from None
     return backup
+
+
+def overlap(path: Path | str, folder: Path | str) -> str | None:
+    """How `path` overlaps `folder` once both are resolved (symlinks followed, `..` removed): "is", "is inside"
+    or "holds"; None when neither contains the other. A path that does not exist yet resolves through its
+    nearest existing parent, so a symlinked parent still counts."""
+    mine, theirs = Path(os.path.realpath(path)), Path(os.path.realpath(folder))
+    if mine == theirs:
+        return "is"
+    if theirs in mine.parents:
+        return "is inside"
+    if mine in theirs.parents:
+        return "holds"
+    return None
+
+
+def refuse_overlap(path: Path | str, option: str, protected: list[tuple[Path, str]]) -> None:
+    """Refuse an output path (`option` names it) that is, lies inside or holds a folder mqctl reads or Milvus
+    owns: writing there (or `--mode overwrite` emptying it) would destroy the data. `protected`: (folder, what)."""
+    for folder, what in protected:
+        how = overlap(path, folder)
+        if how:
+            raise InputError(
+                f"{option} {path} {how} {what} {folder}; writing there would change or delete that data",
+                hint=f"choose a {option} outside {folder}",
+            )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mqctl import hooks
 from mqctl.backends import BACKENDS, is_embedded, port_of
 from mqctl.errors import MqctlError
+from mqctl.files import overlap
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.migrate.context import dir_size, mq_dirs, non_empty_dir, resolution
 from mqctl.migrate.evidence import PreflightEvidence
@@ -98,6 +99,7 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
             err.hint or "fix the option or the config, then run it again",
         )
         return result
+    _backup_dir_findings(options, res, result)  # from the files alone: no Milvus needed to refuse it
     try:
         client = connect(options.milvus)
     except MqctlError as err:
@@ -162,6 +164,27 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
     finally:
         client.close()
     return result
+
+
+def _backup_dir_findings(options: MigrateOptions, res: Resolution, result: PreflightResult) -> None:
+    """--backup-dir must not be, hold or lie inside a folder the migration archives, cleans up or starts the
+    new MQ in: the archive would contain itself, or the cleanup would delete it."""
+    if not options.backup_dir:
+        return
+    folders = mq_dirs(res, res.effective_mq or "")
+    if options.to == "natsmq":
+        folders += mq_dirs(res, "natsmq", options.store_dir)
+    for folder in folders:
+        how = overlap(options.backup_dir, folder)
+        if how:
+            result.add(
+                ERROR,
+                "backup-dir-overlaps-data",
+                f"--backup-dir {options.backup_dir} {how} {folder}, an MQ data folder the migration archives, "
+                "starts Milvus on or cleans up",
+                "choose a --backup-dir outside Milvus's MQ folders",
+            )
+            return
 
 
 def mq_type_overrides(etcd: EtcdConfig) -> dict[str, str]:

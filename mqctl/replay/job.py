@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mqctl.errors import InputError, PreconditionError
+from mqctl.files import refuse_overlap
 from mqctl.mq.sources import SourceOptions
 from mqctl.replay.options import (
     FROM_CHECKPOINT,
@@ -148,6 +149,20 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
             yield {"nats": url, **timeout}, f"nats-store:{store}"
 
 
+def source_folders(choice: SourceOptions) -> list[tuple[Path, str]]:
+    """The folders a replay reads (RocksMQ's topics and its `<path>_meta_kv` metadata, a natsmq store): no
+    output of the replay may be, hold or lie inside one of them."""
+    from mqctl.mq.sources import choose_source
+
+    kind, location = choose_source(choice)
+    if kind == "rocksmq":
+        folder = Path(location).expanduser()
+        return [(folder, "the RocksMQ folder"), (Path(f"{folder}_meta_kv"), "RocksMQ's metadata folder")]
+    if kind == "nats-store":
+        return [(Path(location).expanduser(), "the natsmq store")]
+    return []
+
+
 def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallback | None = None) -> ReplayResult:
     """Replay what the request names into its target. `spark`: an existing session to use (its
     master wins over request.master); otherwise one is started and stopped here."""
@@ -159,6 +174,11 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
     else:
         target = output if remote else str(Path(output).expanduser().resolve())
         request = dataclasses.replace(request, output=target)
+    protected = source_folders(request.source)
+    if request.output and not remote:
+        refuse_overlap(request.output, "--output", protected)
+    if request.checkpoint:
+        refuse_overlap(request.checkpoint, "--checkpoint", protected)
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:
