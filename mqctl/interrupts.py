@@ -50,10 +50,13 @@ def install() -> None:
             signal.signal(signum, _raise)
 
 
+_holds: list[list[int]] = []  # the active holds, innermost last
+
+
 @contextlib.contextmanager
 def _cancelling(loop: asyncio.AbstractEventLoop, task: asyncio.Future[Any], received: list[int]) -> Iterator[None]:
-    if threading.current_thread() is not threading.main_thread():
-        yield
+    if threading.current_thread() is not threading.main_thread() or _holds:
+        yield  # signals are being held: the hold records them, the task runs on
         return
 
     def cancel(signum: int, _frame: object) -> None:
@@ -83,18 +86,28 @@ def run_until_complete(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any
 
 
 @contextlib.contextmanager
+def held() -> Iterator[list[int]]:
+    """Record stopping signals instead of acting on them while the block runs; the caller reads the list and
+    decides (e.g. undo what it started, or finish a change that is already made and report it as made)."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = {signum: signal.signal(signum, lambda s, _f: received.append(s)) for signum in STOPPING_SIGNALS}
+    _holds.append(received)
+    try:
+        yield received
+    finally:
+        _holds.remove(received)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+@contextlib.contextmanager
 def deferred() -> Iterator[None]:
     """Hold stopping signals while cleanup runs (stopping a private server, removing a copy); one that came
     in the meantime is raised at the end, so a second Ctrl-C cannot leave the cleanup half done."""
-    if threading.current_thread() is not threading.main_thread():
+    with held() as received:
         yield
-        return
-    received: list[int] = []
-    previous = {signum: signal.signal(signum, lambda s, _f: received.append(s)) for signum in STOPPING_SIGNALS}
-    try:
-        yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
     if received:
         raise Interrupted(received[0])

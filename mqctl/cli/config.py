@@ -232,45 +232,50 @@ def _apply(file: Path, make_plan, *, yes: bool, dry_run: bool, json_mode: bool) 
     --dry-run takes no lock and writes nothing."""
     import contextlib
 
+    from mqctl import interrupts
     from mqctl.config.edit.set_unset import EditOutcome
     from mqctl.files import edit_lock
 
     out = output(json_mode)
-    with contextlib.nullcontext() if dry_run else edit_lock(file):
-        plan = make_plan()
-        if plan.changed:
-            out.diff(plan.diff)
-        for note in plan.notes:
-            out.info(note)
-        for warning in plan.warnings:
-            out.warn(warning)
-        written, backup = False, None
-        if plan.changed and not dry_run:
-            if not out.confirm(f"Write these changes to {plan.document.path}?", assume_yes=yes):
-                out.info("Nothing written.")
-                exit_with(3)
-            backup = plan.commit().backup
-            written = True
-    outcome = EditOutcome(
-        str(plan.document.path),
-        plan.changed,
-        written,
-        dry_run,
-        str(backup) if backup else None,
-        plan.diff,
-        plan.notes,
-        plan.warnings,
-        plan.reconcile,
-    )
+    # once the write starts, stopping signals wait: the file is written whole and the result says so (exit 0)
+    finishing = contextlib.ExitStack()
+    with finishing:
+        with contextlib.nullcontext() if dry_run else edit_lock(file):
+            plan = make_plan()
+            if plan.changed:
+                out.diff(plan.diff)
+            for note in plan.notes:
+                out.info(note)
+            for warning in plan.warnings:
+                out.warn(warning)
+            written, backup = False, None
+            if plan.changed and not dry_run:
+                if not out.confirm(f"Write these changes to {plan.document.path}?", assume_yes=yes):
+                    out.info("Nothing written.")
+                    exit_with(3)
+                finishing.enter_context(interrupts.held())
+                backup = plan.commit().backup
+                written = True
+        outcome = EditOutcome(
+            str(plan.document.path),
+            plan.changed,
+            written,
+            dry_run,
+            str(backup) if backup else None,
+            plan.diff,
+            plan.notes,
+            plan.warnings,
+            plan.reconcile,
+        )
 
-    def render(o):
-        if not o.changed:
-            return "No change: the file already says that."
-        if o.dry_run:
-            return "Dry run: nothing written."
-        return f"Wrote {o.path} (backup: {o.backup})."
+        def render(o):
+            if not o.changed:
+                return "No change: the file already says that."
+            if o.dry_run:
+                return "Dry run: nothing written."
+            return f"Wrote {o.path} (backup: {o.backup})."
 
-    out.emit(outcome, render)
+        out.emit(outcome, render)
 
 
 # a negative VALUE such as -1 (natsmq's random port) is a value, not an unknown option

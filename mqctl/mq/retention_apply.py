@@ -7,14 +7,12 @@ was confirmed. A stream that refuses its new limits puts back the streams alread
 
 from __future__ import annotations
 
-import contextlib
-import signal
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from mqctl import interrupts
 from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.mq.nats.retention import ApplyPlan, LimitChange, checkpoint_losses, plan_apply
 from mqctl.mq.retention import Limits, show_limit
@@ -64,8 +62,9 @@ def apply_retention(
             if not plan.changes or dry_run:
                 return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
             _confirmed(confirm, plan)
-            applied = apply_plan(source, plan)
-            mismatches = verify(source, plan)
+            with interrupts.held() as interrupted:
+                applied = apply_plan(source, plan, interrupted)
+                mismatches = verify(source, plan)
         return ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses)
 
     plan = rehearse(options, wanted)
@@ -74,18 +73,19 @@ def apply_retention(
         return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
     check_writable(store_root(options.nats_store))
     _confirmed(confirm, plan)
-    with open_streams(options, writable_store=True) as source:
-        fresh = plan_apply(source, wanted)
-        if fresh.targets() != plan.targets():
-            raise PreconditionError(
-                f"{plan.source} changed since it was planned; nothing applied",
-                hint="run apply again to plan from the store as it is now",
-            )
-        applied = apply_plan(source, fresh)
-        mismatches = verify(source, fresh)
-    if not mismatches:
-        with open_streams(options) as reopened:  # the limits survive a restart of the store
-            mismatches = verify(reopened, fresh)
+    with interrupts.held() as interrupted:
+        with open_streams(options, writable_store=True) as source:
+            fresh = plan_apply(source, wanted)
+            if fresh.targets() != plan.targets():
+                raise PreconditionError(
+                    f"{plan.source} changed since it was planned; nothing applied",
+                    hint="run apply again to plan from the store as it is now",
+                )
+            applied = apply_plan(source, fresh, interrupted)
+            mismatches = verify(source, fresh)
+        if not mismatches:
+            with open_streams(options) as reopened:  # the limits survive a restart of the store
+                mismatches = verify(reopened, fresh)
     return ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses)
 
 
@@ -147,7 +147,7 @@ def rehearse(options: SourceOptions, wanted: Limits) -> ApplyPlan:
             first_before = {d.name: d.first_seq for d in source.stream_details()}
             before = {d.name: d.messages for d in source.stream_details()}
             try:
-                apply_plan(source, plan)
+                apply_plan(source, plan, [])  # a copy: a signal stops the rehearsal as anywhere else
             except PreconditionError as err:
                 raise PreconditionError(
                     f"{err.message} (rehearsed on a copy: the store is unchanged)", hint=err.hint
@@ -186,49 +186,35 @@ def rehearse(options: SourceOptions, wanted: Limits) -> ApplyPlan:
     return plan
 
 
-def apply_plan(source: JetStreamSource, plan: ApplyPlan) -> list[str]:
+def apply_plan(source: JetStreamSource, plan: ApplyPlan, interrupted: list[int]) -> list[str]:
     """Send every stream's new config; when one is refused, put back the streams already changed, so the
     streams either all hold the new limits or all keep the old ones (messages already deleted stay deleted).
 
-    Ctrl-C is held while an update is in flight and acted on between two updates (the changed streams go
-    back), so no interrupt can land between an update and its record."""
+    Called inside `interrupts.held()`: a stopping signal (`interrupted`) is acted on before each update (the
+    changed streams go back, then Interrupted); one that comes after the last update is left to the caller,
+    which verifies and reports the limits as applied, since they are."""
     done: list[str] = []
-    with _interrupts_deferred() as interrupted:
-        for stream, (_, after) in sorted(plan._configs.items()):
-            if interrupted:
-                _restore(source, plan, done)
-                raise KeyboardInterrupt
-            try:
-                source.update_config(stream, after)
-            except MqctlError as err:
-                unrestored = _restore(source, plan, done)
-                restored = (
-                    f"put back the {len(done) - len(unrestored)} stream(s) already changed"
-                    if done
-                    else "no stream was changed"
-                )
-                if unrestored:
-                    restored += f"; could NOT put back {', '.join(unrestored)}"
-                raise PreconditionError(
-                    f"stream {stream} refused the new limits: {err.message}; {restored}",
-                    hint="no stream holds the new limits; fix the cause and run apply again",
-                ) from err
-            done.append(stream)
+    for stream, (_, after) in sorted(plan._configs.items()):
+        if interrupted:
+            _restore(source, plan, done)
+            raise interrupts.Interrupted(interrupted[0])
+        try:
+            source.update_config(stream, after)
+        except MqctlError as err:
+            unrestored = _restore(source, plan, done)
+            restored = (
+                f"put back the {len(done) - len(unrestored)} stream(s) already changed"
+                if done
+                else "no stream was changed"
+            )
+            if unrestored:
+                restored += f"; could NOT put back {', '.join(unrestored)}"
+            raise PreconditionError(
+                f"stream {stream} refused the new limits: {err.message}; {restored}",
+                hint="no stream holds the new limits; fix the cause and run apply again",
+            ) from err
+        done.append(stream)
     return done
-
-
-@contextlib.contextmanager
-def _interrupts_deferred() -> Iterator[list[int]]:
-    """Record SIGINT instead of raising it (main thread only; elsewhere signals cannot be handled anyway)."""
-    received: list[int] = []
-    if threading.current_thread() is not threading.main_thread():
-        yield received
-        return
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
-    try:
-        yield received
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _restore(source: JetStreamSource, plan: ApplyPlan, streams: list[str]) -> list[str]:
