@@ -79,8 +79,9 @@ def edit_lock(path: Path | str, *, wait: float | None = None) -> Iterator[None]:
     LOCK_WAIT) for another holder."""
     if wait is None:
         wait = _lock_wait()
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: no such file", hint="check the path")
+    why = not_editable(path)
+    if why:
+        raise InputError(f"{path}: {why}", hint="pass the config file itself (an edit replaces a regular file)")
     lock = lock_path(path)
     if lock in _held:
         _held[lock] += 1
@@ -89,9 +90,15 @@ def edit_lock(path: Path | str, *, wait: float | None = None) -> Iterator[None]:
         finally:
             _held[lock] -= 1
         return
-    try:
-        fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:  # never through a symlink: a planted `.NAME.mqctl.lock` link must not create or touch its target
+        fd = os.open(lock, os.O_RDONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o644)
     except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise PreconditionError(
+                f"the lock file {lock} is a symbolic link; nothing was written",
+                location=str(path),
+                hint=f"remove {lock} (mqctl creates it as a plain file) and run the command again",
+            ) from None
         raise PreconditionError(
             f"cannot create the lock file {lock}: {err.strerror}",
             location=str(path),
@@ -117,6 +124,30 @@ def edit_lock(path: Path | str, *, wait: float | None = None) -> Iterator[None]:
             del _held[lock]
     finally:
         os.close(fd)  # closing releases the flock
+
+
+def not_editable(path: Path | str) -> str | None:
+    """Why `path` cannot be edited in place (None: a regular file, through symlinks): an edit replaces the file
+    atomically, which only a regular file allows."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return "a symbolic link to a missing file" if os.path.islink(path) else "no such file"
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            return "a symbolic link loop, not a file"
+        return f"cannot be read: {err.strerror}"
+    kinds = (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    )
+    for test, what in kinds:
+        if test(info.st_mode):
+            return f"is {what}, not a config file"
+    return None
 
 
 def _lock_wait() -> float:
@@ -152,13 +183,21 @@ def write_error(err: OSError, path: Path | str) -> PreconditionError:
     )
 
 
+def backup_stamp() -> str:
+    """The UTC time in a backup's name (microseconds, so two backups in one second do not collide)."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+
+
 def backup_copy(path: Path | str) -> Path:
     """A timestamped copy next to the file (mode, owner and times kept)."""
     target = Path(os.path.realpath(path))
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-    backup = target.with_name(f"{target.name}.{stamp}.bak")
+    backup = target.with_name(f"{target.name}.{backup_stamp()}.bak")
     try:
-        shutil.copy2(target, backup)
+        # a new file, never through a symlink: a planted link at the backup's name must not redirect the copy
+        fd = os.open(backup, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        with os.fdopen(fd, "wb") as out, target.open("rb") as source:
+            shutil.copyfileobj(source, out)
+        shutil.copystat(target, backup)
         keep_owner(backup, _owner(target))
     except OSError as err:
         with contextlib.suppress(OSError):

@@ -134,7 +134,10 @@ def test_usage_errors(args, words):
     result = run_cli(*args)
     error = error_of(result, 2, "usage")
     assert words in error["message"] and error["hint"].startswith("see `mqctl") and error["hint"].endswith(" --help`")
-    assert f"Error: {error['message']}" in result.stderr  # the human form stays on stderr
+    # the human form on stderr is the one documented line, not click's Usage/Try/Error block
+    assert result.stderr.splitlines() == [f"error: {error['message']} — {error['hint']}"]
+    plain = run_cli(*(a for a in args if a != "--json"))
+    assert plain.code == 2 and plain.stderr.splitlines() == [f"error: {error['message']} — {error['hint']}"]
 
 
 def test_root_help_states_the_contract():

@@ -104,6 +104,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     from mqctl import interrupts
 
+    for stream in (sys.stdout, sys.stderr):  # an ASCII-only terminal gets \u2013 escapes, not an encoding error
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     interrupts.install()  # SIGTERM and SIGHUP unwind like Ctrl-C: private servers and copies are cleaned up
     code = run(args)
     sys.exit(code)
@@ -153,9 +156,12 @@ def _run(args: list[str]) -> ErrorReport | None:
         reason = describe(abort.__context__) if isinstance(abort.__context__, KeyboardInterrupt) else "aborted"
         sys.stderr.write(f"error: {reason}\n")
         return ErrorReport(EXIT_PRECONDITION, "aborted", reason)
-    except click.ClickException as err:
-        err.show()
-        return _click_report(err, EXIT_USAGE if err.exit_code == 2 else err.exit_code)
+    except click.ClickException as err:  # one line, as every other error (not click's Usage/Try/Error block)
+        report = _click_report(err, EXIT_USAGE if err.exit_code == 2 else err.exit_code)
+        from mqctl.cli.terminal import Output
+
+        Output(no_color="--no-color" in _options(args)).error(MqctlError(report.message, hint=report.hint))
+        return report
     except KeyboardInterrupt as interrupt:  # outside a command (while the CLI is built or a result printed)
         sys.stderr.write(f"error: {describe(interrupt)}\n")
         return ErrorReport(EXIT_PRECONDITION, "aborted", describe(interrupt))

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.common import JsonOpt, WideOpt, output, takes_source
+from mqctl.cli.common import JsonOpt, WideOpt, output, seconds, takes_source
 from mqctl.mq.sources import SourceOptions
 
 app = typer.Typer(
@@ -271,7 +271,7 @@ WatchOpt = Annotated[
     float,
     typer.Option(
         "--watch",
-        min=0,
+        callback=seconds(86_400),
         help="Sample twice this many seconds apart: a checkpoint "
         "that stays put while its vchannel's messages keep "
         "coming is at-risk.",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
@@ -24,6 +25,22 @@ WideOpt = Annotated[
     ),
 ]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")]
+
+
+def seconds(maximum: float, *, positive: bool = False) -> Callable[[float | None], float | None]:
+    """A typer callback for an option that is a number of seconds: finite and within [0, maximum] (or
+    (0, maximum]); `inf`, `nan` and `1e308` are usage errors (exit 2) before anything runs."""
+
+    def check(value: float | None) -> float | None:
+        if value is None:
+            return value
+        low_ok = value > 0 if positive else value >= 0
+        if not (math.isfinite(value) and low_ok and value <= maximum):
+            lowest = "above 0" if positive else "from 0"
+            raise typer.BadParameter(f"{value:g} is not a number of seconds {lowest} to {maximum:g}")
+        return value
+
+    return check
 
 
 def output(json_mode: bool = False, wide: bool = False) -> Output:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import JsonOpt, WideOpt, output
+from mqctl.cli.common import JsonOpt, WideOpt, output, seconds
 
 if TYPE_CHECKING:
     from mqctl.cli.terminal import FitTable
@@ -17,7 +17,9 @@ if TYPE_CHECKING:
 app = typer.Typer(help="Run a real embedded Milvus 2.3.5 to rehearse migrations on.", no_args_is_help=True)
 
 DirOpt = Annotated[Path, typer.Option("--dir", help="Sandbox folder (created on first `up`).")]
-TimeoutOpt = Annotated[float, typer.Option("--timeout", help="Seconds to wait for Milvus.")]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", callback=seconds(86_400, positive=True), help="Seconds to wait for Milvus.")
+]
 ExternalEtcdOpt = Annotated[
     bool,
     typer.Option(

@@ -256,6 +256,13 @@ class FitTable:
 _json_printed = False
 
 
+def _columns() -> int:
+    """The width for output that is not a terminal: COLUMNS when it is a positive whole number (as `ls` and
+    Rich read it), else 160; a COLUMNS of "abc" or "-5" is ignored, not an error."""
+    text = os.environ.get("COLUMNS", "").strip()
+    return int(text) if text.isascii() and text.isdigit() and 0 < int(text) <= 100_000 else 160
+
+
 class Output:
     """Where every command's results and messages go."""
 
@@ -263,7 +270,7 @@ class Output:
         self.json_mode = json_mode
         self.wide = wide
         no_color = no_color or bool(os.environ.get("NO_COLOR"))
-        width = None if sys.stdout.isatty() else int(os.environ.get("COLUMNS", "160"))
+        width = None if sys.stdout.isatty() else _columns()
         # markup off: file names, keys, values and channel names with [brackets] print as they are
         self.console = Console(no_color=no_color, width=width, highlight=False, soft_wrap=False, markup=False)
         self.err = Console(stderr=True, no_color=no_color, highlight=False, width=width, markup=False)
