@@ -167,11 +167,10 @@ def _run(args: list[str]) -> ErrorReport | None:
         return ErrorReport(EXIT_PRECONDITION, "aborted", describe(interrupt))
     except Exception as err:
         _traceback_for(debug)
-        from mqctl.secrets import mask_url_passwords
+        from mqctl.cli.terminal import shown
 
         sys.stderr.write(
-            mask_url_passwords(f"error: internal error: {type(err).__name__}: {err} (run with --debug for a traceback)")
-            + "\n"
+            shown(f"error: internal error: {type(err).__name__}: {err} (run with --debug for a traceback)") + "\n"
         )
         return ErrorReport(
             EXIT_PRECONDITION,

@@ -7,6 +7,7 @@ from typing import Annotated
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, output, takes_source
+from mqctl.cli.terminal import shown
 from mqctl.mq.sources import SourceOptions
 
 app = typer.Typer(help="Replay MQ topics into Apache Spark (local or cluster) for backfill.", add_completion=False)
@@ -82,7 +83,7 @@ class _ChannelProgress:
     def __call__(self, channels) -> None:
         for channel in channels:
             if channel.name not in self.tasks:
-                self.tasks[channel.name] = self.progress.add_task(channel.name, total=max(channel.planned, 1))
+                self.tasks[channel.name] = self.progress.add_task(shown(channel.name), total=max(channel.planned, 1))
             done = channel.messages or 0
             self.progress.update(self.tasks[channel.name], completed=done, total=max(channel.planned, done, 1))
 

@@ -11,6 +11,7 @@ import datetime as _dt
 import enum
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import PurePath
@@ -53,14 +54,31 @@ def to_jsonable(obj: Any) -> Any:
     return obj
 
 
+# C0 controls but newline, DEL, C1 controls, and the bidirectional overrides that reorder what a reader sees
+_CONTROLS = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_JSON_RAW = re.compile("[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")  # what json.dumps leaves raw
+
+
+def _escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def shown(text: str) -> str:
+    """Text as the terminal may show it: URL passwords masked and every control character escaped (`\\x1b`),
+    so a YAML value, an etcd key, a file or stream name or a decoded payload cannot retitle, clear or
+    rewrite the terminal. Newlines stay (multi-line cells)."""
+    return _CONTROLS.sub(_escape, mask_url_passwords(text))
+
+
 def _masked(renderable: Any) -> Any:
-    """Plain strings and Rich Text with URL passwords masked; other renderables mask their own cells."""
+    """Plain strings and Rich Text shown safely (see `shown`); other renderables show their own cells safely."""
     if isinstance(renderable, str):
-        return mask_url_passwords(renderable)
-    if isinstance(renderable, Text) and "@" in renderable.plain:
-        masked = mask_url_passwords(renderable.plain)
-        if masked != renderable.plain:
-            return Text(masked, style=renderable.style)
+        return shown(renderable)
+    if isinstance(renderable, Text):
+        safe = shown(renderable.plain)
+        if safe != renderable.plain:
+            return Text(safe, style=renderable.style)
     return renderable
 
 
@@ -148,7 +166,7 @@ class FitTable:
             return age if column.kind == TIME else f"{age} ago"
         if isinstance(value, _dt.timedelta):
             return format_age(value.total_seconds())
-        return mask_url_passwords(str(value))
+        return shown(str(value))
 
     def _header(self, column: Column) -> str:
         return column.wide_header if self.wide and column.wide_header else column.header
@@ -243,7 +261,7 @@ class FitTable:
             )
         # title and caption wrap at the terminal's width, not the (maybe narrow) table's
         if self.title is not None:
-            yield Text(mask_url_passwords(self.title), style="table.title")
+            yield Text(shown(self.title), style="table.title")
         yield from console.render(table, options.update_width(sum(widths) + 3 * len(kept) + 1))
         if hidden:
             yield Text(
@@ -296,7 +314,8 @@ class Output:
 
     def print_json(self, data: Any) -> None:
         global _json_printed
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+        text = json.dumps(data, indent=2, ensure_ascii=False, default=str)  # escapes C0 controls itself
+        sys.stdout.write(_JSON_RAW.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n")
         sys.stdout.flush()
         _json_printed = True
 
@@ -325,10 +344,10 @@ class Output:
 
     def warn(self, message: str) -> None:
         # one line however long: a warning may end in a command to copy
-        self.err.print(Text.assemble(("warning:", "yellow"), " ", mask_url_passwords(message)), soft_wrap=True)
+        self.err.print(Text.assemble(("warning:", "yellow"), " ", shown(message)), soft_wrap=True)
 
     def error(self, err: MqctlError) -> None:
-        self.err.print(Text.assemble(("error:", "red"), " ", mask_url_passwords(err.one_line())), soft_wrap=True)
+        self.err.print(Text.assemble(("error:", "red"), " ", shown(err.one_line())), soft_wrap=True)
 
     def fail(self, report: ErrorReport) -> None:
         """A failure in JSON mode: the error object on stdout, unless this run already printed its one object."""
@@ -343,7 +362,7 @@ class Output:
         if not diff_text:
             target.print("(no change)")
             return
-        target.print(Syntax(mask_url_passwords(diff_text), "diff", theme="ansi_dark", background_color="default"))
+        target.print(Syntax(shown(diff_text), "diff", theme="ansi_dark", background_color="default"))
 
     def confirm(self, question: str, *, assume_yes: bool) -> bool:
         """Ask before a mutation; without a terminal the caller must pass --yes."""
@@ -356,7 +375,7 @@ class Output:
             )
         from rich.prompt import Confirm
 
-        return Confirm.ask(Text(question), console=self.err, default=False)
+        return Confirm.ask(Text(shown(question)), console=self.err, default=False)
 
     def progress(self, *, transient: bool = True) -> Progress:
         """A Rich progress bar on stderr; disabled in JSON mode and when stderr is not a terminal."""

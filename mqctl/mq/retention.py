@@ -1,5 +1,5 @@
 """Configured vs actual retention of Milvus's embedded MQs: the configured values, the report shape, and the
-findings grouped by cause. Each MQ reports its own channels (retention_nats.py, retention_rocksmq.py);
+findings grouped by cause. Each MQ reports its own channels (nats/retention.py, rocksmq/retention.py);
 retention_apply.py makes NATS streams match the config.
 
 natsmq: Milvus creates each stream with `MaxAge/MaxBytes/MaxMsgs` from `natsmq.server.retention.*` and never
@@ -186,8 +186,8 @@ def show_limit(limit: str, value: float | int) -> str:
 def retention_report(
     source: MQSource, configured: ConfiguredRetention, now: dt.datetime | None = None
 ) -> RetentionReport:
-    """Configured vs actual retention of every channel; each MQ reports its own (see retention_nats.py and
-    retention_rocksmq.py), with the channels' findings grouped by cause."""
+    """Configured vs actual retention of every channel; each MQ reports its own (see nats/retention.py and
+    rocksmq/retention.py), with the channels' findings grouped by cause."""
     from mqctl.mq.channels import data_warnings
 
     report = source.retention_report(configured, now or clock.now())

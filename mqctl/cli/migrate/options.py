@@ -1,5 +1,5 @@
 """The options of `mqctl migrate` and its subcommands, declared once, and the one place they become a
-`MigrateOptions` (`migrate_options`); what is not given falls back to MigrateOptions's defaults."""
+`MigrateOptions` (`migrate_options()`); what is not given falls back to MigrateOptions's defaults."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
 """Validation: every rule run over a resolved deployment, and the report `explain`/`validate` print.
 
-The rule catalogue is catalog.py; the checks live by subject in rules_mq.py (the MQ choice and the
-backends' settings), rules_deploy.py (CR, Helm, overrides, version, role), rules_context.py (what a file
-leaves unknown or misleading: version, placeholders, missing or misplaced settings), pinning.py (2.6's
-mq.type pinned in etcd) and hostcheck.py (this host's ports and disk, with --check-host).
+The rule catalogue is catalog.py; the checks live by subject in mq.py (the MQ choice and the backends'
+settings), deploy.py (CR, Helm, overrides, version, role), context.py (what a file leaves unknown or
+misleading: version, placeholders, missing or misplaced settings), host.py (this host's ports and disk,
+with --check-host), and ../resolve/pinning.py (2.6's mq.type pinned in etcd).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""NATS JetStream client (Milvus `natsmq`): a live server, or the private `nats-server` of natsserver.py
+"""NATS JetStream client (Milvus `natsmq`): a live server, or the private `nats-server` of server.py
 over a store.
 
 Milvus's embedded NATS has no monitoring port, so everything goes through the JetStream API.
 The facade is synchronous over nats-py's asyncio. Messages are read with ephemeral pull
-consumers (`ack_policy: none`, removed afterwards; see jetstream_reads.py), so reading never moves
+consumers (`ack_policy: none`, removed afterwards; see reads.py), so reading never moves
 anything Milvus relies on.
 """
 
