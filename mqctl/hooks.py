@@ -82,8 +82,8 @@ def http_healthy(url: str, timeout: float = 2.0) -> bool:
     from mqctl import http
 
     try:
-        response = http.client().get(url, timeout=timeout)
-    except httpx.HTTPError:
+        response = http.request("GET", url, timeout=timeout)
+    except (httpx.HTTPError, http.DeadlineExceeded, http.BodyTooLarge):
         return False
     return response.status_code == 200 and "OK" in response.text
 

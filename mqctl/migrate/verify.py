@@ -120,8 +120,8 @@ def _runtime_info(options: MigrateOptions, expected: str) -> str:
     from mqctl import http
 
     try:
-        text = http.client().get(options.health_url.rsplit("/", 1)[0] + "/metrics", timeout=5).text
-    except httpx.HTTPError as err:
+        text = http.request("GET", options.health_url.rsplit("/", 1)[0] + "/metrics", timeout=5).text
+    except (httpx.HTTPError, http.DeadlineExceeded, http.BodyTooLarge) as err:
         return f"not checked: {err}"
     match = re.search(r'milvus_runtime_info\{[^}]*mq="([a-z]+)"', text)
     if not match:

@@ -97,7 +97,7 @@ def etcd_healthy(url: str) -> bool:
     from mqctl import http
 
     try:
-        response = http.client().get(f"{url}/health", timeout=2)
-    except httpx.HTTPError:
+        response = http.request("GET", f"{url}/health", timeout=2)
+    except (httpx.HTTPError, http.DeadlineExceeded, http.BodyTooLarge):
         return False
     return response.status_code == 200 and '"health":"true"' in response.text.replace(" ", "")

@@ -84,16 +84,23 @@ class EtcdConfig:
         return f"{self.root}/config/"
 
     def _post(self, endpoint: str, body: dict) -> dict:
+        import json
+
         import httpx
 
         from mqctl import http
 
         try:
-            response = http.client().post(f"{self.url}{endpoint}", json=body, timeout=self.timeout)
+            response = http.request("POST", f"{self.url}{endpoint}", json=body, timeout=self.timeout)
         except httpx.HTTPError as err:
             raise PreconditionError(
                 f"etcd at {self.shown} is unreachable: {err}",
                 hint="check --etcd URL (the client port, e.g. http://127.0.0.1:2379)",
+            ) from None
+        except (http.DeadlineExceeded, http.BodyTooLarge) as err:
+            raise PreconditionError(
+                f"etcd at {self.shown} did not answer {endpoint} in time: {str(err).replace(self.url, self.shown)}",
+                hint="check that --etcd is etcd's client URL and that etcd is healthy",
             ) from None
         if response.status_code != 200:
             raise PreconditionError(
@@ -101,19 +108,32 @@ class EtcdConfig:
                 f"{response.text.strip()[:200]}"
             )
         try:
-            return response.json()
+            answer = json.loads(response.content)
         except ValueError:
+            answer = None
+        if not isinstance(answer, dict):
             raise PreconditionError(
                 f"{self.shown} did not answer like etcd's JSON gateway", hint="give etcd's client URL"
             ) from None
+        return answer
 
     def get_prefix(self, prefix: str) -> list[tuple[str, bytes]]:
         """Every (key, raw value) under `prefix`, in key order; values stay bytes (Milvus meta is protobuf)."""
         answer = self._post("/v3/kv/range", {"key": _b64(prefix), "range_end": _prefix_end(prefix)})
-        return [
-            (base64.b64decode(kv["key"]).decode(errors="replace"), base64.b64decode(kv.get("value", "")))
-            for kv in answer.get("kvs", [])
-        ]
+        kvs = answer.get("kvs", [])
+        try:
+            if not isinstance(kvs, list):
+                raise TypeError("kvs is not a list")
+            return [
+                (base64.b64decode(kv["key"], validate=True).decode(errors="replace"),
+                 base64.b64decode(kv.get("value", ""), validate=True))
+                for kv in kvs
+            ]  # fmt: skip
+        except (TypeError, KeyError, ValueError, AttributeError) as err:
+            raise PreconditionError(
+                f"etcd at {self.shown} answered a range under {prefix!r} that is not etcd's: {err}",
+                hint="give etcd's client URL (the JSON gateway's keys and values are base64)",
+            ) from None
 
     def read(self) -> NormalizedKeys:
         """Milvus key ('mq.type', matched as Milvus normalises it) -> raw etcd key and value."""
