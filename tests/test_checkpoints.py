@@ -375,3 +375,25 @@ def test_an_empty_rocksmq_topic_is_unknown(etcd_url, tmp_path, cli):
     assert result.code == 0, result.stderr
     row = result.json()["checkpoints"][0]
     assert row["status"] == "unknown" and "holds no message" in row["reason"]
+
+
+@pytest.mark.etcd
+@pytest.mark.parametrize(
+    "damage", [lambda value: value[:-3], lambda value: bytes(range(0x80, 0xA0))], ids=["truncated", "random"]
+)
+def test_an_undecodable_channel_checkpoint_is_said_not_skipped(etcd_url, rocks_messages, tmp_path, damage):
+    """A channel-cp value that is no MsgPosition is an error naming the key (exit 3), in the report and in the
+    retention guard, where it used to read as "no channel checkpoint" (status unknown, exit 0)."""
+    messages_, _ = rocks_messages
+    insert = _insert(messages_)
+    root = f"damaged{abs(hash(damage(b'0123456789'))) % 1000}"
+    vchannel = _write_collection(etcd_url, root, insert, checkpoint=insert["id"], ts=insert["tso"])
+    put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", damage(position(vchannel, insert["id"], 1)))
+    for argv in (
+        ["channels", "checkpoints", "--rocksmq", ROCKS],
+        ["retention", "show", "--config", str(_retention_config(tmp_path, 60))],
+    ):
+        result = run_cli(*argv, "--etcd", etcd_url, "--etcd-root", root, "--json")
+        assert result.code == 3, (argv, result.stdout, result.stderr)
+        message = result.json()["error"]["message"]
+        assert f"{root}/meta/datacoord-meta/channel-cp/{vchannel}" in message and "MsgPosition" in message

@@ -227,11 +227,24 @@ class MetaReader:
         return found
 
     def channel_checkpoints(self) -> dict[str, Position]:
+        """Every vchannel's channel checkpoint. A value that is no MsgPosition with a message id (truncated or
+        random bytes) is an error, not "no checkpoint": a report or a guard that skipped it would call a
+        vchannel safe whose seek position nobody can tell."""
         found = {}
+        damaged = []
         for vchannel, value in self._range(CHANNEL_CP):
             position = parse_position(value, "channel-cp", vchannel)
             if position is not None:
                 found[vchannel] = position
+            elif value:
+                damaged.append(f"{self.root}/{CHANNEL_CP}{vchannel} ({len(value)} bytes)")
+        if damaged:
+            raise PreconditionError(
+                f"etcd at {self.etcd.shown}: channel checkpoint(s) that do not decode as a MsgPosition with a "
+                f"message id: {', '.join(damaged)}",
+                hint="the key is damaged: restore etcd from a backup, or let Milvus write it anew "
+                "(FlushAll moves every channel checkpoint); nothing can be said of those vchannels until then",
+            )
         return found
 
     def segment_positions(self) -> dict[str, Position]:
