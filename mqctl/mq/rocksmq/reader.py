@@ -234,7 +234,35 @@ class RocksMQSource:
                         f"{last} (write-ahead log deleted or cut short?)",
                     )
                 )
+                continue
+            count, size = self._open_page(name, closed_end)
+            if size > topic.open_page_size:
+                found.append(
+                    (
+                        name,
+                        f"topic {name}: {count} message(s) of {size} bytes lie after its last page in the data, but "
+                        f"{self.meta_path.name} counts {topic.open_page_size} bytes there: the metadata is behind "
+                        "the messages (its write-ahead log cut short?), so bytes, pages, purgeable and reclaimable "
+                        "figures are not reliable",
+                    )
+                )
         return found
+
+    def _open_page(self, topic: str, closed_end: int | None) -> tuple[int, int]:
+        """Messages and their bytes after the last closed page: Milvus adds every message's size to
+        `message_size/<topic>` in `_meta_kv` after writing it (rocksmq_impl.go updatePageInfo), so at rest the two
+        agree and a metadata store that lost its latest writes counts less."""
+        from rocksdict import ReadOptions
+
+        start = topic.encode() + (b"/%018d" % (closed_end + 1) if closed_end is not None else _FIRST_ID)
+        options = ReadOptions()
+        options.set_iterate_upper_bound(topic.encode() + _AFTER_IDS)
+        count = size = 0
+        for key, value in self._messages.items(from_key=start, read_opt=options):
+            if self._is_message_of(key, topic):
+                count += 1
+                size += len(value)
+        return count, size
 
     # keys -------------------------------------------------------------------------
     def _key_range(self, topic: str):
