@@ -127,7 +127,8 @@ def go_parse_int(text: object) -> int | None:
         return None
     stripped = str(text).strip()
     if re.fullmatch(r"[+-]?[0-9]+", stripped):  # Go's strconv takes ASCII digits only, not "６０"
-        return int(stripped)
+        value = int(stripped)
+        return value if -(1 << 63) <= value < (1 << 63) else None  # Atoi's range error: Milvus reads 0
     return None
 
 

@@ -15,7 +15,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mqctl.backends import BACKENDS, CLUSTER, STANDALONE, V2_3, Version, default_order, is_embedded, valid_mq_types
+from mqctl.backends import (
+    BACKENDS,
+    CLUSTER,
+    STANDALONE,
+    V2_3,
+    V2_6,
+    Version,
+    default_order,
+    is_embedded,
+    valid_mq_types,
+)
 from mqctl.config.known_keys import (
     FULL,
     KEYS,
@@ -34,6 +44,9 @@ from mqctl.errors import InputError
 from mqctl.secrets import REDACTED, is_secret_key
 
 PANIC_INVALID = "mq type {} is invalid"
+# 2.6+: the WAL selector runs first (cmd/roles/roles.go InitAndSelectWALName; internal/util/streamingutil/util/
+# wal_selector.go, v2.6.20 and master): an unknown name, the empty one included, fails there
+PANIC_INVALID_WAL = "mq {} is not valid: invalid wal config"
 PANIC_STANDALONE_ONLY = "mq %!s(MISSING) is only valid in standalone mode"  # Milvus's format string lacks its argument
 PANIC_NOTHING = "no available mq config found"
 PANIC_NOTHING_BEFORE_2_3 = {  # Milvus 2.2's DefaultFactory.Init
@@ -286,7 +299,10 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     if version is not None and version < V2_3:
         _select_before_2_3(result)
         return
-    mq_type = result.value("mq.type") or "default"
+    origin = result.origin("mq.type")
+    # written but empty (`type:`, `type: ~`, MQ_TYPE="", an empty etcd value): Milvus reads "", not the default
+    # (the key is present; paramtable falls back to the default only for a missing key: param_item.go getWithRaw)
+    mq_type = "" if origin.source != "default" and not origin.value else (origin.value or "default")
     result.mq_type = mq_type
     explanation.append(f"mq.type = {mq_type} ({result.where('mq.type')}){_literal(mq_type, 'mq.type')}.")
     woodpecker_known = (version is not None and BACKENDS["woodpecker"].available(version)) or (
@@ -296,11 +312,18 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     valid = valid_mq_types(version) if version else tuple(dict.fromkeys(valid_mq_types(None) + ("woodpecker",)))
     if mq_type != "default":
         if mq_type not in valid:
-            result.panic = result.fails = PANIC_INVALID.format(mq_type)
+            invalid = PANIC_INVALID_WAL if version is not None and version >= V2_6 else PANIC_INVALID
+            result.panic = result.fails = invalid.format(mq_type)
+            empty = (
+                " An empty value is a value: Milvus does not fall back to the default (docker compose writes an empty "
+                "MQ_TYPE for `MQ_TYPE: ${MQ_TYPE}` when the shell has none)."
+                if not mq_type
+                else ""
+            )
             explanation.append(
                 f"{mq_type!r} is not a valid mq.type"
                 + (f" for {result.milvus_version}" if version else "")
-                + f" (valid: {', '.join(valid)}): Milvus panics at startup: `{result.panic}`."
+                + f" (valid: {', '.join(valid)}): Milvus panics at startup: `{result.panic}`.{empty}"
             )
             return
         if result.mode != STANDALONE and is_embedded(mq_type):

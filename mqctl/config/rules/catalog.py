@@ -199,6 +199,14 @@ RULES: tuple[Rule, ...] = (
         "they run rocksmq in standalone when rocksmq.path is set, else Pulsar, else Kafka (DefaultFactory.Init, "
         "internal/util/dependency/factory.go).",
     ),
+    Rule(
+        "MQ166",
+        WARNING,
+        "a key or section written twice in one mapping",
+        "Milvus parses milvus.yaml with gopkg.in/yaml.v2's non-strict Unmarshal (through viper in 2.3/2.4, "
+        "directly from 2.5, PR #37423): the last occurrence replaces the earlier one whole, so keys written only "
+        "in an earlier `rocksmq:` block are not read at all.",
+    ),
     Rule("HOST201", ERROR, "MQ port already in use (--check-host)", "the embedded NATS server cannot bind it."),
     Rule("HOST202", ERROR, "store directory not writable (--check-host)", "the MQ cannot create its files."),
     Rule("HOST203", WARNING, "free disk below maxFileStore (--check-host)", "JetStream may run out of space."),

@@ -15,10 +15,10 @@ from mqctl.backends import BACKENDS, V2_3
 from mqctl.config.known_keys import format_version, normalize_key
 from mqctl.config.read import kinds, placeholders
 from mqctl.config.read.documents import HELM_VALUES, MILVUS_YAML, OPERATOR_CR
-from mqctl.config.read.nodes import is_mapping, lookup
+from mqctl.config.read.nodes import is_mapping, lookup, repeated_keys
 from mqctl.config.resolve.resolution import Resolution
 from mqctl.config.rules.assumptions import by_version
-from mqctl.config.rules.catalog import finding
+from mqctl.config.rules.catalog import RULE_BY_CODE, finding
 from mqctl.findings import ERROR, Finding
 
 MQ_SECTIONS = ("mq", *BACKENDS)  # a file writing none of these leaves the MQ to defaults
@@ -80,6 +80,28 @@ def _placeholders(res: Resolution) -> list[Finding]:
                     hint="make sure something renders the file before Milvus reads it (envsubst, an entrypoint)",
                 )
             )
+    return found
+
+
+def _repeated_keys(res: Resolution) -> list[Finding]:
+    """A key written twice in one mapping: Milvus keeps the last occurrence whole (see nodes._last_of_each)."""
+    found = []
+    for document in res._documents:
+        for root in document.roots:
+            for key, lines, dropped in repeated_keys(root):
+                lost = f"; {', '.join(dropped)} (only in the earlier one) is not read" if dropped else ""
+                found.append(
+                    Finding(
+                        "MQ166",
+                        RULE_BY_CODE["MQ166"].severity,
+                        f"{key} is written {len(lines)} times (lines {', '.join(map(str, lines))}): Milvus reads "
+                        f"only the last one{lost}",
+                        key,
+                        str(document.path),
+                        lines[-1],
+                        "merge the blocks into one",
+                    )
+                )
     return found
 
 
@@ -232,6 +254,7 @@ def _before_2_3(res: Resolution) -> list[Finding]:
 CONTEXT_CHECKS: tuple[Callable[[Resolution], list[Finding]], ...] = (
     _version_dependent,
     _placeholders,
+    _repeated_keys,
     _no_mq_settings,
     _cr_without_spec,
     _foreign_keys,

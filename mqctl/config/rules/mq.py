@@ -16,7 +16,7 @@ from mqctl.config.known_keys import (
     section_keys,
     spec_for,
 )
-from mqctl.config.resolve.resolution import Resolution
+from mqctl.config.resolve.resolution import PANIC_INVALID, PANIC_INVALID_WAL, Resolution
 from mqctl.config.rules.catalog import finding
 from mqctl.findings import Finding
 
@@ -39,11 +39,16 @@ def _mq_type(res: Resolution) -> list[Finding]:
                 hint="move off natsmq (to rocksmq, pulsar or kafka) on 2.5 before upgrading to 2.6",
             )
         )
-    elif mq_type != "default" and res.panic and res.panic.startswith("mq type"):
+    elif mq_type != "default" and res.panic in (PANIC_INVALID.format(mq_type), PANIC_INVALID_WAL.format(mq_type)):
         valid = valid_mq_types(version) if version else valid_mq_types(None) + ("woodpecker",)
         guess = nearest(mq_type, valid)
         if mq_type == "woodpecker":
             hint = "woodpecker needs Milvus 2.6 or later; use rocksmq, pulsar or kafka"
+        elif not mq_type:
+            hint = (
+                "an empty value is not the default: write `default` or an MQ name, or remove the key; an empty "
+                "MQ_TYPE in Milvus's environment (docker compose `MQ_TYPE: ${MQ_TYPE}` with none set) counts too"
+            )
         else:
             hint = f"did you mean {guess!r}?" if guess else f"use one of {', '.join(valid)}"
         found.append(
