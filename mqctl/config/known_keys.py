@@ -160,6 +160,28 @@ BY_NORMAL: dict[str, KeySpec] = {normalize_key(spec.key): spec for spec in KEYS}
 CHECKED_SECTIONS = ("mq", "natsmq", "rocksmq")
 
 
+INT64_MAX = (1 << 63) - 1
+# Keys Go multiplies into an int64 before use: key -> (factor, unit as written, what overflows)
+SIXTY_FOUR_BIT_KEYS = {
+    "natsmq.server.retention.maxAge": (60 * 1_000_000_000, "minutes", "JetStream keeps max_age in nanoseconds"),
+    "natsmq.server.retention.maxBytes": (1, "bytes", "a JetStream limit is an int64"),
+    "natsmq.server.retention.maxMsgs": (1, "messages", "a JetStream limit is an int64"),
+    "rocksmq.retentionTimeInMinutes": (60, "minutes", "Milvus compares it in seconds"),
+    "rocksmq.retentionSizeInMB": (1024 * 1024, "MB", "Milvus compares it in bytes"),
+}
+
+
+def too_large(key: str, value: int) -> str | None:
+    """Why `value` of `key` overflows the signed 64 bits Go computes it in (None when it fits): one rule for
+    `config validate`, `config set` and `retention show/apply` (a JetStream limit would be refused with error
+    10025 or wrap to a negative age; RocksMQ's retention check would wrap around)."""
+    limit = SIXTY_FOUR_BIT_KEYS.get(key)
+    if limit is None or value * limit[0] <= INT64_MAX:
+        return None
+    factor, unit, why = limit
+    return f"{key} {value} is too large: at most {INT64_MAX // factor} {unit} ({why}, 64 bits)"
+
+
 def spec_for(key: str) -> KeySpec | None:
     return BY_NORMAL.get(normalize_key(key))
 

@@ -21,7 +21,6 @@ from mqctl.errors import InputError
 from mqctl.findings import ERROR, Finding
 from mqctl.mq.checkpoints import flush_hint
 from mqctl.mq.decode import messages
-from mqctl.mq.model import NANOS
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
@@ -36,7 +35,6 @@ NATS_KEYS = {
 ROCKS_TIME_KEY = "rocksmq.retentionTimeInMinutes"
 ROCKS_SIZE_KEY = "rocksmq.retentionSizeInMB"
 UNLIMITED = -1
-INT64_MAX = (1 << 63) - 1  # JetStream's limits are Go int64 (max_age in nanoseconds)
 
 Limits = dict[str, float | int]  # max_age (s), max_bytes, max_msgs[, duplicate_window (s)]; 0/-1 = unlimited
 
@@ -82,9 +80,8 @@ class ConfiguredRetention:
 
 def stream_limits_from_config(configured: dict[str, ConfiguredValue]) -> Limits:
     """What a stream created by Milvus with this config holds: max_age in seconds (0 = none), -1 = unlimited."""
-    check_64_bits(configured["max_age"], 60 * NANOS, "minutes (JetStream keeps max_age in nanoseconds)")
-    check_64_bits(configured["max_bytes"], 1, "bytes")
-    check_64_bits(configured["max_msgs"], 1, "messages")
+    for limit in ("max_age", "max_bytes", "max_msgs"):
+        check_64_bits(configured[limit])
     age_minutes = configured["max_age"].value
     return {
         "max_age": max(age_minutes, 0) * 60,
@@ -93,12 +90,15 @@ def stream_limits_from_config(configured: dict[str, ConfiguredValue]) -> Limits:
     }
 
 
-def check_64_bits(value: ConfiguredValue, scale: int, unit: str) -> None:
-    """Exit 2 at the key's file:line when value * scale overflows the signed 64 bits Go computes it in (a
-    JetStream limit would be refused with error 10025; RocksMQ's retention check would wrap around)."""
-    if value.value * scale > INT64_MAX:
+def check_64_bits(value: ConfiguredValue) -> None:
+    """Exit 2 at the key's file:line when the value overflows the 64 bits Go computes it in (known_keys.too_large,
+    the rule `config validate` reports as MQ117)."""
+    from mqctl.config.known_keys import too_large
+
+    why = too_large(value.key, value.value)
+    if why:
         raise InputError(
-            f"{value.key} {value.raw} is too large: at most {INT64_MAX // scale} {unit} (64 bits)",
+            why,
             location=f"{value.file}:{value.line}" if value.file else None,
             hint="use 0 (or leave it empty) for no limit",
         )

@@ -200,6 +200,14 @@ RULES: tuple[Rule, ...] = (
         "internal/util/dependency/factory.go).",
     ),
     Rule(
+        "MQ117",
+        ERROR,
+        "a retention limit that overflows 64 bits",
+        "Go multiplies it into an int64 (natsmq maxAge into nanoseconds, rocksmq retention into seconds or "
+        "bytes): JetStream refuses or wraps the limit and RocksMQ's check wraps around; `retention show` and "
+        "`retention apply` refuse the same values.",
+    ),
+    Rule(
         "MQ166",
         WARNING,
         "a key or section written twice in one mapping",

@@ -10,11 +10,13 @@ from mqctl.config.known_keys import (
     INT32_MAX,
     KEYS,
     MIN_SAFE_PAYLOAD,
+    SIXTY_FOUR_BIT_KEYS,
     known_children,
     nearest,
     normalize_key,
     section_keys,
     spec_for,
+    too_large,
 )
 from mqctl.config.resolve.resolution import PANIC_INVALID, PANIC_INVALID_WAL, Resolution
 from mqctl.config.rules.catalog import finding
@@ -230,6 +232,12 @@ def _numbers(res: Resolution) -> list[Finding]:
                     hint=f"write a plain integer{' of minutes, e.g. 4320 for 3 days' if spec.type == 'minutes' else ''}",
                 )
             )
+    for key in SIXTY_FOUR_BIT_KEYS:
+        origin = res.origin(key)
+        number = go_parse_int(origin.value)
+        why = too_large(key, number) if origin.source != "default" and number is not None else None
+        if why:
+            found.append(finding("MQ117", why, origin, key=key, hint="use 0 (or leave it empty) for no limit"))
     for backend, keys in RETENTION_KEYS.items():
         for key in keys:
             origin = res.origin(key)

@@ -67,8 +67,8 @@ def rocksmq_purge(pages: list[RocksPage], *, retention_minutes: int, retention_m
 def rocksmq_report(source: RocksMQSource, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
     """Per topic: its pages, which of them retention purges now, and unacked pages it never purges."""
     time_value, size_value = configured.get(ROCKS_TIME_KEY), configured.get(ROCKS_SIZE_KEY)
-    check_64_bits(time_value, 60, "minutes (Milvus compares it in seconds)")
-    check_64_bits(size_value, 1024 * 1024, "MB (Milvus compares it in bytes)")
+    check_64_bits(time_value)
+    check_64_bits(size_value)
     conf = {
         "retention_time_minutes": time_value.value,
         "retention_size_mb": size_value.value,
