@@ -31,3 +31,17 @@ def test_a_watch_that_is_no_number_of_seconds_is_a_usage_error_before_any_networ
     )
     assert result.code == 2 and result.json()["error"]["kind"] == "usage"
     assert "--watch" in result.json()["error"]["message"] and "unreachable" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [(["--tls-ca", "{bad}"], "--tls-ca"), (["--tls-cert", "{bad}", "--tls-key", "{bad}"], "--tls-cert")],
+)
+def test_a_tls_file_that_is_no_certificate_is_an_input_error_naming_the_option(tmp_path, options, named):
+    bad = tmp_path / "bad.pem"
+    bad.write_text("not a certificate\n")
+    argv = [o.replace("{bad}", str(bad)) for o in options]
+    result = run_cli("channels", "list", "--nats", "tls://127.0.0.1:1", *argv, "--json")
+    assert result.code == 2, (result.stdout, result.stderr)
+    error = result.json()["error"]
+    assert error["kind"] == "input" and error["message"].startswith(named) and "internal" not in error["message"]

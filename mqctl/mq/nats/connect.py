@@ -69,9 +69,22 @@ def tls_context(ca: str | None, cert: str | None, key: str | None) -> ssl.SSLCon
 
     if bool(cert) != bool(key):
         raise InputError("--tls-cert and --tls-key go together", hint="pass both, or neither")
-    context = ssl.create_default_context(cafile=ca)
+    try:
+        context = ssl.create_default_context(cafile=ca)
+    except (ssl.SSLError, OSError) as err:
+        raise InputError(
+            f"--tls-ca {ca}: no CA certificate could be read from it ({getattr(err, 'reason', None) or err})",
+            hint="pass a PEM file holding the CA certificate(s) that signed the NATS server's certificate",
+        ) from None
     if cert:
-        context.load_cert_chain(cert, key)
+        try:
+            context.load_cert_chain(cert, key)
+        except (ssl.SSLError, OSError) as err:
+            raise InputError(
+                f"--tls-cert {cert} / --tls-key {key}: not a certificate and its private key "
+                f"({getattr(err, 'reason', None) or err})",
+                hint="pass the client certificate and its matching private key, both PEM",
+            ) from None
     return context
 
 
