@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.common import JsonOpt, WideOpt, output, seconds, takes_source
+from mqctl.cli.common import EtcdOpt, EtcdRootOpt, JsonOpt, MilvusOpt, WideOpt, output, seconds, takes_source
 from mqctl.mq.sources import SourceOptions
 
 app = typer.Typer(
@@ -236,28 +236,6 @@ def peek(
 
 # --- channels checkpoints ------------------------------------------------------------------------------
 META = "Milvus meta"
-EtcdOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--etcd",
-        help="etcd client URL, e.g. http://127.0.0.1:2379 (default with --config: etcd.endpoints).",
-        rich_help_panel=META,
-    ),
-]
-EtcdRootOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--etcd-root", help="etcd.rootPath of this Milvus (default: from --config, else by-dev).", rich_help_panel=META
-    ),
-]
-MilvusOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--milvus",
-        help="Milvus gRPC URI: map vchannels to collections through Milvus instead of root-coord's etcd meta.",
-        rich_help_panel=META,
-    ),
-]
 MilvusTokenOpt = Annotated[
     str | None,
     typer.Option(

@@ -25,6 +25,20 @@ WideOpt = Annotated[
     ),
 ]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")]
+# the options that name this Milvus's servers, declared once for every command that takes them
+EtcdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--etcd",
+        help="etcd client URL of this Milvus, e.g. http://127.0.0.1:2379 (config overrides, channel meta, "
+        "forceDeny); where a command can, the default is the config's etcd.endpoints.",
+    ),
+]
+EtcdRootOpt = Annotated[
+    str | None,
+    typer.Option("--etcd-root", help="etcd.rootPath of this Milvus (default: the config's, else by-dev)."),
+]
+MilvusOpt = Annotated[str | None, typer.Option("--milvus", help="Milvus gRPC URI, e.g. http://127.0.0.1:19530.")]
 
 
 def seconds(maximum: float, *, positive: bool = False) -> Callable[[float | None], float | None]:

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.common import DryRunOpt, JsonOpt, WideOpt, YesOpt, exit_with, output
+from mqctl.cli.common import DryRunOpt, EtcdOpt, EtcdRootOpt, JsonOpt, WideOpt, YesOpt, exit_with, output
 
 app = typer.Typer(
     help="Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",
@@ -39,12 +39,6 @@ VersionOpt = Annotated[
 EnvOpt = Annotated[
     bool, typer.Option("--env", help="Apply overrides from this environment (MQ_TYPE, PULSAR_ADDRESS, ...).")
 ]
-EtcdOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--etcd", help="Read overrides under <root>/config/ from this etcd (client URL, e.g. http://127.0.0.1:2379)."
-    ),
-]
 RoleOpt = Annotated[
     str | None,
     typer.Option(
@@ -53,9 +47,6 @@ RoleOpt = Annotated[
         "it sits on the stock milvus.yaml (user.yaml, Helm extraConfigFiles, Operator spec.config). "
         "Default: overlay for user.yaml, default.yaml, CRs and Helm values, else full.",
     ),
-]
-EtcdRootOpt = Annotated[
-    str | None, typer.Option("--etcd-root", help="etcd root path (default: etcd.rootPath from the yaml, else by-dev).")
 ]
 
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.common import JsonOpt, WideOpt, output, takes_source
+from mqctl.cli.common import EtcdOpt, EtcdRootOpt, JsonOpt, MilvusOpt, WideOpt, output, takes_source
 from mqctl.cli.terminal import shown
 from mqctl.mq.sources import SourceOptions
 
@@ -114,31 +114,12 @@ FromOpt = Annotated[
         rich_help_panel=WHAT,
     ),
 ]
-EtcdOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--etcd",
-        help="With --from checkpoint: etcd client URL (default with --config: etcd.endpoints).",
-        rich_help_panel=WHAT,
-    ),
-]
-EtcdRootOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--etcd-root",
-        help="With --from checkpoint: etcd.rootPath (default: from --config, else by-dev).",
-        rich_help_panel=WHAT,
-    ),
-]
 ToOpt = Annotated[
     str | None,
     typer.Option("--to", help="Last message: id/sequence, tso:N or ISO-8601 time (UTC).", rich_help_panel=WHAT),
 ]
 TypesOpt = Annotated[
     str | None, typer.Option("--types", help="Message types, e.g. insert,delete.", rich_help_panel=WHAT)
-]
-MilvusOpt = Annotated[
-    str | None, typer.Option("--milvus", help="Milvus URI to take the collection's schema from.", rich_help_panel=WHAT)
 ]
 MilvusTokenOpt = Annotated[
     str | None,

@@ -6,8 +6,8 @@ from typing import Annotated
 
 import typer
 
-from mqctl.cli.channels import EtcdOpt, EtcdRootOpt, format_bytes
-from mqctl.cli.common import DryRunOpt, JsonOpt, WideOpt, YesOpt, exit_with, output, takes_source
+from mqctl.cli.channels import format_bytes
+from mqctl.cli.common import DryRunOpt, EtcdOpt, EtcdRootOpt, JsonOpt, WideOpt, YesOpt, exit_with, output, takes_source
 from mqctl.mq.sources import SourceOptions
 
 app = typer.Typer(

@@ -93,7 +93,7 @@ def status(directory: DirOpt, json_mode: JsonOpt = False, wide: WideOpt = False)
 
 
 def _render_rehearsal(result: Rehearsal) -> list[Any]:
-    from mqctl.cli.migrate.commands import render_journal
+    from mqctl.cli.migrate.render import render_journal
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, Column, Output
 
     before, after = result.counts_before, result.counts_after
@@ -147,7 +147,7 @@ def rehearse(
     wide: WideOpt = False,
 ) -> None:
     """The main job on one machine: sandbox up on RocksMQ with data, migrate to natsmq, list the NATS streams, down."""
-    from mqctl.cli.migrate.commands import reporter
+    from mqctl.cli.migrate.render import reporter
     from mqctl.sandbox.rehearse import rehearse as run_rehearsal
 
     out = output(json_mode, wide)

@@ -53,7 +53,7 @@ class Context:
     report: Reporter = field(default_factory=Reporter)
     rollback: bool = False
 
-    def checkpoint(self) -> None:
+    def save_journal(self) -> None:
         """Save the journal: the one place a migration writes it (before and after every change)."""
         self.journal.save()
 

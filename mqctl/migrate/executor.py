@@ -66,7 +66,7 @@ def execute(ctx: Context) -> Journal:
         if function is None:
             raise KeyError(f"{record.name} is no step of a {'rollback' if ctx.rollback else 'migration'}")
         record.status, record.started, record.error = RUNNING, now(), None
-        ctx.checkpoint()
+        ctx.save_journal()
         ctx.report.step_started(record)
         began = time.monotonic()
         try:
@@ -93,7 +93,7 @@ def execute(ctx: Context) -> Journal:
         if os.environ.get(CRASH_ENV) == record.name:
             os.kill(os.getpid(), signal.SIGKILL)  # testing aid, see docs/migrate.md
     journal.state = ROLLED_BACK if ctx.rollback else COMPLETED
-    ctx.checkpoint()
+    ctx.save_journal()
     return journal
 
 
@@ -128,4 +128,4 @@ def _with_milvus_state(ctx: Context, failed: StepFailed) -> StepFailed:
 def _finish(ctx: Context, record: StepRecord, status: StepStatus, began: float, error: str | None) -> None:
     record.status, record.finished, record.error = status, now(), error
     record.seconds = round(time.monotonic() - began, 3)
-    ctx.checkpoint()
+    ctx.save_journal()

@@ -1,6 +1,6 @@
 """The migration journal: one JSON file that says exactly where a migration stands.
 
-Written atomically after every state change (`Context.checkpoint`), so a crash or Ctrl-C at any point
+Written atomically after every state change (`Context.save_journal`), so a crash or Ctrl-C at any point
 leaves a journal that `mqctl migrate status` can explain and `mqctl migrate resume` can continue from.
 Secrets are never written to it. `schema_version` says which layout it has: a journal of a newer
 layout than this mqctl knows is refused rather than misread (one without the field is version 1).
@@ -151,7 +151,7 @@ class Journal:
         }
 
     def save(self) -> None:
-        """Atomic write: a reader never sees half a journal. Steps save through `Context.checkpoint`."""
+        """Atomic write: a reader never sees half a journal. Steps save through `Context.save_journal`."""
         self.updated = now()
         replace_atomically(Path(self.path), (json.dumps(self.to_dict(), indent=2, default=str) + "\n").encode("utf-8"))
 

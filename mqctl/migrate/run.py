@@ -122,7 +122,7 @@ def start(options: MigrateOptions, path: Path, report: Reporter) -> Journal:
         ) from None
     archive_finished(path)
     ctx = Context(Journal.new(path, "?", options.to, options.journaled()), options, report)
-    ctx.checkpoint()
+    ctx.save_journal()
     return execute(ctx)
 
 
@@ -180,5 +180,5 @@ def rollback(path: Path, milvus: MilvusTarget, overrides: dict[str, Any], report
     if journal.state != ROLLING_BACK:
         journal.rollback = [StepRecord(name) for name in rollback_steps(journal)]
         journal.state = ROLLING_BACK
-        ctx.checkpoint()
+        ctx.save_journal()
     return execute(ctx)

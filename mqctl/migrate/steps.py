@@ -151,7 +151,7 @@ def step_start(ctx: Context, record: StepRecord) -> None:
     options, evidence = ctx.options, record.of(CommandEvidence)
     if evidence.log_offset is None or not milvus_up(options):
         evidence.log_offset, evidence.started_at = options.log.mark(), now()
-        ctx.checkpoint()
+        ctx.save_journal()
     if milvus_up(options):
         evidence.result = evidence.result or "already running"
         return
@@ -169,13 +169,14 @@ def step_start(ctx: Context, record: StepRecord) -> None:
 
 
 def step_switch(ctx: Context, record: StepRecord) -> None:
-    from mqctl.config.edit.set_unset import backup_copy, plan_switch
+    from mqctl.config.edit.set_unset import plan_switch
+    from mqctl.files import backup_copy
 
     options, journal, evidence = ctx.options, ctx.journal, record.of(SwitchEvidence)
     preflight_seen = journal.evidence("preflight", PreflightEvidence)
     if evidence.backup is None:  # journaled before the edit: a crash right after it keeps the way back
         evidence.backup = str(backup_copy(options.live_config))
-        ctx.checkpoint()
+        ctx.save_journal()
     result = plan_switch(
         options.live_config,
         options.to,
@@ -197,13 +198,13 @@ def step_switch(ctx: Context, record: StepRecord) -> None:
         keys = preflight_seen.etcd_mq_type_keys or sorted(now_there)
         cleared = [{"key": key.removeprefix(etcd.prefix), "old": now_there.get(key, etcd_old)} for key in keys]
         evidence.etcd_cleared = {**cleared[0], "keys": cleared} if cleared else None
-        ctx.checkpoint()  # the old values are journaled before any is deleted; a resume deletes them again
+        ctx.save_journal()  # the old values are journaled before any is deleted; a resume deletes them again
     for item in (evidence.etcd_cleared or {}).get("keys", []):
         etcd.delete(item["key"])
 
 
 def step_restore_config(ctx: Context, record: StepRecord) -> None:
-    from mqctl.config.edit.set_unset import atomic_write
+    from mqctl.files import atomic_write
 
     options, evidence = ctx.options, record.of(RestoreConfigEvidence)
     switched = ctx.journal.evidence("switch", SwitchEvidence)
@@ -243,7 +244,7 @@ def step_backup(ctx: Context, record: StepRecord) -> None:
         archived = archive_dirs(dirs, Path(options.backup_dir), f"{journal.source_mq}-{journal.id}")
         evidence.archive, evidence.dirs, evidence.files = archived["archive"], archived["dirs"], archived["files"]
         evidence.bytes, evidence.manifest = archived["bytes"], archived["manifest"]
-        ctx.checkpoint()
+        ctx.save_journal()
     verify_archive(Path(evidence.archive), evidence.manifest or {})
     evidence.read_back = "checksums match"
     if options.cleanup:

@@ -85,7 +85,7 @@ def apply_force_deny(
         # Milvus logs an event only for a real change; whether there is one is known before the edit only
         evidence.log_offset, evidence.edited_at = options.log.mark(), now()
         evidence.needs_event = (now_value or "").lower() != (value or "").lower()
-        ctx.checkpoint()
+        ctx.save_journal()
     if etcd and value is None:
         etcd.delete(FORCE_DENY_ETCD)
     elif etcd and value is not None:
@@ -164,7 +164,7 @@ def reopen_writes(ctx: Context, failed: StepFailed) -> StepFailed:
     stop.status = PENDING
     stop.evidence = WritesEvidence(old=old, mechanism=denied.mechanism, reopened_after=failed.step)
     ctx.journal.step("flush").reset()  # what is written from now on must be flushed again before the stop
-    ctx.checkpoint()
+    ctx.save_journal()
     next_action = failed.next_action + "; resume denies writes again first"
     try:
         apply_force_deny(ctx, StepRecord("resume-writes"), old, wait=deny_seen)

@@ -8,14 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import JsonOpt, WideOpt, YesOpt, exit_with, output
+from mqctl.cli.common import EtcdOpt, JsonOpt, MilvusOpt, WideOpt, YesOpt, exit_with, output, takes_bundle
 from mqctl.cli.migrate.options import (
     TIMEOUTS,
     ConfigOpt,
-    EtcdOpt,
     LogCmdOpt,
     LogFileOpt,
-    MilvusOpt,
     PasswordOpt,
     SandboxOpt,
     ServerNameOpt,
@@ -34,7 +32,7 @@ from mqctl.cli.migrate.options import (
     sandbox_fill,
     takes_migration,
 )
-from mqctl.cli.migrate.render import emit_journal, emit_plan, render_journal, reporter
+from mqctl.cli.migrate.render import emit_journal, emit_plan, reporter
 from mqctl.migrate.options import MigrateOptions
 
 if TYPE_CHECKING:
@@ -42,7 +40,6 @@ if TYPE_CHECKING:
     from mqctl.migrate.journal import Journal
     from mqctl.milvus_client import MilvusTarget
 
-__all__ = ["app", "render_journal", "reporter"]  # `mqctl sandbox rehearse` shows its journal the same way
 
 app = typer.Typer(
     help="Journaled, resumable MQ migration: stop writes, FlushAll, switch, restart, verify.",
@@ -137,24 +134,31 @@ def _continue(
     emit_journal(out, journal)
 
 
+# what resume and rollback take again (the journal has the rest), declared once for both
+CONTINUE_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "config": (ConfigOpt, None),
+    "state_dir": (StateOpt, None),
+    "sandbox": (SandboxOpt, None),
+    "milvus": (MilvusOpt, None),
+    "user": (UserOpt, ""),
+    "password": (PasswordOpt, ""),
+    "token": (TokenOpt, ""),
+    "server_pem": (ServerPemOpt, ""),
+    "server_name": (ServerNameOpt, ""),
+    "stop_cmd": (StopOpt, None),
+    "start_cmd": (StartOpt, None),
+    "log_file": (LogFileOpt, None),
+    "log_cmd": (LogCmdOpt, None),
+    "etcd": (EtcdOpt, None),
+    "writes_stopped": (WritesStoppedOpt, False),
+}
+
+
 @app.command()
+@takes_bundle("given", CONTINUE_OPTIONS, dict)
 def resume(
-    ctx: typer.Context,
-    config: ConfigOpt = None,
-    state_dir: StateOpt = None,
-    sandbox: SandboxOpt = None,
-    milvus: MilvusOpt = None,
-    user: UserOpt = "",
-    password: PasswordOpt = "",
-    token: TokenOpt = "",
-    server_pem: ServerPemOpt = "",
-    server_name: ServerNameOpt = "",
-    stop_cmd: StopOpt = None,
-    start_cmd: StartOpt = None,
-    log_file: LogFileOpt = None,
-    log_cmd: LogCmdOpt = None,
-    etcd: EtcdOpt = None,
-    writes_stopped: WritesStoppedOpt = False,
+    *,
+    given: dict[str, Any],
     flush_timeout: Annotated[
         float | None, typer.Option("--flush-timeout", help="Seconds to wait for FlushAll (default: as journaled).")
     ] = None,
@@ -172,27 +176,15 @@ def resume(
     """Continue a stopped or crashed migration from its journal (commands, timeouts, etcd may be given anew)."""
     from mqctl.migrate import run
 
-    _continue(run.resume, ctx.params)
+    timeouts = {"flush_timeout": flush_timeout, "start_timeout": start_timeout, "confirm_timeout": confirm_timeout}
+    _continue(run.resume, {**given, **timeouts, "json_mode": json_mode, "wide": wide})
 
 
 @app.command()
+@takes_bundle("given", CONTINUE_OPTIONS, dict)
 def rollback(
-    ctx: typer.Context,
-    config: ConfigOpt = None,
-    state_dir: StateOpt = None,
-    sandbox: SandboxOpt = None,
-    milvus: MilvusOpt = None,
-    user: UserOpt = "",
-    password: PasswordOpt = "",
-    token: TokenOpt = "",
-    server_pem: ServerPemOpt = "",
-    server_name: ServerNameOpt = "",
-    stop_cmd: StopOpt = None,
-    start_cmd: StartOpt = None,
-    log_file: LogFileOpt = None,
-    log_cmd: LogCmdOpt = None,
-    etcd: EtcdOpt = None,
-    writes_stopped: WritesStoppedOpt = False,
+    *,
+    given: dict[str, Any],
     yes: YesOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
@@ -200,4 +192,5 @@ def rollback(
     """Undo the journaled migration: restore the config and etcd values (and data from the backup), restart, verify."""
     from mqctl.migrate import run
 
-    _continue(run.rollback, ctx.params, confirm="Roll the migration back?")
+    params = {**given, "yes": yes, "json_mode": json_mode, "wide": wide}
+    _continue(run.rollback, params, confirm="Roll the migration back?")

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import typer
 
-from mqctl.cli.common import Command, takes_bundle
+from mqctl.cli.common import Command, EtcdOpt, EtcdRootOpt, MilvusOpt, takes_bundle
 from mqctl.migrate.options import MigrateOptions
 
 if TYPE_CHECKING:
@@ -20,7 +20,6 @@ if TYPE_CHECKING:
 
 ConfigOpt = Annotated[list[Path] | None, typer.Option("--config", help="Milvus config file(s), merge order.")]
 ToOpt = Annotated[str | None, typer.Option("--to", help="Target MQ: natsmq, rocksmq, pulsar, kafka, woodpecker.")]
-MilvusOpt = Annotated[str | None, typer.Option("--milvus", help="Milvus gRPC URI, e.g. http://127.0.0.1:19530.")]
 UserOpt = Annotated[str, typer.Option("--user", help="Milvus user.")]
 PasswordOpt = Annotated[
     str, typer.Option("--password", envvar="MQCTL_MILVUS_PASSWORD", help="Milvus password (never journaled).")
@@ -28,10 +27,6 @@ PasswordOpt = Annotated[
 TokenOpt = Annotated[str, typer.Option("--token", envvar="MQCTL_MILVUS_TOKEN", help="Milvus token (never journaled).")]
 ServerPemOpt = Annotated[str, typer.Option("--server-pem", help="CA/server certificate for TLS.")]
 ServerNameOpt = Annotated[str, typer.Option("--server-name", help="TLS server name.")]
-EtcdOpt = Annotated[str | None, typer.Option("--etcd", help="etcd client URL (overrides; forceDeny where active).")]
-EtcdRootOpt = Annotated[
-    str | None, typer.Option("--etcd-root", help="etcd.rootPath of this Milvus (default: the config's, else by-dev).")
-]
 StopOpt = Annotated[str | None, typer.Option("--stop-cmd", help="Command that stops Milvus.")]
 StartOpt = Annotated[str | None, typer.Option("--start-cmd", help="Command that starts Milvus.")]
 ShellOpt = Annotated[bool, typer.Option("--shell", help="Run the commands through /bin/sh.")]

@@ -19,15 +19,12 @@ from mqctl.config.edit.verify import Change, doc_path
 from mqctl.config.read.addressing import address, typed_value, written
 from mqctl.config.read.documents import load_document
 from mqctl.config.resolve.lookup import KeyValue, check_known, get_key, read_key
-from mqctl.files import atomic_write, backup_copy
 
 __all__ = [
     "EditOutcome",
     "EditPlan",
     "EditResult",
     "KeyValue",
-    "atomic_write",
-    "backup_copy",
     "check_backend_name",
     "check_target",
     "get_key",
