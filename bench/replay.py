@@ -29,7 +29,7 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.spark_cluster: the tests' cluster
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.helpers.spark_cluster: the tests' cluster
 
 CHANNEL = "by-dev-rootcoord-dml_0"
 COLLECTION, COLLECTION_ID, PARTITION_ID = "bench_items", 447000000000000001, 447000000000000002
@@ -237,7 +237,7 @@ def cluster_replay_rates(work: Path, url: str, rocks: Path, count: int) -> dict[
     """2-partition replays on a standalone cluster whose executors' Python has nothing installed."""
     from mqctl.mq.sources import SourceOptions
     from mqctl.replay.session import start_session
-    from tests.spark_cluster import StandaloneCluster, bare_python
+    from tests.helpers.spark_cluster import StandaloneCluster, bare_python
 
     python = bare_python(work / "executor-python")
     cluster = StandaloneCluster(work / "cluster", workers=2, cores=1, memory="1g")

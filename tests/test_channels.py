@@ -7,10 +7,10 @@ import shutil
 
 import pytest
 
-from tests.conftest import FIXTURES, free_port
+from tests.helpers.files import tree_fingerprint
+from tests.helpers.paths import FIXTURES
+from tests.helpers.servers import free_port, start_nats
 from tests.make_fixtures import load_expected, rows_by_pk
-from tests.test_jetstream import start_nats
-from tests.test_rocksmq import tree_fingerprint
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"

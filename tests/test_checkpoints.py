@@ -4,15 +4,17 @@ of mqctl's decoder; expected counts come from `mqctl channels peek`/`list`."""
 
 from __future__ import annotations
 
-import base64
 import datetime as dt
 
-import httpx
 import pytest
 
 from mqctl import clock
-from tests.conftest import FIXTURES, free_port, run_cli, write_yaml
-from tests.test_tables import assert_readable
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write_yaml
+from tests.helpers.milvus_meta import collection_info, field_bytes, field_int, position, put, segment_info
+from tests.helpers.paths import FIXTURES
+from tests.helpers.servers import free_port
+from tests.helpers.tables import assert_readable
 
 ROCKS = str(FIXTURES / "rocksmq" / "rdb_data")
 STORE = str(FIXTURES / "natsmq" / "store")
@@ -20,63 +22,6 @@ CHANNEL = "by-dev-rootcoord-dml_0"
 
 
 # --- protobuf wire format, enough to write Milvus meta ----------------------------------------------
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _int(number: int, value: int) -> bytes:
-    return _varint(number << 3) + _varint(value) if value else b""
-
-
-def _bytes(number: int, value: bytes | str) -> bytes:
-    raw = value.encode() if isinstance(value, str) else value
-    return _varint(number << 3 | 2) + _varint(len(raw)) + raw
-
-
-def position(vchannel: str, msg_id: int, ts: int) -> bytes:
-    """msgpb.MsgPosition: channel_name 1, msgID 2 (8 bytes little-endian), msgGroup 3, timestamp 4."""
-    return _bytes(1, vchannel) + _bytes(2, msg_id.to_bytes(8, "little")) + _int(4, ts)
-
-
-def collection_info(
-    cid: int,
-    name: str,
-    vchannels: dict[str, str],
-    *,
-    created: int = 0,
-    db_id: int = 1,
-    state: int = 0,
-    starts: dict[str, int] | None = None,
-) -> bytes:
-    """etcdpb.CollectionInfo: ID 1, schema 2 (name 1), create_time 3, vchannels 7, pchannels 8,
-    start_positions 11 (KeyDataPair key 1, data 2), state 13, db_id 15."""
-    out = _int(1, cid) + _bytes(2, _bytes(1, name)) + _int(3, created)
-    out += b"".join(_bytes(7, v) for v in vchannels) + b"".join(_bytes(8, p) for p in vchannels.values())
-    out += b"".join(_bytes(11, _bytes(1, p) + _bytes(2, i.to_bytes(8, "little"))) for p, i in (starts or {}).items())
-    return out + _int(13, state) + _int(15, db_id)
-
-
-def segment_info(
-    sid: int, cid: int, vchannel: str, *, dml: bytes = b"", start: bytes = b"", state: int = 2, importing: bool = False
-) -> bytes:
-    """datapb.SegmentInfo: ID 1, collectionID 2, insert_channel 4, state 6, start_position 9, dml_position 10,
-    is_importing 17."""
-    out = _int(1, sid) + _int(2, cid) + _bytes(4, vchannel) + _int(6, state)
-    out += (_bytes(9, start) if start else b"") + (_bytes(10, dml) if dml else b"")
-    return out + _int(17, int(importing))
-
-
-def put(etcd_url: str, key: str, value: bytes) -> None:
-    b64 = base64.b64encode
-    response = httpx.post(
-        f"{etcd_url}/v3/kv/put", json={"key": b64(key.encode()).decode(), "value": b64(value).decode()}
-    )
-    assert response.status_code == 200, response.text
 
 
 @pytest.fixture(scope="module")
@@ -255,7 +200,7 @@ def test_datacoord_fallbacks_without_channel_checkpoint(etcd_url, nats_insert, c
 def test_database_names_and_dropped_collections(etcd_url, nats_insert, cli):
     vchannel, cid = nats_insert["shard"], nats_insert["collection_id"]
     root = "dbs"
-    put(etcd_url, f"{root}/meta/root-coord/database/db-info/7", _bytes(2, "analytics") + _int(3, 7))
+    put(etcd_url, f"{root}/meta/root-coord/database/db-info/7", field_bytes(2, "analytics") + field_int(3, 7))
     put(
         etcd_url,
         f"{root}/meta/root-coord/database/collection-info/7/{cid}",

@@ -18,7 +18,7 @@ import time
 import httpx
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 pytestmark = pytest.mark.milvus
 

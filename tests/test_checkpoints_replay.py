@@ -7,8 +7,11 @@ import json
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.test_checkpoints import ROCKS, collection_info, position, put
+from tests.helpers.cli import run_cli
+from tests.helpers.milvus_meta import collection_info, position, put
+from tests.helpers.paths import ROCKSMQ
+
+ROCKS = str(ROCKSMQ)
 
 ITEMS = 470633384395407379  # the fixture's `items` collection: shards on dml_0 and dml_1
 V0, V1 = f"by-dev-rootcoord-dml_0_{ITEMS}v0", f"by-dev-rootcoord-dml_1_{ITEMS}v1"

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from tests.conftest import FIXTURES, SAMPLES
+from tests.helpers.paths import FIXTURES, SAMPLES
 
 
 def _closed_port() -> int:

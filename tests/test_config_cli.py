@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import CORPUS, SAMPLES, require_corpus
+from tests.helpers.paths import CORPUS, SAMPLES, require_corpus
 
 REPORT_KEYS = {"effective_mq", "mode", "milvus_version", "explanation", "findings"}
 FINDING_KEYS = {"code", "severity", "message", "key", "file", "line", "hint"}

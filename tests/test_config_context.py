@@ -7,8 +7,8 @@ import pytest
 from mqctl.config.resolve.resolution import resolve
 from mqctl.config.rules.report import report, validate
 from mqctl.errors import InputError
-from tests.conftest import run_cli
-from tests.conftest import write_yaml as write
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write_yaml as write
 
 CR_HEAD = "apiVersion: milvus.io/v1beta1\nkind: Milvus\nmetadata:\n  name: m\n"
 
@@ -257,7 +257,7 @@ def test_report_keeps_the_json_contract(tmp_path):
 
 
 def test_pre_2_3_cr_naming_a_later_backend_is_a_finding_not_a_silent_pulsar():
-    from tests.conftest import CORPUS, require_corpus
+    from tests.helpers.paths import CORPUS, require_corpus
 
     require_corpus()
     path = CORPUS / "operator-cr" / "13_teochenglim__milvus-ha-operator-crd__milvus-cluster.yaml"

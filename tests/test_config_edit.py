@@ -11,8 +11,8 @@ import pytest
 from mqctl.config.edit.set_unset import plan_set, plan_switch, plan_unset, set_key, switch, unset_key
 from mqctl.config.resolve.resolution import resolve
 from mqctl.errors import InputError, PreconditionError
-from tests.conftest import CORPUS, SAMPLES, require_corpus
-from tests.conftest import write_yaml as write
+from tests.helpers.files import write_yaml as write
+from tests.helpers.paths import CORPUS, SAMPLES, require_corpus
 
 # The property tests need hypothesis (the test extra); without it this module is skipped.
 hypothesis = pytest.importorskip("hypothesis")

@@ -18,7 +18,9 @@ import pytest
 
 from mqctl.config.edit.set_unset import plan_set, plan_unset
 from mqctl.errors import InputError, PreconditionError
-from tests.conftest import CORPUS, FIXTURES, SAMPLES, max_age_keeping, run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.natsmq import max_age_keeping
+from tests.helpers.paths import CORPUS, FIXTURES, SAMPLES
 
 # The property tests need hypothesis (the test extra); without it this module is skipped.
 hypothesis = pytest.importorskip("hypothesis")
@@ -535,7 +537,7 @@ def test_retention_edit_names_the_reconcile_command_for_a_store_on_this_host(tmp
 
 
 def test_retention_edit_names_the_live_server_and_is_quiet_without_streams(tmp_path, cli):
-    from tests.test_jetstream import start_nats
+    from tests.helpers.servers import start_nats
 
     proc, url = start_nats(tmp_path)
     try:

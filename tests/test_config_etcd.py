@@ -8,7 +8,8 @@ from mqctl.config.resolve.resolution import resolve
 from mqctl.config.resolve.sources import EtcdConfig
 from mqctl.config.rules.report import validate
 from mqctl.errors import PreconditionError
-from tests.conftest import SAMPLES, etcd_binary, free_port
+from tests.helpers.paths import SAMPLES
+from tests.helpers.servers import etcd_binary, free_port
 
 
 @pytest.mark.etcd

@@ -17,8 +17,8 @@ from mqctl.config.read.parse import MAX_ALIASES, MAX_INPUT_BYTES, MAX_NESTING, M
 from mqctl.config.resolve.resolution import resolve
 from mqctl.config.rules.report import validate
 from mqctl.errors import InputError
-from tests.conftest import run_cli
-from tests.conftest import write_yaml as write
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write_yaml as write
 
 PLAN = ("migrate", "plan", "--to", "natsmq", "--milvus", "http://127.0.0.1:1", "--config")
 MIB = MAX_INPUT_BYTES // (1024 * 1024)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mqctl.config.read.parse import MAX_INPUT_BYTES
-from tests.conftest import SAMPLES
+from tests.helpers.paths import SAMPLES
 
 STOCK = (SAMPLES / "milvus-2.3-standalone-natsmq.yaml").read_text()
 CR = (SAMPLES / "operator-cr-natsmq.yaml").read_text()

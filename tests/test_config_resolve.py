@@ -8,8 +8,8 @@ import pytest
 
 from mqctl.config.resolve.resolution import PANIC_NOTHING, PANIC_STANDALONE_ONLY, resolve
 from mqctl.errors import InputError
-from tests.conftest import CORPUS, SAMPLES, require_corpus
-from tests.conftest import write_yaml as write
+from tests.helpers.files import write_yaml as write
+from tests.helpers.paths import CORPUS, SAMPLES, require_corpus
 
 
 def test_stock_23_standalone_defaults_to_rocksmq_with_provenance():

@@ -10,7 +10,7 @@ import pytest
 
 from mqctl.config.resolve.resolution import resolve
 from mqctl.config.rules.report import RULES, exit_code, validate
-from tests.conftest import SAMPLES
+from tests.helpers.paths import SAMPLES
 
 
 def findings_for(tmp_path: Path, text: str, name: str = "milvus.yaml", **options):

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.conftest import CORPUS, require_corpus, run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import CORPUS, require_corpus
 
 
 @dataclass(frozen=True)

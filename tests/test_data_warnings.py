@@ -9,8 +9,8 @@ import shutil
 
 import pytest
 
-from tests.conftest import FIXTURES
-from tests.test_rocksmq import tree_fingerprint
+from tests.helpers.files import tree_fingerprint
+from tests.helpers.paths import FIXTURES
 
 ROCKSMQ = FIXTURES / "rocksmq"
 STORE = FIXTURES / "natsmq" / "store"

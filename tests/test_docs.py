@@ -152,7 +152,7 @@ def test_the_layers_in_development_md_are_the_packages():
 
 def test_config_inputs_say_of_a_var_value_what_mqctl_does(tmp_path):
     """A `${VAR}` value is read literally (a warning, not exit 2): the Inputs paragraph must not call it an error."""
-    from tests.conftest import run_cli
+    from tests.helpers.cli import run_cli
 
     path = tmp_path / "milvus.yaml"
     path.write_text("mq:\n  type: rocksmq\nminio:\n  accessKeyID: ${MINIO_ACCESS_KEY}\n")
@@ -197,7 +197,7 @@ def test_an_empty_nats_store_dir_lands_where_the_docs_say(tmp_path):
 
     from mqctl.config.rules.catalog import RULE_BY_CODE
     from mqctl.mq.nats.server import nats_server_binary
-    from tests.conftest import free_port
+    from tests.helpers.servers import free_port
 
     text = (DOCS / "config.md").read_text()
     assert "pkg/mq/msgstream/mqwrapper/nmq/nmq_server.go" in text and "seen on 2.3.5" not in RULE_BY_CODE["MQ110"].why

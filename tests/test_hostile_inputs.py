@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from tests.conftest import FIXTURES, REPO
-from tests.test_retention import natsmq_yaml
-from tests.test_rocksmq import tree_fingerprint
+from tests.helpers.files import tree_fingerprint
+from tests.helpers.natsmq import natsmq_yaml
+from tests.helpers.paths import FIXTURES, REPO
 
 STORE = FIXTURES / "natsmq" / "store"
 ROCKSMQ = FIXTURES / "rocksmq"

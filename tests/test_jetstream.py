@@ -18,9 +18,10 @@ from mqctl.mq.nats.client import JetStreamSource
 from mqctl.mq.nats.connect import public_url
 from mqctl.mq.nats.reads import sequence_and_pending
 from mqctl.mq.nats.server import nats_server_binary, private_nats_server
-from tests.conftest import FIXTURES, free_port
+from tests.helpers.files import tree_fingerprint
+from tests.helpers.paths import FIXTURES
+from tests.helpers.servers import free_port, start_nats
 from tests.make_fixtures import load_expected, rows_by_pk
-from tests.test_rocksmq import tree_fingerprint
 
 STORE = FIXTURES / "natsmq" / "store"
 
@@ -35,27 +36,6 @@ def fixture_server():
 def source(fixture_server):
     with JetStreamSource(fixture_server) as src:
         yield src
-
-
-def start_nats(tmp_path, conf: str = "", *, store_dir=None, binary=None):
-    """A real nats-server with JetStream (store_dir: a natsmq storeDir) and extra config; returns (process, url)."""
-    port = free_port()
-    config = tmp_path / "server.conf"
-    store = store_dir or tmp_path / "js"
-    config.write_text(f"listen: 127.0.0.1:{port}\njetstream {{ store_dir: {json.dumps(str(store))} }}\n{conf}\n")
-    proc = subprocess.Popen(
-        [str(binary or nats_server_binary()), "-c", str(config)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 10
-    import socket
-
-    while time.monotonic() < deadline:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, f"nats://127.0.0.1:{port}"
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("nats-server did not start")
 
 
 def test_lists_the_milvus_streams(source):
@@ -224,7 +204,7 @@ def test_a_store_file_open_in_the_calling_process_tree_is_not_a_user(tmp_path):
     """mqctl's parent (here: this test process) holding a file of the store does not make the store "in use":
     the calling tree is skipped for open files as it is for command lines. A process outside the tree still
     counts (test_private_server_refuses_a_store_in_use)."""
-    from tests.conftest import run_cli
+    from tests.helpers.cli import run_cli
 
     copy = tmp_path / "nats"
     shutil.copytree(STORE, copy)

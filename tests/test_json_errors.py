@@ -16,7 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, REPO, SAMPLES, CliResult, free_port, run_cli, write_yaml
+from tests.helpers.cli import CliResult, run_cli
+from tests.helpers.files import write_yaml
+from tests.helpers.paths import FIXTURES, REPO, SAMPLES
+from tests.helpers.servers import free_port
 
 ERROR_FIELDS = {"code", "kind", "message", "file", "line", "column", "hint"}
 

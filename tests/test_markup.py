@@ -11,7 +11,8 @@ import pytest
 from rich.console import Console
 
 from mqctl.cli.terminal import Output
-from tests.conftest import FIXTURES, REPO, SAMPLES, run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import FIXTURES, REPO, SAMPLES
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"

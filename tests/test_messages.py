@@ -24,7 +24,7 @@ def expected():
 @pytest.fixture(scope="module")
 def decoded(expected):
     """Every message of the RocksMQ fixture, decoded, with CreateCollection schemas applied."""
-    from tests.conftest import FIXTURES
+    from tests.helpers.paths import FIXTURES
 
     out = []
     schemas = {}

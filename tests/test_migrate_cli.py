@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import SAMPLES
+from tests.helpers.paths import SAMPLES
 
 COMMANDS = ("--stop-cmd", "true", "--start-cmd", "true", "--log-file", "milvus.log")
 

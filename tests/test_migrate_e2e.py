@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
-from tests.migrate_helpers import KILLED, client, counts, journal, migrate
+from tests.helpers.cli import run_cli
+from tests.helpers.sandbox import KILLED, client, counts, journal, migrate
 
 pytestmark = pytest.mark.milvus
 

@@ -198,7 +198,7 @@ def test_milvus_environment_is_read_from_the_local_milvus_process(tmp_path):
     from mqctl.migrate.options import MigrateOptions
     from mqctl.migrate.preflight import milvus_environment
     from mqctl.milvus_client import MilvusTarget
-    from tests.conftest import free_port
+    from tests.helpers.servers import free_port
 
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: natsmq\n")
@@ -266,7 +266,7 @@ def test_a_checkpoint_at_or_past_the_flush_ts_is_done_one_before_it_or_missing_i
 
 def _milvus_meta(etcd_url: str, root: str, vchannels: dict[str, int]) -> None:
     """A collection `c` (id 9) with one vchannel per entry, each checkpoint at that timestamp."""
-    from tests.test_checkpoints import collection_info, position, put
+    from tests.helpers.milvus_meta import collection_info, position, put
 
     put(
         etcd_url,
@@ -293,7 +293,7 @@ def test_the_wait_ends_when_every_checkpoint_reaches_the_flush_ts(etcd_url, tmp_
     import threading
 
     from mqctl.migrate.checkpoints import checkpoints_before, wait_for_checkpoints
-    from tests.test_checkpoints import position, put
+    from tests.helpers.milvus_meta import position, put
 
     _milvus_meta(etcd_url, "flushwait", {"v_0": FLUSH_TS, "v_1": FLUSH_TS - 100})
     options = _options(etcd_url, "flushwait", tmp_path)
@@ -321,7 +321,7 @@ def test_the_wait_is_bounded_and_names_the_vchannel_behind(etcd_url, tmp_path):
 
 @pytest.mark.etcd
 def test_migrate_plan_shows_the_checkpoints_and_an_unreadable_etcd_is_a_finding(etcd_url, tmp_path, cli):
-    from tests.conftest import free_port
+    from tests.helpers.servers import free_port
 
     _milvus_meta(etcd_url, "plan", {"by-dev-rootcoord-dml_0_9v0": FLUSH_TS})
     config = tmp_path / "milvus.yaml"
@@ -355,7 +355,7 @@ def test_clear_etcd_override_deletes_the_spelling_found_and_rollback_puts_it_bac
     from mqctl.migrate.journal import StepRecord
     from mqctl.migrate.preflight import PreflightResult, _override_findings
     from mqctl.migrate.steps import step_restore_config, step_switch
-    from tests.test_checkpoints import put
+    from tests.helpers.milvus_meta import put
 
     put(etcd_url, "spell/config/mqtype", b"rocksmq")
     put(etcd_url, "spell/config/mq/typeface", b"kept")  # only starts like mq.type

@@ -7,7 +7,8 @@ import socket
 
 import pytest
 
-from tests.test_replay_spark import NATS_STORE, ROCKSMQ, expected_deletes, expected_inserts, replayed, spark  # noqa: F401
+from tests.helpers.paths import NATS_STORE, ROCKSMQ
+from tests.helpers.replay import expected_deletes, expected_inserts, replayed
 
 
 def _free_port() -> int:
@@ -17,7 +18,7 @@ def _free_port() -> int:
 
 
 @pytest.mark.spark
-def test_nats_store_rows_to_parquet_match_what_was_inserted(cli, spark, tmp_path):  # noqa: F811
+def test_nats_store_rows_to_parquet_match_what_was_inserted(cli, spark, tmp_path):
     out = tmp_path / "skus"
     result = cli(
         "replay",
@@ -45,7 +46,7 @@ def test_nats_store_rows_to_parquet_match_what_was_inserted(cli, spark, tmp_path
 
 
 @pytest.mark.spark
-def test_config_source_messages_as_json_with_checkpoint(cli, spark, tmp_path):  # noqa: F811
+def test_config_source_messages_as_json_with_checkpoint(cli, spark, tmp_path):
     config = tmp_path / "milvus.yaml"
     config.write_text(f"mq:\n  type: rocksmq\nrocksmq:\n  path: {ROCKSMQ}\n")
     out, ckpt = tmp_path / "messages", tmp_path / "replay.ckpt"
@@ -95,7 +96,7 @@ def test_config_source_messages_as_json_with_checkpoint(cli, spark, tmp_path):  
 
 
 @pytest.mark.spark
-def test_a_table_outlives_the_run_that_wrote_it(cli, spark, tmp_path):  # noqa: F811
+def test_a_table_outlives_the_run_that_wrote_it(cli, spark, tmp_path):
     """Each CLI run is a new Spark session: the table must be in a catalog that remembers it."""
     args = (
         "replay",
@@ -297,7 +298,7 @@ def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
 
 
 @pytest.mark.spark
-def test_same_job_on_a_pseudo_cluster_with_separate_executors(cli, spark, tmp_path):  # noqa: F811
+def test_same_job_on_a_pseudo_cluster_with_separate_executors(cli, spark, tmp_path):
     """`--master local-cluster[...]` runs executors in JVMs of their own, as a real cluster does."""
     from mqctl.mq.rocksmq.reader import RocksMQSource
 

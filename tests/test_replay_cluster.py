@@ -13,8 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, run_cli
-from tests.spark_cluster import StandaloneCluster, bare_python
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import FIXTURES
+from tests.helpers.spark_cluster import StandaloneCluster, bare_python
 
 pq = pytest.importorskip("pyarrow.parquet")  # the spark extra; without it the module is skipped
 pytestmark = pytest.mark.spark
@@ -158,7 +159,7 @@ def connect_url(cluster, cluster_session):
     """A Spark Connect server on the cluster (once the in-process application is done: the server
     takes the workers' cores). Its own Python (it plans the reads) has only pyarrow, which Spark's
     Python data sources need there; the executors' has nothing."""
-    from tests.spark_cluster import spark_home
+    from tests.helpers.spark_cluster import spark_home
 
     if not (spark_home() / "sbin" / "start-connect-server.sh").exists():
         pytest.skip("this pyspark package has no sbin/start-connect-server.sh (pip's pyspark 4.0 lacks it, 4.3 has it)")

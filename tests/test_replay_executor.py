@@ -10,7 +10,7 @@ import socket
 import pytest
 
 from mqctl.errors import PreconditionError
-from tests.conftest import FIXTURES
+from tests.helpers.paths import FIXTURES
 
 pytestmark = pytest.mark.extra  # runs the Spark data source's reader: pyspark
 

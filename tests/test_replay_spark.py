@@ -12,28 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from mqctl.replay.schema import type_key
-from tests.conftest import FIXTURES
+from tests.helpers.paths import FIXTURES
+from tests.helpers.replay import EXPECTED, expected_deletes, expected_inserts, replayed
 
 pytestmark = pytest.mark.spark
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 NATS_STORE = FIXTURES / "natsmq" / "store"
-EXPECTED = json.loads((FIXTURES / "expected.json").read_text()) if (FIXTURES / "expected.json").exists() else None
 if EXPECTED is None:
     pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)", allow_module_level=True)
-
-
-@pytest.fixture(scope="session")
-def spark(tmp_path_factory):
-    from mqctl.replay.session import start_session
-
-    warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    session = start_session(
-        "local[2]", {"spark.sql.shuffle.partitions": "2", "spark.sql.warehouse.dir": str(warehouse)}
-    )
-    yield session
-    session.stop()
 
 
 @pytest.fixture
@@ -48,53 +35,6 @@ def live_nats(tmp_path):
 
 
 # ---------------------------------------------------------------------------- expectations
-def expected_inserts(phase: str, collection: str) -> dict:
-    """pk -> inserted row of one phase, values as Spark returns them (JSON and $meta parsed, binary as bytes)."""
-    info = EXPECTED["collections"][collection]
-    pk = info["primary_key"]
-    declared = {f["name"]: f["type"] for f in info["fields"]}
-    rows = {}
-    for batch in EXPECTED["inserts"]:
-        if batch["phase"] != phase or batch["collection"] != collection:
-            continue
-        for row in batch["rows"]:
-            value = {
-                name: bytes.fromhex(row[name]) if type_key(kind) == "BINARYVECTOR" else row[name]
-                for name, kind in declared.items()
-            }
-            if info["enable_dynamic_field"]:
-                value["$meta"] = {k: v for k, v in row.items() if k not in declared}
-            rows[row[pk]] = value
-    return rows
-
-
-def expected_deletes(phase: str, collection: str) -> list:
-    return sorted(
-        pk for d in EXPECTED["deletes"] if d["phase"] == phase and d["collection"] == collection for pk in d["pks"]
-    )
-
-
-def replayed(rows, collection: str) -> tuple[dict, list]:
-    """(pk -> inserted row, sorted deleted pks) from replayed Spark rows; no pk may come twice."""
-    info = EXPECTED["collections"][collection]
-    pk, declared = info["primary_key"], {f["name"]: f["type"] for f in info["fields"]}
-    inserts, deletes = {}, []
-    for row in rows:
-        data = row.asDict()
-        if data["_op"] == "delete":
-            deletes.append(data[pk])
-            assert all(data[name] is None for name in declared if name != pk)
-            continue
-        assert data[pk] not in inserts, f"pk {data[pk]} replayed twice"
-        value = {}
-        for name, kind in declared.items():
-            value[name] = json.loads(data[name]) if type_key(kind) == "JSON" else data[name]
-            if type_key(kind) == "BINARYVECTOR":
-                value[name] = bytes(data[name])
-        if info["enable_dynamic_field"]:
-            value["$meta"] = json.loads(data["$meta"])
-        inserts[data[pk]] = value
-    return inserts, sorted(deletes)
 
 
 def rows_frame(spark, source: dict, collection: str, partitions: int = 3):

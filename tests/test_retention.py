@@ -13,35 +13,13 @@ import pytest
 from mqctl.mq.retention import RULE_BLOCKED, RULE_DRIFT
 from mqctl.mq.rocksmq.reader import RocksMQSource, RocksPage
 from mqctl.mq.rocksmq.retention import rocksmq_purge
-from tests.conftest import FIXTURES
-from tests.test_jetstream import start_nats
+from tests.helpers.natsmq import natsmq_yaml, stream_limits
+from tests.helpers.paths import FIXTURES
+from tests.helpers.servers import start_nats
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"
 FINDING_KEYS = {"code", "severity", "message", "key", "file", "line", "hint"}
-
-
-def natsmq_yaml(tmp_path, *, max_age="4320", max_bytes="", max_msgs="", name="milvus.yaml"):
-    path = tmp_path / name
-    path.write_text(
-        "mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: 4222\n    storeDir: /var/lib/milvus/nats\n"
-        f"    retention:\n      maxAge: {max_age}\n      maxBytes: {max_bytes}\n      maxMsgs: {max_msgs}\n"
-    )
-    return path
-
-
-def stream_limits(url) -> dict:
-    import nats
-
-    async def read():
-        nc = await nats.connect(url)
-        infos = await nc.jetstream().streams_info()
-        await nc.close()
-        return {
-            i.config.name: (i.config.max_age, i.config.max_bytes, i.config.max_msgs, i.state.messages) for i in infos
-        }
-
-    return asyncio.run(read())
 
 
 @pytest.fixture

@@ -14,10 +14,10 @@ import nats
 import pytest
 
 from mqctl.mq.nats.store import read_store
-from tests.conftest import FIXTURES, REPO, max_age_keeping
-from tests.test_jetstream import start_nats
-from tests.test_retention import natsmq_yaml, stream_limits
-from tests.test_rocksmq import tree_fingerprint
+from tests.helpers.files import tree_fingerprint
+from tests.helpers.natsmq import max_age_keeping, natsmq_yaml, stream_limits
+from tests.helpers.paths import FIXTURES, REPO
+from tests.helpers.servers import start_nats
 
 STORE = FIXTURES / "natsmq" / "store"
 KEEP_ALL = max_age_keeping(STORE)  # JetStream deletes what is older than max_age, and the fixture ages
@@ -258,7 +258,7 @@ CP_CHANNEL = "by-dev-rootcoord-dml_0"  # 121 messages, 1..121; the fixture's `it
 
 def _checkpoint_at(etcd_url, root: str, sequence: int) -> str:
     """Milvus meta under `root`: the fixture's `items` collection, its vchannel's checkpoint at `sequence`."""
-    from tests.test_checkpoints import collection_info, position, put
+    from tests.helpers.milvus_meta import collection_info, position, put
 
     peeked = subprocess.run(
         [
@@ -351,7 +351,7 @@ def test_limits_that_keep_everything_after_the_checkpoints_apply(cli, tmp_path, 
 
 @pytest.mark.etcd
 def test_the_configs_etcd_is_read_and_an_unreachable_one_is_a_warning(cli, tmp_path, store, etcd_url):
-    from tests.conftest import free_port
+    from tests.helpers.servers import free_port
 
     vchannel = _checkpoint_at(etcd_url, "fromconfig", 10)
     limits = natsmq_yaml(tmp_path, max_age=KEEP_ALL, max_msgs="100")

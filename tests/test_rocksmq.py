@@ -2,36 +2,19 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import pathlib
 import shutil
-import stat
 
 import pytest
 
 from mqctl.errors import InputError
 from mqctl.mq.decode import messages
 from mqctl.mq.rocksmq.reader import RocksMQSource
-from tests.conftest import FIXTURES
+from tests.helpers.files import tree_fingerprint
+from tests.helpers.paths import FIXTURES
 from tests.make_fixtures import load_expected
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
-
-
-def tree_fingerprint(root) -> dict:
-    """Every file and folder below root with its bytes, size, mode and mtime."""
-    out = {}
-    for folder in (root, root.with_name(root.name + "_meta_kv")):
-        for dirpath, dirnames, filenames in os.walk(folder):
-            for name in dirnames + filenames:
-                path = os.path.join(dirpath, name)
-                st = os.lstat(path)
-                digest = (
-                    hashlib.sha256(pathlib.Path(path).read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else None
-                )
-                out[path] = (st.st_size, st.st_mode, st.st_mtime_ns, digest)
-    return out
 
 
 def exercise(path):

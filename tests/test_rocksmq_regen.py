@@ -7,7 +7,7 @@ import os
 import pytest
 
 from mqctl.mq.rocksmq.reader import RocksMQSource
-from tests.conftest import FIXTURES
+from tests.helpers.paths import FIXTURES
 from tests.make_fixtures import load_expected, main
 
 pytestmark = [

@@ -25,7 +25,7 @@ def _sandbox_folder(tmp_path, embed: bool):
     import json
     import shutil
 
-    from tests.conftest import SAMPLES
+    from tests.helpers.paths import SAMPLES
 
     (tmp_path / "configs").mkdir(parents=True)
     config = tmp_path / "configs" / "milvus.yaml"

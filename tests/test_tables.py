@@ -11,9 +11,11 @@ import shutil
 from pathlib import Path
 
 import pytest
-from rich.cells import cell_len
 
-from tests.conftest import FIXTURES, SAMPLES, max_age_keeping, run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.natsmq import max_age_keeping
+from tests.helpers.paths import FIXTURES, SAMPLES
+from tests.helpers.tables import assert_readable
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"
@@ -162,19 +164,6 @@ TABLES = {
         lambda j: [s["name"] for s in j["steps"]],
     ),
 }
-
-
-def cell(value: str) -> re.Pattern:
-    """`value` alone and whole in one table cell."""
-    return re.compile(rf"[│┃] +{re.escape(value)} +[│┃]")
-
-
-def assert_readable(stdout: str, width: int, identifiers: list[str]) -> None:
-    too_long = [line for line in stdout.splitlines() if cell_len(line) > width]
-    assert not too_long, f"lines wider than {width}: {too_long}"
-    assert identifiers
-    missing = [value for value in identifiers if not cell(value).search(stdout)]
-    assert not missing, f"cut or wrapped at {width} columns: {missing}\n{stdout}"
 
 
 @pytest.mark.parametrize("width", WIDTHS)

@@ -15,7 +15,8 @@ from mqctl.config.resolve.resolution import resolve
 from mqctl.config.resolve.sources import EtcdConfig
 from mqctl.config.rules.report import RULE_BY_CODE, validate
 from mqctl.errors import PreconditionError
-from tests.conftest import SAMPLES, write_yaml
+from tests.helpers.files import write_yaml
+from tests.helpers.paths import SAMPLES
 
 ROCKSMQ_YAML = """\
 etcd:

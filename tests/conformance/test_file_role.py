@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.conftest import SAMPLES, write_yaml
+from tests.helpers.files import write_yaml
+from tests.helpers.paths import SAMPLES
 
 DEFAULT_ONLY = "mq:\n  type: default\n"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 KILLED = -9  # exit code of a CLI run that killed itself (MQCTL_CRASH_AFTER_STEP)
 

@@ -1,5 +1,5 @@
 """A real Spark standalone cluster on this host, from the installed pyspark: a master and workers
-bound to 127.0.0.1 on free ports, web UIs off. Used by tests/test_replay_cluster.py and bench/replay.py.
+bound to 127.0.0.1 on free ports, web UIs off. Used by tests/e2e/test_replay_cluster.py and bench/replay.py.
 """
 
 from __future__ import annotations

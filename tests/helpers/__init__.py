@@ -1,0 +1,1 @@
+"""What tests share: the CLI runners, the servers they start, paths, and checks on files and tables."""

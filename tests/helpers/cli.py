@@ -1,0 +1,156 @@
+"""Two ways to run `mqctl ARGS` as a user would (no stdin, not a terminal, NO_COLOR=1, COLUMNS=200):
+
+- `run_cli` (the default) calls `mqctl.cli.run` in this process with stdout, stderr, stdin, the environment
+  and the working directory swapped for the call: fast, and an internal error's traceback lands in the
+  pytest report (on the test's captured stderr).
+- `run_cli_subprocess` starts `python -m mqctl`: for what needs a fresh interpreter — commands that start
+  Spark (a JVM would stay in the pytest process), fork or kill themselves, or where signals are the point.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import traceback
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+BASE_ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        return json.loads(self.stdout)
+
+
+def run_cli_subprocess(
+    *args: str, env: Mapping[str, str] | None = None, timeout: float = 600, cwd: str | os.PathLike[str] | None = None
+) -> CliResult:
+    """Run `mqctl ARGS` as a real subprocess (no stdin, not a terminal), as a user or CI would."""
+    full_env = {**os.environ, **BASE_ENV, **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "mqctl", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        cwd=cwd,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+class _NotATerminal(io.StringIO):
+    """An empty stdin, as `stdin=subprocess.DEVNULL` gives a subprocess: reads end at once, never a TTY."""
+
+    def isatty(self) -> bool:
+        return False
+
+
+def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None) -> CliResult:
+    """Run `mqctl ARGS` in this process, as `python -m mqctl ARGS` would (minus installing signal handlers and
+    exiting): same stdout, stderr and exit code as `run_cli_subprocess`."""
+    out, err = io.StringIO(), io.StringIO()
+    internal: list[str] = []
+    with (
+        _environment({**BASE_ENV, **(env or {})}),
+        _working_directory(cwd),
+        _streams(_NotATerminal(), out, err),
+        _internal_tracebacks(internal),
+    ):
+        code = _main(list(args))
+    for text in internal:  # shown with the test's captured stderr when it fails
+        sys.stderr.write(f"internal error inside `mqctl {' '.join(args)}`:\n{text}")
+    return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def _main(args: list[str]) -> int:
+    """`mqctl.cli.main` without `interrupts.install()` (the handlers would stay in pytest) and `sys.exit`."""
+    from mqctl import cli
+
+    if not args or args in (["--help"], ["-h"]) or args == ["--version"]:
+        try:
+            returned = cli.main(args)  # prints the root help or the version, and returns before any signal handler
+        except SystemExit as done:  # pragma: no cover - only if main() stops returning for these
+            returned = done.code if isinstance(done.code, int) else 1
+        return returned
+    _reset_json_once()
+    try:
+        return cli.run(args)
+    except SystemExit as done:
+        return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
+
+
+def _reset_json_once() -> None:
+    """The terminal prints at most one JSON object per process run; each in-process run is a run of its own."""
+    terminal = sys.modules.get("mqctl.cli.terminal")
+    if terminal is not None:
+        terminal._json_printed = False  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _environment(changes: Mapping[str, str]) -> Iterator[None]:
+    """Apply `changes` to os.environ for the call, then put back exactly what was there (the command's own
+    changes included)."""
+    saved = dict(os.environ)
+    os.environ.update(changes)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+@contextlib.contextmanager
+def _working_directory(cwd: str | os.PathLike[str] | None) -> Iterator[None]:
+    if cwd is None:
+        yield
+        return
+    before = os.getcwd()
+    os.chdir(cwd)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+@contextlib.contextmanager
+def _streams(stdin: io.StringIO, stdout: io.StringIO, stderr: io.StringIO) -> Iterator[None]:
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = stdin, stdout, stderr
+    try:
+        yield
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+
+
+@contextlib.contextmanager
+def _internal_tracebacks(found: list[str]) -> Iterator[None]:
+    """Keep the traceback of an unexpected exception the CLI turns into its one-line "internal error" (the
+    subprocess runner would need --debug to show it)."""
+    from mqctl import cli
+    from mqctl.errors import MqctlError
+
+    original = cli._traceback_for
+
+    def keep(debug: bool) -> None:
+        error = sys.exc_info()[1]
+        if error is not None and not isinstance(error, MqctlError):
+            found.append(traceback.format_exc())
+        original(debug)
+
+    cli._traceback_for = keep  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        cli._traceback_for = original  # type: ignore[method-assign]

@@ -1,0 +1,29 @@
+"""Files tests write and compare: YAML snippets, and fingerprints that prove a store was left untouched."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import textwrap
+from pathlib import Path
+
+
+def write_yaml(tmp_path: Path, text: str, name: str = "milvus.yaml") -> Path:
+    """Write a dedented YAML snippet into tmp_path (the config tests' input files)."""
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def tree_fingerprint(root: Path) -> dict[str, tuple[int, int, int, str | None]]:
+    """Every file and folder below root (and its RocksMQ `_meta_kv` sibling) with its bytes, size, mode and mtime."""
+    out: dict[str, tuple[int, int, int, str | None]] = {}
+    for folder in (root, root.with_name(root.name + "_meta_kv")):
+        for dirpath, dirnames, filenames in os.walk(folder):
+            for name in dirnames + filenames:
+                path = os.path.join(dirpath, name)
+                st = os.lstat(path)
+                digest = hashlib.sha256(Path(path).read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else None
+                out[path] = (st.st_size, st.st_mode, st.st_mtime_ns, digest)
+    return out

@@ -1,0 +1,54 @@
+"""natsmq configs and JetStream limits: what the retention tests write and read back."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+
+def natsmq_yaml(
+    tmp_path: Path,
+    *,
+    max_age: str = "4320",
+    max_bytes: str = "",
+    max_msgs: str = "",
+    name: str = "milvus.yaml",
+) -> Path:
+    """A milvus.yaml choosing natsmq with the given retention settings (empty: unset)."""
+    path = tmp_path / name
+    path.write_text(
+        "mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: 4222\n    storeDir: /var/lib/milvus/nats\n"
+        f"    retention:\n      maxAge: {max_age}\n      maxBytes: {max_bytes}\n      maxMsgs: {max_msgs}\n"
+    )
+    return path
+
+
+def stream_limits(url: str) -> dict[str, tuple[Any, Any, Any, Any]]:
+    """stream name -> (max_age, max_bytes, max_msgs, messages) as the live server reports them."""
+    import nats
+
+    async def read() -> dict[str, tuple[Any, Any, Any, Any]]:
+        nc = await nats.connect(url)
+        infos = await nc.jetstream().streams_info()
+        await nc.close()
+        return {
+            i.config.name: (i.config.max_age, i.config.max_bytes, i.config.max_msgs, i.state.messages) for i in infos
+        }
+
+    return asyncio.run(read())
+
+
+def max_age_keeping(store: Path, margin_minutes: int = 4320) -> str:
+    """A natsmq `maxAge` (minutes) under which `store` keeps every message on any date: the age of its oldest
+    message as mqctl measures it (mqctl.clock, so MQCTL_NOW moves it too) plus a margin. nats-server expires by
+    the wall clock, so the larger of both ages counts."""
+    from mqctl import clock
+    from mqctl.mq.nats.store import read_store
+
+    stamps = [s.oldest_ns for s in read_store(store).values() if s.oldest_ns is not None]
+    assert stamps, f"no message in {store}"
+    oldest = dt.datetime.fromtimestamp(min(stamps) / 1e9, dt.timezone.utc)
+    latest = max(clock.now(), dt.datetime.now(dt.timezone.utc))
+    return str(int((latest - oldest).total_seconds() // 60) + margin_minutes)
