@@ -1,0 +1,1 @@
+"""Tests of mqctl.config: reading, resolving, validating and editing Milvus configs."""

@@ -13,8 +13,10 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import traceback
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -57,18 +59,36 @@ class _NotATerminal(io.StringIO):
         return False
 
 
-def run_cli(*args: str, env: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None) -> CliResult:
+class CliTimeout(BaseException):
+    """An in-process run took longer than its timeout (a BaseException, so the CLI's own handlers let it pass
+    after the command's cleanups ran)."""
+
+
+def run_cli(
+    *args: str,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    timeout: float = 600,
+) -> CliResult:
     """Run `mqctl ARGS` in this process, as `python -m mqctl ARGS` would (minus installing signal handlers and
-    exiting): same stdout, stderr and exit code as `run_cli_subprocess`."""
+    exiting): same stdout, stderr and exit code as `run_cli_subprocess`. A run past `timeout` seconds fails
+    the test (with what the command printed so far)."""
     out, err = io.StringIO(), io.StringIO()
     internal: list[str] = []
-    with (
-        _environment({**BASE_ENV, **(env or {})}),
-        _working_directory(cwd),
-        _streams(_NotATerminal(), out, err),
-        _internal_tracebacks(internal),
-    ):
-        code = _main(list(args))
+    try:
+        with (
+            _deadline(timeout),
+            _environment({**BASE_ENV, **(env or {})}),
+            _working_directory(cwd),
+            _streams(_NotATerminal(), out, err),
+            _internal_tracebacks(internal),
+        ):
+            code = _main(list(args))
+    except CliTimeout:
+        raise AssertionError(
+            f"`mqctl {' '.join(args)}` did not finish within {timeout:g} s\nstdout:\n{out.getvalue()}\n"
+            f"stderr:\n{err.getvalue()}"
+        ) from None
     for text in internal:  # shown with the test's captured stderr when it fails
         sys.stderr.write(f"internal error inside `mqctl {' '.join(args)}`:\n{text}")
     return CliResult(code, out.getvalue(), err.getvalue())
@@ -96,6 +116,25 @@ def _reset_json_once() -> None:
     terminal = sys.modules.get("mqctl.cli.terminal")
     if terminal is not None:
         terminal._json_printed = False  # type: ignore[attr-defined]
+
+
+@contextlib.contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Raise CliTimeout in the main thread after `seconds` (SIGALRM; blocking calls are interrupted too)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise CliTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
 
 
 @contextlib.contextmanager

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli_subprocess
 
 KILLED = -9  # exit code of a CLI run that killed itself (MQCTL_CRASH_AFTER_STEP)
 
@@ -29,7 +29,7 @@ def counts(info) -> dict[str, int]:
 
 
 def migrate(info, *args, env=None):
-    return run_cli("migrate", "--sandbox", info["dir"], "--yes", *args, env=env, timeout=600)
+    return run_cli_subprocess("migrate", "--sandbox", info["dir"], "--yes", *args, env=env, timeout=600)
 
 
 def journal(info) -> dict:

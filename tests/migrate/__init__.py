@@ -1,0 +1,1 @@
+"""Tests of mqctl.migrate that need no Milvus: journal, steps, evidence, checkpoints."""

@@ -1,0 +1,1 @@
+"""Tests of mqctl.mq: channels, checkpoints and retention of the MQ data."""

@@ -1,0 +1,1 @@
+"""Tests of mqctl.replay: options, planning, schema, resume state, and local Spark."""

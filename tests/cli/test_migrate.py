@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.paths import SAMPLES
+from tests.helpers.servers import free_port
 
 COMMANDS = ("--stop-cmd", "true", "--start-cmd", "true", "--log-file", "milvus.log")
 
@@ -365,3 +366,82 @@ def test_migrate_and_plan_share_the_option_bundle():
     assert [p.name for p in group.params[len(MIGRATION_OPTIONS) :]][:3] == ["yes", "json_mode", "wide"]
     for param in (*migrate_options, *plan_options):
         assert param.default in (None, "", False), param.name
+
+
+def _one_clean_line(result) -> None:
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_malformed_milvus_and_etcd_urls_are_bad_input(cli, config):
+    milvus = cli("migrate", "plan", "--config", str(config), "--to", "natsmq", "--milvus", "http://[::1")
+    assert milvus.code == 2
+    _one_clean_line(milvus)
+    assert "--milvus 'http://[::1' is not a valid URL" in milvus.stderr
+    etcd = cli("config", "explain", str(config), "--etcd", "http://[::1")
+    assert etcd.code == 2
+    _one_clean_line(etcd)
+    assert "--etcd" in etcd.stderr
+
+
+def test_password_in_milvus_uri_is_never_printed_nor_journaled(cli, config):
+    uri = f"http://root:Sup3rS3cret@127.0.0.1:{free_port()}"
+    plan = cli("migrate", "plan", "--config", str(config), "--to", "natsmq", "--milvus", uri, "--json")
+    assert plan.code == 3
+    assert plan.json()["findings"][0]["code"] == "milvus-unreachable"
+    assert "Sup3rS3cret" not in plan.stdout + plan.stderr
+    run = cli(
+        "migrate",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        uri,
+        "--stop-cmd",
+        "true",
+        "--start-cmd",
+        "true",
+        "--log-file",
+        "milvus.log",
+        "--yes",
+    )
+    assert run.code == 3 and "not reachable" in run.stderr
+    journal = config.parent / ".mqctl-migrate.json"
+    assert journal.is_file() and "Sup3rS3cret" not in journal.read_text()
+    status = cli("migrate", "status", "--config", str(config), "--json")
+    milvus = status.json()["options"]["milvus"]
+    assert milvus["uri"].startswith("http://127.0.0.1:") and milvus["user"] == "root" and milvus["password_set"]
+
+
+def test_misspelled_migration_target_is_bad_input(cli, config):
+    result = cli("migrate", "plan", "--config", str(config), "--to", "natmq", "--milvus", "http://127.0.0.1:1")
+    assert result.code == 2
+    _one_clean_line(result)
+    assert "unknown MQ 'natmq'" in result.stderr and "did you mean 'natsmq'?" in result.stderr
+
+
+def test_rollback_says_there_is_no_journal_before_asking(cli, config):
+    missing = cli("migrate", "rollback", "--config", str(config))
+    assert missing.code == 3
+    _one_clean_line(missing)
+    assert "no migration journal" in missing.stderr
+    failed = cli(
+        "migrate",
+        "--config",
+        str(config),
+        "--to",
+        "natsmq",
+        "--milvus",
+        f"http://127.0.0.1:{free_port()}",
+        "--stop-cmd",
+        "true",
+        "--start-cmd",
+        "true",
+        "--log-file",
+        "milvus.log",
+        "--yes",
+    )
+    assert failed.code == 3 and (config.parent / ".mqctl-migrate.json").is_file()
+    unconfirmed = cli("migrate", "rollback", "--config", str(config))
+    assert unconfirmed.code == 3 and "needs confirmation" in unconfirmed.stderr

@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from mqctl.cli.terminal import Output
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli, run_cli_subprocess
 from tests.helpers.paths import FIXTURES, REPO, SAMPLES
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
@@ -25,7 +25,7 @@ def clean(result) -> str:
 
 
 def test_spark_master_option_is_echoed_verbatim(tmp_path):
-    result = run_cli(
+    result = run_cli_subprocess(
         "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "out"), "--master", "local[x]"
     )
     assert result.code == 2
@@ -37,7 +37,7 @@ def test_install_hint_keeps_its_extra(tmp_path):
     broken = tmp_path / "site" / "pyspark"
     broken.mkdir(parents=True)
     (broken / "__init__.py").write_text("raise ImportError('pyspark is not installed here')\n")
-    result = run_cli(
+    result = run_cli_subprocess(
         "replay",
         "--to-spark",
         "--rocksmq",

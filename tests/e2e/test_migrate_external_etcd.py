@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli_subprocess
 from tests.helpers.sandbox import KILLED, client, counts, journal, migrate
 
 pytestmark = [pytest.mark.milvus, pytest.mark.etcd]
@@ -26,7 +26,9 @@ RAW_ROWS = 300
 @pytest.fixture(scope="module")
 def box(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sandbox") / "milvus"
-    result = run_cli("sandbox", "up", "--dir", str(folder), "--external-etcd", "--seed", "--json", timeout=300)
+    result = run_cli_subprocess(
+        "sandbox", "up", "--dir", str(folder), "--external-etcd", "--seed", "--json", timeout=300
+    )
     assert result.code == 0, result.stderr
     info = result.json()
     from pymilvus import DataType, MilvusClient
@@ -39,7 +41,7 @@ def box(tmp_path_factory):
     c.insert(RAW, [{"id": i, "vector": [0.5] * 4} for i in range(RAW_ROWS)])
     c.close()
     yield info
-    run_cli("sandbox", "down", "--dir", str(folder))
+    run_cli_subprocess("sandbox", "down", "--dir", str(folder))
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -149,7 +151,7 @@ def test_rocksmq_to_natsmq_through_etcd_survives_crashes(box):
     assert force_deny(box) == "true"  # denied through etcd, and Milvus logged it
     confirmed = steps(journal(box))["stop-writes"]["evidence"]["confirmed"]
     assert "EtcdSource" in confirmed
-    crashed = run_cli(
+    crashed = run_cli_subprocess(
         "migrate", "resume", "--sandbox", box["dir"], env={"MQCTL_CRASH_AFTER_STEP": "switch"}, timeout=600
     )
     assert crashed.code == KILLED, crashed.stderr
@@ -159,7 +161,7 @@ def test_rocksmq_to_natsmq_through_etcd_survives_crashes(box):
         "done",
         "pending",
     ]
-    done = run_cli("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
+    done = run_cli_subprocess("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
     assert done.code == 0, done.stderr
     result = steps(done.json())
     assert "mqType=natsmq" in result["verify"]["evidence"]["init_mq_line"]

@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from tests.helpers.files import tree_fingerprint
-from tests.helpers.paths import FIXTURES
+from tests.helpers.paths import FIXTURES, SAMPLES
 from tests.helpers.servers import free_port, start_nats
 from tests.make_fixtures import load_expected, rows_by_pk
 
@@ -385,3 +385,33 @@ def test_source_commands_share_the_bundle_and_its_defaults():
         expected = wanted - {"rocksmq"} if (group, name) == ("retention", "apply") else wanted
         assert expected <= set(options), (group, name)
         assert options["timeout"].default == SourceOptions().timeout
+
+
+def _one_clean_line(result) -> None:
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("url", ["nats://[::1", "nats://127.0.0.1:port", "foo://127.0.0.1:4222", "nats://"])
+def test_malformed_nats_url_is_bad_input(cli, url):
+    result = cli("channels", "list", "--nats", url)
+    assert result.code == 2, result.stderr
+    _one_clean_line(result)
+    assert "--nats" in result.stderr
+
+
+@pytest.mark.parametrize("option", ["--rocksmq", "--nats-store"])
+def test_a_file_where_a_store_folder_is_expected(cli, option):
+    result = cli("channels", "list", option, str(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"))
+    assert result.code == 2
+    _one_clean_line(result)
+    assert "is not a directory" in result.stderr
+
+
+def test_peek_type_without_a_name_is_bad_input(cli):
+    result = cli(
+        "channels", "peek", "by-dev-rootcoord-dml_0", "--rocksmq", str(FIXTURES / "rocksmq" / "rdb_data"), "--type", ","
+    )
+    assert result.code == 2
+    _one_clean_line(result)
+    assert "--type ',' names no message type" in result.stderr

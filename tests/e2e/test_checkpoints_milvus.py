@@ -18,7 +18,7 @@ import time
 import httpx
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli_subprocess
 
 pytestmark = pytest.mark.milvus
 
@@ -59,7 +59,7 @@ def nats_box(tmp_path_factory):
     _insert(info, "hazard", range(ROWS))  # never flushed
     info["inserted_at"] = time.monotonic()
     yield info
-    run_cli("sandbox", "down", "--dir", str(folder))
+    run_cli_subprocess("sandbox", "down", "--dir", str(folder))
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -74,7 +74,7 @@ def rocks_box(tmp_path_factory):
     _insert(info, "events", range(10), db="analytics")
     wait_for_channel_checkpoints(info["etcd"], 2)
     yield info
-    run_cli("sandbox", "down", "--dir", str(folder))
+    run_cli_subprocess("sandbox", "down", "--dir", str(folder))
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -105,7 +105,7 @@ def wait_for_channel_checkpoints(etcd: str, count: int, timeout: float = 120) ->
 
 
 def checkpoints(info: dict, *args: str):
-    return run_cli("channels", "checkpoints", "--config", info["config"], *args)
+    return run_cli_subprocess("channels", "checkpoints", "--config", info["config"], *args)
 
 
 def hazard_row(result, collection: str = "hazard") -> dict:

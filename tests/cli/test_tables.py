@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli, run_cli_subprocess
 from tests.helpers.natsmq import max_age_keeping
 from tests.helpers.paths import FIXTURES, SAMPLES
 from tests.helpers.tables import assert_readable
@@ -185,7 +185,7 @@ def test_replay_summary_reads_at_the_narrowest_width(tmp_path):
     """One Spark run at 80 columns (the table code is the one every width uses; a run costs ~30 s)."""
     names = [c["name"] for c in run_cli("channels", "list", "--rocksmq", str(ROCKSMQ), "--json").json()["channels"]]
     for width in WIDTHS[:1]:
-        result = run_cli(
+        result = run_cli_subprocess(
             "replay",
             "--to-spark",
             "--rocksmq",

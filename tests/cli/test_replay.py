@@ -7,14 +7,16 @@ import socket
 
 import pytest
 
+from tests.helpers.cli import run_cli_subprocess
 from tests.helpers.paths import NATS_STORE, ROCKSMQ
 from tests.helpers.replay import expected_deletes, expected_inserts, replayed
+from tests.helpers.servers import free_port
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+@pytest.fixture
+def cli():
+    """Replay starts Spark (a JVM) and changes the environment for it: each run gets a fresh interpreter."""
+    return run_cli_subprocess
 
 
 @pytest.mark.spark
@@ -178,7 +180,7 @@ def test_unreachable_nats_is_exit_3(cli, tmp_path):
         "replay",
         "--to-spark",
         "--nats",
-        f"nats://127.0.0.1:{_free_port()}",
+        f"nats://127.0.0.1:{free_port()}",
         "--timeout",
         "1",
         "--output",
@@ -189,7 +191,7 @@ def test_unreachable_nats_is_exit_3(cli, tmp_path):
 
 
 def test_unreachable_milvus_never_prints_the_password_of_its_uri(cli, tmp_path):
-    milvus = f"http://reader:s3cr3t-pw@127.0.0.1:{_free_port()}"
+    milvus = f"http://reader:s3cr3t-pw@127.0.0.1:{free_port()}"
     result = cli(
         "replay",
         "--to-spark",
@@ -271,7 +273,6 @@ def test_broken_checkpoint_is_exit_2_with_its_location(cli, tmp_path):
 
 @pytest.mark.spark
 def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
-    import socket
     import sys
 
     bare_python = getattr(sys, "_base_executable", None)  # the interpreter under the venv, without mqctl

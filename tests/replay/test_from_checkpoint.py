@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli, run_cli_subprocess
 from tests.helpers.milvus_meta import collection_info, position, put
 from tests.helpers.paths import ROCKSMQ
 
@@ -86,14 +86,14 @@ def test_replays_only_what_milvus_has_not_persisted(etcd_url, checkpoints, store
         "local[2]",
         "--json",
     )
-    messages = run_cli(*base, "--shape", "messages", "--output", str(tmp_path / "messages"))
+    messages = run_cli_subprocess(*base, "--shape", "messages", "--output", str(tmp_path / "messages"))
     assert messages.code == 0, messages.stderr
     assert {c["name"] for c in messages.json()["channels"]} == {"by-dev-rootcoord-dml_0", "by-dev-rootcoord-dml_1"}
     got = {(m["channel"], m["id"]) for m in _written(tmp_path / "messages")}
     assert got == _unpersisted(stored, cps)
     assert not any(m.get("shard") == V0 and m["id"] <= cps[V0] for m in _written(tmp_path / "messages"))
 
-    rows = run_cli(*base, "--collection", "items", "--output", str(tmp_path / "rows"))
+    rows = run_cli_subprocess(*base, "--collection", "items", "--output", str(tmp_path / "rows"))
     assert rows.code == 0, rows.stderr
     expected = sum(m["rows"] for key, m in stored.items() if key in _unpersisted(stored, cps) and m["shard"])
     assert rows.json()["rows"] == expected == len(_written(tmp_path / "rows"))
@@ -101,5 +101,7 @@ def test_replays_only_what_milvus_has_not_persisted(etcd_url, checkpoints, store
 
 @pytest.mark.etcd
 def test_etcd_without_from_checkpoint_is_bad_usage(etcd_url, tmp_path):
-    result = run_cli("replay", "--to-spark", "--rocksmq", ROCKS, "--etcd", etcd_url, "--output", str(tmp_path / "o"))
+    result = run_cli_subprocess(
+        "replay", "--to-spark", "--rocksmq", ROCKS, "--etcd", etcd_url, "--output", str(tmp_path / "o")
+    )
     assert result.code == 2 and "--from checkpoint" in result.stderr

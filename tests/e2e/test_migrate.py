@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli_subprocess
 from tests.helpers.sandbox import KILLED, client, counts, journal, migrate
 
 pytestmark = pytest.mark.milvus
@@ -18,11 +18,11 @@ pytestmark = pytest.mark.milvus
 @pytest.fixture(scope="module")
 def box(tmp_path_factory):
     folder = tmp_path_factory.mktemp("sandbox") / "milvus"
-    result = run_cli("sandbox", "up", "--dir", str(folder), "--seed", "--json", timeout=300)
+    result = run_cli_subprocess("sandbox", "up", "--dir", str(folder), "--seed", "--json", timeout=300)
     assert result.code == 0, result.stderr
     info = result.json()
     yield info
-    run_cli("sandbox", "down", "--dir", str(folder))
+    run_cli_subprocess("sandbox", "down", "--dir", str(folder))
     shutil.rmtree(folder, ignore_errors=True)
 
 
@@ -56,7 +56,9 @@ def test_refuses_conflicting_etcd_override(box):
         result = migrate(box, "--to", "natsmq")
         assert result.code == 3
         assert "by-dev/config/mq/type" in result.stderr and "--clear-etcd-override" in result.stderr
-        plan = run_cli("migrate", "plan", "--sandbox", box["dir"], "--to", "natsmq", "--clear-etcd-override", "--json")
+        plan = run_cli_subprocess(
+            "migrate", "plan", "--sandbox", box["dir"], "--to", "natsmq", "--clear-etcd-override", "--json"
+        )
         assert plan.code == 0, plan.stderr
         assert "etcd-override-cleared" in [f["code"] for f in plan.json()["findings"]]
     finally:
@@ -71,7 +73,7 @@ def test_refuses_stale_jetstream_dir(box, tmp_path):
 
 
 def test_plan_reads_milvus_environment_and_warns_of_an_unreachable_kafka(box):
-    result = run_cli("migrate", "plan", "--sandbox", box["dir"], "--to", "kafka", "--json")
+    result = run_cli_subprocess("migrate", "plan", "--sandbox", box["dir"], "--to", "kafka", "--json")
     assert result.code == 0, result.stderr  # warnings only
     findings = {f["code"]: f for f in result.json()["findings"]}
     assert (
@@ -93,7 +95,7 @@ def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
         env={"MQCTL_CRASH_AFTER_STEP": "preflight"},
     )
     assert crashed.code == KILLED
-    status = run_cli("migrate", "status", "--sandbox", box["dir"], "--json").json()
+    status = run_cli_subprocess("migrate", "status", "--sandbox", box["dir"], "--json").json()
     names = [s["name"] for s in status["steps"]]
     assert names == [
         "preflight",
@@ -110,12 +112,12 @@ def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
     # SIGKILL right after every other step too; each resume goes on from the journal (Milvus is not
     # restarted needlessly) and the step that was killed after stays done.
     for step in names[1:]:
-        crashed = run_cli(
+        crashed = run_cli_subprocess(
             "migrate", "resume", "--sandbox", box["dir"], env={"MQCTL_CRASH_AFTER_STEP": step}, timeout=600
         )
         assert crashed.code == KILLED, (step, crashed.stderr)
         assert journal(box)["steps"][names.index(step)]["status"] == "done", step
-    done = run_cli("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
+    done = run_cli_subprocess("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
     assert done.code == 0, done.stderr
     result = done.json()
     assert result["state"] == "completed"
@@ -153,10 +155,10 @@ def test_natsmq_to_rocksmq_after_a_failing_stop_and_a_failing_start_command(box,
     c.insert("demo_events", [{"id": 70_000 + i, "tag": 2, "vector": [0.25] * 8} for i in range(5)])
     c.close()
     before = counts(box)
-    failed = run_cli("migrate", "resume", "--sandbox", box["dir"], "--start-cmd", "false", timeout=600)
+    failed = run_cli_subprocess("migrate", "resume", "--sandbox", box["dir"], "--start-cmd", "false", timeout=600)
     assert failed.code == 3
     assert "step start failed" in failed.stderr and "writes stay denied" in failed.stderr
-    done = run_cli("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
+    done = run_cli_subprocess("migrate", "resume", "--sandbox", box["dir"], "--json", timeout=600)
     assert done.code == 0, done.stderr
     verify = next(s for s in done.json()["steps"] if s["name"] == "verify")
     assert "mqType=rocksmq" in verify["evidence"]["init_mq_line"]
@@ -166,7 +168,7 @@ def test_natsmq_to_rocksmq_after_a_failing_stop_and_a_failing_start_command(box,
 
 def test_rollback_before_cleanup_returns_to_rocksmq(box):
     """forceDeny absent from the config: resuming writes removes it again, which Milvus logs as a DELETE event."""
-    unset = run_cli("config", "unset", box["config"], "quotaAndLimits.limitWriting.forceDeny", "--yes")
+    unset = run_cli_subprocess("config", "unset", box["config"], "quotaAndLimits.limitWriting.forceDeny", "--yes")
     assert unset.code == 0, unset.stderr
     before = counts(box)
     done = migrate(box, "--to", "natsmq")
@@ -176,7 +178,7 @@ def test_rollback_before_cleanup_returns_to_rocksmq(box):
     resumed = next(s for s in journal(box)["steps"] if s["name"] == "resume-writes")
     assert "DELETE" in resumed["evidence"]["confirmed"]
     assert get_key(box["config"], "quotaAndLimits.limitWriting.forceDeny") == (None, None)
-    back = run_cli("migrate", "rollback", "--sandbox", box["dir"], "--yes", "--json", timeout=600)
+    back = run_cli_subprocess("migrate", "rollback", "--sandbox", box["dir"], "--yes", "--json", timeout=600)
     assert back.code == 0, back.stderr
     result = back.json()
     assert result["state"] == "rolled-back"
@@ -184,7 +186,7 @@ def test_rollback_before_cleanup_returns_to_rocksmq(box):
     assert "mqType=rocksmq" in verify["evidence"]["init_mq_line"]
     assert counts(box) == before
     assert_deleted_rows_stay_deleted(box)
-    status = run_cli("sandbox", "status", "--dir", box["dir"], "--json").json()
+    status = run_cli_subprocess("sandbox", "status", "--dir", box["dir"], "--json").json()
     assert status["mq"] == "rocksmq" and status["running"] is True
 
 
@@ -204,7 +206,7 @@ def test_rollback_after_cleanup_restores_the_archived_rocksmq(box, tmp_path):
     assert done.code == 0, done.stderr
     deleted = next(s for s in done.json()["steps"] if s["name"] == "backup")["evidence"]["deleted"]
     assert deleted and not any(Path(d).exists() for d in deleted)
-    back = run_cli("migrate", "rollback", "--sandbox", box["dir"], "--yes", "--json", timeout=600)
+    back = run_cli_subprocess("migrate", "rollback", "--sandbox", box["dir"], "--yes", "--json", timeout=600)
     assert back.code == 0, back.stderr
     steps = {s["name"]: s for s in back.json()["rollback"]}
     assert steps["restore-data"]["evidence"]["restored"] == deleted

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.cli import run_cli
+from tests.helpers.cli import run_cli_subprocess
 from tests.helpers.paths import FIXTURES
 from tests.helpers.spark_cluster import StandaloneCluster, bare_python
 
@@ -59,7 +59,7 @@ def cluster(tmp_path_factory, request):
 
 def test_no_ship_says_what_the_executors_lack(cluster, tmp_path):
     """Through the command line: --no-ship onto executors without mqctl is one clear line."""
-    result = run_cli(
+    result = run_cli_subprocess(
         "replay",
         "--to-spark",
         "--rocksmq",
@@ -172,7 +172,7 @@ def test_connect_replay_equals_local(connect_url, local_runs, tmp_path, name):
     """Through the command line, --remote: the same rows as local[2]."""
     local = local_runs[name]
     request = items_request(name, local, tmp_path / "out")
-    result = run_cli(
+    result = run_cli_subprocess(
         "replay",
         "--to-spark",
         *SOURCES[name],

@@ -1,4 +1,4 @@
-"""`mqctl sandbox`: refusals without Milvus, and the README's main job (`rehearse`) end to end."""
+"""`mqctl sandbox` without Milvus: folders that are not sandboxes, damaged state files, refused options."""
 
 from __future__ import annotations
 
@@ -79,29 +79,6 @@ def test_a_damaged_state_file_is_one_line_naming_the_key(tmp_path, cli, damage):
         result = cli(*command)
         assert result.code == 3, (damage, command, result.stderr)
         assert f"sandbox.json: {key} " in result.stderr and "internal error" not in result.stderr
-
-
-@pytest.mark.milvus
-def test_rehearse_runs_the_whole_migration_and_shows_it(tmp_path, cli):
-    """On the production topology (its own etcd server); the embedded one is rehearsed by test_migrate_e2e."""
-    folder = tmp_path / "rehearsal"
-    result = cli("sandbox", "rehearse", "--dir", str(folder), "--external-etcd", timeout=600)
-    assert result.code == 0, result.stderr
-    assert "etcd: update event logged" in result.stderr  # writes stopped through etcd, not the file
-    for step in ("preflight", "stop-writes", "flush", "stop", "switch", "start", "verify", "resume-writes", "backup"):
-        assert f"✓ {step}" in result.stderr, step  # live progress, step by step
-    assert "mqType=natsmq" in result.stdout and "by-dev-rootcoord-dml_0" in result.stdout
-    assert "Rehearsal passed" in result.stdout
-    status = cli("sandbox", "status", "--dir", str(folder), "--json").json()
-    assert status["running"] is False and status["mq"] == "natsmq" and status["etcd_mode"] == "external"
-    from mqctl.sandbox.server import Sandbox
-
-    assert Sandbox(folder).etcd_pid() is None  # down stopped the sandbox's etcd too
-    assert (folder / "data" / "natsmq" / "jetstream").is_dir()
-    journal = cli("migrate", "status", "--sandbox", str(folder), "--json").json()
-    assert journal["state"] == "completed" and journal["source_mq"] == "rocksmq" and journal["target_mq"] == "natsmq"
-    rows = {s["name"]: {n: c["rows"] for n, c in s["evidence"].get("counts", {}).items()} for s in journal["steps"]}
-    assert rows["flush"] == rows["verify"] == {"default/demo_docs": 2700, "default/demo_events": 1080}
 
 
 def test_external_etcd_only_applies_to_a_new_sandbox(tmp_path, cli):

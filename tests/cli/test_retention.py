@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import shutil
+import socket
 import subprocess
 import sys
+import time
 
 import pytest
 
 from mqctl.mq.retention import RULE_BLOCKED, RULE_DRIFT
-from mqctl.mq.rocksmq.reader import RocksMQSource, RocksPage
-from mqctl.mq.rocksmq.retention import rocksmq_purge
+from mqctl.mq.rocksmq.reader import RocksMQSource
 from tests.helpers.natsmq import natsmq_yaml, stream_limits
-from tests.helpers.paths import FIXTURES
-from tests.helpers.servers import start_nats
+from tests.helpers.paths import FIXTURES, SAMPLES
+from tests.helpers.servers import free_port, start_nats
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"
@@ -88,32 +88,6 @@ def test_show_rocksmq_purgeable_pages(cli, tmp_path):
     assert any(c["actual"]["purgeable_pages"] for c in result.json()["channels"])
     defaults = cli("retention", "show", "--rocksmq", str(ROCKSMQ), "--json").json()
     assert defaults["channels"][0]["configured"]["retention_time_minutes"] == 4320
-
-
-def _page(end_id, size, closed_min_ago, acked_min_ago, now):
-    at = lambda minutes: None if minutes is None else now - dt.timedelta(minutes=minutes)  # noqa: E731
-    return RocksPage(end_id, size, at(closed_min_ago), at(acked_min_ago))
-
-
-def test_rocksmq_purge_rule():
-    now = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
-    pages = [
-        _page(1, 100, 90, 80, now),
-        _page(2, 100, 70, 60, now),
-        _page(3, 100, 50, 40, now),
-        _page(4, 100, 45, None, now),
-        _page(5, 100, 10, 5, now),
-    ]
-    by_time = rocksmq_purge(pages, retention_minutes=55, retention_mb=0, now=now)
-    assert [p.end_id for p in by_time.purgeable] == [1, 2]
-    assert [p.end_id for p in by_time.unacked] == [4] and by_time.blocked == []
-    late = rocksmq_purge(pages, retention_minutes=30, retention_mb=0, now=now)
-    assert [p.end_id for p in late.purgeable] == [1, 2, 3]  # page 5 waits behind unacked page 4
-    assert [p.end_id for p in late.blocked] == [4]
-    tiny = rocksmq_purge(
-        [_page(i, 1024 * 1024, 1, 1, now) for i in range(1, 5)], retention_minutes=0, retention_mb=2, now=now
-    )
-    assert [p.end_id for p in tiny.purgeable] == [1, 2]  # purged until 2 MB are left
 
 
 def test_blocked_pages_are_a_finding_exit_1(cli, tmp_path):
@@ -269,3 +243,53 @@ def test_non_ascii_digits_are_not_a_number_for_milvus(cli, tmp_path):
     result = cli("retention", "show", "--nats-store", str(STORE), "--config", str(config), "--json")
     assert result.code == 0, result.stderr
     assert {c["configured"]["max_age"] for c in result.json()["channels"]} == {0}
+
+
+def _wait_listening(port: int, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on 127.0.0.1:{port}")
+
+
+@pytest.fixture
+def config(tmp_path):
+    path = tmp_path / "milvus.yaml"
+    shutil.copy(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml", path)
+    return path
+
+
+def _one_clean_line(result) -> None:
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("how", ["store-dir-option", "config-file"])
+def test_a_store_served_by_an_idle_nats_server_is_refused(cli, tmp_path, how):
+    """An idle nats-server keeps no store file open; its command line or config names the store."""
+    from mqctl.mq.nats.server import nats_server_binary
+
+    store = tmp_path / "store"
+    shutil.copytree(FIXTURES / "natsmq" / "store", store)
+    port = free_port()
+    if how == "config-file":
+        conf = tmp_path / "server.conf"
+        conf.write_text(f'listen: 127.0.0.1:{port}\njetstream {{ store_dir: "{store}" }}\n')
+        args = ["-c", str(conf)]
+    else:
+        args = ["-a", "127.0.0.1", "-p", str(port), "-js", "-sd", str(store)]
+    server = subprocess.Popen([nats_server_binary(), *args], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_listening(port)
+        config = tmp_path / "milvus.yaml"
+        shutil.copy(SAMPLES / "milvus-2.3-standalone-natsmq.yaml", config)
+        result = cli("retention", "apply", "--config", str(config), "--nats-store", str(store), "--yes")
+        assert result.code == 3, result.stdout
+        _one_clean_line(result)
+        assert f"in use by {server.pid} (nats-server)" in result.stderr
+    finally:
+        server.kill()
+        server.wait()

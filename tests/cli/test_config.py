@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.paths import CORPUS, SAMPLES, require_corpus
+from tests.helpers.servers import free_port
 
 REPORT_KEYS = {"effective_mq", "mode", "milvus_version", "explanation", "findings"}
 FINDING_KEYS = {"code", "severity", "message", "key", "file", "line", "hint"}
@@ -261,3 +262,113 @@ def test_get_reads_a_quoted_user_yaml_in_helm_values(cli, tmp_path):
     assert result.json()["value"] == "natsmq" and result.json()["source"] == "yaml"
     edit = cli("config", "set", str(values), "mq.type", "rocksmq", "--yes")  # an edit still needs a block text
     assert edit.code == 2 and "block text" in edit.stderr
+
+
+@pytest.fixture
+def config(tmp_path):
+    path = tmp_path / "milvus.yaml"
+    shutil.copy(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml", path)
+    return path
+
+
+def _one_clean_line(result) -> None:
+    assert "Traceback" not in result.stderr and "internal error" not in result.stderr
+    assert result.stderr.startswith("error: ") and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_password_in_etcd_url_is_not_printed(cli, config):
+    result = cli("config", "explain", str(config), "--etcd", f"http://root:EtcdPw9@127.0.0.1:{free_port()}")
+    assert result.code == 3
+    _one_clean_line(result)
+    assert "EtcdPw9" not in result.stderr and "root:******@" in result.stderr
+
+
+@pytest.mark.parametrize("port", ["70000", "0", "-5"])
+def test_set_refuses_a_port_validate_rejects(cli, config, port):
+    before = config.read_bytes()
+    result = cli("config", "set", str(config), "natsmq.server.port", port, "--yes")
+    assert result.code == 2
+    _one_clean_line(result)
+    assert f"natsmq.server.port must be a port, got '{port}'" in result.stderr
+    assert config.read_bytes() == before
+
+
+def test_switch_refuses_an_out_of_range_port(cli, config):
+    result = cli("config", "switch", str(config), "--to", "natsmq", "--port", "70000", "--yes")
+    assert result.code == 2 and "must be a port" in result.stderr
+
+
+def test_set_takes_a_negative_value(cli, config):
+    result = cli("config", "set", str(config), "natsmq.server.port", "-1", "--yes")
+    assert result.code == 0, result.stderr
+    assert "port: -1" in config.read_text()
+    get = cli("config", "get", str(config), "natsmq.server.port", "--json")
+    assert get.json()["value"] == "-1"
+    validate = cli("config", "validate", str(config), "--json")
+    assert "MQ112" in {finding["code"] for finding in validate.json()["findings"]}
+
+
+def test_unknown_option_after_set_is_still_refused(cli, config):
+    before = config.read_bytes()
+    result = cli("config", "set", str(config), "natsmq.server.port", "4223", "--yse")
+    assert result.code == 2 and "--yse" in result.stderr
+    assert config.read_bytes() == before
+
+
+def test_a_folder_where_a_config_file_is_expected(cli):
+    result = cli("config", "explain", str(SAMPLES))
+    assert result.code == 2
+    _one_clean_line(result)
+    assert "is a directory, not a config file" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("sample", "key"),
+    [
+        ("milvus-2.3-standalone-rocksmq.yaml", "rocksmq"),
+        ("operator-cr-natsmq.yaml", "spec.config"),
+        ("helm-values-natsmq.yaml", "standalone"),
+    ],
+)
+def test_get_of_a_section_is_refused_not_shown_as_unset(cli, sample, key):
+    result = cli("config", "get", str(SAMPLES / sample), key)
+    assert result.code == 2
+    _one_clean_line(result)
+    assert f"{key} is a section" in result.stderr and "(not set)" not in result.stdout
+
+
+FLOW_AND_LIST_SECRETS = """\
+minio: {address: localhost, secretAccessKey: FlowSecret1, accessKeyID: FlowKey1}
+etcd:
+  auth:
+    password:
+      - ListPw4
+pulsar:
+  authParams: |
+    {"token": "BlockTok5"}
+natsmq:
+  server:
+    port: 4222
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "key", "value"),
+    [
+        ("set", "minio.address", "minio"),
+        ("set", "natsmq.server.port", "4223"),
+        ("set", "etcd.auth.enabled", "true"),
+        ("unset", "etcd", None),
+        ("set", "minio.secretAccessKey", "NewSecret6"),
+    ],
+)
+def test_diff_hides_secrets_in_flow_mappings_lists_and_blocks(cli, tmp_path, command, key, value):
+    path = tmp_path / "milvus.yaml"
+    path.write_text(FLOW_AND_LIST_SECRETS)
+    result = cli("config", command, str(path), key, *([value] if value else []), "--dry-run", "--json")
+    assert result.code == 0, result.stderr
+    diff = result.json()["diff"]
+    assert diff and diff in result.stderr
+    for secret in ("FlowSecret1", "FlowKey1", "ListPw4", "BlockTok5", "NewSecret6"):
+        assert secret not in result.stdout + result.stderr
+    assert path.read_text() == FLOW_AND_LIST_SECRETS

@@ -1,0 +1,52 @@
+"""Stopping writes: the config update event Milvus logs is matched in every spelling it uses."""
+
+from __future__ import annotations
+
+from mqctl.migrate.writes import update_event
+
+EVENT = (
+    '[2026/11/22 05:07:12.265 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+    '[event="{\\"EventSource\\":\\"FileSource\\",\\"EventType\\":\\"UPDATE\\",\\"Key\\":'
+    '\\"quotaandlimits.limitwriting.forcedeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]'
+)
+# Seen on Milvus 2.3.5 with an external etcd: the etcd source logs the etcd path, then the normalised key.
+ETCD_CREATE = (
+    '[2026/11/23 13:08:55.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+    '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"CREATE\\",\\"Key\\":'
+    '\\"quotaAndLimits/limitWriting/forceDeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]'
+)
+ETCD_NORMALISED = (
+    '[2026/11/23 13:08:55.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+    '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"UPDATE\\",\\"Key\\":'
+    '\\"quotaandlimitslimitwritingforcedeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]'
+)
+ETCD_DELETE = (
+    '[2026/11/23 13:09:05.900 +00:00] [INFO] [config/manager.go:315] ["receive update event"] '
+    '[event="{\\"EventSource\\":\\"EtcdSource\\",\\"EventType\\":\\"DELETE\\",\\"Key\\":'
+    '\\"quotaAndLimits/limitWriting/forceDeny\\",\\"Value\\":\\"true\\",\\"HasUpdated\\":false}"]'
+)
+
+
+def test_update_event_matches_the_value_milvus_logged():
+    assert update_event("true")(EVENT)
+    assert not update_event("false")(EVENT)
+    assert not update_event("true")(EVENT.replace("forcedeny", "forcedenyreading"))
+    removed = EVENT.replace("UPDATE", "DELETE")  # a removed key is logged with its old value
+    assert update_event(None)(removed) and not update_event(None)(EVENT) and not update_event("false")(removed)
+
+
+def test_update_event_matches_the_etcd_source_with_slashes():
+    assert update_event("true")(ETCD_CREATE)
+    assert not update_event("false")(ETCD_CREATE) and not update_event(None)(ETCD_CREATE)
+
+
+def test_update_event_matches_the_normalised_key():
+    assert update_event("true")(ETCD_NORMALISED)
+    assert not update_event("true")(ETCD_NORMALISED.replace("forcedeny", "forcedenyreading"))
+    assert not update_event("true")(ETCD_NORMALISED.replace("limitwriting", "limitreading"))
+
+
+def test_update_event_matches_the_etcd_delete_and_never_takes_it_for_a_value():
+    assert update_event(None)(ETCD_DELETE)
+    assert not update_event("true")(ETCD_DELETE)  # a DELETE carries the old value: not a deny
+    assert update_event(None)(ETCD_NORMALISED.replace("UPDATE", "DELETE"))

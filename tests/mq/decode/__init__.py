@@ -1,0 +1,1 @@
+"""Tests of mqctl.mq.decode on the messages a real Milvus wrote."""

@@ -1,0 +1,1 @@
+"""Tests of mqctl.mq.nats against real nats-servers."""

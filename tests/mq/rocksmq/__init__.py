@@ -1,0 +1,1 @@
+"""Tests of mqctl.mq.rocksmq against the RocksMQ fixture."""

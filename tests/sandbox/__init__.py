@@ -1,0 +1,1 @@
+"""Tests of mqctl.sandbox that need no Milvus."""
