@@ -8,7 +8,7 @@ import base64
 import httpx
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 HOSTILE = "natmq\x1b]0;PWNED\x07\x1b[2J\x9b31m\u202e"
 RAW = ("\x1b", "\x07", "\x9b", "\u202e")

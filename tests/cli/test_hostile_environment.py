@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import FIXTURES, SAMPLES, run_cli
+from tests.helpers.cli import run_cli, run_cli_subprocess
+from tests.helpers.paths import FIXTURES, SAMPLES
 
 ROCKSMQ = str(FIXTURES / "rocksmq" / "rdb_data")
 
@@ -17,7 +18,8 @@ def test_an_unreadable_columns_is_ignored(columns):
 
 
 def test_an_ascii_only_stdout_gets_escapes_not_an_encoding_error():
-    result = run_cli(
+    """PYTHONIOENCODING sets the interpreter's stdout encoding at its start: a fresh interpreter."""
+    result = run_cli_subprocess(
         "config", "validate", str(SAMPLES / "broken-mq-config.yaml"), env={"PYTHONIOENCODING": "ascii"}, timeout=60
     )
     assert result.code == 1, result.stderr

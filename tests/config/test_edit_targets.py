@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from tests.conftest import run_cli, write_yaml
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write_yaml
 
 
 @pytest.fixture

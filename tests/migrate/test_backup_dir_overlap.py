@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.helpers.cli import run_cli
 
 COMMANDS = ("--stop-cmd", "true", "--start-cmd", "true", "--log-file", "milvus.log", "--milvus", "http://127.0.0.1:1")
 

@@ -12,9 +12,10 @@ import textwrap
 
 import pytest
 
-from tests.conftest import FIXTURES, REPO, max_age_keeping, run_cli
-from tests.test_jetstream import start_nats
-from tests.test_retention import natsmq_yaml, stream_limits
+from tests.helpers.cli import run_cli
+from tests.helpers.natsmq import max_age_keeping, natsmq_yaml, stream_limits
+from tests.helpers.paths import FIXTURES, REPO
+from tests.helpers.servers import start_nats
 
 STORE = FIXTURES / "natsmq" / "store"
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import FIXTURES, run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import FIXTURES
 
 
 def fingerprint(root: Path) -> dict[str, str]:
