@@ -289,7 +289,7 @@ def test_executors_without_mqctl_fail_in_one_line_with_the_fix(cli, tmp_path):
         str(tmp_path / "o"),
         "--master",
         "local[1]",
-        env={"PYSPARK_PYTHON": bare_python},
+        env={"PYSPARK_PYTHON": bare_python, "PYTHONPATH": ""},  # the workers must not find mqctl on a path
         cwd=str(tmp_path),
     )
     assert result.code == 3 and "Traceback" not in result.stderr

@@ -134,7 +134,7 @@ TABLE = [
 
 
 def test_a_missing_corpus_fails_under_ci(monkeypatch, tmp_path):
-    import tests.conftest as this
+    import tests.helpers.paths as this
 
     monkeypatch.setattr(this, "CORPUS", tmp_path / "absent")
     monkeypatch.setattr(this, "IN_CI", True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -19,12 +20,15 @@ from tests.conformance import compare
 from tests.conformance.classify import classify
 from tests.conformance.variants import (
     CI_SAMPLE,
+    RECORD_COUNT,
     RECORD_SEED,
     Variant,
     all_variants,
     render,
     sample,
 )
+
+DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
 
 
 def test_recorded_outcomes_agree_with_mqctl(tmp_path):
@@ -33,6 +37,12 @@ def test_recorded_outcomes_agree_with_mqctl(tmp_path):
     rows = compare.check(fixture["variants"], compare.fixture_base(), tmp_path)
     assert len(rows) >= len(CI_SAMPLE)
     assert all(ok for *_, ok in rows), "\n" + compare.table(rows)
+    # docs/conformance.md quotes this agreement and the size of the matrix: both computed here
+    text = DOCS_PAGE.read_text()
+    quoted = re.search(r"agrees with Milvus 2\.3\.5 on (\d+)/(\d+) recorded variants", text)
+    assert quoted, f"{DOCS_PAGE.name} no longer quotes the agreement on the recorded variants"
+    assert tuple(map(int, quoted.groups())) == (sum(ok for *_, ok in rows), len(rows))
+    assert f"({len(all_variants())} in all)" in text and f"runs all {len(all_variants())}" in text
 
 
 def test_the_fixture_covers_every_behaviour_of_the_binary():
@@ -76,7 +86,15 @@ def test_variants_change_only_mq_sections():
             k: v for k, v in base.items() if k not in mq_sections
         }
         assert doc["natsmq"]["server"]["port"] == base["natsmq"]["server"]["port"]
-    assert sample(RECORD_SEED, 5) == sample(RECORD_SEED, 5)
+
+
+def test_the_recorded_variants_are_the_chosen_ones_and_the_seeded_sample():
+    """The fixture holds CI_SAMPLE then the seeded sample `record` draws: the generator still draws the
+    same variants on this machine, and the recording is the one its header says."""
+    fixture = compare.load_fixture()
+    assert (fixture["seed"], fixture["ci_sample"]) == (RECORD_SEED, len(CI_SAMPLE))
+    recorded = [Variant(**record["params"]) for record in fixture["variants"]]
+    assert recorded == list(dict.fromkeys([*CI_SAMPLE, *sample(RECORD_SEED, RECORD_COUNT)]))
 
 
 def test_classifier_reads_panics_fatals_and_brokers():

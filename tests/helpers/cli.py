@@ -38,8 +38,12 @@ class CliResult:
 def run_cli_subprocess(
     *args: str, env: Mapping[str, str] | None = None, timeout: float = 600, cwd: str | os.PathLike[str] | None = None
 ) -> CliResult:
-    """Run `mqctl ARGS` as a real subprocess (no stdin, not a terminal), as a user or CI would."""
-    full_env = {**os.environ, **BASE_ENV, **(env or {})}
+    """Run `mqctl ARGS` as a real subprocess (no stdin, not a terminal), as a user or CI would; this checkout's
+    mqctl whatever the working directory (PYTHONPATH), unless `env` sets PYTHONPATH itself."""
+    from tests.helpers.paths import REPO
+
+    python_path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
+    full_env = {**os.environ, **BASE_ENV, "PYTHONPATH": python_path, **(env or {})}
     proc = subprocess.run(
         [sys.executable, "-m", "mqctl", *args],
         capture_output=True,
