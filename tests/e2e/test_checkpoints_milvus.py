@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -104,6 +105,25 @@ def wait_for_channel_checkpoints(etcd: str, count: int, timeout: float = 120) ->
         time.sleep(1)
 
 
+def wait_for_the_pause_between_samples(watcher: subprocess.Popen, settle: float = 0.5, timeout: float = 60) -> None:
+    """Until `--watch` has taken its first sample: its main thread then sleeps the whole window in nanosleep
+    (its reads of etcd and the MQ wait in poll/epoll), seen here for `settle` seconds in a row."""
+    wchan = Path(f"/proc/{watcher.pid}/wchan")
+    deadline = time.monotonic() + timeout
+    asleep_since = None
+    while time.monotonic() < deadline:
+        assert watcher.poll() is None, watcher.communicate()
+        if "nanosleep" in wchan.read_text():
+            asleep_since = asleep_since or time.monotonic()
+            if time.monotonic() - asleep_since >= settle:
+                return
+        else:
+            asleep_since = None
+        time.sleep(0.05)
+    watcher.kill()
+    raise AssertionError(f"the watch took no first sample in {timeout} s: {watcher.communicate()}")
+
+
 def checkpoints(info: dict, *args: str):
     return run_cli_subprocess("channels", "checkpoints", "--config", info["config"], *args)
 
@@ -124,11 +144,11 @@ def test_watch_flags_a_checkpoint_that_stays_put_while_messages_arrive(nats_box)
         "--config",
         nats_box["config"],
         "--watch",
-        "4",
+        "8",
         "--json",
     ]
     watcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2)
+    wait_for_the_pause_between_samples(watcher)
     _insert(nats_box, "hazard", range(ROWS, ROWS + 10))
     stdout, stderr = watcher.communicate(timeout=60)
     assert watcher.returncode == 1, stdout + stderr
