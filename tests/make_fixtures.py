@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from mqctl.ports import free_ports
 
@@ -189,7 +190,7 @@ class Recorder:
     """What the script wrote, in order: the ground truth for the tests."""
 
     def __init__(self):
-        self.data = {
+        self.data: dict[str, Any] = {
             "milvus_version": "2.3.5",
             "rocksmq_page_size": PAGE_SIZE,
             "dml_channels": DML_CHANNELS,

@@ -172,7 +172,7 @@ def _migrate_finding_codes() -> set[str]:
         for node in ast.walk(ast.parse(path.read_text())):
             if not isinstance(node, ast.Call):
                 continue
-            name = getattr(node.func, "id", None) or getattr(node.func, "attr", "")
+            name = str(getattr(node.func, "id", None) or getattr(node.func, "attr", ""))
             where = {"Finding": 0, "_check": 1, "add": 1}.get(name)
             code = node.args[where] if where is not None and len(node.args) > where else None
             if isinstance(code, ast.Constant) and isinstance(code.value, str) and re.fullmatch(r"[a-z-]+", code.value):

@@ -11,7 +11,8 @@ INIT = '[2026/11/22 05:03:46.032 +00:00] [INFO] [dependency/factory.go:84] ["try
 
 
 def test_init_mq_line_and_log_time():
-    assert INIT_MQ.search(INIT).group(1) == "natsmq"
+    found = INIT_MQ.search(INIT)
+    assert found and found.group(1) == "natsmq"
     assert log_time(INIT) == dt.datetime(2026, 11, 22, 5, 3, 46, 32000, tzinfo=dt.timezone.utc)
     assert log_time("no time here") is None
 

@@ -42,6 +42,7 @@ def raw_key_counts(tmp_path) -> dict[str, int]:
     counts: dict[str, int] = {}
     db = Rdict(str(copy), options=Options(raw_mode=True), access_type=AccessType.read_only())
     for key in db.keys():  # noqa: SIM118  (Rdict iterates items, not keys)
+        assert isinstance(key, bytes)  # raw mode
         topic = key.rpartition(b"/")[0].decode()
         counts[topic] = counts.get(topic, 0) + 1
     db.close()

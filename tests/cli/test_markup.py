@@ -118,10 +118,11 @@ def test_bracketed_channel_names_and_paths(tmp_path):
 
 def test_progress_descriptions_are_plain_text():
     out = Output()
-    out.err = Console(file=io.StringIO(), force_terminal=True, width=100)
+    shown = io.StringIO()
+    out.err = Console(file=shown, force_terminal=True, width=100)
     with out.progress(transient=False) as progress:
         progress.add_task("by-dev[bold]x [red]y", total=1)
-    assert "by-dev[bold]x [red]y" in out.err.file.getvalue()
+    assert "by-dev[bold]x [red]y" in shown.getvalue()
 
 
 def test_bracketed_config_path_in_the_migration_plan(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -187,7 +188,7 @@ def test_a_damaged_journal_is_bad_input(config, cli, damage):
         assert "unreadable migration journal" in result.stderr and "Traceback" not in result.stderr
 
 
-WRONG_STEP_FIELDS = {
+WRONG_STEP_FIELDS: dict[str, tuple[int | None, dict[str, Any]]] = {
     "counts as text": (0, {"evidence": {"counts": "x"}}),
     "rows as text": (0, {"evidence": {"source_mq": "rocksmq", "counts": {"default/c": {"rows": "many"}}}}),
     "seconds as text": (0, {"seconds": "abc"}),

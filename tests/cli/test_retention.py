@@ -78,7 +78,7 @@ def test_show_rocksmq_purgeable_pages(cli, tmp_path):
     with RocksMQSource(ROCKSMQ) as source:
         meta = source.topic_meta()
     for channel in result.json()["channels"]:
-        pages = meta.get(channel["name"]).pages
+        pages = meta[channel["name"]].pages
         actual = channel["actual"]
         assert channel["configured"]["retention_time_minutes"] == 1
         assert actual["pages"] == len(pages) and actual["acked_pages"] == sum(p.acked for p in pages)
@@ -98,7 +98,7 @@ def test_blocked_pages_are_a_finding_exit_1(cli, tmp_path):
     meta = tmp_path / "rdb_data_meta_kv"
     shutil.copytree(ROCKSMQ.with_name("rdb_data_meta_kv"), meta)
     db = Rdict(str(meta), options=Options(raw_mode=True))
-    for key in [k for k in db.keys() if k.startswith(b"acked_ts/")]:  # noqa: SIM118 (Rdict iterates items)
+    for key in [k for k in db.keys() if isinstance(k, bytes) and k.startswith(b"acked_ts/")]:  # noqa: SIM118 (Rdict iterates items)
         del db[key]
     db.close()
     config = tmp_path / "milvus.yaml"
@@ -176,7 +176,7 @@ def test_apply_refuses_a_store_in_use(cli, tmp_path):
         text=True,
     )
     try:
-        assert holder.stdout.readline().strip() == "ok"
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
         result = cli("retention", "apply", "--config", str(natsmq_yaml(tmp_path)), "--nats-store", str(store), "--yes")
         assert result.code == 3 and "in use by" in result.stderr and "stop Milvus" in result.stderr
     finally:

@@ -140,6 +140,7 @@ def test_write_is_atomic_keeps_mode_and_leaves_no_temp_files(tmp_path):
     path = write(tmp_path, "mq:\n  type: default\n")
     os.chmod(path, 0o640)
     result = set_key(path, "mq.type", "rocksmq")
+    assert result.backup is not None
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["milvus.yaml", result.backup.name, ".milvus.yaml.mqctl.lock"]

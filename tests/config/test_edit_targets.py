@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from mqctl.errors import PreconditionError
 from tests.helpers.cli import run_cli
 from tests.helpers.files import write_yaml
 
@@ -58,6 +59,6 @@ def test_a_backup_never_writes_through_a_link_at_its_name(tmp_path, monkeypatch)
 
     monkeypatch.setattr(files, "backup_stamp", lambda: "20300101T000000000000Z")
     (tmp_path / "milvus.yaml.20300101T000000000000Z.bak").symlink_to(victim)
-    with pytest.raises(files.PreconditionError):
+    with pytest.raises(PreconditionError):
         files.backup_copy(config)
     assert victim.read_text() == "keep me"

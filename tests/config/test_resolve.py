@@ -210,7 +210,8 @@ def test_bad_documents_are_clean_input_errors(tmp_path, text, message, location)
     with pytest.raises(InputError) as caught:
         resolve([path])
     assert message in caught.value.message
-    assert caught.value.location.startswith(str(path)) and location in caught.value.location
+    where = caught.value.location or ""
+    assert where.startswith(str(path)) and location in where
 
 
 def test_missing_file_and_bad_options(tmp_path):

@@ -77,7 +77,7 @@ def check(records: list[dict], base: str, folder: Path) -> list[tuple[str, str, 
 
 
 def table(rows: list[tuple[str, str, str, bool]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(3)]
     lines = [f"{'variant':<{widths[0]}}  {'binary':<{widths[1]}}  {'mqctl':<{widths[2]}}  agree"]
     lines += [f"{v:<{widths[0]}}  {b:<{widths[1]}}  {m:<{widths[2]}}  {'yes' if ok else 'NO'}" for v, b, m, ok in rows]
     agreed = sum(ok for *_, ok in rows)

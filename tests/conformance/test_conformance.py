@@ -100,16 +100,14 @@ def test_the_recorded_variants_are_the_chosen_ones_and_the_seeded_sample():
 def test_classifier_reads_panics_fatals_and_brokers():
     mq = '[INFO] [dependency/factory.go:84] ["try to init mq"] [standalone=true] [mqType={}]\n'
     fatal = '[2026/11/23 13:00:00 +00:00] [FATAL] [rmq/x.go:1] ["fail to init rocksmq"] [error="mkdir : no such"]\n'
-    assert classify(mq.format("rocksmq") + fatal, exited=False, healthy=False, timed_out=False).as_dict() == {
-        "fails": "fail to init rocksmq",
-        "attempted": "rocksmq",
-    }
-    assert (
-        classify("panic: mq type x is invalid\n", exited=True, healthy=False, timed_out=False).fails
-        == "mq type x is invalid"
-    )
+    fatal_outcome = classify(mq.format("rocksmq") + fatal, exited=False, healthy=False, timed_out=False)
+    assert fatal_outcome is not None
+    assert fatal_outcome.as_dict() == {"fails": "fail to init rocksmq", "attempted": "rocksmq"}
+    panic = classify("panic: mq type x is invalid\n", exited=True, healthy=False, timed_out=False)
+    assert panic is not None and panic.fails == "mq type x is invalid"
     assert classify(mq.format("rocksmq"), exited=False, healthy=False, timed_out=False) is None
-    assert classify(mq.format("kafka"), exited=False, healthy=False, timed_out=True).fails == "never became healthy"
+    unhealthy = classify(mq.format("kafka"), exited=False, healthy=False, timed_out=True)
+    assert unhealthy is not None and unhealthy.fails == "never became healthy"
 
 
 def _variants_to_run() -> list[Variant]:
@@ -173,6 +171,6 @@ def test_natsmq_max_age_edit_alone_stops_milvus_as_retention_show_predicts(tmp_p
         assert findings and all("10058" in f["message"] for f in findings)
         outcome = worker.run(edited, wait=180, fresh=False).outcome
         assert outcome.attempted == "natsmq" and outcome.starts is None
-        assert "stream name already in use" in outcome.fails
+        assert "stream name already in use" in (outcome.fails or "")
     finally:
         worker.close()

@@ -52,7 +52,6 @@ def cluster(tmp_path_factory, request):
     )
     request.addfinalizer(spark.stop)
     spark.start()
-    spark.executor_python = executor_python
     spark.driver_only_store = hidden / ROCKSMQ.name if spark.hidden else None
     return spark
 
@@ -73,13 +72,13 @@ def test_no_ship_says_what_the_executors_lack(cluster, tmp_path):
         "--no-ship",
         *CLUSTER_CONF,
         "--spark-conf",
-        f"spark.pyspark.python={cluster.executor_python}",
+        f"spark.pyspark.python={cluster.python}",
         env=ENV,
     )
     assert result.code == 3
     errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "Traceback" not in result.stderr, result.stderr
-    assert f"{cluster.executor_python}, no runtime shipped) cannot import" in errors[0]
+    assert f"{cluster.python}, no runtime shipped) cannot import" in errors[0]
     assert "on a cluster replay without --no-ship so mqctl ships its runtime" in errors[0]
 
 
@@ -105,9 +104,7 @@ def cluster_session(cluster, local_runs):
     """One application on the cluster for the in-process runs (each application starts executors)."""
     from mqctl.replay.session import start_session
 
-    session = start_session(
-        cluster.url, {"spark.executor.memory": "512m", "spark.pyspark.python": str(cluster.executor_python)}
-    )
+    session = start_session(cluster.url, {"spark.executor.memory": "512m", "spark.pyspark.python": str(cluster.python)})
     yield session
     session.stop()
 

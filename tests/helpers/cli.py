@@ -192,8 +192,8 @@ def _internal_tracebacks(found: list[str]) -> Iterator[None]:
             found.append(traceback.format_exc())
         original(debug)
 
-    cli._traceback_for = keep  # type: ignore[method-assign]
+    cli._traceback_for = keep
     try:
         yield
     finally:
-        cli._traceback_for = original  # type: ignore[method-assign]
+        cli._traceback_for = original

@@ -34,7 +34,8 @@ def stream_limits(url: str) -> dict[str, tuple[Any, Any, Any, Any]]:
         infos = await nc.jetstream().streams_info()
         await nc.close()
         return {
-            i.config.name: (i.config.max_age, i.config.max_bytes, i.config.max_msgs, i.state.messages) for i in infos
+            str(i.config.name): (i.config.max_age, i.config.max_bytes, i.config.max_msgs, i.state.messages)
+            for i in infos
         }
 
     return asyncio.run(read())

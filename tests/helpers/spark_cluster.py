@@ -46,6 +46,7 @@ class StandaloneCluster:
     # Folders the workers (and their executors) see as empty: their own file system differs there,
     # as another host's does (a private mount namespace, `unshare -m`; needs root).
     hidden: list[Path] = field(default_factory=list)
+    driver_only_store: Path | None = None  # a store inside `hidden`: the driver sees it, the executors do not
     url: str = ""
     connect_url: str = ""
     processes: list[subprocess.Popen] = field(default_factory=list)
@@ -199,6 +200,8 @@ def bare_python(folder: Path, *packages: str) -> Path:
             text=True,
         ).stdout.strip()
         for name in packages:
-            origin = Path(importlib.util.find_spec(name).origin).parent
+            spec = importlib.util.find_spec(name)
+            assert spec is not None and spec.origin is not None, f"{name} is not installed"
+            origin = Path(spec.origin).parent
             (Path(site) / name).symlink_to(origin)
     return python

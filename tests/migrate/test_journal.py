@@ -24,7 +24,7 @@ def test_journal_round_trip_and_refusal_of_unfinished(tmp_path):
     loaded.state = COMPLETED
     loaded.save()
     moved = archive_finished(path)
-    assert moved.exists() and not path.exists()
+    assert moved is not None and moved.exists() and not path.exists()
 
 
 def test_journal_evidence_is_written_back_exactly_as_read(tmp_path):

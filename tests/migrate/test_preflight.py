@@ -34,7 +34,7 @@ def test_milvus_environment_is_read_from_the_local_milvus_process(tmp_path):
             env={**os.environ, "MQ_TYPE": "rocksmq"},
         )
         try:
-            assert proc.stdout.readline().strip() == "ready"
+            assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
             env, where = milvus_environment(options)
             assert (env is not None) == found, where
             if found:

@@ -46,7 +46,7 @@ def test_broken_checkpoint_names_file_and_line(tmp_path):
     path.write_text('{"format": "mqctl-replay-checkpoint/1",\n "positions": {')
     with pytest.raises(InputError) as err:
         Checkpoint.load(path)
-    assert err.value.location.startswith(f"{path}:2:")
+    assert (err.value.location or "").startswith(f"{path}:2:")
     path.write_text(json.dumps({"something": "else"}))
     with pytest.raises(InputError, match="not a replay checkpoint"):
         Checkpoint.load(path)

@@ -39,7 +39,7 @@ def test_every_milvus_type_has_a_spark_type(milvus_type, element, spark):
 def test_unknown_type_and_clashing_names_are_clear_errors():
     with pytest.raises(InputError, match="Geometry2") as err:
         spark_ddl(FieldInfo("geo", "Geometry2"))
-    assert "--shape messages" in err.value.hint
+    assert "--shape messages" in (err.value.hint or "")
     schema = CollectionSchemaInfo("c", [FieldInfo("_op", "Int64", is_primary=True)])
     with pytest.raises(InputError, match="_op"):
         rows_ddl(schema)

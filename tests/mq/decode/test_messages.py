@@ -9,7 +9,7 @@ import pytest
 
 from mqctl.mq.decode import messages
 from mqctl.mq.decode.columns import insert_columns
-from mqctl.mq.decode.schemas import schema_from_create, schema_from_insert
+from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create, schema_from_insert
 from mqctl.mq.rocksmq.reader import RocksMQSource
 from tests.make_fixtures import load_expected, rows_by_pk
 
@@ -27,13 +27,13 @@ def decoded(expected):
     from tests.helpers.paths import FIXTURES
 
     out = []
-    schemas = {}
+    schemas: dict[int, CollectionSchemaInfo] = {}
     with RocksMQSource(FIXTURES / ROCKSMQ) as source:
         for channel in source.list_channels():
             for raw in source.iter_messages(channel.name):
                 msg = messages.decode(raw.data, schemas=schemas)
                 schema = schema_from_create(msg)
-                if schema is not None:
+                if schema is not None and schema.collection_id is not None:
                     schemas[schema.collection_id] = schema
                 out.append((channel.name, msg))
     return out
@@ -114,10 +114,12 @@ def test_deletes_carry_every_primary_key(decoded, expected):
 
 
 def test_schema_from_create_collection(decoded, expected):
-    schemas = {s.name: s for s in map(schema_from_create, _of_type(decoded, 100))}
+    created = [schema_from_create(msg) for msg in _of_type(decoded, 100)]
+    schemas = {s.name: s for s in created if s is not None}
+    assert len(schemas) == len(created)
     assert set(schemas) == set(expected["collections"])
     for name, info in expected["collections"].items():
-        user_fields = [f for f in schemas[name].fields if f.field_id >= 100 and not f.is_dynamic]
+        user_fields = [f for f in schemas[name].fields if (f.field_id or 0) >= 100 and not f.is_dynamic]
         assert [(f.name, f.type, f.is_primary, f.dim, f.max_length) for f in user_fields] == [
             (f["name"], f["type"], f["is_primary"], f["dim"], f["max_length"]) for f in info["fields"]
         ]
@@ -130,6 +132,7 @@ def test_schema_from_insert_without_create(decoded, expected):
     insert = next(msg for msg in _of_type(decoded, 400) if msg.collection == "items")
     plain = messages.decode(insert.proto.SerializeToString())  # no schemas known: the key is inferred
     schema = schema_from_insert(plain)
+    assert schema is not None and schema.primary is not None
     assert schema.primary.name == expected["collections"]["items"]["primary_key"]
     assert [(f.name, f.type) for f in schema.fields] == [
         (f["name"], f["type"]) for f in expected["collections"]["items"]["fields"]

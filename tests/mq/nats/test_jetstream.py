@@ -66,19 +66,20 @@ def test_lists_the_milvus_streams(source):
 
 def test_post_switch_inserts_and_deletes_decode(source):
     expected = load_expected()
-    inserted, deleted = {}, {}
+    inserted: dict[str, dict] = {}
+    deleted: dict[str, list] = {}
     for channel in source.list_channels():
         for raw in source.iter_messages(channel.name):
             msg = messages.decode(raw.data, raw.headers)
             assert msg.error is None
             if msg.type_code == 400:
                 columns = insert_columns(msg)
-                inserted.setdefault(msg.collection, {}).update(
+                inserted.setdefault(str(msg.collection), {}).update(
                     {pk: {name: values[i] for name, values in columns.items()} for i, pk in enumerate(msg.pks)}
                 )
                 assert "traceparent" in raw.headers  # seen on Milvus 2.3.5: trace context travels as a header on NATS
             elif msg.type_code == 401:
-                deleted.setdefault(msg.collection, []).extend(msg.pks)
+                deleted.setdefault(str(msg.collection), []).extend(msg.pks)
     for name, _info in expected["collections"].items():
         want = rows_by_pk(expected, name, "natsmq")
         if name in ("scratch",):
@@ -191,7 +192,7 @@ def test_private_server_refuses_a_store_in_use(tmp_path):
         text=True,
     )
     try:
-        assert holder.stdout.readline().strip() == "ok"
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
         with pytest.raises(PreconditionError, match="in use by"):
             with private_nats_server(copy):
                 pass

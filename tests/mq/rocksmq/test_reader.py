@@ -119,7 +119,8 @@ def test_pages_close_and_get_acked():
     assert all(p.size >= expected["rocksmq_page_size"] for p in pages)
     for topic, info in source.topic_meta().items():
         for page in info.pages:
-            assert ranges[topic][0] <= page.end_id <= ranges[topic][1]
+            first_last = ranges[topic]
+            assert first_last is not None and first_last[0] <= page.end_id <= first_last[1]
 
 
 def test_iter_messages_range():
