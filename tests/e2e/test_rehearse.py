@@ -7,7 +7,7 @@ import pytest
 
 @pytest.mark.milvus
 def test_rehearse_runs_the_whole_migration_and_shows_it(tmp_path, cli):
-    """On the production topology (its own etcd server); the embedded one is rehearsed by test_migrate_e2e."""
+    """On the production topology (its own etcd server); the embedded one is migrated by tests/e2e/test_migrate.py."""
     folder = tmp_path / "rehearsal"
     result = cli("sandbox", "rehearse", "--dir", str(folder), "--external-etcd", timeout=600)
     assert result.code == 0, result.stderr

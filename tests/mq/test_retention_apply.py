@@ -252,7 +252,7 @@ def test_an_interrupted_apply_puts_back_the_streams_already_changed(cli, tmp_pat
         proc.wait()
 
 
-# --- channel checkpoints (a real etcd with hand-encoded Milvus meta, see test_checkpoints) -------------------
+# --- channel checkpoints (a real etcd with hand-encoded Milvus meta, see tests/helpers/milvus_meta.py) -----------------
 CP_CHANNEL = "by-dev-rootcoord-dml_0"  # 121 messages, 1..121; the fixture's `items` collection writes to it
 
 
