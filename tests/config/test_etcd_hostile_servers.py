@@ -10,7 +10,9 @@ import time
 
 import pytest
 
-from tests.conftest import FIXTURES, run_cli, write_yaml
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write_yaml
+from tests.helpers.paths import FIXTURES
 
 
 class Server:

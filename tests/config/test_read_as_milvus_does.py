@@ -11,7 +11,8 @@ import base64
 import httpx
 import pytest
 
-from tests.conftest import run_cli, write_yaml
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write_yaml
 
 ROCKS = "rocksmq:\n  path: /var/lib/milvus/rdb_data\n"
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import FIXTURES, run_cli, write_yaml
+from tests.helpers.cli import run_cli
+from tests.helpers.files import write_yaml
+from tests.helpers.paths import FIXTURES
 
 CASES = [
     ("natsmq.server.retention.maxAge", 153722867, "natsmq", "--nats-store", FIXTURES / "natsmq" / "store"),

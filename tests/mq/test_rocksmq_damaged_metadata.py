@@ -7,7 +7,8 @@ import shutil
 
 import pytest
 
-from tests.conftest import FIXTURES, SAMPLES, run_cli
+from tests.helpers.cli import run_cli
+from tests.helpers.paths import FIXTURES, SAMPLES
 
 
 @pytest.fixture
