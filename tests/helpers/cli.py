@@ -99,17 +99,14 @@ def run_cli(
 
 
 def _main(args: list[str]) -> int:
-    """`mqctl.cli.main` without `interrupts.install()` (the handlers would stay in pytest) and `sys.exit`."""
+    """`mqctl.cli.main` without `interrupts.install()` (the handlers would stay in pytest), `sys.exit`, and the
+    `errors="backslashreplace"` it sets on a real stdout (a StringIO encodes nothing)."""
     from mqctl import cli
 
-    if not args or args in (["--help"], ["-h"]) or args == ["--version"]:
-        try:
-            returned = cli.main(args)  # prints the root help or the version, and returns before any signal handler
-        except SystemExit as done:  # pragma: no cover - only if main() stops returning for these
-            returned = done.code if isinstance(done.code, int) else 1
-        return returned
-    _reset_json_once()
     try:
+        if not args or args in (["--help"], ["-h"]) or args == ["--version"]:
+            return cli.main(args)  # prints the root help or the version and returns, before any signal handler
+        _reset_json_once()
         return cli.run(args)
     except SystemExit as done:
         return done.code if isinstance(done.code, int) else (0 if done.code is None else 1)
