@@ -54,6 +54,14 @@ def test_relative_links_and_anchors_resolve(page):
     assert not broken, f"{page.name}: " + "; ".join(broken)
 
 
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_test_path_the_docs_name_exists(page):
+    """Paths like `tests/cli/test_config.py` or `python -m pytest tests/e2e/...` follow the test layout."""
+    found = {path.rstrip(".") for path in re.findall(r"\btests/[\w./*-]*", page.read_text())}
+    named = {path for path in found if "*" not in path}  # globs like tests/test_*.py name no one file
+    assert [path for path in sorted(named) if not (ROOT / path).exists()] == []
+
+
 def test_every_docs_page_is_reachable_from_the_readme():
     linked = {(ROOT / t.partition("#")[0]).resolve() for t in _links(ROOT / "README.md")}
     assert {p.resolve() for p in DOCS.glob("*.md")} <= linked
