@@ -325,6 +325,139 @@ def _render_checkpoints(report):
     return parts
 
 
+MilvusVersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--milvus-version",
+        help="Milvus version, e.g. 2.6.17: 2.6+ reads the Streaming Service state (default: detected from etcd, "
+        "streamingcoord-meta/streamingnode-meta keys).",
+        rich_help_panel=META,
+    ),
+]
+TruncationLagOpt = Annotated[
+    float,
+    typer.Option(
+        "--truncation-lag",
+        min=0,
+        help="2.6 Woodpecker: hours a segment before the WAL checkpoint may stay untruncated before it is flagged.",
+    ),
+]
+
+
+def _render_streaming(report):
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, FitTable, Output
+
+    pinned = report.pinned_mq or "not pinned"
+    wp = f", Woodpecker meta under {report.woodpecker_prefix}/" if report.woodpecker_prefix else ""
+    prows = [
+        (
+            r.status if r.status == "ok" else r.status.upper(),
+            r.pchannel,
+            r.node,
+            r.term,
+            r.wal,
+            r.checkpoint,
+            r.checkpoint_time,
+            r.alter_stage if r.alter_stage not in (None, "none") else "",
+            r.alter_target if r.alter_stage not in (None, "none") else "",
+            r.log_id,
+            r.segments,
+            r.truncated_to,
+            r.last_entry,
+            r.untruncated_before_checkpoint,
+        )
+        for r in report.pchannels
+    ]
+    pcolumns: list[Column | str] = [
+        Column("status", LABEL, 0),
+        Column("pchannel", KEY),
+        Column("node", LABEL, 4),
+        Column("term", NUMBER, 5),
+        Column("wal", LABEL, 1),
+        Column("checkpoint", ID, 2),
+        Column("checkpoint time", TIME, 2, wide_header="checkpoint (UTC)"),
+        Column("alter stage", LABEL, 1),
+        Column("alter to", LABEL, 3),
+        Column("log", ID, 5),
+        Column("segments", NUMBER, 4),
+        Column("truncated to", ID, 3),
+        Column("last entry", ID, 4),
+        Column("untruncated", NUMBER, 3),
+    ]
+    vrows = [
+        (
+            r.status if r.status == "ok" else r.status.upper(),
+            r.vchannel,
+            r.collection or r.collection_id or "",
+            r.state,
+            r.wal,
+            r.position,
+            r.checkpoint_time,
+        )
+        for r in report.vchannels
+    ]
+    vcolumns: list[Column | str] = [
+        Column("status", LABEL, 0),
+        Column("vchannel", KEY),
+        Column("collection", LABEL, 1),
+        Column("state", LABEL, 3),
+        Column("wal", LABEL, 1),
+        Column("position", ID, 2),
+        Column("checkpoint", TIME, 2, wide_header="checkpoint (UTC)"),
+    ]
+    parts: list[FitTable | str] = [
+        Output.table(f"pchannels of {report.meta_root}/ (etcd {report.etcd}; mq.type {pinned}{wp})", pcolumns, prows),
+        Output.table("vchannels (datacoord channel checkpoints)", vcolumns, vrows),
+    ]
+    parts += [f"{r.pchannel}: {reason}" for r in report.pchannels for reason in r.reasons]
+    parts += [f"{r.vchannel}: {r.status}: {r.reason}" for r in report.vchannels if r.status not in ("ok",) and r.reason]
+    parts += [
+        f"{f.code} {f.severity}: {f.message}" + (f" — {f.hint}" if f.hint else "")
+        for f in report.findings
+        if f.code != "CP114"
+    ]
+    parts.append(f"note: {report.verification}")
+    return parts
+
+
+def _streaming_checkpoints(reader, resolution, source, truncation_lag: float, json_mode: bool, wide: bool) -> None:
+    import datetime as dt
+
+    from mqctl.cli.common import exit_with
+    from mqctl.mq.streaming.checkpoints import assess_streaming
+    from mqctl.mq.streaming.state import StreamingReader
+    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
+
+    out = output(json_mode, wide)
+    if source.explicit:
+        out.warn(
+            f"Milvus 2.6+: {', '.join(source.explicit)} not read: mqctl reads the 2.6 state from etcd only "
+            "(reading the WAL itself is not supported yet)"
+        )
+    etcd_values = reader.etcd.read()
+
+    def configured(key: str) -> str | None:
+        item = etcd_values.get(key)
+        if item is not None and item.value:
+            return item.value
+        return (resolution.value(key) or None) if resolution is not None else None
+
+    streaming = StreamingReader(reader.etcd, reader.root[len(reader.etcd.root) :].strip("/") or "meta")
+    state = streaming.read()
+    woodpecker = read_woodpecker_meta(reader.etcd, configured("woodpecker.meta.prefix"))
+    collections = {cid: (c.database, c.name) for cid, c in reader.collections().items()}
+    report = assess_streaming(
+        state,
+        woodpecker,
+        collections=collections,
+        woodpecker_storage=configured("woodpecker.storage.type"),
+        truncation_lag=dt.timedelta(hours=truncation_lag),
+        etcd=reader.etcd.shown,
+    )
+    out.emit(report, _render_streaming)
+    exit_with(1 if report.failing else 0)
+
+
 @app.command()
 @takes_source()
 def checkpoints(
@@ -334,19 +467,40 @@ def checkpoints(
     milvus: MilvusOpt = None,
     milvus_token: MilvusTokenOpt = None,
     watch: WatchOpt = 0,
+    milvus_version: MilvusVersionOpt = None,
+    truncation_lag: TruncationLagOpt = 24.0,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ):
     """Per vchannel: is what Milvus has not flushed still in the MQ after its channel checkpoint?
-    Exit 1 when any vchannel is expired or at-risk, 3 when etcd or the MQ cannot be read."""
+    Exit 1 when any vchannel is expired or at-risk (2.6: any error or warning finding), 3 when etcd or the MQ
+    cannot be read.
+
+    On Milvus 2.6+ (Streaming Service) it reads etcd only: pchannel assignments, WAL checkpoints with the
+    AlterWAL stage, vchannel meta, channel checkpoints with their WAL name, the pinned mq.type and Woodpecker's
+    log/segment meta. 2.6 support: format from Milvus v2.6.x / Woodpecker v0.1.x source; not yet verified on a
+    running 2.6."""
+    from mqctl.backends import V2_6
     from mqctl.cli.common import exit_with
+    from mqctl.config.known_keys import parse_version
+    from mqctl.errors import InputError
     from mqctl.mq.checkpoints import checkpoint_report
     from mqctl.mq.milvus_meta import collections_from_milvus, meta_reader
     from mqctl.mq.retention import ROCKS_TIME_KEY, ConfiguredRetention
     from mqctl.mq.sources import load_config, open_source
+    from mqctl.mq.streaming.state import has_streaming_meta
 
+    version = parse_version(milvus_version)
+    if milvus_version and version is None:
+        raise InputError(f"--milvus-version {milvus_version!r} is not a version", hint="e.g. --milvus-version 2.6.17")
     resolution = load_config(source.config) if source.config else None
     reader = meta_reader(etcd, etcd_root, resolution)
+    if version is None and resolution is not None:
+        version = resolution.version
+    streaming = version >= V2_6 if version is not None else has_streaming_meta(reader.etcd, reader.root)
+    if streaming:
+        _streaming_checkpoints(reader, resolution, source, truncation_lag, json_mode, wide)
+        return
     target = None
     if milvus:
         from mqctl.milvus_client import MilvusTarget
