@@ -298,6 +298,18 @@ def test_streaming_meta_is_read_as_2_6(etcd_url, cli):
 
 
 @pytest.mark.etcd
+def test_dropped_channel_sentinel_is_dropped_not_lagging(etcd_url, cli):
+    """datacoord writes timestamp MaxUint64 into a dropped vchannel's checkpoint (birdwatcher PR #527)."""
+    vchannel = f"{CHANNEL}_4242v0"
+    put(etcd_url, f"sentinel/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, 5, 2**64 - 1))
+    result = cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root", "sentinel", "--json")
+    assert result.code == 0, result.stderr
+    (row,) = result.json()["checkpoints"]
+    assert (row["status"], row["checkpoint_time"], row["lag_seconds"]) == ("unknown", None, None)
+    assert row["reason"].startswith("dropped: datacoord keeps the MaxUint64 sentinel")
+
+
+@pytest.mark.etcd
 def test_empty_meta_says_so(etcd_url, cli):
     result = cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root", "nothing", "--json")
     assert result.code == 0

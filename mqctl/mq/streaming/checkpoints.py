@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from mqctl import clock
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.mq.streaming import VERIFICATION
-from mqctl.mq.streaming.state import StreamingState
+from mqctl.mq.streaming.state import StreamingState, tso_time
 from mqctl.mq.woodpecker.meta import Log, WoodpeckerMeta
 
 RULE_WAL_MISMATCH = "CP110"
@@ -200,8 +200,6 @@ def assess_streaming(
             None,
         )
         if record is not None:
-            from mqctl.mq.streaming.state import tso_time
-
             vrow.meta_time = tso_time(record.checkpoint_time_tick)
         if (ccp is not None and ccp.dropped) or (record is not None and record.state == "dropped"):
             vrow.status = DROPPED
