@@ -602,10 +602,10 @@ def _render_woodpecker(report):
 @app.command()
 def woodpecker(
     path: Annotated[
-        Path,
+        str,
         typer.Argument(
             help="The local Woodpecker folder (<localStorage.path>/wp) or a directory copy of the bucket; "
-            "segments are found below it.",
+            "segments are found below it (s3:// URLs are not supported yet).",
             show_default=False,
         ),
     ],
@@ -627,11 +627,18 @@ def woodpecker(
     from mqctl.cli.common import exit_with
     from mqctl.mq.streaming.wal_files import log_names, woodpecker_report
 
+    if "://" in path:
+        from mqctl.errors import InputError
+
+        raise InputError(
+            f"{path}: reading S3/MinIO directly is not supported yet",
+            hint="copy the bucket's Woodpecker prefix to a folder (e.g. `mc mirror` or `aws s3 sync`) and give that",
+        )
     names = None
     if etcd:
         from mqctl.config.resolve.sources import EtcdConfig
 
         names = log_names(EtcdConfig(etcd, etcd_root or "by-dev"))
-    report = woodpecker_report(path, names=names, log=log, limit=limit)
+    report = woodpecker_report(Path(path), names=names, log=log, limit=limit)
     output(json_mode, wide).emit(report, _render_woodpecker)
     exit_with(1 if report.corrupt else 0)

@@ -98,6 +98,11 @@ def test_unknown_log_and_missing_folder_are_input_errors(wal, tmp_path):
     assert result.code == 2 and "no such folder" in result.stderr
 
 
+def test_s3_urls_say_they_are_not_supported_yet():
+    result = run_cli("channels", "woodpecker", "s3://milvus-bucket/files/wp")
+    assert result.code == 2 and "not supported yet" in result.stderr and "mc mirror" in result.stderr
+
+
 def test_help_states_the_verification_status():
     result = run_cli("channels", "woodpecker", "--help")
     assert result.code == 0
