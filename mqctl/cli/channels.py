@@ -335,6 +335,14 @@ MilvusVersionOpt = Annotated[
         rich_help_panel=META,
     ),
 ]
+WoodpeckerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--woodpecker",
+        help="2.6: the local Woodpecker folder or a copy of its bucket: is what each checkpoint needs still stored?",
+        rich_help_panel=META,
+    ),
+]
 TruncationLagOpt = Annotated[
     float,
     typer.Option(
@@ -366,6 +374,7 @@ def _render_streaming(report):
             r.truncated_to,
             r.last_entry,
             r.untruncated_before_checkpoint,
+            r.first_retained,
         )
         for r in report.pchannels
     ]
@@ -384,6 +393,7 @@ def _render_streaming(report):
         Column("truncated to", ID, 3),
         Column("last entry", ID, 4),
         Column("untruncated", NUMBER, 3),
+        Column("first stored", ID, 2),
     ]
     vrows = [
         (
@@ -421,7 +431,9 @@ def _render_streaming(report):
     return parts
 
 
-def _streaming_checkpoints(reader, resolution, source, truncation_lag: float, json_mode: bool, wide: bool) -> None:
+def _streaming_checkpoints(
+    reader, resolution, source, truncation_lag: float, wal_path: str | None, json_mode: bool, wide: bool
+) -> None:
     import datetime as dt
 
     from mqctl.cli.common import exit_with
@@ -432,9 +444,14 @@ def _streaming_checkpoints(reader, resolution, source, truncation_lag: float, js
     out = output(json_mode, wide)
     if source.explicit:
         out.warn(
-            f"Milvus 2.6+: {', '.join(source.explicit)} not read: mqctl reads the 2.6 state from etcd only "
-            "(reading the WAL itself is not supported yet)"
+            f"Milvus 2.6+: {', '.join(source.explicit)} not read: on 2.6 mqctl reads etcd and, with --woodpecker, "
+            "Woodpecker's files (other WALs written by 2.6 are not read yet)"
         )
+    wal_files = None
+    if wal_path:
+        from mqctl.mq.streaming.wal_files import read_wal_folder
+
+        wal_files = read_wal_folder(wal_path)
     etcd_values = reader.etcd.read()
 
     def configured(key: str) -> str | None:
@@ -452,6 +469,7 @@ def _streaming_checkpoints(reader, resolution, source, truncation_lag: float, js
         woodpecker,
         collections=collections,
         woodpecker_storage=configured("woodpecker.storage.type"),
+        wal_files=wal_files,
         truncation_lag=dt.timedelta(hours=truncation_lag),
         etcd=reader.etcd.shown,
     )
@@ -470,6 +488,7 @@ def checkpoints(
     watch: WatchOpt = 0,
     milvus_version: MilvusVersionOpt = None,
     truncation_lag: TruncationLagOpt = 24.0,
+    woodpecker: WoodpeckerOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ):
@@ -500,8 +519,10 @@ def checkpoints(
         version = resolution.version
     streaming = version >= V2_6 if version is not None else has_streaming_meta(reader.etcd, reader.root)
     if streaming:
-        _streaming_checkpoints(reader, resolution, source, truncation_lag, json_mode, wide)
+        _streaming_checkpoints(reader, resolution, source, truncation_lag, woodpecker, json_mode, wide)
         return
+    if woodpecker:
+        raise InputError("--woodpecker is for Milvus 2.6+", hint="give --milvus-version 2.6.x, or leave it out")
     target = None
     if milvus:
         from mqctl.milvus_client import MilvusTarget

@@ -34,9 +34,12 @@ RULE_LOOPBACK_QUORUM = "CP112"
 RULE_TRUNCATION_BEHIND = "CP113"
 RULE_DROPPED = "CP114"
 RULE_UNDECODABLE = "CP115"
+RULE_WAL_EXPIRED = "CP116"
+RULE_WAL_CORRUPT = "CP117"
 RULE_NOTHING = "CP103"
 DEFAULT_TRUNCATION_LAG = dt.timedelta(hours=24)
 OK, DROPPED, MISMATCH, ALTERING, LAGGING, UNKNOWN = "ok", "dropped", "wal-mismatch", "altering", "lagging", "unknown"
+EXPIRED = "expired"
 
 
 @dataclass
@@ -58,6 +61,8 @@ class PChannelRow:
     untruncated_bytes: int | None = None
     oldest_untruncated_closed: dt.datetime | None = None
     loopback_segments: int | None = None
+    first_retained: str | None = None  # with the WAL files: first stored entry, segment/entry
+    last_retained: str | None = None
     status: str = OK
     reasons: list[str] = field(default_factory=list)
 
@@ -73,6 +78,7 @@ class VChannelRow:
     position: str | None
     checkpoint_time: dt.datetime | None
     meta_time: dt.datetime | None  # VChannelMeta checkpoint time tick
+    first_retained: str | None = None  # with the WAL files: first stored entry of its pchannel
     status: str = OK
     reason: str = ""
 
@@ -111,12 +117,15 @@ def assess_streaming(
     *,
     collections: dict[int, tuple[str, str]] | None = None,
     woodpecker_storage: str | None = None,
+    wal_files: list | None = None,
     truncation_lag: dt.timedelta = DEFAULT_TRUNCATION_LAG,
     now: dt.datetime | None = None,
     etcd: str = "",
 ) -> StreamingCheckpointReport:
     """One row per pchannel and per vchannel, with the findings. `collections`: id -> (database, name);
-    `woodpecker_storage`: woodpecker.storage.type as configured (service | minio | local), when known."""
+    `woodpecker_storage`: woodpecker.storage.type as configured (service | minio | local), when known;
+    `wal_files`: the Woodpecker segments read from disk (mqctl.mq.woodpecker.segments), to tell whether what each
+    checkpoint needs is still stored."""
     now = now or clock.now()
     findings: list[Finding] = []
     pinned = state.pinned_mq
@@ -233,6 +242,8 @@ def assess_streaming(
                 vrow.reason = "the position carries no WAL_name (written before 2.6?)"
         vrows.append(vrow)
 
+    if wal_files is not None:
+        _against_wal_files(prows, vrows, state, woodpecker, wal_files, findings)
     for key in state.undecodable + (woodpecker.undecodable if woodpecker else []):
         findings.append(
             Finding(
@@ -252,7 +263,7 @@ def assess_streaming(
                 hint="check --etcd-root (etcd.rootPath) and that this etcd belongs to the Milvus 2.6 you mean",
             )
         )
-    order = {MISMATCH: 0, ALTERING: 1, LAGGING: 2, UNKNOWN: 3, OK: 4, DROPPED: 5}
+    order = {EXPIRED: 0, MISMATCH: 1, ALTERING: 2, LAGGING: 3, UNKNOWN: 4, OK: 5, DROPPED: 6}
     prows.sort(key=lambda r: (order.get(r.status, 9), r.pchannel))
     vrows.sort(key=lambda r: (order.get(r.status, 9), r.vchannel))
     return StreamingCheckpointReport(
@@ -335,3 +346,70 @@ def _woodpecker_columns(
                 "node's truncator log and the Woodpecker disk usage; upgrading to a release with the fix is the cure",
             )
         )
+
+
+def _against_wal_files(
+    prows, vrows, state: StreamingState, woodpecker, segments: list, findings: list[Finding]
+) -> None:
+    """Is the entry after each WAL and channel checkpoint still in the Woodpecker files? A checkpoint before the
+    first stored entry means the streaming node (WAL checkpoint) or the flusher (channel checkpoint) cannot
+    replay what it has not persisted: those messages are gone."""
+    ids = {name: log.id for name, log in (woodpecker.logs.items() if woodpecker else [])}
+    by_log: dict[int, list] = {}
+    for segment in segments:
+        by_log.setdefault(segment.log_id, []).append(segment)
+        for problem in segment.problems:
+            findings.append(
+                Finding(
+                    RULE_WAL_CORRUPT,
+                    WARNING,
+                    f"corrupt Woodpecker segment: {problem}",
+                    str(segment.log_id),
+                    hint="read stops at the damage: keep a copy before Milvus reopens this log",
+                )
+            )
+    firsts: dict[str, tuple[int, int]] = {}
+    for row in prows:
+        stored = [(s.segment_id, e.entry_id) for s in by_log.get(ids.get(row.pchannel, -1), []) for e in s.entries]
+        if not stored:
+            continue
+        first, last = min(stored), max(stored)
+        firsts[row.pchannel] = first
+        row.first_retained, row.last_retained = f"{first[0]}/{first[1]}", f"{last[0]}/{last[1]}"
+        cp = state.wal_checkpoints.get(row.pchannel)
+        position = cp.position if cp is not None else None
+        if position is not None and position.wal == "woodpecker" and position.order and position.order < first:
+            row.status = EXPIRED
+            row.reasons.append(f"WAL checkpoint {position.text} precedes the first stored entry {row.first_retained}")
+            findings.append(
+                Finding(
+                    RULE_WAL_EXPIRED,
+                    ERROR,
+                    f"{row.pchannel}: WAL checkpoint {position.text} precedes the first stored Woodpecker entry "
+                    f"{row.first_retained}: the streaming node cannot replay from it",
+                    row.pchannel,
+                    hint="the segments before it were removed (truncation or retention ran past the checkpoint)",
+                )
+            )
+    for vrow in vrows:
+        head = firsts.get(vrow.pchannel)
+        ccp = state.channel_checkpoints.get(vrow.vchannel)
+        if head is None or ccp is None or ccp.dropped or ccp.wal != "woodpecker" or not ccp.position.order:
+            continue
+        vrow.first_retained = f"{head[0]}/{head[1]}"
+        if ccp.position.order < head:
+            vrow.status = EXPIRED
+            vrow.reason = (
+                f"channel checkpoint {ccp.position.text} precedes the first stored entry {vrow.first_retained}"
+            )
+            findings.append(
+                Finding(
+                    RULE_WAL_EXPIRED,
+                    ERROR,
+                    f"{vrow.vchannel}: channel checkpoint {ccp.position.text} precedes the first stored Woodpecker "
+                    f"entry {vrow.first_retained}: rows not flushed after it are gone",
+                    vrow.vchannel,
+                    hint="flush the collection before any restart; check the WAL retention (woodpecker.logstore."
+                    "retentionPolicy.ttl) against the flush interval",
+                )
+            )

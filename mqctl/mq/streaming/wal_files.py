@@ -130,6 +130,22 @@ def woodpecker_report(
     return report
 
 
+def read_wal_folder(path_text: str) -> list[Segment]:
+    """The segments below a folder given on the command line (checked like woodpecker_report's)."""
+    if "://" in path_text:
+        raise InputError(
+            f"{path_text}: reading S3/MinIO directly is not supported yet",
+            hint="copy the bucket's Woodpecker prefix to a folder (e.g. `mc mirror` or `aws s3 sync`) and give that",
+        )
+    path = Path(path_text)
+    if not path.is_dir():
+        raise InputError(f"{path}: no such folder", hint="give the local `wp` folder or a directory copy of the bucket")
+    try:
+        return read_segments(path)
+    except OSError as err:
+        raise PreconditionError(f"cannot read {err.filename or path}: {err.strerror}") from None
+
+
 def log_names(etcd, meta_prefix: str | None = None) -> dict[int, str]:
     """Log id -> log name (the pchannel) from Woodpecker's etcd meta."""
     from mqctl.mq.woodpecker.meta import read_woodpecker_meta

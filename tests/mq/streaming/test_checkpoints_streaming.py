@@ -299,3 +299,35 @@ def test_message_ids_decode_from_independent_encodings():
     assert from_message_id("pulsar", pulsar_text).text == "88/9/2"
     assert from_position_bytes("kafka", (31).to_bytes(8, "little")).text == "31"
     assert from_message_id("woodpecker", "not base64!").order is None
+
+
+def test_checkpoints_against_the_woodpecker_files(seeded, tmp_path):
+    """ok26's logs: 1 (dml_0, checkpoints 5/17 and 5/10) still holds segment 5; 2 (dml_1, checkpoints 2/3 and
+    2/1) holds only segment 3, so what both of its checkpoints need is gone; a damaged segment is named."""
+    from tests.mq.woodpecker import segment_writer as w
+
+    wp = tmp_path / "files" / "wp"
+    w.local_segment(wp / "1" / "5", [w.messages(20)])
+    data = bytearray(w.local_segment(wp / "1" / "6", [w.messages(2), w.messages(2, 2)]))
+    data[data.index(b"payload-3")] ^= 0x01
+    (wp / "1" / "6" / "data.log").write_bytes(bytes(data))
+    w.object_segment(wp / "2" / "3", [w.messages(5)])
+    result = checkpoints(seeded, "ok26", "--woodpecker", str(tmp_path), "--json")
+    assert result.code == 1, result.stderr + result.stdout
+    report = result.json()
+    rows = {r["pchannel"]: r for r in report["pchannels"]}
+    p0, p1 = rows["ok26-rootcoord-dml_0"], rows["ok26-rootcoord-dml_1"]
+    assert (p0["status"], p0["first_retained"], p0["last_retained"]) == ("ok", "5/0", "6/1")
+    assert (p1["status"], p1["first_retained"]) == ("expired", "3/0")
+    vrows = {r["vchannel"]: r for r in report["vchannels"]}
+    assert vrows["ok26-rootcoord-dml_0_100v0"]["status"] == "ok"
+    assert vrows["ok26-rootcoord-dml_1_100v1"]["status"] == "expired"
+    expired = sorted(f["key"] for f in report["findings"] if f["code"] == "CP116")
+    assert expired == ["ok26-rootcoord-dml_1", "ok26-rootcoord-dml_1_100v1"]
+    (corrupt,) = [f for f in report["findings"] if f["code"] == "CP117"]
+    assert "log 1 segment 6 block 1" in corrupt["message"]
+
+
+def test_woodpecker_files_need_2_6(seeded, tmp_path):
+    result = checkpoints(seeded, "ok26", "--woodpecker", str(tmp_path / "absent"))
+    assert result.code == 2 and "no such folder" in result.stderr
