@@ -31,6 +31,7 @@ RULE_EXPIRED = "CP100"
 RULE_AT_RISK = "CP101"
 RULE_UNKNOWN = "CP102"
 RULE_NOTHING = "CP103"
+DROPPED_CHECKPOINT_TS = 2**64 - 1  # datacoord's dropped-channel checkpoint timestamp (math.MaxUint64)
 FLUSH_HOW = (
     'pymilvus: MilvusClient(uri="{uri}").flush_all() (pymilvus >= 2.6.4; older: '
     'connections.connect(uri="{uri}"); utility.flush_all())'
@@ -218,6 +219,13 @@ def _row(
         checkpoint_from=position.origin if position else None,
         retention_seconds=state.retention_seconds if state else None,
     )
+    if position is not None and position.timestamp == DROPPED_CHECKPOINT_TS:
+        row.checkpoint_time = None
+        row.reason = (
+            "dropped: datacoord keeps the MaxUint64 sentinel as this vchannel's checkpoint "
+            "(funcutil.DroppedChannelCheckpointTimestamp; birdwatcher PR #527), not a lagging vchannel"
+        )
+        return row
     if collection is None:
         row.reason = "no live collection owns this vchannel in root-coord meta (dropped?): its checkpoint is left over"
         return row

@@ -8,7 +8,7 @@ Key layout under `<etcd.rootPath>/<etcd.metaSubPath>/` (read in Milvus's source,
 - `root-coord/database/collection-info/<db>/<collection>` (2.2: `root-coord/collection/<collection>`):
   etcdpb.CollectionInfo with the vchannel -> pchannel pairs and the collection's start positions;
 - `root-coord/database/db-info/<db>`: etcdpb.DatabaseInfo.
-2.6 streaming keeps WAL checkpoints under `streamingnode-meta/wal/...` instead: not supported here.
+2.6 streaming keeps WAL checkpoints under `streamingnode-meta/wal/...` instead: mqctl.mq.streaming reads those.
 The etcdpb/datapb classes are not in pymilvus, so the few fields read are declared below (message-typed
 fields as bytes, parsed with pymilvus's own classes).
 """
@@ -188,8 +188,9 @@ class MetaReader:
         if self._range(STREAMING_WAL):
             raise PreconditionError(
                 f"etcd at {self.etcd.shown} holds Milvus 2.6+ streaming WAL checkpoints "
-                f"({self.root}/{STREAMING_WAL}...): not supported",
-                hint="channel checkpoints are read for Milvus 2.2-2.5 (datacoord-meta/channel-cp)",
+                f"({self.root}/{STREAMING_WAL}...): the 2.2-2.5 reading does not apply",
+                hint="drop --milvus-version (or give 2.6.x): `mqctl channels checkpoints --etcd URL` reads the 2.6 "
+                "state",
             )
 
     def databases(self) -> dict[int, str]:
