@@ -44,9 +44,11 @@ from mqctl.errors import InputError
 from mqctl.secrets import REDACTED, is_secret_key
 
 PANIC_INVALID = "mq type {} is invalid"
-# 2.6+: the WAL selector runs first (cmd/roles/roles.go InitAndSelectWALName; internal/util/streamingutil/util/
-# wal_selector.go, v2.6.20 and master): an unknown name, the empty one included, fails there
-PANIC_INVALID_WAL = "mq {} is not valid: invalid wal config"
+# 2.6+: the WAL selector runs first (util.InitAndSelectWALName, called by internal/distributed/streaming/
+# streaming.go Init and, from the etcd pinning on, first thing in cmd/roles/roles.go): an unknown name, the
+# empty one included, panics `mq X is not valid` (internal/util/streamingutil/util/wal_selector.go
+# validateWALName; v2.6.20 and master wrap it as `mq X is not valid: invalid wal config`)
+PANIC_INVALID_WAL = "mq {} is not valid"
 PANIC_STANDALONE_ONLY = "mq %!s(MISSING) is only valid in standalone mode"  # Milvus's format string lacks its argument
 PANIC_NOTHING = "no available mq config found"
 PANIC_NOTHING_BEFORE_2_3 = {  # Milvus 2.2's DefaultFactory.Init
