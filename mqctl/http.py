@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import httpx
 
 
 @functools.lru_cache(maxsize=1)
-def client():
+def client() -> httpx.Client:
     import httpx
 
     return httpx.Client()
