@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, output, takes_source
 from mqctl.mq.sources import SourceOptions
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from mqctl.cli.terminal import FitTable, Output
+    from mqctl.mq.channels import ChannelDetail, ChannelList, PeekResult
+    from mqctl.mq.checkpoints import CheckpointReport
+    from mqctl.mq.milvus_meta import ChannelMeta
 
 app = typer.Typer(
     help="Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages.", no_args_is_help=True
@@ -30,7 +39,7 @@ def format_bytes(count: int | None) -> str:
     return ""
 
 
-def _render_list(result):
+def _render_list(result: ChannelList) -> FitTable:
     from mqctl.cli.terminal import ID, KEY, NUMBER, TIME, Column, Output
 
     nats = any(c.consumers is not None for c in result.channels)
@@ -68,7 +77,7 @@ def list_command(
     ] = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """One row per physical channel: messages, bytes, first/last id and time (from the Milvus TSO)."""
     from mqctl.mq.channels import list_channels
     from mqctl.mq.sources import open_source
@@ -78,7 +87,11 @@ def list_command(
     emit_with_warnings(output(json_mode, wide), result, _render_list)
 
 
-def emit_with_warnings(out, result, render) -> None:
+def emit_with_warnings(
+    out: Output,
+    result: ChannelList | ChannelDetail,
+    render: Callable[[Any], RenderableType | Iterable[RenderableType]],
+) -> None:
     """Print a result; when its data and metadata disagree, warn on stderr and end with exit 1."""
     from mqctl.cli.common import exit_with
 
@@ -88,7 +101,7 @@ def emit_with_warnings(out, result, render) -> None:
     exit_with(1 if result.warnings else 0)
 
 
-def _render_show(detail):
+def _render_show(detail: ChannelDetail) -> list[FitTable]:
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
     c = detail.channel
@@ -150,7 +163,7 @@ def show(
     source: SourceOptions,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Everything about one channel: counts by message type, collections, RocksMQ pages or the stream's config."""
     from mqctl.mq.channels import show_channel
     from mqctl.mq.sources import open_source
@@ -163,7 +176,7 @@ def show(
 PK_PREVIEW = 5
 
 
-def _pk_preview(pks: list) -> str:
+def _pk_preview(pks: list[int | str]) -> str:
     shown = ", ".join(str(pk) for pk in pks[:PK_PREVIEW])
     return shown + (f" … (+{len(pks) - PK_PREVIEW})" if len(pks) > PK_PREVIEW else "")
 
@@ -174,7 +187,7 @@ def _short_shard(shard: str | None, channel: str, collection_id: int | None) -> 
     return shard[len(prefix) :] if shard and shard.startswith(prefix) else (shard or "")
 
 
-def _render_peek(result):
+def _render_peek(result: PeekResult) -> FitTable:
     from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
     rows = [
@@ -224,7 +237,7 @@ def peek(
     source: SourceOptions,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys."""
     from mqctl.mq.channels import peek as peek_messages
     from mqctl.mq.sources import open_source
@@ -279,10 +292,10 @@ WatchOpt = Annotated[
 ]
 
 
-def _render_checkpoints(report):
+def _render_checkpoints(report: CheckpointReport) -> list[FitTable | str]:
     import datetime as dt
 
-    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, FitTable, Output
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, Output
 
     rows = [
         (
@@ -336,7 +349,7 @@ def checkpoints(
     watch: WatchOpt = 0,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Per vchannel: is what Milvus has not flushed still in the MQ after its channel checkpoint?
     Exit 1 when any vchannel is expired or at-risk, 3 when etcd or the MQ cannot be read."""
     from mqctl.cli.common import exit_with
@@ -353,7 +366,7 @@ def checkpoints(
 
         target = MilvusTarget(milvus, token=milvus_token or "")
 
-    def read_meta():
+    def read_meta() -> ChannelMeta:
         return reader.read(collections=collections_from_milvus(target) if target else None)
 
     rocksmq_window = ConfiguredRetention(resolution).get(ROCKS_TIME_KEY).value * 60
