@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mqctl.cli.common import EtcdOpt, EtcdRootOpt, JsonOpt, MilvusOpt, WideOpt, output, seconds, takes_source
 from mqctl.mq.sources import SourceOptions
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from mqctl.cli.terminal import FitTable, Output
+    from mqctl.config.resolve.resolution import Resolution
+    from mqctl.mq.channels import ChannelDetail, ChannelList, PeekResult
+    from mqctl.mq.checkpoints import CheckpointReport
+    from mqctl.mq.milvus_meta import ChannelMeta, MetaReader
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.mq.streaming.checkpoints import StreamingCheckpointReport
+    from mqctl.mq.streaming.wal_files import WoodpeckerReport
 
 app = typer.Typer(
     help="Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages.", no_args_is_help=True
@@ -31,7 +44,7 @@ def format_bytes(count: int | None) -> str:
     return ""
 
 
-def _render_list(result):
+def _render_list(result: ChannelList) -> FitTable:
     from mqctl.cli.terminal import ID, KEY, NUMBER, TIME, Column, Output
 
     nats = any(c.consumers is not None for c in result.channels)
@@ -69,7 +82,7 @@ def list_command(
     ] = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """One row per physical channel: messages, bytes, first/last id and time (from the Milvus TSO)."""
     from mqctl.mq.channels import list_channels
     from mqctl.mq.sources import open_source
@@ -79,7 +92,11 @@ def list_command(
     emit_with_warnings(output(json_mode, wide), result, _render_list)
 
 
-def emit_with_warnings(out, result, render) -> None:
+def emit_with_warnings(
+    out: Output,
+    result: ChannelList | ChannelDetail,
+    render: Callable[[Any], RenderableType | Iterable[RenderableType]],
+) -> None:
     """Print a result; when its data and metadata disagree, warn on stderr and end with exit 1."""
     from mqctl.cli.common import exit_with
 
@@ -89,7 +106,7 @@ def emit_with_warnings(out, result, render) -> None:
     exit_with(1 if result.warnings else 0)
 
 
-def _render_show(detail):
+def _render_show(detail: ChannelDetail) -> list[FitTable]:
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
     c = detail.channel
@@ -151,7 +168,7 @@ def show(
     source: SourceOptions,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Everything about one channel: counts by message type, collections, RocksMQ pages or the stream's config."""
     from mqctl.mq.channels import show_channel
     from mqctl.mq.sources import open_source
@@ -164,7 +181,7 @@ def show(
 PK_PREVIEW = 5
 
 
-def _pk_preview(pks: list) -> str:
+def _pk_preview(pks: list[int | str]) -> str:
     shown = ", ".join(str(pk) for pk in pks[:PK_PREVIEW])
     return shown + (f" … (+{len(pks) - PK_PREVIEW})" if len(pks) > PK_PREVIEW else "")
 
@@ -175,7 +192,7 @@ def _short_shard(shard: str | None, channel: str, collection_id: int | None) -> 
     return shard[len(prefix) :] if shard and shard.startswith(prefix) else (shard or "")
 
 
-def _render_peek(result):
+def _render_peek(result: PeekResult) -> FitTable:
     from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
     rows = [
@@ -225,7 +242,7 @@ def peek(
     source: SourceOptions,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys."""
     from mqctl.mq.channels import peek as peek_messages
     from mqctl.mq.sources import open_source
@@ -258,10 +275,10 @@ WatchOpt = Annotated[
 ]
 
 
-def _render_checkpoints(report):
+def _render_checkpoints(report: CheckpointReport) -> list[FitTable | str]:
     import datetime as dt
 
-    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, FitTable, Output
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, Output
 
     rows = [
         (
@@ -331,8 +348,8 @@ TruncationLagOpt = Annotated[
 ]
 
 
-def _render_streaming(report):
-    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, FitTable, Output
+def _render_streaming(report: StreamingCheckpointReport) -> list[FitTable | str]:
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, Output
 
     pinned = report.pinned_mq or "not pinned"
     wp = f", Woodpecker meta under {report.woodpecker_prefix}/" if report.woodpecker_prefix else ""
@@ -410,7 +427,13 @@ def _render_streaming(report):
 
 
 def _streaming_checkpoints(
-    reader, resolution, source, truncation_lag: float, wal_path: str | None, json_mode: bool, wide: bool
+    reader: MetaReader,
+    resolution: Resolution | None,
+    source: SourceOptions,
+    truncation_lag: float,
+    wal_path: str | None,
+    json_mode: bool,
+    wide: bool,
 ) -> None:
     import datetime as dt
 
@@ -435,7 +458,7 @@ def _streaming_checkpoints(
     def configured(key: str) -> str | None:
         item = etcd_values.get(key)
         if item is not None and item.value:
-            return item.value
+            return str(item.value)
         return (resolution.value(key) or None) if resolution is not None else None
 
     streaming = StreamingReader(reader.etcd, reader.root[len(reader.etcd.root) :].strip("/") or "meta")
@@ -469,7 +492,7 @@ def checkpoints(
     woodpecker: WoodpeckerOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Per vchannel: is what Milvus has not flushed still in the MQ after its channel checkpoint?
     Exit 1 when any vchannel is expired or at-risk (2.6: any error or warning finding), 3 when etcd or the MQ
     cannot be read.
@@ -507,7 +530,7 @@ def checkpoints(
 
         target = MilvusTarget(milvus, token=milvus_token or "")
 
-    def read_meta():
+    def read_meta() -> ChannelMeta:
         return reader.read(collections=collections_from_milvus(target) if target else None)
 
     rocksmq_window = ConfiguredRetention(resolution).get(ROCKS_TIME_KEY).value * 60
@@ -525,8 +548,8 @@ def checkpoints(
 
 
 # --- channels woodpecker ---------------------------------------------------------------------------------------
-def _render_woodpecker(report):
-    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, FitTable, Output
+def _render_woodpecker(report: WoodpeckerReport) -> list[FitTable | str]:
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
     rows = [
         (
@@ -617,7 +640,7 @@ def woodpecker(
     etcd_root: EtcdRootOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Woodpecker segment files of a Milvus 2.6+ WAL, read-only: per segment its state (finalized, active,
     fenced), blocks, entries, time ticks, footer version and LAC, with record and block CRCs checked; with --log
     the entries' 2.6 envelope (type, time tick, vchannel). With --etcd, logs are named after their pchannels.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -10,13 +10,19 @@ from mqctl.cli.common import EtcdOpt, EtcdRootOpt, JsonOpt, MilvusOpt, WideOpt, 
 from mqctl.cli.terminal import shown
 from mqctl.mq.sources import SourceOptions
 
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from mqctl.cli.terminal import FitTable
+    from mqctl.replay.job import ChannelResult, ReplayResult
+
 app = typer.Typer(help="Replay MQ topics into Apache Spark (local or cluster) for backfill.", add_completion=False)
 
 
-def _render(result):
+def _render(result: ReplayResult) -> list[FitTable | str]:
     from mqctl.cli.terminal import ID, KEY, NUMBER, Column, Output
 
-    def count(value):
+    def count(value: int | None) -> str:
         return "?" if value is None else f"{value:,}"
 
     rows = [
@@ -76,11 +82,11 @@ def _render(result):
 class _ChannelProgress:
     """One progress bar per channel: messages read of the planned total."""
 
-    def __init__(self, progress):
+    def __init__(self, progress: Progress) -> None:
         self.progress = progress
-        self.tasks: dict[str, int] = {}
+        self.tasks: dict[str, TaskID] = {}
 
-    def __call__(self, channels) -> None:
+    def __call__(self, channels: list[ChannelResult]) -> None:
         for channel in channels:
             if channel.name not in self.tasks:
                 self.tasks[channel.name] = self.progress.add_task(shown(channel.name), total=max(channel.planned, 1))
@@ -217,7 +223,7 @@ def replay(
     spark_conf: SparkConfOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table."""
     from mqctl.errors import InputError
     from mqctl.replay.job import ReplayRequest, run_replay

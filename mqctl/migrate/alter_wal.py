@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 
 from mqctl.backends import BACKENDS, CLUSTER
 from mqctl.config.known_keys import format_version, parse_version
-from mqctl.config.read.documents import HELM_VALUES, load_document, lookup, scalar_text
+from mqctl.config.read.documents import HELM_VALUES, load_document
+from mqctl.config.read.nodes import lookup, scalar_text
 from mqctl.config.resolve import pinning, wal
 from mqctl.config.resolve.resolution import Resolution, resolve
 from mqctl.config.resolve.sources import EtcdConfig

@@ -17,6 +17,7 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from mqctl import clock
 from mqctl.findings import ERROR, INFO, WARNING, Finding
@@ -108,7 +109,7 @@ def pchannel_states(
     }
 
 
-def scan_after(source, pchannel: str, positions: dict[str, int]) -> ChannelScan:
+def scan_after(source: MQSource, pchannel: str, positions: dict[str, int]) -> ChannelScan:
     """Count each vchannel's messages after its own checkpoint, in one read from the earliest one."""
     scan = ChannelScan()
     for raw in source.iter_messages(pchannel, start_id=min(positions.values()) + 1):
@@ -131,7 +132,7 @@ def flush_hint(milvus_uri: str | None) -> str:
 
 def assess(
     meta: ChannelMeta,
-    source,
+    source: MQSource,
     *,
     now: dt.datetime | None = None,
     rocksmq_retention_seconds: float | None = None,
@@ -332,11 +333,11 @@ def _findings(rows: list[VChannelCheckpoint]) -> list[Finding]:
 
 def checkpoint_report(
     read_meta: Callable[[], ChannelMeta],
-    source,
+    source: MQSource,
     *,
     watch_seconds: float = 0,
     sleep: Callable[[float], None] = time.sleep,
-    **options,
+    **options: Any,
 ) -> CheckpointReport:
     """Assess once, or (watch) twice `watch_seconds` apart, judging the second sample against the first."""
     previous = None

@@ -9,7 +9,8 @@ with pymilvus's own class by the caller. Each module that declares messages cite
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 # field name -> (number, kind, repeated); kind: a scalar type name (int64, uint64, int32, uint32, bool, string,
 # bytes, fixed64) or "msg:Name" for another message of the same declaration
@@ -17,7 +18,7 @@ Fields = Mapping[str, tuple[int, str, bool]]
 
 
 @functools.cache
-def _pool(package: str, declaration: tuple[tuple[str, tuple[tuple[str, tuple[int, str, bool]], ...]], ...]):
+def _pool(package: str, declaration: tuple[tuple[str, tuple[tuple[str, tuple[int, str, bool]], ...]], ...]) -> Any:
     from google.protobuf import descriptor_pb2, descriptor_pool
 
     proto = descriptor_pb2.FileDescriptorProto(name=f"{package}.proto", package=package, syntax="proto3")
@@ -38,11 +39,11 @@ def _pool(package: str, declaration: tuple[tuple[str, tuple[tuple[str, tuple[int
     return pool
 
 
-def declare(package: str, messages: Mapping[str, Fields]):
+def declare(package: str, messages: Mapping[str, Fields]) -> Callable[[str], Any]:
     """A function `name -> protobuf class` for the declared `messages` (built once, on first use)."""
     frozen = tuple((name, tuple(fields.items())) for name, fields in messages.items())
 
-    def message_class(name: str):
+    def message_class(name: str) -> Any:
         from google.protobuf import message_factory
 
         return message_factory.GetMessageClass(_pool(package, frozen).FindMessageTypeByName(f"{package}.{name}"))
@@ -50,7 +51,7 @@ def declare(package: str, messages: Mapping[str, Fields]):
     return message_class
 
 
-def parse(message_class, data: bytes):
+def parse(message_class: Any, data: bytes) -> Any:
     """`data` parsed as `message_class`, or None when the bytes are not that message."""
     from google.protobuf.message import DecodeError
 

@@ -16,9 +16,15 @@ shipping.py) on the path or says in one line what the worker lacks.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql.types import StructType
+
+    from mqctl.replay.options import ReplayOptions
 
 FORMAT = "milvus_mq"
 RUNTIME_DIR = "mqctl_runtime"  # where Spark unpacks the shipped runtime, in the worker's working directory
@@ -103,7 +109,7 @@ class MilvusMQDataSource(DataSource):
         self.collection_schema = opts.collection_schema or _find_schema_json(opts)
         return rows_ddl(schema_from_json(self.collection_schema)[0])
 
-    def reader(self, schema) -> MilvusMQReader:
+    def reader(self, schema: StructType) -> MilvusMQReader:
         _load_runtime()
         from mqctl.replay.options import parse_options
 
@@ -118,7 +124,7 @@ class MilvusMQDataSource(DataSource):
 
 
 class MilvusMQReader(DataSourceReader):
-    def __init__(self, options: dict[str, str], schema):
+    def __init__(self, options: dict[str, str], schema: StructType):
         self.options = options
         self.schema = schema
 
@@ -157,7 +163,7 @@ class MilvusMQReader(DataSourceReader):
         )
 
 
-def _arrow_schema(schema):
+def _arrow_schema(schema: StructType) -> pa.Schema:
     """The Arrow schema of the batches read() yields; timestamps in UTC (the replay's session time zone)."""
     from pyspark.sql.pandas import types
 
@@ -168,7 +174,7 @@ def _arrow_schema(schema):
         return to_arrow_schema(schema)  # pyspark 4.0: timestamp_utc=True by default
 
 
-def _find_schema_json(opts) -> str:
+def _find_schema_json(opts: ReplayOptions) -> str:
     _load_runtime()
     from mqctl.replay.collection import find_schema
     from mqctl.replay.schema import schema_to_json
@@ -180,11 +186,11 @@ def _find_schema_json(opts) -> str:
         source.close()
 
 
-def register(spark) -> None:
+def register(spark: Any) -> None:
     """Make `spark.read.format("milvus_mq")` available in this Spark session (classic or Connect)."""
     import sys
 
     from pyspark import cloudpickle
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]  # vendored, untyped
     spark.dataSource.register(MilvusMQDataSource)

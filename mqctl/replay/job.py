@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.files import refuse_overlap
@@ -163,7 +164,9 @@ def source_folders(choice: SourceOptions) -> list[tuple[Path, str]]:
     return []
 
 
-def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallback | None = None) -> ReplayResult:
+def run_replay(
+    request: ReplayRequest, *, spark: Any = None, on_progress: ProgressCallback | None = None
+) -> ReplayResult:
     """Replay what the request names into its target. `spark`: an existing session to use (its
     master wins over request.master); otherwise one is started and stopped here."""
     request = resolved_request(request)

@@ -25,6 +25,7 @@ import sys
 import sysconfig
 import tarfile
 import tempfile
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
@@ -144,7 +145,7 @@ def _prune(cache: Path, prefix: str, keep: str) -> None:
                 entry.unlink(missing_ok=True)
 
 
-def _copy_files(stage: Path, dist: str, wanted) -> None:
+def _copy_files(stage: Path, dist: str, wanted: Callable[[str], bool]) -> None:
     """The installed files of one distribution (its RECORD), without metadata and build leftovers."""
     try:
         found = metadata.distribution(dist)

@@ -30,6 +30,7 @@ from mqctl.config.known_keys import (
     FULL,
     KEYS,
     OVERLAY,
+    KeySpec,
     format_version,
     normalize_key,
     spec_for,
@@ -37,6 +38,7 @@ from mqctl.config.known_keys import (
 from mqctl.config.read import kinds, placeholders
 from mqctl.config.read.documents import MILVUS_YAML, Document, load_document
 from mqctl.config.read.inference import pick_mode, pick_role, pick_version
+from mqctl.config.read.kinds import KindView
 from mqctl.config.resolve import pinning
 from mqctl.config.resolve.sources import EtcdConfig, env_settings
 from mqctl.config.settings import Setting
@@ -86,7 +88,7 @@ class Resolution:
     # for rules and get (not part of the JSON contract)
     _version: Version | None = None
     _mode_stated: bool = False
-    _views: list = field(default_factory=list)
+    _views: list[KindView] = field(default_factory=list)
     _yaml: dict[str, Setting] = field(default_factory=dict)  # merged yaml layers, normalised key
     _yaml_all: list[Setting] = field(default_factory=list)  # every yaml setting in merge order
     _env: dict[str, Setting] = field(default_factory=dict)
@@ -101,7 +103,7 @@ class Resolution:
         return self._version
 
     @property
-    def views(self) -> list:
+    def views(self) -> list[KindView]:
         return self._views
 
     def origin(self, key: str) -> Setting:
@@ -133,7 +135,7 @@ class Resolution:
         merged = {**self._env, **self._etcd}
         return list(merged.values())
 
-    def _key_exists(self, spec) -> bool:
+    def _key_exists(self, spec: KeySpec) -> bool:
         version = self._version
         if version is None:
             return True
@@ -284,7 +286,7 @@ def override_sources(
     environment: dict[str, str] | None = None,
     etcd_url: str | None = None,
     etcd_root: str | None = None,
-):
+) -> tuple[dict[str, str] | None, EtcdConfig | None]:
     """(env, EtcdConfig) for resolve(); the etcd root defaults to the yaml's etcd.rootPath, as Milvus's."""
     etcd = None
     if etcd_url:

@@ -8,7 +8,8 @@ from mqctl.backends import BACKENDS, CLUSTER, STANDALONE, default_order, is_embe
 from mqctl.config.known_keys import FULL, OVERLAY, normalize_key, spec_for
 from mqctl.config.read import kinds
 from mqctl.config.read.documents import HELM_VALUES, OPERATOR_CR
-from mqctl.config.resolve.resolution import Resolution, pinning
+from mqctl.config.resolve import pinning
+from mqctl.config.resolve.resolution import Resolution
 from mqctl.config.rules.catalog import finding
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.secrets import REDACTED, is_secret_key

@@ -153,7 +153,7 @@ class RocksMQSource:
     def __enter__(self) -> RocksMQSource:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -265,7 +265,7 @@ class RocksMQSource:
         return count, size
 
     # keys -------------------------------------------------------------------------
-    def _key_range(self, topic: str):
+    def _key_range(self, topic: str) -> Any:
         """ReadOptions bounding iteration to one topic's keys."""
         from rocksdict import ReadOptions
 

@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from mqctl import clock
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.mq.streaming import VERIFICATION
-from mqctl.mq.streaming.state import StreamingState, tso_time
+from mqctl.mq.streaming.state import StreamingState, WalCheckpoint, tso_time
 from mqctl.mq.woodpecker.meta import Log, WoodpeckerMeta
+from mqctl.mq.woodpecker.segments import Segment
 
 RULE_WAL_MISMATCH = "CP110"
 RULE_ALTER_WAL_MIDWAY = "CP111"
@@ -117,7 +118,7 @@ def assess_streaming(
     *,
     collections: dict[int, tuple[str, str]] | None = None,
     woodpecker_storage: str | None = None,
-    wal_files: list | None = None,
+    wal_files: list[Segment] | None = None,
     truncation_lag: dt.timedelta = DEFAULT_TRUNCATION_LAG,
     now: dt.datetime | None = None,
     etcd: str = "",
@@ -283,7 +284,7 @@ def assess_streaming(
 def _woodpecker_columns(
     row: PChannelRow,
     log: Log,
-    cp,
+    cp: WalCheckpoint | None,
     now: dt.datetime,
     lag: dt.timedelta,
     findings: list[Finding],
@@ -316,8 +317,9 @@ def _woodpecker_columns(
                 "#216); keep the streaming nodes running and follow the upstream fix before restarting",
             )
         )
-    checkpoint_segment = cp.position.segment if cp is not None and cp.position is not None else None
-    if checkpoint_segment is None:
+    position = cp.position if cp is not None else None
+    checkpoint_segment = position.segment if position is not None else None
+    if position is None or checkpoint_segment is None:
         return
     behind = [
         s for s in log.segments if s.id < checkpoint_segment and s.id > log.truncated_segment and s.state != "truncated"
@@ -339,7 +341,7 @@ def _woodpecker_columns(
                 RULE_TRUNCATION_BEHIND,
                 WARNING,
                 f"{row.pchannel}: Woodpecker truncation point {row.truncated_to} is behind the WAL checkpoint "
-                f"{cp.position.text}: {len(behind)} segment(s), {row.untruncated_bytes} bytes, the oldest closed "
+                f"{position.text}: {len(behind)} segment(s), {row.untruncated_bytes} bytes, the oldest closed "
                 f"{age.total_seconds() / 3600:.1f} h ago",
                 row.pchannel,
                 hint="the WAL truncator does not follow the checkpoint (milvus #44434, #51032): check the streaming "
@@ -349,13 +351,18 @@ def _woodpecker_columns(
 
 
 def _against_wal_files(
-    prows, vrows, state: StreamingState, woodpecker, segments: list, findings: list[Finding]
+    prows: list[PChannelRow],
+    vrows: list[VChannelRow],
+    state: StreamingState,
+    woodpecker: WoodpeckerMeta | None,
+    segments: list[Segment],
+    findings: list[Finding],
 ) -> None:
     """Is the entry after each WAL and channel checkpoint still in the Woodpecker files? A checkpoint before the
     first stored entry means the streaming node (WAL checkpoint) or the flusher (channel checkpoint) cannot
     replay what it has not persisted: those messages are gone."""
     ids = {name: log.id for name, log in (woodpecker.logs.items() if woodpecker else [])}
-    by_log: dict[int, list] = {}
+    by_log: dict[int, list[Segment]] = {}
     for segment in segments:
         by_log.setdefault(segment.log_id, []).append(segment)
         for problem in segment.problems:

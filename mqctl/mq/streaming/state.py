@@ -29,6 +29,10 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mqctl.config.resolve.sources import EtcdConfig
 
 from mqctl.mq.declared_protos import declare, parse
 from mqctl.mq.streaming.message_ids import WalPosition, from_message_id, from_position_bytes, parse_message_id, wal_name
@@ -179,7 +183,7 @@ class StreamingState:
         return bool(self.pchannels or self.wal_checkpoints or self.vchannels)
 
 
-def has_streaming_meta(etcd, meta_root: str) -> bool:
+def has_streaming_meta(etcd: EtcdConfig, meta_root: str) -> bool:
     """Whether etcd holds 2.6 streaming state under `meta_root` (the sign of a 2.6+ deployment)."""
     sub = meta_root[len(etcd.root) :].strip("/") if meta_root.startswith(etcd.root) else meta_root
     prefix = f"{sub}/" if sub else ""
@@ -240,7 +244,7 @@ def _channel_checkpoint(vchannel: str, data: bytes) -> ChannelCheckpoint | None:
 class StreamingReader:
     """Reads the 2.6 streaming state of one Milvus (an EtcdConfig for its JSON gateway)."""
 
-    def __init__(self, etcd, meta_sub_path: str = "meta"):
+    def __init__(self, etcd: EtcdConfig, meta_sub_path: str = "meta"):
         self.etcd = etcd
         self.root = f"{etcd.root}/{meta_sub_path.strip('/')}".strip("/")
 

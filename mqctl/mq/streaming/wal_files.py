@@ -8,6 +8,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mqctl.config.resolve.sources import EtcdConfig
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.streaming import VERIFICATION
@@ -146,7 +150,7 @@ def read_wal_folder(path_text: str) -> list[Segment]:
         raise PreconditionError(f"cannot read {err.filename or path}: {err.strerror}") from None
 
 
-def log_names(etcd, meta_prefix: str | None = None) -> dict[int, str]:
+def log_names(etcd: EtcdConfig, meta_prefix: str | None = None) -> dict[int, str]:
     """Log id -> log name (the pchannel) from Woodpecker's etcd meta."""
     from mqctl.mq.woodpecker.meta import read_woodpecker_meta
 

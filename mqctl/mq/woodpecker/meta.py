@@ -28,6 +28,10 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mqctl.config.resolve.sources import EtcdConfig
 
 from mqctl.mq.declared_protos import declare, parse
 
@@ -150,7 +154,7 @@ def candidate_prefixes(etcd_root: str, meta_prefix: str | None = None) -> list[s
     return list(dict.fromkeys([LEGACY_PREFIX, configured]))
 
 
-def read_woodpecker_meta(etcd, meta_prefix: str | None = None) -> WoodpeckerMeta:
+def read_woodpecker_meta(etcd: EtcdConfig, meta_prefix: str | None = None) -> WoodpeckerMeta:
     """Every log with its segments, under whichever prefix holds them (the legacy one wins, as in Woodpecker)."""
     found: dict[str, dict[str, Log]] = {}
     undecodable: list[str] = []

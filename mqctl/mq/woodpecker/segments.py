@@ -26,10 +26,11 @@ not match is reported with log, segment, block and offset, and reading that segm
 
 from __future__ import annotations
 
+import functools
 import re
 import struct
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -203,7 +204,7 @@ def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bo
     return offset
 
 
-def _guard(segment: Segment, file: str, action) -> None:
+def _guard(segment: Segment, file: str, action: Callable[[], object]) -> None:
     try:
         action()
     except SegmentCorruption as err:
@@ -263,7 +264,7 @@ def read_object_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
         _guard(
             segment,
             str(path),
-            lambda data=data, first=first: _read_blocks(data, 0, segment, expect_header=first, stop_at_index=False),
+            functools.partial(_read_blocks, data, 0, segment, expect_header=first, stop_at_index=False),
         )
     return segment
 
