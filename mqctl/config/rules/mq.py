@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from mqctl.backends import BACKENDS, V2_3, go_parse_int, is_embedded, valid_mq_types
@@ -226,7 +227,13 @@ def _numbers(res: Resolution) -> list[Finding]:
             found.append(
                 finding(
                     "MQ115",
-                    f"{spec.key} {origin.value!r} is not an integer: Milvus reads it as 0 ({effect})",
+                    f"{spec.key} {origin.value!r} is "
+                    + (
+                        "outside the 64-bit integers"
+                        if re.fullmatch(r"[+-]?[0-9]+", origin.value)
+                        else "not an integer"
+                    )
+                    + f": Milvus reads it as 0 ({effect})",
                     origin,
                     key=spec.key,
                     hint=f"write a plain integer{' of minutes, e.g. 4320 for 3 days' if spec.type == 'minutes' else ''}",
