@@ -286,7 +286,11 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     if version is not None and version < V2_3:
         _select_before_2_3(result)
         return
-    mq_type = result.value("mq.type") or "default"
+    origin = result.origin("mq.type")
+    # an environment variable set but empty (compose's `MQ_TYPE: ${MQ_TYPE}` with nothing in the shell) reaches
+    # Milvus as mq.type "", not as the default: 2.3.5 panics `mq type  is invalid` (seen on a real 2.3.5)
+    empty_env = origin.source == "env" and origin.value == ""
+    mq_type = "" if empty_env else (origin.value or "default")
     result.mq_type = mq_type
     explanation.append(f"mq.type = {mq_type} ({result.where('mq.type')}){_literal(mq_type, 'mq.type')}.")
     woodpecker_known = (version is not None and BACKENDS["woodpecker"].available(version)) or (
