@@ -9,13 +9,15 @@ import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, exit_with, output
 
-app = typer.Typer(help="Is my Milvus healthy? Find the Milvus running here, check its MQ, one verdict.")
+app = typer.Typer(
+    help="Is my Milvus healthy? Find the Milvus running here, check its MQ, one verdict.", add_completion=False
+)
 
 TARGET = "Target (default: the `milvus run standalone` process of this host)"
 ELSEWHERE = "A Milvus elsewhere (a container's mounted config, a Helm release's port-forwards)"
 
 
-@app.callback(invoke_without_command=True)
+@app.command()
 def doctor(
     pid: Annotated[
         int | None, typer.Option("--pid", help="Examine this Milvus process.", rich_help_panel=TARGET)
@@ -107,10 +109,9 @@ def _render(result, wide: bool):
 
     target = result.target
     counts = result.summary
-    where = f"Milvus pid {target.pid}" if target.pid else "no running Milvus"
-    if target.version:
-        where += f" {target.version}"
-    running = target.mq.mq if target.mq and target.mq.mq else "?"
+    who = f"Milvus pid {target.pid}" if target.pid else "no running Milvus"
+    version = f", Milvus {target.version}" if target.version else ""
+    running = f"runs {target.mq.mq} now, " if target.mq and target.mq.mq else ""
     parts: list = [
         Text.assemble(
             (f"verdict: {result.verdict}", STYLE.get(result.verdict, "bold")),
@@ -118,7 +119,8 @@ def _render(result, wide: bool):
             f"{counts['ok']} ok ({result.seconds:.1f} s)",
         ),
         Text(
-            f"{where}, found by {target.found_by}; runs {running}, next restart starts {target.next_mq or 'nothing'}; "
+            f"{who} ({target.found_by}){version}: {running}"
+            f"starts {target.next_mq or 'nothing'} at its next restart; "
             f"config {', '.join(target.configs) or 'none'}; etcd {target.etcd or 'unknown'}"
         ),
     ]

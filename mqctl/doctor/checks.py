@@ -514,14 +514,13 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
             lost = f"{row.lost_messages} message(s)" if row.lost_messages is not None else "messages"
             impact = f"a restart loses the rows in {lost} Milvus had not flushed, without an error"
         exam.checks.append(Check.of("checkpoints", finding, impact))
-    failing = [r for r in assessed.checkpoints if r.status != "ok"]
-    if assessed.checkpoints and not failing:
+    if assessed.checkpoints and not assessed.failing:
         exam.add(
             "checkpoints",
             "DR400",
             OK,
-            f"{len(assessed.checkpoints)} vchannel(s): everything after each checkpoint is still in the MQ "
-            f"({exam.unflushed} message(s) not flushed yet)",
+            f"{len(assessed.checkpoints)} vchannel(s) checked, none expired or at risk "
+            f"({exam.unflushed} message(s) after the checkpoints, not flushed yet)",
         )
     key = NATS_KEYS["max_age"] if exam.data_mq == "natsmq" else ROCKS_TIME_KEY
     with contextlib.suppress(MqctlError):

@@ -1,0 +1,202 @@
+"""`mqctl doctor` end to end through the CLI, on the real RocksMQ and natsmq fixtures and a real etcd."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mqctl.doctor.verdict import CODES
+from tests.conftest import FIXTURES, REPO, SAMPLES, free_port
+
+ROCKSMQ = str(FIXTURES / "rocksmq" / "rdb_data")
+NATS_STORE = FIXTURES / "natsmq" / "store"
+
+
+def config_copy(
+    tmp_path: Path, sample: str = "milvus-2.3-standalone-rocksmq.yaml", extra: str = "", etcd: str = ""
+) -> Path:
+    """A sample config in its own folder (the migration journal sits beside it), its etcd where none answers
+    unless `etcd` is given."""
+    folder = tmp_path / "configs"
+    folder.mkdir(exist_ok=True)
+    endpoint = etcd.removeprefix("http://") if etcd else f"127.0.0.1:{free_port()}"
+    text = (SAMPLES / sample).read_text().replace("localhost:2379", endpoint)
+    path = folder / "milvus.yaml"
+    path.write_text(text + extra)
+    return path
+
+
+def checks_by_code(result) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for check in result["checks"]:
+        found.setdefault(check["code"], []).append(check)
+    return found
+
+
+def test_healthy_rocksmq_fixture_is_ok_and_lists_every_check_that_ran(tmp_path, cli):
+    config = config_copy(tmp_path)
+    result = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5", "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    assert report["verdict"] == "ok"
+    assert report["target"]["configs"] == [str(config)] and report["target"]["next_mq"] == "rocksmq"
+    codes = checks_by_code(report)
+    for ran in ("DR100", "DR111", "DR200", "DR210", "DR301", "DR310", "DR401", "DR500", "DR501", "DR600", "DR601"):
+        assert ran in codes, ran
+    assert codes["DR301"][0]["severity"] == "ok" and "352 message(s)" in codes["DR301"][0]["message"]
+    assert {"area", "code", "severity", "message", "fix"} <= set(report["checks"][0])
+
+    screen = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5")
+    assert screen.code == 0 and screen.stdout.startswith("verdict: ok")
+    assert "passed: DR100" in screen.stdout
+
+
+def test_mq_type_edited_to_natsmq_with_rocksmq_data_left_is_named_with_the_migration(tmp_path, cli):
+    config = config_copy(tmp_path)
+    config.write_text(config.read_text().replace("type: default", "type: natsmq"))
+    report = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5", "--json").json()
+    drift = checks_by_code(report)["DR111"][0]
+    assert drift["severity"] == "warning" and "rocksmq given holds 352 message(s)" in drift["message"]
+    assert f"mqctl config set {config} mq.type rocksmq --yes" in drift["fix"]
+    assert f"mqctl migrate --config {config} --to natsmq" in drift["fix"]
+    assert checks_by_code(report)["DR500"][0]["severity"] == "warning"  # natsmq is gone in 2.6
+
+
+def test_force_deny_left_true_is_an_error_with_the_command_that_reopens_writes(tmp_path, cli):
+    extra = "\nquotaAndLimits:\n  enabled: true\n  limitWriting:\n    forceDeny: true\n"
+    config = config_copy(tmp_path, extra=extra)
+    result = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5", "--json")
+    assert result.code == 1
+    report = result.json()
+    deny = checks_by_code(report)["DR200"][0]
+    assert report["verdict"] == "error" and deny["severity"] == "error"
+    assert f"{config}:" in deny["message"] and "refuses writes" in deny["message"]
+    assert deny["fix"].startswith(f"mqctl config set {config} quotaAndLimits.limitWriting.forceDeny false --yes")
+    screen = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5")
+    assert screen.code == 1 and screen.stdout.startswith("verdict: error") and "fix: mqctl config set" in screen.stdout
+
+
+def test_an_interrupted_migration_journal_says_where_it_stopped_and_how_to_go_on(tmp_path, cli):
+    from mqctl.migrate.journal import DONE, FAILED, JOURNAL_NAME, Journal
+
+    config = config_copy(tmp_path)
+    journal = Journal.new(
+        config.parent / JOURNAL_NAME,
+        "rocksmq",
+        "natsmq",
+        {"configs": [str(config)], "to": "natsmq", "milvus": {"uri": "http://127.0.0.1:19530"}},
+    )
+    for name in ("preflight", "stop-writes", "flush", "stop"):
+        journal.step(name).status = DONE
+    journal.step("switch").status = FAILED
+    journal.step("switch").error = "the config could not be written"
+    journal.save()
+    result = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5", "--json")
+    assert result.code == 1
+    found = checks_by_code(result.json())["DR210"][0]
+    assert found["severity"] == "error" and "step switch is failed: the config could not be written" in found["message"]
+    assert f"mqctl migrate resume --config {config}" in found["fix"]
+    assert f"mqctl migrate rollback --config {config}" in found["fix"]
+    assert "writes stay refused" in found["impact"]
+
+
+def test_natsmq_store_whose_streams_differ_from_the_config_is_the_10058_abort(tmp_path, cli):
+    store = tmp_path / "store"
+    shutil.copytree(NATS_STORE, store)
+    config = config_copy(tmp_path, "milvus-2.3-standalone-natsmq.yaml")
+    result = cli(
+        "doctor",
+        "--config",
+        str(config),
+        "--nats-store",
+        str(store),
+        "--milvus-version",
+        "2.3.5",
+        "--json",
+        timeout=120,
+    )
+    assert result.code == 1, result.stderr
+    drift = checks_by_code(result.json())["RET100"][0]
+    assert drift["area"] == "mq" and "10058" in drift["message"] and "retention apply" in drift["fix"]
+
+    # the same store against a config that says what its streams were created with (no age limit): no drift
+    config.write_text(re.sub(r"maxAge: \d+", "maxAge: 0", config.read_text()))
+    same = cli(
+        "doctor",
+        "--config",
+        str(config),
+        "--nats-store",
+        str(store),
+        "--milvus-version",
+        "2.3.5",
+        "--json",
+        timeout=120,
+    ).json()
+    assert "RET100" not in checks_by_code(same)
+
+
+def _etcd_put(url: str, key: str, value: str) -> None:
+    import httpx
+
+    body = {"key": base64.b64encode(key.encode()).decode(), "value": base64.b64encode(value.encode()).decode()}
+    httpx.post(f"{url}/v3/kv/put", json=body, timeout=5).raise_for_status()
+
+
+@pytest.mark.etcd
+def test_an_etcd_override_that_contradicts_the_file_and_a_deny_set_in_etcd(tmp_path, cli, etcd_url):
+    config = config_copy(tmp_path, etcd=etcd_url)
+    _etcd_put(etcd_url, "by-dev/config/mq/type", "natsmq")
+    _etcd_put(etcd_url, "by-dev/config/quotaAndLimits/enabled", "true")
+    _etcd_put(etcd_url, "by-dev/config/quotaAndLimits/limitWriting/forceDeny", "true")
+    result = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5", "--json")
+    assert result.code == 1
+    report = result.json()
+    codes = checks_by_code(report)
+    assert report["target"]["next_mq"] == "natsmq"
+    assert any("by-dev/config/mq/type" in c["message"] for c in codes["MQ150"])  # the override hides the yaml
+    assert codes["DR111"][0]["severity"] == "warning"
+    deny = codes["DR200"][0]
+    assert deny["severity"] == "error" and "etcd by-dev/config/quotaAndLimits/limitWriting/forceDeny" in deny["message"]
+    assert "etcdctl --endpoints" in deny["fix"]
+    # the etcd answers: the checkpoints were read (the fixture's etcd meta is not in it: nothing to compare)
+    assert "DR401" not in codes
+
+
+def test_nothing_to_examine_is_exit_3_one_line_and_one_json_error(cli):
+    from mqctl.doctor.discovery import candidates
+
+    if candidates():
+        pytest.skip("a Milvus standalone runs on this host")
+    result = cli("doctor")
+    assert result.code == 3 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and "--pid PID" in result.stderr
+    as_json = cli("doctor", "--json")
+    assert as_json.code == 3 and set(json.loads(as_json.stdout)) == {"error"}
+
+
+def test_bad_usage_is_exit_2(tmp_path, cli):
+    both = cli("doctor", "--pid", "1", "--sandbox", str(tmp_path))
+    assert both.code == 2 and "choose --pid or --sandbox" in both.stderr
+    two = cli("doctor", "--rocksmq", ROCKSMQ, "--nats", "nats://127.0.0.1:1")
+    assert two.code == 2 and "choose one MQ source" in two.stderr
+    not_milvus = cli("doctor", "--pid", "1", "--json")
+    assert not_milvus.code in (2, 3) and "error" in not_milvus.json()
+
+
+def test_empty_mq_type_in_the_environment_makes_explain_predict_the_panic(cli):
+    result = cli(
+        "config", "explain", str(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"), "--env", "--json", env={"MQ_TYPE": ""}
+    )
+    assert result.json()["panic"] == "mq type  is invalid"
+
+
+def test_every_doctor_code_is_documented():
+    page = (REPO / "docs" / "doctor.md").read_text()
+    missing = [code.code for code in CODES if f"`{code.code}`" not in page]
+    assert not missing
+    assert "docs/doctor.md" in (REPO / "README.md").read_text()
