@@ -189,9 +189,11 @@ def listening_ports(pid: int, root: Path = PROC) -> list[int]:
     """The TCP ports a process listens on (its sockets matched against /proc/net/tcp{,6}), sorted."""
     sockets = {target for target in open_files(pid, root).values() if target.startswith("socket:[")}
     ports: set[int] = set()
+    # the tables of the process's own network namespace (a container's), else this one's
+    net = root / str(pid) / "net" if (root / str(pid) / "net").is_dir() else root / "net"
     for table in ("tcp", "tcp6"):
         with contextlib.suppress(OSError):
-            for line in (root / "net" / table).read_text().splitlines()[1:]:
+            for line in (net / table).read_text().splitlines()[1:]:
                 fields = line.split()
                 if len(fields) > 9 and fields[3] == "0A" and f"socket:[{fields[9]}]" in sockets:  # 0A = LISTEN
                     ports.add(int(fields[1].rsplit(":", 1)[1], 16))
@@ -204,3 +206,14 @@ def process_ids(root: Path = PROC) -> list[int]:
         return sorted(pid for entry in root.iterdir() if (pid := ascii_int(entry.name)) is not None)
     except OSError:
         return []
+
+
+def foreign_root(pid: int, root: Path = PROC) -> Path | None:
+    """`/proc/PID/root` when the process sees another filesystem root than this one (a container): its paths
+    are then read through that folder. None for a process on this root, or when it cannot be told."""
+    where = root / str(pid) / "root"
+    try:
+        theirs, ours = os.stat(where), os.stat("/")
+    except OSError:
+        return None
+    return None if (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino) else where

@@ -77,6 +77,7 @@ def examine(request: Request, root: Path = procfs.PROC) -> Report:
     target = locate(request, root)
     with ThreadPoolExecutor(max_workers=2) as pool:
         health = pool.submit(health_checks, target, request.timeout)
+        loaded = pool.submit(collection_checks, target, request.timeout)
         exam = _resolve(target, request)
         config_checks(exam)
         write_checks(exam)
@@ -86,7 +87,8 @@ def examine(request: Request, root: Path = procfs.PROC) -> Report:
                 checkpoint_checks(exam, source, request.timeout)
         drift_checks(exam)
         upgrade_checks(exam)
-        exam.checks += health.result()
+        exam.checks += health.result() + loaded.result()
+    exam.checks.append(version_check(target))
     return report(target, exam.checks, round(time.monotonic() - started, 3))
 
 
@@ -562,7 +564,7 @@ def upgrade_checks(exam: Examination) -> None:
 
 # --- health --------------------------------------------------------------------------------------------------------
 def health_checks(target: Target, timeout: float) -> list[Check]:
-    """/healthz of the running Milvus, and its version (runs beside the other checks)."""
+    """/healthz of the running Milvus (runs beside the other checks)."""
     import httpx
 
     from mqctl import http
@@ -597,17 +599,66 @@ def health_checks(target: Target, timeout: float) -> list[Check]:
                     f"is METRICS_PORT {target.ports.get('health')} right? see Milvus's log",
                 )
             )
+    return checks
+
+
+def version_check(target: Target) -> Check:
+    """The Milvus version and where it came from (the rules that differ by version use it)."""
     if target.version:
-        checks.append(Check("health", "DR601", OK, f"Milvus {target.version} (from {target.version_from})"))
-    else:
-        checks.append(
+        return Check("health", "DR601", OK, f"Milvus {target.version} (from {target.version_from})")
+    return Check(
+        "health",
+        "DR601",
+        INFO,
+        "the Milvus version is not known (no `Version:` banner in its log, no server answering): rules that "
+        "differ by version give every version's answer",
+        "pass --milvus-version (e.g. 2.3.5)",
+    )
+
+
+def collection_checks(target: Target, timeout: float) -> list[Check]:
+    """Over gRPC: the server's version, and the collections not loaded (queries on them fail; a restart
+    loads only what was loaded)."""
+    from mqctl.milvus_client import MilvusTarget, connect, each_collection, is_loaded, server_version
+
+    if target.pid is None and not target.milvus:
+        return []
+    if not target.milvus:
+        return [Check("health", "DR602", INFO, "no gRPC address known: collections not checked", "pass --milvus URI")]
+    uri = target.milvus
+    try:
+        client = connect(MilvusTarget(uri), timeout=timeout)
+        try:
+            version = server_version(client)
+            names, not_loaded = [], []
+            for each, db, name in each_collection(MilvusTarget(uri), main=client):
+                names.append(f"{db}.{name}")
+                if not is_loaded(each, name):
+                    not_loaded.append(f"{db}.{name}")
+        finally:
+            client.close()
+    except Exception as err:  # pymilvus raises its own and gRPC errors: each is one finding, never a traceback
+        message = getattr(err, "message", None) or str(err) or type(err).__name__
+        return [
             Check(
                 "health",
-                "DR601",
-                INFO,
-                "the Milvus version is not known (no `Version:` banner in its log): rules that differ by version "
-                "give every version's answer",
-                "pass --milvus-version (e.g. 2.3.5)",
+                "DR602",
+                WARNING if target.pid is not None else INFO,
+                f"Milvus at {uri} does not answer over gRPC within {timeout:g} s: {message[:200]}",
+                "check the proxy port (proxy.port) or pass --milvus URI",
             )
-        )
-    return checks
+        ]
+    if target.version is None:
+        target.version, target.version_from = version, "the server (GetVersion)"
+    if not_loaded:
+        return [
+            Check(
+                "health",
+                "DR602",
+                INFO,
+                f"{len(not_loaded)} of {len(names)} collection(s) not loaded: {', '.join(not_loaded[:10])}",
+                "load them (MilvusClient.load_collection) if they should answer queries",
+                impact="searches and queries on them fail until they are loaded",
+            )
+        ]
+    return [Check("health", "DR602", OK, f"Milvus {version} at {uri}: {len(names)} collection(s), all loaded")]

@@ -100,6 +100,7 @@ class Target:
     ports: dict[str, int] = field(default_factory=dict)  # grpc, health, natsmq, listening...
     notes: list[str] = field(default_factory=list)
     _environ: dict[str, str] | None = None  # the whole environment, for the resolver (never printed)
+    _fs: Path | None = None  # /proc/PID/root of a Milvus in a container (its paths are read through it)
     _logs: list[Path] = field(default_factory=list)
 
 
@@ -146,21 +147,31 @@ def choose_process(request: Request, root: Path = procfs.PROC) -> int | None:
     return found[0].pid
 
 
-def config_files(cwd: Path | None, environ: dict[str, str]) -> list[Path]:
-    """The yaml files Milvus reads, in its merge order: `$MILVUSCONF` or `<cwd>/configs`, milvus.yaml first."""
+def on_host(path: Path, fs: Path | None) -> Path:
+    """A path as the process sees it, as this process reads it (through /proc/PID/root for a container)."""
+    return fs / path.relative_to("/") if fs is not None and path.is_absolute() else path
+
+
+def config_files(cwd: Path | None, environ: dict[str, str], fs: Path | None = None) -> list[Path]:
+    """The yaml files Milvus reads, in its merge order: `$MILVUSCONF` or `<cwd>/configs`, milvus.yaml first.
+    Without its working directory a relative folder cannot be found: none."""
     folder = Path(environ.get("MILVUSCONF") or "configs")
-    if not folder.is_absolute() and cwd is not None:
+    if not folder.is_absolute():
+        if cwd is None:
+            return []
         folder = cwd / folder
+    folder = on_host(folder, fs)
     return [folder / name for name in YAML_ORDER_2_4 if (folder / name).is_file()]
 
 
-def log_files(pid: int, root: Path = procfs.PROC) -> list[Path]:
+def log_files(pid: int, root: Path = procfs.PROC, fs: Path | None = None) -> list[Path]:
     """The regular files a process writes its stdout and stderr to (Milvus's log when no log.file is set)."""
-    found = []
+    found: list[Path] = []
     for fd in (1, 2):
         target = procfs.open_files(pid, root).get(fd)
-        if target and target.startswith("/") and Path(target).is_file() and Path(target) not in found:
-            found.append(Path(target))
+        path = on_host(Path(target), fs) if target and target.startswith("/") else None
+        if path is not None and path.is_file() and path not in found:
+            found.append(path)
     return found
 
 
@@ -232,7 +243,7 @@ def data_paths(res: Resolution, base: Path | None) -> dict[str, str]:
     return found
 
 
-def etcd_of(res: Resolution, environ: dict[str, str]) -> tuple[str | None, bool]:
+def etcd_of(res: Resolution, fs: Path | None = None) -> tuple[str | None, bool]:
     """(client URL, embedded) of the etcd this config makes Milvus use. The embedded one listens where its
     own config file (`etcd.config.path`) says, by default on 127.0.0.1:2379."""
     embedded = (res.value("etcd.use.embed") or "false").strip().lower() == "true"
@@ -240,7 +251,7 @@ def etcd_of(res: Resolution, environ: dict[str, str]) -> tuple[str | None, bool]
         config = res.value("etcd.config.path")
         if config:
             with contextlib.suppress(OSError):
-                for line in Path(config).read_text().splitlines():
+                for line in on_host(Path(config), fs).read_text().splitlines():
                     key, _, value = line.partition(":")
                     if key.strip() == "listen-client-urls" and value.strip():
                         return value.strip().split(",")[0].strip(), True
@@ -285,12 +296,13 @@ def locate(request: Request, root: Path = procfs.PROC) -> Target:
     if request.milvus_version:
         version, target.version_from = request.milvus_version, "--milvus-version"
     target.version = version
+    seen_by_milvus: dict[str, str] = {}  # data paths as Milvus sees them (inside its container, if any)
     if target.configs:
         res = resolve(target.configs, mode="standalone", milvus_version=version, env=target._environ or {}, role="full")
         base = Path(target.cwd) if target.cwd else None
-        target.paths = {**data_paths(res, base), **target.paths}
+        seen_by_milvus = data_paths(res, base)
         if target.etcd is None:
-            target.etcd, target.etcd_embedded = etcd_of(res, target._environ or {})
+            target.etcd, target.etcd_embedded = etcd_of(res, target._fs)
         target.etcd_root = request.etcd_root or res.value("etcd.rootPath") or "by-dev"
         grpc = int_or_none(res.value("proxy.port")) or DEFAULT_GRPC_PORT
         target.ports.setdefault("grpc", grpc)
@@ -305,9 +317,11 @@ def locate(request: Request, root: Path = procfs.PROC) -> Target:
             target.ports["listening"] = len(listening)
         target.milvus = target.milvus or f"http://127.0.0.1:{target.ports['grpc']}"
         target.health_url = target.health_url or f"http://127.0.0.1:{target.ports['health']}/healthz"
-        target.mq = mq_from_logs(target._logs) or mq_from_process(pid, target.paths, target.ports.get("natsmq"), root)
+        target.mq = mq_from_logs(target._logs) or mq_from_process(pid, seen_by_milvus, target.ports.get("natsmq"), root)
         if target.mq is None:
             target.notes.append("the MQ Milvus runs now is not known: no `try to init mq` line in its log")
+    if target.configs:
+        target.paths = {**{k: str(on_host(Path(v), target._fs)) for k, v in seen_by_milvus.items()}, **target.paths}
     if request.etcd:
         target.etcd, target.etcd_embedded = request.etcd, None
     if request.milvus:
@@ -343,6 +357,12 @@ def _from_sandbox(target: Target, directory: str) -> str | None:
 
 def _from_process(target: Target, pid: int, root: Path) -> None:
     target.pid = pid
+    target._fs = procfs.foreign_root(pid, root)
+    if target._fs is not None:
+        target.notes.append(
+            f"Milvus pid {pid} runs in another filesystem root (a container): its files are read through "
+            f"{target._fs}, its ports as this host reaches them"
+        )
     cwd = procfs.process_cwd(pid, root)
     target.cwd = str(cwd) if cwd else None
     environ = procfs.process_environ(pid, root)
@@ -355,8 +375,8 @@ def _from_process(target: Target, pid: int, root: Path) -> None:
         target._environ = environ
         target.env = masked_env(environ)
     if not target.configs:
-        target.configs = [str(p) for p in config_files(cwd, environ or {})]
-    logs = log_files(pid, root)
+        target.configs = [str(p) for p in config_files(cwd, environ or {}, target._fs)]
+    logs = log_files(pid, root, target._fs)
     target._logs = logs + [log for log in target._logs if log not in logs]
     if target._logs:
         target.paths.setdefault("log", str(target._logs[0]))

@@ -145,6 +145,7 @@ CODES: tuple[Code, ...] = (
     ),
     Code("DR600", "health", "/healthz of the running Milvus", ":9091/healthz (METRICS_PORT)", "-"),
     Code("DR601", "health", "the Milvus version", "the log banner, the sandbox package", "-"),
+    Code("DR602", "health", "collections not loaded", "gRPC: ListCollections, GetLoadState, GetVersion", "-"),
 )
 CODE_BY_NAME = {code.code: code for code in CODES}
 

@@ -129,7 +129,7 @@ def test_an_empty_mq_type_in_the_process_environment_is_a_config_that_will_not_s
     """docker compose's `MQ_TYPE: ${MQ_TYPE}` with nothing set: Milvus reads mq.type "" and panics."""
     root = tmp_path / "proc"
     fake_process(root, 500, tmp_path / "a", env={"MQ_TYPE": ""})
-    result = examine(discovery.Request(), root)
+    result = examine(discovery.Request(timeout=1), root)
     failed = [c for c in result.checks if c.code == "DR101"]
     assert result.verdict == "error" and failed and "mq type  is invalid" in failed[0].message
     assert "MQ_TYPE" in (failed[0].fix or "")
@@ -141,9 +141,25 @@ def test_mq_type_edited_on_disk_while_rocksmq_runs_is_drift_with_the_migration_a
     fake_process(root, 600, home)
     config = home / "configs" / "milvus.yaml"
     config.write_text(config.read_text().replace("type: default", "type: natsmq"))
-    result = examine(discovery.Request(), root)
+    result = examine(discovery.Request(timeout=1), root)
     drift = next(c for c in result.checks if c.code == "DR110")
     assert drift.severity == "error" and "runs rocksmq now" in drift.message and "empty natsmq" in drift.message
     assert f"mqctl config set {config} mq.type rocksmq --yes" in (drift.fix or "")
     assert "mqctl migrate --config" in (drift.fix or "") and "--to natsmq" in (drift.fix or "")
     assert "rocksmq data at /var/lib/milvus/rdb_data" in (drift.impact or "")
+
+
+def test_a_milvus_in_a_container_is_read_through_its_proc_root(tmp_path):
+    """A container's paths are its own: /milvus/configs inside it is <proc>/PID/root/milvus/configs here."""
+    root = tmp_path / "proc"
+    inside = root / "700" / "root"
+    fake_process(root, 700, inside / "milvus")
+    proc = root / "700"
+    for link, target in ((proc / "cwd", "/milvus"), (proc / "fd" / "1", "/milvus/logs/milvus-stdout.log")):
+        link.unlink()
+        os.symlink(target, link)  # the paths as the process sees them: not on this host
+    target = discovery.locate(discovery.Request(), root)
+    assert target.configs == [str(inside / "milvus" / "configs" / "milvus.yaml")]
+    assert target.cwd == "/milvus" and target.version == "2.3.5" and target.mq and target.mq.mq == "rocksmq"
+    assert target.paths["rocksmq"] == str(inside / "var/lib/milvus/rdb_data")
+    assert any("another filesystem root" in note for note in target.notes)

@@ -65,6 +65,8 @@ def test_mq_type_edited_to_natsmq_with_rocksmq_data_left_is_named_with_the_migra
     assert f"mqctl config set {config} mq.type rocksmq --yes" in drift["fix"]
     assert f"mqctl migrate --config {config} --to natsmq" in drift["fix"]
     assert checks_by_code(report)["DR500"][0]["severity"] == "warning"  # natsmq is gone in 2.6
+    args = ("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5")
+    assert cli(*args).code == 0 and cli(*args, "--strict").code == 1  # warnings fail only with --strict
 
 
 def test_force_deny_left_true_is_an_error_with_the_command_that_reopens_writes(tmp_path, cli):
