@@ -202,3 +202,76 @@ def test_every_doctor_code_is_documented():
     missing = [code.code for code in CODES if f"`{code.code}`" not in page]
     assert not missing
     assert "docs/doctor.md" in (REPO / "README.md").read_text()
+
+
+# --- Milvus meta in etcd, encoded by hand from Milvus's field numbers (as tests/test_checkpoints.py does) --------
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _field(number: int, value: int | bytes | str) -> bytes:
+    if isinstance(value, int):
+        return _varint(number << 3) + _varint(value) if value else b""
+    raw = value.encode() if isinstance(value, str) else value
+    return _varint(number << 3 | 2) + _varint(len(raw)) + raw
+
+
+def _put_collection(etcd_url: str, root: str, insert: dict, pchannel: str, checkpoint: int, ts: int) -> None:
+    """etcdpb.CollectionInfo (ID 1, schema 2 with name 1, vchannels 7, pchannels 8, db_id 15) and the vchannel's
+    channel checkpoint, a msgpb.MsgPosition (channel_name 1, msgID 2 as 8 bytes little-endian, timestamp 4)."""
+    import httpx
+
+    vchannel, cid = insert["shard"], insert["collection_id"]
+    info = _field(1, cid) + _field(2, _field(1, insert["collection"])) + _field(7, vchannel) + _field(8, pchannel)
+    cp = _field(1, vchannel) + _field(2, checkpoint.to_bytes(8, "little")) + _field(4, ts)
+    for key, value in (
+        (f"{root}/meta/root-coord/database/collection-info/1/{cid}", info + _field(15, 1)),
+        (f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", cp),
+    ):
+        body = {"key": base64.b64encode(key.encode()).decode(), "value": base64.b64encode(value).decode()}
+        httpx.post(f"{etcd_url}/v3/kv/put", json=body, timeout=5).raise_for_status()
+
+
+def _purge_below(store: Path, stream: str, sequence: int) -> None:
+    """What natsmq retention does to old messages: the stream drops everything below `sequence`."""
+    import asyncio
+
+    import nats
+
+    from mqctl.mq.nats.server import private_nats_server
+
+    async def purge(url: str) -> None:
+        client = await nats.connect(url)
+        try:
+            await client.jsm().purge_stream(stream, seq=sequence)
+        finally:
+            await client.close()
+
+    with private_nats_server(store, writable=True) as url:
+        asyncio.run(purge(url))
+
+
+@pytest.mark.etcd
+def test_natsmq_retention_past_a_checkpoint_is_an_error_with_the_rows_at_risk(tmp_path, cli, etcd_url):
+    store = tmp_path / "store"
+    shutil.copytree(NATS_STORE, store)
+    channel = "by-dev-rootcoord-dml_0"
+    peeked = cli("channels", "peek", channel, "--nats-store", str(store), "--type", "insert", "--json")
+    insert = peeked.json()["messages"][0]
+    _purge_below(store, channel, insert["id"] + 2)  # the insert and the message after it are gone
+    _put_collection(etcd_url, "doctor", insert, channel, insert["id"] - 1, insert["tso"] - 1)
+    config = config_copy(tmp_path, "milvus-2.3-standalone-natsmq.yaml", etcd=etcd_url)
+    config.write_text(
+        re.sub(r"maxAge: \d+", "maxAge: 0", config.read_text().replace("rootPath: by-dev", "rootPath: doctor"))
+    )
+    result = cli("doctor", "--config", str(config), "--nats-store", str(store), "--milvus-version", "2.3.5", "--json")
+    assert result.code == 1, result.stderr
+    expired = checks_by_code(result.json())["CP100"][0]
+    assert expired["area"] == "checkpoints" and expired["severity"] == "error"
+    assert insert["shard"] in expired["message"] and "FlushAll" in expired["fix"]
+    assert expired["impact"] == "a restart loses the rows in 2 message(s) Milvus had not flushed, without an error"
