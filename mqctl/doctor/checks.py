@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
     from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.mq.model import MQSource
+    from mqctl.mq.sources import SourceOptions
 
 FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
 MiB = 1 << 20
@@ -47,6 +48,7 @@ class Examination:
     etcd_given: bool = False  # --etcd named it: it must answer
     checks: list[Check] = field(default_factory=list)
     unflushed: int | None = None  # messages after the channel checkpoints in the MQ read
+    unflushed_rows: int | None = None  # the rows their inserts carry
     data_mq: str | None = None  # the MQ whose data was read
     data_messages: int | None = None
 
@@ -220,7 +222,8 @@ def drift_checks(exam: Examination) -> None:
         )
         return
     unflushed = (
-        f"{exam.unflushed} message(s) after the channel checkpoints, not flushed"
+        f"{exam.unflushed} message(s) after the channel checkpoints, not flushed ({exam.unflushed_rows} inserted "
+        "row(s))"
         if exam.unflushed is not None
         else "whatever was not flushed"
     )
@@ -336,9 +339,30 @@ def _journal_check(exam: Examination) -> None:
 # --- the MQ ------------------------------------------------------------------------------------------------
 @contextlib.contextmanager
 def _mq_source(exam: Examination, request: Request) -> Iterator[MQSource | None]:
-    """The MQ holding the data that matters now: the one given; else the one Milvus runs; else the one the
-    config starts. Unreadable: a DR300 finding and no MQ checks."""
-    from mqctl.mq.sources import SourceOptions, derive_source, open_source
+    """The MQ holding the data that matters now, open: the one given; else the one Milvus runs; else the one
+    the config starts. None (with a DR300 finding) when there is none to read or it cannot be opened; errors
+    of the checks that read it are theirs."""
+    from mqctl.mq.sources import open_source
+
+    try:
+        options = _source_options(exam, request)
+        if options is None:
+            yield None
+            return
+        exam.data_mq = "rocksmq" if options.rocksmq else "natsmq"
+        opened = contextlib.ExitStack()
+        source = opened.enter_context(open_source(options))
+    except MqctlError as err:
+        severity = ERROR if exam.target.pid else WARNING
+        exam.add("mq", "DR300", severity, f"the MQ could not be read: {err.message}", err.hint)
+        yield None
+        return
+    with opened:
+        yield source
+
+
+def _source_options(exam: Examination, request: Request) -> SourceOptions | None:
+    from mqctl.mq.sources import SourceOptions, derive_source
 
     target, res = exam.target, exam.res
     options = SourceOptions(
@@ -347,39 +371,38 @@ def _mq_source(exam: Examination, request: Request) -> Iterator[MQSource | None]
         nats_store=Path(request.nats_store) if request.nats_store else None,
         timeout=request.timeout,
     )
+    if options.explicit:
+        return options
     running = target.mq.mq if target.mq else None
-    try:
-        if not options.explicit:
-            if running == "rocksmq" and target.paths.get("rocksmq"):
-                options.rocksmq = Path(target.paths["rocksmq"])
-            elif running == "natsmq" and target.ports.get("natsmq"):
-                options.nats = f"nats://127.0.0.1:{target.ports['natsmq']}"
-            elif running is not None and running not in EMBEDDED:
-                exam.add("mq", "DR300", INFO, f"Milvus runs {running}: the MQ checks read rocksmq and natsmq only")
-                yield None
-                return
-            elif target.configs and res.effective_mq in EMBEDDED:
-                derived = derive_source(res)
-                location = derived.location
-                if derived.kind != "nats" and not Path(location).is_absolute() and target.cwd:
-                    location = str(Path(target.cwd) / location)
-                if derived.kind != "nats" and not Path(location).exists():
-                    exam.add("mq", "DR300", INFO, f"no {res.effective_mq} data at {location} ({derived.reason})")
-                    yield None
-                    return
-                setattr(options, derived.kind.replace("-", "_"), Path(location) if derived.kind != "nats" else location)
-            else:
-                exam.add(
-                    "mq", "DR300", INFO, f"the MQ is {res.effective_mq or 'unknown'}: no rocksmq or natsmq to read"
-                )
-                yield None
-                return
-        exam.data_mq = "rocksmq" if options.rocksmq else "natsmq"
-        with open_source(options) as source:
-            yield source
-    except MqctlError as err:
-        exam.add("mq", "DR300", ERROR if target.pid else WARNING, f"the MQ could not be read: {err.message}", err.hint)
-        yield None
+    if running == "rocksmq" and target.paths.get("rocksmq"):
+        options.rocksmq = Path(target.paths["rocksmq"])
+        return options
+    if running == "natsmq" and target.ports.get("natsmq"):
+        options.nats = f"nats://127.0.0.1:{target.ports['natsmq']}"
+        return options
+    if running is not None and running not in EMBEDDED:
+        exam.add("mq", "DR300", INFO, f"Milvus runs {running}: the MQ checks read rocksmq and natsmq only")
+        return None
+    if running is None and target.configs and res.effective_mq in EMBEDDED:
+        derived = derive_source(res)
+        location = derived.location
+        if derived.kind == "nats":
+            options.nats = location
+            return options
+        path = Path(location)
+        if not path.is_absolute() and target.cwd:
+            path = Path(target.cwd) / path
+        if not path.exists():
+            exam.add("mq", "DR300", INFO, f"no {res.effective_mq} data at {path} ({derived.reason})")
+            return None
+        if derived.kind == "rocksmq":
+            options.rocksmq = path
+        else:
+            options.nats_store = path
+        return options
+    what = running or res.effective_mq or "unknown"
+    exam.add("mq", "DR300", INFO, f"the MQ is {what}: no rocksmq or natsmq data to read")
+    return None
 
 
 def mq_checks(exam: Examination, source: MQSource) -> None:
@@ -509,6 +532,7 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
         exam.add("checkpoints", "DR401", WARNING, f"channel checkpoints not checked: {err.message}", err.hint)
         return
     exam.unflushed = sum(row.lag_messages or 0 for row in assessed.checkpoints)
+    exam.unflushed_rows = sum(row.lag_rows or 0 for row in assessed.checkpoints)
     for finding in assessed.findings:
         row = next((r for r in assessed.checkpoints if r.vchannel == finding.key), None)
         impact = None
@@ -522,7 +546,8 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
             "DR400",
             OK,
             f"{len(assessed.checkpoints)} vchannel(s) checked, none expired or at risk "
-            f"({exam.unflushed} message(s) after the checkpoints, not flushed yet)",
+            f"({exam.unflushed} message(s) after the checkpoints, {exam.unflushed_rows} inserted row(s), not "
+            "flushed yet)",
         )
     key = NATS_KEYS["max_age"] if exam.data_mq == "natsmq" else ROCKS_TIME_KEY
     with contextlib.suppress(MqctlError):

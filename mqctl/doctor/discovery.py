@@ -307,7 +307,7 @@ def locate(request: Request, root: Path = procfs.PROC) -> Target:
         grpc = int_or_none(res.value("proxy.port")) or DEFAULT_GRPC_PORT
         target.ports.setdefault("grpc", grpc)
         nats_port = int_or_none(res.value("natsmq.server.port"))
-        if nats_port:
+        if nats_port and nats_port > 0:  # -1: a random port, known only to the process
             target.ports.setdefault("natsmq", nats_port)
     if pid is not None:
         health = int_or_none((target._environ or {}).get("METRICS_PORT")) or DEFAULT_METRICS_PORT
