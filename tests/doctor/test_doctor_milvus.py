@@ -23,6 +23,7 @@ def _doctor(cli, pid: int, *args: str):
 
 def test_doctor_finds_a_real_sandbox_and_catches_mq_type_edited_without_a_migration(tmp_path, cli):
     from mqctl.sandbox import server as sandbox
+    from mqctl.sandbox.demo import DEMO_COLLECTIONS
 
     directory = str(tmp_path / "sandbox")
     info = sandbox.up(directory, seed=True, timeout=240)
@@ -56,8 +57,14 @@ def test_doctor_finds_a_real_sandbox_and_catches_mq_type_edited_without_a_migrat
         assert "Milvus runs rocksmq now, but the next restart starts an empty natsmq" in drift["message"]
         assert f"mqctl config set {info.config} mq.type rocksmq --yes" in drift["fix"]
         assert "mqctl migrate --config" in drift["fix"] and "--to natsmq" in drift["fix"]
-        unflushed = re.search(r"(\d+) message\(s\) after the channel checkpoints, not flushed", drift["impact"])
-        assert unflushed and int(unflushed.group(1)) > 0  # --seed leaves its rows unflushed: what a restart loses
+        unflushed = re.search(
+            r"(\d+) message\(s\) after the channel checkpoints, not flushed \((\d+) inserted row\(s\)\)",
+            drift["impact"],
+        )
+        # --seed leaves its rows unflushed: what a restart loses
+        assert (
+            unflushed and int(unflushed.group(1)) > 0 and 0 < int(unflushed.group(2)) <= sum(DEMO_COLLECTIONS.values())
+        )
 
         # forceDeny left true in the file Milvus reads: writes refused
         for key, value in (("quotaAndLimits.enabled", "true"), ("quotaAndLimits.limitWriting.forceDeny", "true")):
@@ -74,5 +81,6 @@ def test_doctor_finds_a_real_sandbox_and_catches_mq_type_edited_without_a_migrat
         assert drift["severity"] == "error" and f"mqctl migrate --sandbox {directory} --to natsmq" in drift["fix"]
         screen = cli("doctor", "--sandbox", directory, timeout=120)
         assert screen.code == 1 and screen.stdout.startswith("verdict: error") and "DR110" in screen.stdout
+        print(screen.stdout)
     finally:
         sandbox.down(directory, timeout=10)
