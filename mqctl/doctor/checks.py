@@ -293,11 +293,11 @@ def write_checks(exam: Examination) -> None:
 
 
 def _journal_check(exam: Examination) -> None:
-    from mqctl.migrate.journal import COMPLETED, JOURNAL_NAME, PENDING, ROLLED_BACK, Journal
+    from mqctl.migrate.journal import COMPLETED, PENDING, ROLLED_BACK, Journal, journal_path
 
     if not exam.target.configs:
         return
-    path = Path(exam.config).expanduser().resolve().parent / JOURNAL_NAME
+    path = journal_path(state_dir=None, config=exam.config)  # where `mqctl migrate --config` journals
     if not path.exists():
         exam.add("writes", "DR210", OK, f"no migration journal at {path}")
         return

@@ -181,6 +181,15 @@ def test_nothing_to_examine_is_exit_3_one_line_and_one_json_error(cli):
     assert as_json.code == 3 and set(json.loads(as_json.stdout)) == {"error"}
 
 
+def test_a_pid_of_no_process_is_exit_3_one_line_and_one_json_error(cli):
+    result = cli("doctor", "--pid", "999999999")
+    assert result.code == 3 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()] and "no such process" in result.stderr
+    as_json = cli("doctor", "--pid", "999999999", "--json")
+    error = as_json.json()["error"]
+    assert as_json.code == 3 and list(as_json.json()) == ["error"] and "--sandbox" in error["hint"]
+
+
 def test_bad_usage_is_exit_2(tmp_path, cli):
     both = cli("doctor", "--pid", "1", "--sandbox", str(tmp_path))
     assert both.code == 2 and "choose --pid or --sandbox" in both.stderr
