@@ -372,7 +372,7 @@ def _source_options(exam: Examination, request: Request) -> SourceOptions | None
         timeout=request.timeout,
     )
     if options.explicit:
-        return options
+        return options if options.nats_store is None or _store_idle(exam, options.nats_store) else None
     running = target.mq.mq if target.mq else None
     if running == "rocksmq" and target.paths.get("rocksmq"):
         options.rocksmq = Path(target.paths["rocksmq"])
@@ -399,6 +399,9 @@ def _source_options(exam: Examination, request: Request) -> SourceOptions | None
             options.rocksmq = path
         else:
             options.nats_store = path
+    if options.nats_store is not None and not _store_idle(exam, options.nats_store):
+        return None
+    if options.explicit:
         return options
     what = running or res.effective_mq or "unknown"
     exam.add("mq", "DR300", INFO, f"the MQ is {what}: no rocksmq or natsmq data to read")
@@ -471,24 +474,46 @@ def _disk_headroom(exam: Examination, source: MQSource) -> None:
         exam.add("mq", "DR310", OK, f"{folder}: {used // MiB} MiB used, {free // MiB} MiB free on its volume")
 
 
-def _store_users(exam: Examination, source: MQSource) -> None:
-    store = getattr(source, "store", None) or (exam.target.paths.get("natsmq") if exam.data_mq == "natsmq" else None)
-    if not store or not Path(store).is_dir():
-        return
-    users = [u for u in procfs.processes_using(Path(store).resolve()) if not u.startswith(f"{exam.target.pid} ")]
-    if exam.target.pid is None and users:
+def _store_idle(exam: Examination, store: Path) -> bool:
+    """A natsmq store read while Milvus is stopped: no other process may use it (two servers on one JetStream
+    store corrupt it). False, with the error, when one does."""
+    from mqctl.mq.nats.server import store_users
+
+    users = store_users(store)
+    if users:
         exam.add(
             "mq",
             "DR311",
             ERROR,
             f"the natsmq store {store} is in use by {', '.join(users)}",
-            "stop that process before Milvus or any tool opens the store",
-            impact="two servers on one JetStream store corrupt it",
+            "stop that process before Milvus (or any tool) opens the store; with Milvus running, use --nats URL",
+            impact="two servers on one JetStream store corrupt it; Milvus fails to start its embedded server",
         )
-    elif exam.target.pid is not None and users:
-        exam.add("mq", "DR311", WARNING, f"besides Milvus, {', '.join(users)} use(s) the natsmq store {store}")
-    else:
-        exam.add("mq", "DR311", OK, f"no other process uses the natsmq store {store}")
+        return False
+    exam.add("mq", "DR311", OK, f"no process uses the natsmq store {store}")
+    return True
+
+
+def _store_users(exam: Examination, source: MQSource) -> None:
+    """Milvus runs natsmq: any process besides it on its store."""
+    from mqctl.mq.nats.server import store_users
+
+    store = exam.target.paths.get("natsmq")
+    if getattr(source, "store", None) is not None or exam.data_mq != "natsmq" or not store or not Path(store).is_dir():
+        return  # a store opened by the doctor was checked before (_store_idle)
+    with contextlib.suppress(MqctlError):
+        others = [u for u in store_users(store) if not u.startswith(f"{exam.target.pid} ")]
+        if others:
+            exam.add(
+                "mq",
+                "DR311",
+                WARNING,
+                f"besides Milvus, {', '.join(others)} use(s) its natsmq store {store}",
+                "stop the other process",
+                impact="two servers on one JetStream store corrupt it",
+            )
+        else:
+            exam.add("mq", "DR311", OK, f"only Milvus uses its natsmq store {store}")
 
 
 def _int(text: str | None, default: int) -> int:

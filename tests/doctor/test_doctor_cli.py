@@ -284,3 +284,29 @@ def test_natsmq_retention_past_a_checkpoint_is_an_error_with_the_rows_at_risk(tm
     assert expired["area"] == "checkpoints" and expired["severity"] == "error"
     assert insert["shard"] in expired["message"] and "FlushAll" in expired["fix"]
     assert expired["impact"] == "a restart loses the rows in 2 message(s) Milvus had not flushed, without an error"
+
+
+def test_a_natsmq_store_another_server_uses_is_an_error_and_is_not_opened(tmp_path, cli):
+    import subprocess
+
+    from mqctl.mq.nats.server import nats_server_binary
+
+    store = tmp_path / "store"
+    shutil.copytree(NATS_STORE, store)
+    conf = tmp_path / "other.conf"
+    conf.write_text(f"listen: 127.0.0.1:{free_port()}\njetstream {{ store_dir: {json.dumps(str(store))} }}\n")
+    server = subprocess.Popen(
+        [nats_server_binary(), "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        config = config_copy(tmp_path, "milvus-2.3-standalone-natsmq.yaml")
+        result = cli(
+            "doctor", "--config", str(config), "--nats-store", str(store), "--milvus-version", "2.3.5", "--json"
+        )
+        assert result.code == 1, result.stderr
+        used = checks_by_code(result.json())["DR311"][0]
+        assert used["severity"] == "error" and f"{server.pid} (nats-server)" in used["message"]
+        assert "RET100" not in checks_by_code(result.json())  # the store was not opened
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
