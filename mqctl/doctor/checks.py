@@ -30,6 +30,7 @@ from mqctl.findings import ERROR, INFO, WARNING
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
     from mqctl.config.resolve.sources import EtcdConfig
+    from mqctl.migrate.journal import Journal
     from mqctl.mq.model import MQSource
     from mqctl.mq.sources import SourceOptions
 
@@ -50,6 +51,8 @@ class Examination:
     unflushed: int | None = None  # messages after the channel checkpoints in the MQ read
     unflushed_rows: int | None = None  # the rows their inserts carry
     data_mq: str | None = None  # the MQ whose data was read
+    journal: Journal | None = None  # the migration journal beside the config
+    journal_fix: str | None = None  # how to go on with an interrupted migration
     data_messages: int | None = None
 
     def add(self, area: str, code: str, severity: str, message: str, fix: str | None = None, **more) -> Check:
@@ -229,6 +232,8 @@ def drift_checks(exam: Examination) -> None:
     )
     location = target.paths.get(running if running in ("rocksmq", "natsmq") else "", "")
     fix = f"{_fix_value(exam, 'mq.type', running)}, then `{exam.migrate_command(upcoming)}`"
+    if exam.journal_fix:  # the edit is a migration's own switch step: go on with it, or back
+        fix = f"an unfinished migration made this change (DR210): {exam.journal_fix}"
     exam.add(
         "config",
         "DR110",
@@ -247,7 +252,8 @@ def _offline_drift(exam: Examination, upcoming: str | None) -> None:
     if exam.data_mq is None or upcoming is None:
         return
     if exam.data_mq == upcoming:
-        exam.add("config", "DR111", OK, f"the data given is {upcoming}, the MQ the config starts")
+        if not _left_behind(exam, upcoming):
+            exam.add("config", "DR111", OK, f"the data read is {upcoming}'s, the MQ the config starts")
         return
     held = f"{exam.data_messages} message(s)" if exam.data_messages is not None else "data"
     severity = WARNING if exam.data_messages else INFO
@@ -260,6 +266,44 @@ def _offline_drift(exam: Examination, upcoming: str | None) -> None:
         f"`{exam.migrate_command(upcoming)}`",
         impact=f"if Milvus last ran on this {exam.data_mq}, what it did not flush stays there when it starts {upcoming}",
     )
+
+
+def _left_behind(exam: Examination, upcoming: str) -> bool:
+    """The other embedded MQ's folder still holds data: what Milvus did not flush if it last ran there and
+    mq.type was changed without a migration; only a leftover when a finished migration left it (as it does)."""
+    from mqctl.migrate.context import dir_size
+    from mqctl.migrate.journal import COMPLETED
+
+    other = next((mq for mq in EMBEDDED if mq != upcoming), None)
+    folder = Path(exam.target.paths.get(other or "", ""))
+    data = folder / "jetstream" if other == "natsmq" else folder
+    if other is None or not str(folder) or not data.is_dir():
+        return False
+    size = dir_size(data)
+    if size == 0:
+        return False
+    journal = exam.journal
+    if journal is not None and journal.state == COMPLETED and journal.source_mq == other:
+        exam.add(
+            "config",
+            "DR111",
+            INFO,
+            f"{folder} ({size // 1024} KiB of {other}) is what the completed migration {journal.id} left behind",
+            f"remove it once no rollback or backup needs it (`mqctl migrate status --config {exam.config}`)",
+        )
+        return True
+    exam.add(
+        "config",
+        "DR111",
+        WARNING,
+        f"the config starts {upcoming}, but the {other} folder {folder} still holds {size // 1024} KiB and no "
+        "finished migration explains it",
+        f"see what it holds: `mqctl channels list --{'rocksmq' if other == 'rocksmq' else 'nats-store'} {folder}`; if "
+        f"Milvus last ran on {other}: {_fix_value(exam, 'mq.type', other)}, start it, then "
+        f"`{exam.migrate_command(upcoming)}`",
+        impact=f"if Milvus last ran on {other}, what it did not flush stays there when it starts {upcoming}",
+    )
+    return True
 
 
 # --- writes -----------------------------------------------------------------------------------------------
@@ -306,6 +350,7 @@ def _journal_check(exam: Examination) -> None:
     except MqctlError as err:
         exam.add("writes", "DR210", WARNING, f"unreadable migration journal: {err.message}", err.hint)
         return
+    exam.journal = journal
     what = f"migration {journal.source_mq} -> {journal.target_mq} ({journal.id})"
     if journal.state in (COMPLETED, ROLLED_BACK):
         exam.add("writes", "DR210", OK, f"the last {what} is {journal.state} ({path})")
@@ -322,6 +367,10 @@ def _journal_check(exam: Examination) -> None:
         else ["--config", exam.config]
     )
     writes_stopped = journal.done("stop-writes") and not journal.done("resume-writes")
+    exam.journal_fix = (
+        f"`{shlex.join(['mqctl', 'migrate', 'resume', *flag])}` to finish it, or "
+        f"`{shlex.join(['mqctl', 'migrate', 'rollback', *flag])}` to go back"
+    )
     exam.add(
         "writes",
         "DR210",

@@ -163,3 +163,25 @@ def test_a_milvus_in_a_container_is_read_through_its_proc_root(tmp_path):
     assert target.cwd == "/milvus" and target.version == "2.3.5" and target.mq and target.mq.mq == "rocksmq"
     assert target.paths["rocksmq"] == str(inside / "var/lib/milvus/rdb_data")
     assert any("another filesystem root" in note for note in target.notes)
+
+
+def test_drift_made_by_an_interrupted_migration_points_at_resume_not_at_putting_it_back(tmp_path):
+    from mqctl.migrate.journal import DONE, JOURNAL_NAME, Journal
+
+    root, home = tmp_path / "proc", tmp_path / "a"
+    fake_process(root, 800, home)
+    config = home / "configs" / "milvus.yaml"
+    config.write_text(config.read_text().replace("type: default", "type: natsmq"))  # the switch step's edit
+    journal = Journal.new(
+        home / "configs" / JOURNAL_NAME,
+        "rocksmq",
+        "natsmq",
+        {"configs": [str(config)], "to": "natsmq", "milvus": {"uri": "http://127.0.0.1:19530"}},
+    )
+    for name in ("preflight", "stop-writes", "flush", "stop", "switch"):
+        journal.step(name).status = DONE
+    journal.save()
+    result = examine(discovery.Request(timeout=1), root)
+    drift = next(c for c in result.checks if c.code == "DR110")
+    assert drift.severity == "error" and "unfinished migration" in (drift.fix or "")
+    assert f"mqctl migrate resume --config {config}" in (drift.fix or "") and "config set" not in (drift.fix or "")

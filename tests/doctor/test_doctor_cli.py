@@ -310,3 +310,35 @@ def test_a_natsmq_store_another_server_uses_is_an_error_and_is_not_opened(tmp_pa
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+def test_rocksmq_data_left_behind_by_a_switch_without_migration_and_by_a_finished_one(tmp_path, cli):
+    """Milvus stopped, its config on natsmq: a non-empty rocksmq.path is a warning, unless the journal of a
+    completed rocksmq -> natsmq migration explains it (the old folder stays, by design)."""
+    from mqctl.migrate.journal import COMPLETED, JOURNAL_NAME, Journal
+
+    rocks, store = tmp_path / "rdb_data", tmp_path / "store"
+    shutil.copytree(ROCKSMQ, rocks)
+    shutil.copytree(NATS_STORE, store)
+    config = config_copy(tmp_path, "milvus-2.3-standalone-natsmq.yaml")
+    text = (
+        config.read_text().replace("/var/lib/milvus/rdb_data", str(rocks)).replace("/var/lib/milvus/nats", str(store))
+    )
+    config.write_text(re.sub(r"maxAge: \d+", "maxAge: 0", text))
+    args = ("doctor", "--config", str(config), "--milvus-version", "2.3.5", "--json")
+    report = cli(*args).json()
+    assert report["target"]["paths"]["natsmq"] == str(store)  # the store the config names is the one read
+    left = checks_by_code(report)["DR111"][0]
+    assert left["severity"] == "warning" and f"the rocksmq folder {rocks} still holds" in left["message"]
+    assert f"mqctl channels list --rocksmq {rocks}" in left["fix"]
+
+    journal = Journal.new(
+        config.parent / JOURNAL_NAME,
+        "rocksmq",
+        "natsmq",
+        {"configs": [str(config)], "to": "natsmq", "milvus": {"uri": "http://127.0.0.1:19530"}},
+    )
+    journal.state = COMPLETED
+    journal.save()
+    explained = checks_by_code(cli(*args).json())["DR111"][0]
+    assert explained["severity"] == "info" and f"completed migration {journal.id} left behind" in explained["message"]
