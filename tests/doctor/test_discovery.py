@@ -185,3 +185,14 @@ def test_drift_made_by_an_interrupted_migration_points_at_resume_not_at_putting_
     drift = next(c for c in result.checks if c.code == "DR110")
     assert drift.severity == "error" and "unfinished migration" in (drift.fix or "")
     assert f"mqctl migrate resume --config {config}" in (drift.fix or "") and "config set" not in (drift.fix or "")
+
+
+def test_secrets_in_the_process_environment_never_reach_the_output(tmp_path):
+    from mqctl.cli.terminal import to_jsonable
+
+    root = tmp_path / "proc"
+    env = {"MINIO_SECRET_ACCESS_KEY": "s3cretXYZ", "ETCD_ENDPOINTS": "http://user:pw123@127.0.0.1:1"}
+    fake_process(root, 900, tmp_path / "a", env=env)
+    shown = str(to_jsonable(examine(discovery.Request(timeout=1), root)))
+    assert "MINIO_SECRET_ACCESS_KEY" in shown and "ETCD_ENDPOINTS" in shown  # the overrides are named
+    assert "s3cretXYZ" not in shown and "pw123" not in shown
