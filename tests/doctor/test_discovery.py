@@ -3,7 +3,12 @@ real process is found in test_doctor_milvus.py). The checks it feeds run for rea
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shutil
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -11,7 +16,7 @@ import pytest
 from mqctl.doctor import discovery
 from mqctl.doctor.checks import examine
 from mqctl.errors import InputError, PreconditionError
-from tests.conftest import SAMPLES, free_port
+from tests.conftest import FIXTURES, SAMPLES, free_port
 
 BANNER = "Welcome to use Milvus!\nVersion:   v2.3.5-lite\nBuilt:     Fri Jan 12 07:30:43 UTC 2024\n"
 INIT_LINE = '[2026/11/25 21:00:00.000 +00:00] [INFO] [dependency/factory.go:84] ["try to init mq"] [standalone=true] [mqType={mq}]\n'
@@ -196,3 +201,34 @@ def test_secrets_in_the_process_environment_never_reach_the_output(tmp_path):
     shown = str(to_jsonable(examine(discovery.Request(timeout=1), root)))
     assert "MINIO_SECRET_ACCESS_KEY" in shown and "ETCD_ENDPOINTS" in shown  # the overrides are named
     assert "s3cretXYZ" not in shown and "pw123" not in shown
+
+
+def test_a_milvus_running_natsmq_is_read_through_its_live_server(tmp_path):
+    """The running MQ is natsmq (its log says so): the doctor reads the streams from the server on
+    natsmq.server.port, a real nats-server over the natsmq fixture here, and finds their retention drift."""
+    from mqctl.hooks import port_open
+    from mqctl.mq.nats.server import nats_server_binary
+
+    store, port = tmp_path / "store", free_port()
+    shutil.copytree(FIXTURES / "natsmq" / "store", store)
+    conf = tmp_path / "nats.conf"
+    conf.write_text(f"listen: 127.0.0.1:{port}\njetstream {{ store_dir: {json.dumps(str(store))} }}\n")
+    server = subprocess.Popen(
+        [nats_server_binary(), "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        text = (SAMPLES / "milvus-2.3-standalone-natsmq.yaml").read_text()
+        text = re.sub(r"port: 4222", f"port: {port}", text).replace("/var/lib/milvus/nats", str(store))
+        root = tmp_path / "proc"
+        fake_process(root, 1000, tmp_path / "m", config_text=text, mq_in_log="natsmq")
+        deadline = time.monotonic() + 10
+        while not port_open(f"127.0.0.1:{port}") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        result = examine(discovery.Request(timeout=2), root)
+        codes = {c.code: c for c in result.checks}
+        assert codes["DR110"].severity == "ok"  # runs natsmq, starts natsmq
+        assert codes["RET100"].severity == "error" and "10058" in codes["RET100"].message
+        assert codes["DR500"].severity == "warning"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
