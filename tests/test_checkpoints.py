@@ -136,6 +136,10 @@ def test_lag_counts_the_vchannels_messages_after_the_checkpoint(etcd_url, rocks_
     assert row["checkpoint_time"] == create["time"]
     assert (row["first_retained"], row["last"]) == (channel["first_id"], channel["last_id"])
     assert row["lag_messages"] == expected
+    rows = sum(
+        m["rows"] for m in messages_ if m["shard"] == vchannel and m["id"] > create["id"] and m["type"] == "Insert"
+    )
+    assert rows >= 1 and row["lag_rows"] == rows
     assert row["collection"] == insert["collection"] and row["database"] == "default"
     newest = dt.datetime.fromisoformat(channel["last_time"].replace("Z", "+00:00"))
     assert row["lag_seconds"] == pytest.approx(

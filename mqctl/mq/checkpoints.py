@@ -60,6 +60,7 @@ class VChannelCheckpoint:
     unflushed_since: dt.datetime | None = None  # time of this vchannel's first message after the checkpoint
     retention_seconds: float | None = None  # the pchannel's age limit (0: none)
     reason: str = ""
+    lag_rows: int | None = None  # rows inserted by this vchannel's messages after the checkpoint (not flushed)
 
 
 @dataclass
@@ -89,6 +90,7 @@ class ChannelScan:
     """What one read of a pchannel after the earliest checkpoint found, per vchannel."""
 
     counts: dict[str, int] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)  # insert rows
     first_time: dict[str, dt.datetime] = field(default_factory=dict)
     newest_time: dt.datetime | None = None
 
@@ -119,6 +121,8 @@ def scan_after(source: MQSource, pchannel: str, positions: dict[str, int]) -> Ch
         shard = msg.shard
         if shard in positions and raw.id > positions[shard]:
             scan.counts[shard] = scan.counts.get(shard, 0) + 1
+            if msg.type_code == messages.INSERT:
+                scan.rows[shard] = scan.rows.get(shard, 0) + msg.rows
             if msg.time is not None and shard not in scan.first_time:
                 scan.first_time[shard] = msg.time
     return scan
@@ -242,6 +246,7 @@ def _row(
         )
         return row
     row.lag_messages = scan.counts.get(vchannel, 0) if scan else 0
+    row.lag_rows = scan.rows.get(vchannel, 0) if scan else 0
     row.unflushed_since = scan.first_time.get(vchannel) if scan else None
     newest = scan.newest_time if scan else None
     row.lag_seconds = (
