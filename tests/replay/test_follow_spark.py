@@ -203,7 +203,7 @@ def test_cli_follow_writes_every_row_once_stops_on_sigint_and_resumes_with_nothi
             proc.kill()
     assert proc.returncode == 0, "".join(lines) + stderr
     assert "stopped: SIGINT" in stdout and "1 batch(es), 39 rows from 352 messages" in stdout
-    wide = "".join(lines)
+    wide = "".join(lines) + stderr
     assert f"  {DML_0} at 470633384162885984: behind 0 messages" in wide  # after its last time tick
     assert output_keys(spark, out) == batch_keys(spark, {"rocksmq": str(ROCKSMQ)})
     saved = json.loads((ckpt / "mqctl-follow.json").read_text())
