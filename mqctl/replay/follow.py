@@ -23,8 +23,7 @@ from typing import Any
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.files import replace_atomically
-from mqctl.mq.sources import SourceOptions
-from mqctl.replay.job import FORMATS, FROM_CHECKPOINT, ReplayRequest, source_options
+from mqctl.replay.job import FORMATS, FROM_CHECKPOINT, ReplayRequest, check_no_overlap, source_options
 from mqctl.replay.options import parse_bound, parse_options
 from mqctl.replay.stream import ChannelLag
 
@@ -123,37 +122,6 @@ def check_request(request: FollowRequest) -> FollowRequest:
         parse_bound(start, "--from", upper=False)
     shape = replay.shape or ("rows" if replay.collection else "messages")
     return dataclasses.replace(request, replay=dataclasses.replace(replay, shape=shape))
-
-
-def source_folders(source: SourceOptions) -> list[Path]:
-    """The local folders of a RocksMQ or natsmq store source (its `_meta_kv` sibling too); none for a URL."""
-    from mqctl.mq.rocksmq.reader import META_SUFFIX
-    from mqctl.mq.sources import choose_source
-
-    kind, location = choose_source(source)
-    if kind == "nats":
-        return []
-    path = Path(location).expanduser().resolve()
-    return [path, path.with_name(path.name + META_SUFFIX)] if kind == "rocksmq" else [path]
-
-
-def check_no_overlap(source: SourceOptions, paths: dict[str, str | None]) -> None:
-    """Refuse an output or checkpoint inside a source folder (or holding one): writing there would change
-    Milvus's data; and two of our own folders may not nest either."""
-    folders = source_folders(source)
-    mine = {option: Path(path).expanduser().resolve() for option, path in paths.items() if path and "://" not in path}
-    for option, path in mine.items():
-        for folder in folders:
-            if path == folder or path.is_relative_to(folder) or folder.is_relative_to(path):
-                raise InputError(
-                    f"{option} {path} overlaps the source folder {folder}: nothing may be written into Milvus's data",
-                    hint=f"choose a {option} outside {folder}",
-                )
-    items = list(mine.items())
-    for i, (option, path) in enumerate(items):
-        for other, other_path in items[i + 1 :]:
-            if path == other_path or path.is_relative_to(other_path) or other_path.is_relative_to(path):
-                raise InputError(f"{option} {path} and {other} {other_path} overlap", hint="use two separate folders")
 
 
 # ---------------------------------------------------------------------------------- the checkpoint's own file

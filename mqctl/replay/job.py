@@ -125,6 +125,37 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
     return dataclasses.replace(request, shape=shape, mode=mode)
 
 
+def source_folders(source: SourceOptions) -> list[Path]:
+    """The local folders of a RocksMQ or natsmq store source (its `_meta_kv` sibling too); none for a URL."""
+    from mqctl.mq.rocksmq.reader import META_SUFFIX
+    from mqctl.mq.sources import choose_source
+
+    kind, location = choose_source(source)
+    if kind == "nats":
+        return []
+    path = Path(location).expanduser().resolve()
+    return [path, path.with_name(path.name + META_SUFFIX)] if kind == "rocksmq" else [path]
+
+
+def check_no_overlap(source: SourceOptions, paths: dict[str, str | None], *, mutual: bool = True) -> None:
+    """Refuse an output or checkpoint inside a source folder (or holding one): writing there would change
+    Milvus's data; with `mutual`, two of our own folders may not nest either."""
+    folders = source_folders(source)
+    mine = {option: Path(path).expanduser().resolve() for option, path in paths.items() if path and "://" not in path}
+    for option, path in mine.items():
+        for folder in folders:
+            if path == folder or path.is_relative_to(folder) or folder.is_relative_to(path):
+                raise InputError(
+                    f"{option} {path} overlaps the source folder {folder}: nothing may be written into Milvus's data",
+                    hint=f"choose a {option} outside {folder}",
+                )
+    items = list(mine.items()) if mutual else []
+    for i, (option, path) in enumerate(items):
+        for other, other_path in items[i + 1 :]:
+            if path == other_path or path.is_relative_to(other_path) or other_path.is_relative_to(path):
+                raise InputError(f"{option} {path} and {other} {other_path} overlap", hint="use two separate folders")
+
+
 @contextlib.contextmanager
 def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]]:
     """Data source options for the chosen source (a location, not an open source: every executor
@@ -159,6 +190,11 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
     else:
         target = output if remote else str(Path(output).expanduser().resolve())
         request = dataclasses.replace(request, output=target)
+    check_no_overlap(
+        request.source,
+        {"--output": None if request.table or remote else target, "--checkpoint": request.checkpoint},
+        mutual=False,
+    )
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:

@@ -123,3 +123,9 @@ def test_visibility_ends_after_the_last_time_tick_and_caps_count_stored_messages
         assert count_messages(source, DML_0, first, last + 1) == len(ids) == 116
         assert end_after(source, DML_0, first, last + 1, 10) == ids[9] + 1
         assert count_messages(source, DML_0, first, ids[9] + 1) == 10
+
+
+def test_a_batch_replay_into_a_source_folder_is_refused_too(cli, tmp_path):
+    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(ROCKSMQ / "replayed"))
+    assert result.code == 2 and f"--output {ROCKSMQ.resolve() / 'replayed'} overlaps the source folder" in result.stderr
+    assert not (ROCKSMQ / "replayed").exists()
