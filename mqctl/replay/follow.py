@@ -163,6 +163,22 @@ def has_offsets(checkpoint: Path) -> bool:
     return offsets.is_dir() and any(entry.name.isdigit() for entry in offsets.iterdir())
 
 
+def committed_positions(checkpoint: Path) -> dict[str, int]:
+    """The positions after the newest committed batch: its entry in Spark's offsets log (whose last line holds
+    this source's offset); a batch planned but not committed does not count."""
+    offsets, commits = checkpoint / "offsets", checkpoint / "commits"
+    if not commits.is_dir():
+        return {}
+    batches = sorted((int(entry.name) for entry in commits.iterdir() if entry.name.isdigit()), reverse=True)
+    for batch in batches:
+        try:
+            lines = (offsets / str(batch)).read_text().splitlines()
+            return {str(k): int(v) for k, v in json.loads(lines[-1]).items()}
+        except (OSError, ValueError, TypeError, AttributeError, IndexError):
+            continue
+    return {}
+
+
 def load_state(checkpoint: Path) -> FollowState | None:
     path = checkpoint / STATE_FILE
     try:
@@ -306,6 +322,8 @@ def run_follow(
         finally:
             if own_session:
                 spark.stop()
+        if not result.positions and has_offsets(checkpoint):
+            result.positions = committed_positions(checkpoint)
         return result
 
 

@@ -86,9 +86,8 @@ def committed_rows(out: Path) -> list[dict]:
     import pyarrow.parquet as pq
 
     files: set[str] = set()
-    for log in sorted((out / "_spark_metadata").iterdir(), key=lambda p: int(p.name.split(".")[0])):
-        if log.name.startswith("."):
-            continue
+    logs = [log for log in (out / "_spark_metadata").iterdir() if log.name.split(".")[0].isdigit()]  # no .crc
+    for log in sorted(logs, key=lambda log: int(log.name.split(".")[0])):
         for line in log.read_text().splitlines()[1:]:  # first line: the log's version
             entry = json.loads(line)
             if entry.get("action") == "add":
