@@ -197,7 +197,10 @@ def test_cli_follow_writes_every_row_once_stops_on_sigint_and_resumes_with_nothi
         assert any(line.startswith("batch 0: 39 rows from 352 messages") for line in lines), "".join(lines)
         time.sleep(2)  # idle triggers run meanwhile
         proc.send_signal(signal.SIGINT)
-        stdout, stderr = proc.communicate(timeout=120)
+        stderr = proc.stderr.read()  # through the same buffer as readline: nothing read ahead is lost
+        assert proc.stdout is not None
+        stdout = proc.stdout.read()
+        proc.wait(timeout=120)
     finally:
         if proc.poll() is None:
             proc.kill()
