@@ -21,74 +21,22 @@ from typing import TYPE_CHECKING, Any
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from pyspark.sql.types import StructType
 
     from mqctl.replay.options import ReplayOptions
+    from mqctl.replay.stream import MilvusMQStreamReader
 
-FORMAT = "milvus_mq"
-RUNTIME_DIR = "mqctl_runtime"  # where Spark unpacks the shipped runtime, in the worker's working directory
-RUNTIME_MANIFEST = "mqctl-runtime.json"
-# What the reader imports on a worker: checked up front, so a missing one is one clear line.
-EXECUTOR_MODULES = (
-    "mqctl.replay.rows",
-    "mqctl.mq.rocksmq.reader",
-    "mqctl.mq.nats.client",
-    "mqctl.mq.nats.reads",
-    "google.protobuf",
-    "rocksdict",
-    "nats",
-    "pyarrow",
+from mqctl.replay.worker import (  # noqa: F401  (RUNTIME_*, ExecutorSetupError: part of this module's interface)
+    EXECUTOR_MODULES,
+    RUNTIME_DIR,
+    RUNTIME_MANIFEST,
+    ChannelRangePartition,
+    ExecutorSetupError,
+    _arrow_schema,
+    _load_runtime,
 )
 
-
-class ExecutorSetupError(RuntimeError):
-    """A Python worker cannot run mqctl's reader (no runtime, another Python version)."""
-
-
-class ChannelRangePartition(InputPartition):
-    """Messages first <= id <= last of one channel; `store`: the planned RocksMQ store's marker."""
-
-    def __init__(self, channel: str, first: int, last: int, messages: int, store: str | None = None):
-        super().__init__((channel, first, last))
-        self.channel, self.first, self.last, self.messages, self.store = channel, first, last, messages, store
-
-
-def _load_runtime() -> None:
-    """Make mqctl importable here: the shipped runtime in the working directory wins over an
-    installed mqctl; without either, or on another Python minor version, one clear error."""
-    import json
-    import os
-    import socket
-    import sys
-
-    host = socket.gethostname()
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    runtime = os.path.abspath(RUNTIME_DIR)
-    manifest = os.path.join(runtime, RUNTIME_MANIFEST)
-    if os.path.isfile(manifest):
-        with open(manifest) as handle:
-            built_for = json.load(handle)
-        if built_for["python"] != python:
-            raise ExecutorSetupError(
-                f"Python worker on {host} runs Python {python} ({sys.executable}), but mqctl's runtime was shipped for "
-                f"Python {built_for['python']}, the driver's: run executors with Python {built_for['python']} "
-                "(spark.pyspark.python / PYSPARK_PYTHON), or install mqctl on them and replay with --no-ship"
-            )
-        if runtime not in sys.path:
-            sys.path.insert(0, runtime)
-    import importlib
-
-    try:
-        for module in EXECUTOR_MODULES:
-            importlib.import_module(module)
-    except ImportError as err:
-        shipped = "with mqctl's shipped runtime" if os.path.isfile(manifest) else "no runtime shipped"
-        raise ExecutorSetupError(
-            f"Python worker on {host} (Python {python}, {sys.executable}, {shipped}) cannot import {err.name}: "
-            "pip install mqctl into that Python, point PYSPARK_PYTHON (spark.pyspark.python) at one "
-            "that has it, or on a cluster replay without --no-ship so mqctl ships its runtime"
-        ) from None
+FORMAT = "milvus_mq"
 
 
 class MilvusMQDataSource(DataSource):
@@ -121,6 +69,20 @@ class MilvusMQDataSource(DataSource):
                 getattr(self, "collection_schema", None) or opts.collection_schema or _find_schema_json(opts)
             )
         return MilvusMQReader(options, schema)
+
+    def streamReader(self, schema: StructType) -> MilvusMQStreamReader:
+        """`spark.readStream.format("milvus_mq")`: follow the channels (see stream.py)."""
+        _load_runtime()
+        from mqctl.replay.options import parse_options
+        from mqctl.replay.stream import MilvusMQStreamReader
+
+        options = dict(self.options)
+        opts = parse_options(options)
+        if opts.shape == "rows":
+            options["collection_schema"] = (
+                getattr(self, "collection_schema", None) or opts.collection_schema or _find_schema_json(opts)
+            )
+        return MilvusMQStreamReader(options, schema)
 
 
 class MilvusMQReader(DataSourceReader):
@@ -163,17 +125,6 @@ class MilvusMQReader(DataSourceReader):
         )
 
 
-def _arrow_schema(schema: StructType) -> pa.Schema:
-    """The Arrow schema of the batches read() yields; timestamps in UTC (the replay's session time zone)."""
-    from pyspark.sql.pandas import types
-
-    to_arrow_schema: Any = types.to_arrow_schema  # its keywords differ between pyspark releases
-    try:
-        return to_arrow_schema(schema, timezone="UTC")  # pyspark >= 4.1
-    except TypeError:
-        return to_arrow_schema(schema)  # pyspark 4.0: timestamp_utc=True by default
-
-
 def _find_schema_json(opts: ReplayOptions) -> str:
     _load_runtime()
     from mqctl.replay.collection import find_schema
@@ -192,5 +143,8 @@ def register(spark: Any) -> None:
 
     from pyspark import cloudpickle
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])  # type: ignore[no-untyped-call]  # vendored, untyped
+    from mqctl.replay import stream, worker
+
+    for module in (sys.modules[__name__], worker, stream):
+        cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # vendored, untyped
     spark.dataSource.register(MilvusMQDataSource)

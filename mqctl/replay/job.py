@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.files import refuse_overlap
+from mqctl.files import overlap, refuse_overlap
 from mqctl.mq.sources import SourceOptions
 from mqctl.replay.options import (
     FROM_CHECKPOINT,
@@ -127,6 +127,21 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
     return dataclasses.replace(request, shape=shape, mode=mode)
 
 
+def check_no_overlap(source: SourceOptions, paths: dict[str, str | None], *, mutual: bool = True) -> None:
+    """Refuse an output or checkpoint that is, holds or lies inside a source folder (resolved, symlinks
+    followed): writing there would change Milvus's data; with `mutual`, two of our own folders may not nest
+    either."""
+    protected = source_folders(source)
+    mine = {option: path for option, path in paths.items() if path and "://" not in path}
+    for option, path in mine.items():
+        refuse_overlap(path, option, protected)
+    items = list(mine.items()) if mutual else []
+    for i, (option, path) in enumerate(items):
+        for other, other_path in items[i + 1 :]:
+            if overlap(path, other_path):
+                raise InputError(f"{option} {path} and {other} {other_path} overlap", hint="use two separate folders")
+
+
 @contextlib.contextmanager
 def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]]:
     """Data source options for the chosen source (a location, not an open source: every executor
@@ -177,11 +192,11 @@ def run_replay(
     else:
         target = output if remote else str(Path(output).expanduser().resolve())
         request = dataclasses.replace(request, output=target)
-    protected = source_folders(request.source)
-    if request.output and not remote:
-        refuse_overlap(request.output, "--output", protected)
-    if request.checkpoint:
-        refuse_overlap(request.checkpoint, "--checkpoint", protected)
+    check_no_overlap(
+        request.source,
+        {"--output": None if request.table or remote else target, "--checkpoint": request.checkpoint},
+        mutual=False,
+    )
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:

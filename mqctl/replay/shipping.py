@@ -29,8 +29,8 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-from mqctl.replay.datasource import RUNTIME_DIR
-from mqctl.replay.datasource import RUNTIME_MANIFEST as MANIFEST
+from mqctl.replay.worker import RUNTIME_DIR
+from mqctl.replay.worker import RUNTIME_MANIFEST as MANIFEST
 
 # Distributions the executor side of milvus_mq imports; pymilvus only for its generated protobuf modules.
 EXECUTOR_DISTRIBUTIONS = (
