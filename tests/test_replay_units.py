@@ -13,7 +13,7 @@ from mqctl.mq.decode.messages import datetime_to_tso
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.replay.options import Bound, parse_bound, parse_options
 from mqctl.replay.planning import ChannelSpan, split_spans
-from mqctl.replay.resume import Checkpoint
+from mqctl.replay.resume import ResumeState
 from mqctl.replay.schema import rows_ddl, schema_from_json, schema_to_json, spark_ddl
 from mqctl.replay.write import spark_error_line
 
@@ -130,10 +130,10 @@ def test_schema_round_trips_as_json():
 
 def test_checkpoint_is_written_atomically_and_resumes_after_the_last_id(tmp_path):
     path = tmp_path / "state" / "ckpt.json"
-    fresh = Checkpoint.load(path)
+    fresh = ResumeState.load(path)
     assert fresh.runs == 0 and fresh.start_after("ch", 10) == 10
     fresh.advanced("rocksmq:/d", "/out", {"ch": 20}).save()
-    loaded = Checkpoint.load(path)
+    loaded = ResumeState.load(path)
     assert (loaded.runs, loaded.positions, loaded.next_run) == (1, {"ch": 20}, 2)
     assert loaded.start_after("ch", 10) == 21 and loaded.start_after("other", 5) == 5
     assert [p.name for p in path.parent.iterdir()] == ["ckpt.json"]  # no temp file left behind
@@ -144,8 +144,8 @@ def test_checkpoint_is_written_atomically_and_resumes_after_the_last_id(tmp_path
 def test_checkpoint_refuses_another_collection_shape_or_type_selection(tmp_path):
     path = tmp_path / "ckpt.json"
     items = {"channels": "", "shape": "rows", "collection": "items", "types": ""}
-    Checkpoint.load(path).advanced("rocksmq:/d", "/out", {"ch": 20}, items).save()
-    loaded = Checkpoint.load(path)
+    ResumeState.load(path).advanced("rocksmq:/d", "/out", {"ch": 20}, items).save()
+    loaded = ResumeState.load(path)
     loaded.check_belongs_to("rocksmq:/d", "/out", dict(items))  # the same selection resumes
     with pytest.raises(InputError) as caught:
         loaded.check_belongs_to("rocksmq:/d", "/out", {**items, "collection": "skus", "types": "insert"})
@@ -156,18 +156,18 @@ def test_checkpoint_refuses_another_collection_shape_or_type_selection(tmp_path)
     legacy = json.loads(path.read_text())
     del legacy["selection"]  # a checkpoint written before selections were recorded still resumes
     path.write_text(json.dumps(legacy))
-    Checkpoint.load(path).check_belongs_to("rocksmq:/d", "/out", {**items, "collection": "skus"})
+    ResumeState.load(path).check_belongs_to("rocksmq:/d", "/out", {**items, "collection": "skus"})
 
 
 def test_broken_checkpoint_names_file_and_line(tmp_path):
     path = tmp_path / "ckpt.json"
     path.write_text('{"format": "mqctl-replay-checkpoint/1",\n "positions": {')
     with pytest.raises(InputError) as err:
-        Checkpoint.load(path)
+        ResumeState.load(path)
     assert err.value.location.startswith(f"{path}:2:")
     path.write_text(json.dumps({"something": "else"}))
     with pytest.raises(InputError, match="not a replay checkpoint"):
-        Checkpoint.load(path)
+        ResumeState.load(path)
 
 
 def test_spark_error_line_prefers_the_mqctl_error_raised_in_a_worker():

@@ -27,7 +27,7 @@ from mqctl.replay.options import (
     ranges_option,
 )
 from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
-from mqctl.replay.resume import Checkpoint
+from mqctl.replay.resume import ResumeState
 from mqctl.replay.write import write_with_progress
 
 FORMATS = ("parquet", "json", "orc", "csv")
@@ -202,7 +202,7 @@ def run_replay(
         if request.start == FROM_CHECKPOINT:
             options["after"] = after_option(_milvus_checkpoints(request))
         opts = parse_options(options)
-        checkpoint = Checkpoint.load(request.checkpoint) if request.checkpoint else None
+        checkpoint = ResumeState.load(request.checkpoint) if request.checkpoint else None
         if checkpoint is not None:
             checkpoint.check_belongs_to(label, target, _selection(request))
         if request.output and not remote and request.mode == "error" and Path(target).exists():
@@ -304,7 +304,7 @@ class Plan:
     columns: list[str]  # of the shape being written
 
 
-def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: Checkpoint | None) -> Plan:
+def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: ResumeState | None) -> Plan:
     """Fix the id range of every channel now (a checkpoint records exactly these ends), cut them
     into partitions, and find the collection's schema; pieces and schema go to the data source as
     options."""
