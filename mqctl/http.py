@@ -7,7 +7,10 @@ from __future__ import annotations
 import functools
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
 
 MAX_BODY = 64 * 1024 * 1024  # bytes: an answer larger than this is no etcd or health answer mqctl reads
 
@@ -31,7 +34,7 @@ class Answer:
 
 
 @functools.lru_cache(maxsize=1)
-def client() -> Any:
+def client() -> httpx.Client:
     import httpx
 
     return httpx.Client()

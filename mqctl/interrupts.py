@@ -111,3 +111,39 @@ def deferred() -> Iterator[None]:
         yield
     if received:
         raise Interrupted(received[0])
+
+
+class StopRequests:
+    """Stopping signals received while a long job asked to finish its current step first (see `requested_stop`)."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.received)
+
+    @property
+    def signal_name(self) -> str:
+        return signal.Signals(self.received[0]).name if self.received else ""
+
+
+@contextlib.contextmanager
+def requested_stop() -> Iterator[StopRequests]:
+    """The first stopping signal only asks the job to stop (it finishes its current step, then ends normally);
+    a second one interrupts at once, as everywhere else."""
+    requests = StopRequests()
+    if threading.current_thread() is not threading.main_thread():
+        yield requests
+        return
+
+    def ask(signum: int, _frame: object) -> None:
+        if requests.received:
+            raise Interrupted(signum)
+        requests.received.append(signum)
+
+    previous = {signum: signal.signal(signum, ask) for signum in STOPPING_SIGNALS}
+    try:
+        yield requests
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

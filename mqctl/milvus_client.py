@@ -4,12 +4,15 @@ FlushAll, load state. Never writes user data."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote
 
 from mqctl.errors import PreconditionError
 from mqctl.urls import split_url
+
+Client = Any  # a pymilvus MilvusClient (pymilvus ships no types)
 
 
 @dataclass
@@ -33,7 +36,7 @@ class MilvusTarget:
         self.user = self.user or unquote(user or "")
         self.password = self.password or unquote(password or "")
 
-    def public(self) -> dict:
+    def public(self) -> dict[str, object]:
         return {
             "uri": self.uri,
             "user": self.user,
@@ -44,7 +47,7 @@ class MilvusTarget:
         }
 
 
-def connect(target: MilvusTarget, timeout: float = 10, db: str = ""):
+def connect(target: MilvusTarget, timeout: float = 10, db: str = "") -> Client:
     """A MilvusClient (on database `db`), or exit 3 with what failed and what to check."""
     import logging
 
@@ -72,19 +75,19 @@ def connect(target: MilvusTarget, timeout: float = 10, db: str = ""):
         ) from err
 
 
-def server_version(client) -> str:
+def server_version(client: Client) -> str:
     """`v2.3.5-lite` -> `2.3.5`."""
     version = str(client.get_server_version())
     return version.lstrip("v").split("-")[0]
 
 
-def count_rows(client, collection: str) -> int:
+def count_rows(client: Client, collection: str) -> int:
     """Rows visible now (deletes applied), with strong consistency; the collection must be loaded."""
     result = client.query(collection, filter="", output_fields=["count(*)"], consistency_level="Strong")
     return int(result[0]["count(*)"])
 
 
-def wait_loaded(client, collection: str, timeout: float) -> bool:
+def wait_loaded(client: Client, collection: str, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if is_loaded(client, collection):
@@ -93,7 +96,7 @@ def wait_loaded(client, collection: str, timeout: float) -> bool:
     return False
 
 
-def each_collection(target: MilvusTarget, main=None):
+def each_collection(target: MilvusTarget, main: Client | None = None) -> Iterator[tuple[Client, str, str]]:
     """(client, database, collection) for every collection of every database; `main`: a client on the
     default database to use (and leave open) instead of a new one.
 
@@ -119,18 +122,18 @@ def each_collection(target: MilvusTarget, main=None):
             main.close()
 
 
-def is_loaded(client, collection: str) -> bool:
+def is_loaded(client: Client, collection: str) -> bool:
     from pymilvus.client.types import LoadState
 
-    return client.get_load_state(collection)["state"] == LoadState.Loaded
+    return bool(client.get_load_state(collection)["state"] == LoadState.Loaded)
 
 
 SEGMENT_STATS = "segment-stats"  # how a collection that cannot be loaded is counted
 
 
 def collection_counts(
-    target: MilvusTarget, *, load: bool = True, load_timeout: float = 300, client=None
-) -> dict[str, dict]:
+    target: MilvusTarget, *, load: bool = True, load_timeout: float = 300, client: Client | None = None
+) -> dict[str, dict[str, Any]]:
     """`db/collection` -> {rows, was_loaded, method} for every collection of every database.
 
     Counting (`count(*)`, method `query`) needs a loaded collection. With `load`, collections that
@@ -150,8 +153,8 @@ def collection_counts(
         ) from None
 
 
-def _counts(target: MilvusTarget, load: bool, load_timeout: float, main) -> dict[str, dict]:
-    counts: dict[str, dict] = {}
+def _counts(target: MilvusTarget, load: bool, load_timeout: float, main: Client | None) -> dict[str, dict[str, Any]]:
+    counts: dict[str, dict[str, Any]] = {}
     for client, db, name in each_collection(target, main):
         was_loaded = is_loaded(client, name)
         if not was_loaded and not client.list_indexes(name):
@@ -179,7 +182,7 @@ def release(target: MilvusTarget, names: list[str]) -> None:
             client.release_collection(name)
 
 
-def flush_all(client, timeout: float, on_wait: Callable[[float], None] | None = None) -> dict:
+def flush_all(client: Client, timeout: float, on_wait: Callable[[float], None] | None = None) -> dict[str, Any]:
     """FlushAll, then poll GetFlushAllState twice a second until every channel passed the flush ts.
 
     `MilvusClient.flush_all` polls every 5 s and `MilvusClient.get_flush_all_state` has no way

@@ -56,10 +56,10 @@ def process_name(pid: int) -> str:
     return "?"
 
 
-def process_environ(pid: int) -> dict[str, str] | None:
+def process_environ(pid: int, root: Path = Path("/proc")) -> dict[str, str] | None:
     """The environment a process was started with; None when it cannot be read."""
     try:
-        raw = (Path("/proc") / str(pid) / "environ").read_bytes()
+        raw = (root / str(pid) / "environ").read_bytes()
     except OSError:
         return None
     return dict(item.split("=", 1) for item in raw.decode(errors="replace").split("\0") if "=" in item)
@@ -142,3 +142,78 @@ def mentions_path(config: str, path: str) -> bool:
     except OSError:
         return False
     return re.search(rb"(?<![\w./-])" + re.escape(path.encode()) + rb"(?![\w.-])", text) is not None
+
+
+PROC = Path("/proc")
+
+
+def process_cmdline(pid: int, root: Path = PROC) -> list[str] | None:
+    """A process's argv; None when it is gone or unreadable."""
+    try:
+        raw = (root / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return None
+    return [arg for arg in raw.decode(errors="replace").split("\0") if arg] or None
+
+
+def process_cwd(pid: int, root: Path = PROC) -> Path | None:
+    """A process's working directory (relative paths on its command line and in its config start there)."""
+    try:
+        return Path(os.readlink(root / str(pid) / "cwd"))
+    except OSError:
+        return None
+
+
+def process_state(pid: int, root: Path = PROC) -> str | None:
+    """The one-letter state of /proc/PID/stat (`Z` for a zombie); None when it is gone."""
+    try:
+        return (root / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def open_files(pid: int, root: Path = PROC) -> dict[int, str]:
+    """fd number -> what it points at (a path, `socket:[inode]`, `pipe:[...]`); empty when unreadable."""
+    found: dict[int, str] = {}
+    with contextlib.suppress(OSError):
+        for fd in (root / str(pid) / "fd").iterdir():
+            number = ascii_int(fd.name)
+            if number is None:
+                continue
+            with contextlib.suppress(OSError):
+                found[number] = os.readlink(fd)
+    return found
+
+
+def listening_ports(pid: int, root: Path = PROC) -> list[int]:
+    """The TCP ports a process listens on (its sockets matched against /proc/net/tcp{,6}), sorted."""
+    sockets = {target for target in open_files(pid, root).values() if target.startswith("socket:[")}
+    ports: set[int] = set()
+    # the tables of the process's own network namespace (a container's), else this one's
+    net = root / str(pid) / "net" if (root / str(pid) / "net").is_dir() else root / "net"
+    for table in ("tcp", "tcp6"):
+        with contextlib.suppress(OSError):
+            for line in (net / table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if len(fields) > 9 and fields[3] == "0A" and f"socket:[{fields[9]}]" in sockets:  # 0A = LISTEN
+                    ports.add(int(fields[1].rsplit(":", 1)[1], 16))
+    return sorted(ports)
+
+
+def process_ids(root: Path = PROC) -> list[int]:
+    """Every pid under /proc, ascending."""
+    try:
+        return sorted(pid for entry in root.iterdir() if (pid := ascii_int(entry.name)) is not None)
+    except OSError:
+        return []
+
+
+def foreign_root(pid: int, root: Path = PROC) -> Path | None:
+    """`/proc/PID/root` when the process sees another filesystem root than this one (a container): its paths
+    are then read through that folder. None for a process on this root, or when it cannot be told."""
+    where = root / str(pid) / "root"
+    try:
+        theirs, ours = os.stat(where), os.stat("/")
+    except OSError:
+        return None
+    return None if (theirs.st_dev, theirs.st_ino) == (ours.st_dev, ours.st_ino) else where

@@ -15,6 +15,10 @@ if TYPE_CHECKING:  # click and the error model load only when a command runs
 
 # name -> (module, one-line help). Each module exposes `app` (a typer.Typer).
 COMMANDS: dict[str, tuple[str, str]] = {
+    "doctor": (
+        "mqctl.cli.doctor",
+        "Is my Milvus healthy? Finds the Milvus running here, checks its MQ, one verdict, a fix per finding.",
+    ),
     "config": (
         "mqctl.cli.config",
         "Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",

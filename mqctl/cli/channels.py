@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mqctl.cli.common import EtcdOpt, EtcdRootOpt, JsonOpt, MilvusOpt, WideOpt, output, seconds, takes_source
 from mqctl.mq.sources import SourceOptions
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from mqctl.cli.terminal import FitTable, Output
+    from mqctl.config.resolve.resolution import Resolution
+    from mqctl.mq.channels import ChannelDetail, ChannelList, PeekResult
+    from mqctl.mq.checkpoints import CheckpointReport
+    from mqctl.mq.milvus_meta import ChannelMeta, MetaReader
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.mq.streaming.checkpoints import StreamingCheckpointReport
+    from mqctl.mq.streaming.wal_files import WoodpeckerReport
 
 app = typer.Typer(
     help="Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages.", no_args_is_help=True
@@ -30,7 +44,7 @@ def format_bytes(count: int | None) -> str:
     return ""
 
 
-def _render_list(result):
+def _render_list(result: ChannelList) -> FitTable:
     from mqctl.cli.terminal import ID, KEY, NUMBER, TIME, Column, Output
 
     nats = any(c.consumers is not None for c in result.channels)
@@ -68,7 +82,7 @@ def list_command(
     ] = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """One row per physical channel: messages, bytes, first/last id and time (from the Milvus TSO)."""
     from mqctl.mq.channels import list_channels
     from mqctl.mq.sources import open_source
@@ -78,7 +92,11 @@ def list_command(
     emit_with_warnings(output(json_mode, wide), result, _render_list)
 
 
-def emit_with_warnings(out, result, render) -> None:
+def emit_with_warnings(
+    out: Output,
+    result: ChannelList | ChannelDetail,
+    render: Callable[[Any], RenderableType | Iterable[RenderableType]],
+) -> None:
     """Print a result; when its data and metadata disagree, warn on stderr and end with exit 1."""
     from mqctl.cli.common import exit_with
 
@@ -88,7 +106,7 @@ def emit_with_warnings(out, result, render) -> None:
     exit_with(1 if result.warnings else 0)
 
 
-def _render_show(detail):
+def _render_show(detail: ChannelDetail) -> list[FitTable]:
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
     c = detail.channel
@@ -150,7 +168,7 @@ def show(
     source: SourceOptions,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Everything about one channel: counts by message type, collections, RocksMQ pages or the stream's config."""
     from mqctl.mq.channels import show_channel
     from mqctl.mq.sources import open_source
@@ -163,7 +181,7 @@ def show(
 PK_PREVIEW = 5
 
 
-def _pk_preview(pks: list) -> str:
+def _pk_preview(pks: list[int | str]) -> str:
     shown = ", ".join(str(pk) for pk in pks[:PK_PREVIEW])
     return shown + (f" … (+{len(pks) - PK_PREVIEW})" if len(pks) > PK_PREVIEW else "")
 
@@ -174,7 +192,7 @@ def _short_shard(shard: str | None, channel: str, collection_id: int | None) -> 
     return shard[len(prefix) :] if shard and shard.startswith(prefix) else (shard or "")
 
 
-def _render_peek(result):
+def _render_peek(result: PeekResult) -> FitTable:
     from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
     rows = [
@@ -224,7 +242,7 @@ def peek(
     source: SourceOptions,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys."""
     from mqctl.mq.channels import peek as peek_messages
     from mqctl.mq.sources import open_source
@@ -257,10 +275,10 @@ WatchOpt = Annotated[
 ]
 
 
-def _render_checkpoints(report):
+def _render_checkpoints(report: CheckpointReport) -> list[FitTable | str]:
     import datetime as dt
 
-    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, FitTable, Output
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, Output
 
     rows = [
         (
@@ -303,6 +321,163 @@ def _render_checkpoints(report):
     return parts
 
 
+MilvusVersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--milvus-version",
+        help="Milvus version, e.g. 2.6.17: 2.6+ reads the Streaming Service state (default: detected from etcd, "
+        "streamingcoord-meta/streamingnode-meta keys).",
+        rich_help_panel=META,
+    ),
+]
+WoodpeckerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--woodpecker",
+        help="2.6: the local Woodpecker folder or a copy of its bucket: is what each checkpoint needs still stored?",
+        rich_help_panel=META,
+    ),
+]
+TruncationLagOpt = Annotated[
+    float,
+    typer.Option(
+        "--truncation-lag",
+        min=0,
+        help="2.6 Woodpecker: hours a segment before the WAL checkpoint may stay untruncated before it is flagged.",
+    ),
+]
+
+
+def _render_streaming(report: StreamingCheckpointReport) -> list[FitTable | str]:
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TIME, Column, Output
+
+    pinned = report.pinned_mq or "not pinned"
+    wp = f", Woodpecker meta under {report.woodpecker_prefix}/" if report.woodpecker_prefix else ""
+    prows = [
+        (
+            r.status if r.status == "ok" else r.status.upper(),
+            r.pchannel,
+            r.node,
+            r.term,
+            r.wal,
+            r.checkpoint,
+            r.checkpoint_time,
+            r.alter_stage if r.alter_stage not in (None, "none") else "",
+            r.alter_target if r.alter_stage not in (None, "none") else "",
+            r.log_id,
+            r.segments,
+            r.truncated_to,
+            r.last_entry,
+            r.untruncated_before_checkpoint,
+            r.first_retained,
+        )
+        for r in report.pchannels
+    ]
+    pcolumns: list[Column | str] = [
+        Column("status", LABEL, 0),
+        Column("pchannel", KEY),
+        Column("node", LABEL, 4),
+        Column("term", NUMBER, 5),
+        Column("wal", LABEL, 1),
+        Column("checkpoint", ID, 2),
+        Column("checkpoint time", TIME, 2, wide_header="checkpoint (UTC)"),
+        Column("alter stage", LABEL, 1),
+        Column("alter to", LABEL, 3),
+        Column("log", ID, 5),
+        Column("segments", NUMBER, 4),
+        Column("truncated to", ID, 3),
+        Column("last entry", ID, 4),
+        Column("untruncated", NUMBER, 3),
+        Column("first stored", ID, 2),
+    ]
+    vrows = [
+        (
+            r.status if r.status == "ok" else r.status.upper(),
+            r.vchannel,
+            r.collection or r.collection_id or "",
+            r.state,
+            r.wal,
+            r.position,
+            r.checkpoint_time,
+        )
+        for r in report.vchannels
+    ]
+    vcolumns: list[Column | str] = [
+        Column("status", LABEL, 0),
+        Column("vchannel", KEY),
+        Column("collection", LABEL, 1),
+        Column("state", LABEL, 3),
+        Column("wal", LABEL, 1),
+        Column("position", ID, 2),
+        Column("checkpoint", TIME, 2, wide_header="checkpoint (UTC)"),
+    ]
+    parts: list[FitTable | str] = [
+        Output.table(f"pchannels of {report.meta_root}/ (etcd {report.etcd}; mq.type {pinned}{wp})", pcolumns, prows),
+        Output.table("vchannels (datacoord channel checkpoints)", vcolumns, vrows),
+    ]
+    parts += [f"{r.pchannel}: {reason}" for r in report.pchannels for reason in r.reasons]
+    parts += [f"{r.vchannel}: {r.status}: {r.reason}" for r in report.vchannels if r.status not in ("ok",) and r.reason]
+    parts += [
+        f"{f.code} {f.severity}: {f.message}" + (f" — {f.hint}" if f.hint else "")
+        for f in report.findings
+        if f.code != "CP114"
+    ]
+    parts.append(f"note: {report.verification}")
+    return parts
+
+
+def _streaming_checkpoints(
+    reader: MetaReader,
+    resolution: Resolution | None,
+    source: SourceOptions,
+    truncation_lag: float,
+    wal_path: str | None,
+    json_mode: bool,
+    wide: bool,
+) -> None:
+    import datetime as dt
+
+    from mqctl.cli.common import exit_with
+    from mqctl.mq.streaming.checkpoints import assess_streaming
+    from mqctl.mq.streaming.state import StreamingReader
+    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
+
+    out = output(json_mode, wide)
+    if source.explicit:
+        out.warn(
+            f"Milvus 2.6+: {', '.join(source.explicit)} not read: on 2.6 mqctl reads etcd and, with --woodpecker, "
+            "Woodpecker's files (other WALs written by 2.6 are not read yet)"
+        )
+    wal_files = None
+    if wal_path:
+        from mqctl.mq.streaming.wal_files import read_wal_folder
+
+        wal_files = read_wal_folder(wal_path)
+    etcd_values = reader.etcd.read()
+
+    def configured(key: str) -> str | None:
+        item = etcd_values.get(key)
+        if item is not None and item.value:
+            return str(item.value)
+        return (resolution.value(key) or None) if resolution is not None else None
+
+    streaming = StreamingReader(reader.etcd, reader.root[len(reader.etcd.root) :].strip("/") or "meta")
+    state = streaming.read()
+    woodpecker = read_woodpecker_meta(reader.etcd, configured("woodpecker.meta.prefix"))
+    collections = {cid: (c.database, c.name) for cid, c in reader.collections().items()}
+    report = assess_streaming(
+        state,
+        woodpecker,
+        collections=collections,
+        woodpecker_storage=configured("woodpecker.storage.type"),
+        wal_files=wal_files,
+        truncation_lag=dt.timedelta(hours=truncation_lag),
+        etcd=reader.etcd.shown,
+    )
+    out.emit(report, _render_streaming)
+    exit_with(1 if report.failing else 0)
+
+
 @app.command()
 @takes_source()
 def checkpoints(
@@ -312,26 +487,50 @@ def checkpoints(
     milvus: MilvusOpt = None,
     milvus_token: MilvusTokenOpt = None,
     watch: WatchOpt = 0,
+    milvus_version: MilvusVersionOpt = None,
+    truncation_lag: TruncationLagOpt = 24.0,
+    woodpecker: WoodpeckerOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Per vchannel: is what Milvus has not flushed still in the MQ after its channel checkpoint?
-    Exit 1 when any vchannel is expired or at-risk, 3 when etcd or the MQ cannot be read."""
+    Exit 1 when any vchannel is expired or at-risk (2.6: any error or warning finding), 3 when etcd or the MQ
+    cannot be read.
+
+    On Milvus 2.6+ (Streaming Service) it reads etcd only: pchannel assignments, WAL checkpoints with the
+    AlterWAL stage, vchannel meta, channel checkpoints with their WAL name, the pinned mq.type and Woodpecker's
+    log/segment meta. 2.6 support: format from Milvus v2.6.x / Woodpecker v0.1.x source; not yet verified on a
+    running 2.6."""
+    from mqctl.backends import V2_6
     from mqctl.cli.common import exit_with
+    from mqctl.config.known_keys import parse_version
+    from mqctl.errors import InputError
     from mqctl.mq.checkpoints import checkpoint_report
     from mqctl.mq.milvus_meta import collections_from_milvus, meta_reader
     from mqctl.mq.retention import ROCKS_TIME_KEY, ConfiguredRetention
     from mqctl.mq.sources import load_config, open_source
+    from mqctl.mq.streaming.state import has_streaming_meta
 
+    version = parse_version(milvus_version)
+    if milvus_version and version is None:
+        raise InputError(f"--milvus-version {milvus_version!r} is not a version", hint="e.g. --milvus-version 2.6.17")
     resolution = load_config(source.config) if source.config else None
     reader = meta_reader(etcd, etcd_root, resolution)
+    if version is None and resolution is not None:
+        version = resolution.version
+    streaming = version >= V2_6 if version is not None else has_streaming_meta(reader.etcd, reader.root)
+    if streaming:
+        _streaming_checkpoints(reader, resolution, source, truncation_lag, woodpecker, json_mode, wide)
+        return
+    if woodpecker:
+        raise InputError("--woodpecker is for Milvus 2.6+", hint="give --milvus-version 2.6.x, or leave it out")
     target = None
     if milvus:
         from mqctl.milvus_client import MilvusTarget
 
         target = MilvusTarget(milvus, token=milvus_token or "")
 
-    def read_meta():
+    def read_meta() -> ChannelMeta:
         return reader.read(collections=collections_from_milvus(target) if target else None)
 
     rocksmq_window = ConfiguredRetention(resolution).get(ROCKS_TIME_KEY).value * 60
@@ -346,3 +545,122 @@ def checkpoints(
         )
     output(json_mode, wide).emit(report, _render_checkpoints)
     exit_with(1 if report.failing else 0)
+
+
+# --- channels woodpecker ---------------------------------------------------------------------------------------
+def _render_woodpecker(report: WoodpeckerReport) -> list[FitTable | str]:
+    from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
+
+    rows = [
+        (
+            r.log or r.log_id,
+            r.segment,
+            r.layout,
+            r.state if not r.problems else "CORRUPT",
+            r.blocks,
+            r.entries,
+            r.first_entry,
+            r.last_entry,
+            r.first_time,
+            r.last_time,
+            r.footer_version,
+            r.lac,
+        )
+        for r in report.segments
+    ]
+    columns: list[Column | str] = [
+        Column("log", KEY),
+        Column("segment", ID),
+        Column("layout", LABEL, 4),
+        Column("state", LABEL, 0),
+        Column("blocks", NUMBER, 3),
+        Column("entries", NUMBER, 0),
+        Column("first entry", ID, 2),
+        Column("last entry", ID, 2),
+        Column("first time", TIME, 1, wide_header="first time (UTC)"),
+        Column("last time", TIME, 1, wide_header="last time (UTC)"),
+        Column("footer", NUMBER, 3),
+        Column("LAC", ID, 3),
+    ]
+    parts: list[FitTable | str] = [Output.table(f"Woodpecker segments below {report.path}", columns, rows)]
+    if report.entries is not None:
+        parts.append(
+            Output.table(
+                f"log {report.log}: {len(report.entries)} entries",
+                [
+                    Column("position", KEY),
+                    Column("type", LABEL, 0),
+                    Column("time", TIME, 1, wide_header="time (UTC)"),
+                    Column("vchannel", LABEL, 2),
+                    Column("bytes", NUMBER, 3),
+                    Column("note", TEXT, 1),
+                ],
+                [
+                    (
+                        e.position,
+                        e.type,
+                        e.time,
+                        e.vchannel,
+                        e.bytes,
+                        ", ".join(
+                            note
+                            for note, on in (
+                                ("encrypted: not decoded", e.encrypted),
+                                ("in a transaction", e.in_txn),
+                                ("no 2.6 envelope", not e.streaming),
+                            )
+                            if on
+                        ),
+                    )
+                    for e in report.entries
+                ],
+            )
+        )
+    parts += [f"corrupt: {problem}" for r in report.segments for problem in r.problems]
+    parts.append(f"note: {report.verification}")
+    return parts
+
+
+@app.command()
+def woodpecker(
+    path: Annotated[
+        str,
+        typer.Argument(
+            help="The local Woodpecker folder (<localStorage.path>/wp) or a directory copy of the bucket; "
+            "segments are found below it (s3:// URLs are not supported yet).",
+            show_default=False,
+        ),
+    ],
+    log: Annotated[
+        str | None,
+        typer.Option("--log", help="Also list the entries of this log (its pchannel with --etcd, or its id)."),
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many entries with --log.")] = 20,
+    etcd: EtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Woodpecker segment files of a Milvus 2.6+ WAL, read-only: per segment its state (finalized, active,
+    fenced), blocks, entries, time ticks, footer version and LAC, with record and block CRCs checked; with --log
+    the entries' 2.6 envelope (type, time tick, vchannel). With --etcd, logs are named after their pchannels.
+    Reading straight from S3/MinIO is not supported yet: copy the bucket to a folder. Exit 1 when a segment is
+    corrupt. Format from Milvus v2.6.x / Woodpecker v0.1.x source; not yet verified on a running 2.6."""
+    from mqctl.cli.common import exit_with
+    from mqctl.mq.streaming.wal_files import log_names, woodpecker_report
+
+    if "://" in path:
+        from mqctl.errors import InputError
+
+        raise InputError(
+            f"{path}: reading S3/MinIO directly is not supported yet",
+            hint="copy the bucket's Woodpecker prefix to a folder (e.g. `mc mirror` or `aws s3 sync`) and give that",
+        )
+    names = None
+    if etcd:
+        from mqctl.config.resolve.sources import EtcdConfig
+
+        names = log_names(EtcdConfig(etcd, etcd_root or "by-dev"))
+    report = woodpecker_report(Path(path), names=names, log=log, limit=limit)
+    output(json_mode, wide).emit(report, _render_woodpecker)
+    exit_with(1 if report.corrupt else 0)

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from mqctl.cli.common import DryRunOpt, EtcdOpt, EtcdRootOpt, JsonOpt, WideOpt, YesOpt, exit_with, output
+
+if TYPE_CHECKING:
+    from rich.text import Text
+
+    from mqctl.cli.terminal import FitTable
+    from mqctl.config.edit.plan import EditOutcome, EditPlan
+    from mqctl.config.resolve.lookup import KeyValue
+    from mqctl.config.resolve.resolution import Resolution
+    from mqctl.config.resolve.sources import EtcdConfig
+    from mqctl.config.rules.report import Report
+    from mqctl.findings import Finding
 
 app = typer.Typer(
     help="Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",
@@ -50,7 +62,15 @@ RoleOpt = Annotated[
 ]
 
 
-def _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
+def _overrides(
+    files: Sequence[Path],
+    kind: str | None,
+    mode: str | None,
+    milvus_version: str | None,
+    env: bool,
+    etcd_url: str | None,
+    etcd_root: str | None,
+) -> tuple[dict[str, str] | None, EtcdConfig | None]:
     from mqctl.config.resolve.resolution import override_sources
 
     return override_sources(
@@ -64,19 +84,28 @@ def _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root):
     )
 
 
-def _resolve(files, kind, mode, milvus_version, env, etcd_url, etcd_root, role):
+def _resolve(
+    files: Sequence[Path],
+    kind: str | None,
+    mode: str | None,
+    milvus_version: str | None,
+    env: bool,
+    etcd_url: str | None,
+    etcd_root: str | None,
+    role: str | None,
+) -> Resolution:
     from mqctl.config.resolve.resolution import resolve
 
     environment, etcd = _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root)
     return resolve(files, kind=kind, mode=mode, milvus_version=milvus_version, env=environment, etcd=etcd, role=role)
 
 
-def _where(finding) -> str:
+def _where(finding: Finding) -> str:
     name = Path(finding.file).name if finding.file else ""
     return f"{name}:{finding.line}" if name and finding.line else name
 
 
-def _findings_table(findings):
+def _findings_table(findings: list[Finding]) -> FitTable:
     from mqctl.cli.terminal import KEY, LABEL, TEXT, Column, Output
 
     return Output.table(
@@ -86,10 +115,10 @@ def _findings_table(findings):
     )
 
 
-def _render_report(report, *, explain: bool):
+def _render_report(report: Report, *, explain: bool) -> list[Text | FitTable]:
     from rich.text import Text
 
-    parts = []
+    parts: list[Text | FitTable] = []
     if report.effective_mq:
         parts.append(
             Text(
@@ -135,7 +164,7 @@ def explain(
     role: RoleOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Which MQ this Milvus will start, and why, step by step."""
     from mqctl.config.rules.report import report, validate
 
@@ -159,7 +188,7 @@ def validate_command(
     role: RoleOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Findings with stable codes; exit 1 on any error (with --strict, any warning)."""
     from mqctl.config.rules.report import exit_code, report, validate
 
@@ -170,7 +199,7 @@ def validate_command(
 
 
 @app.command()
-def rules(json_mode: JsonOpt = False, wide: WideOpt = False):
+def rules(json_mode: JsonOpt = False, wide: WideOpt = False) -> None:
     """Every validation rule with its code and why it matters."""
     from mqctl.cli.terminal import KEY, LABEL, TEXT, Column, Output
     from mqctl.config.rules.report import RULES, RuleList
@@ -197,7 +226,7 @@ def get(
     etcd_root: EtcdRootOpt = None,
     role: RoleOpt = None,
     json_mode: JsonOpt = False,
-):
+) -> None:
     """A key's effective value and where it comes from (file:line, env, etcd, code default or stock milvus.yaml)."""
     from mqctl.config.edit.set_unset import read_key
     from mqctl.secrets import redact
@@ -208,7 +237,7 @@ def get(
     )
     found.value = redact(found.value, found.key)
 
-    def render(kv):
+    def render(kv: KeyValue) -> Text:
         from rich.text import Text
 
         where = f"{kv.file}:{kv.line}" if kv.line else (kv.detail or kv.source)
@@ -218,7 +247,7 @@ def get(
     output(json_mode).emit(found, render)
 
 
-def _apply(file: Path, make_plan, *, yes: bool, dry_run: bool, json_mode: bool) -> None:
+def _apply(file: Path, make_plan: Callable[[], EditPlan], *, yes: bool, dry_run: bool, json_mode: bool) -> None:
     """Under the file's edit lock: plan, show the diff, ask (unless --yes), write atomically with a backup;
     --dry-run takes no lock and writes nothing."""
     import contextlib
@@ -259,7 +288,7 @@ def _apply(file: Path, make_plan, *, yes: bool, dry_run: bool, json_mode: bool) 
             plan.reconcile,
         )
 
-        def render(o):
+        def render(o: EditOutcome) -> str:
             if not o.changed:
                 return "No change: the file already says that."
             if o.dry_run:
@@ -282,7 +311,7 @@ def set_command(
         bool, typer.Option("--force", help="Write a value `config validate` reports as an error.")
     ] = False,
     json_mode: JsonOpt = False,
-):
+) -> None:
     """Set a key (missing parents are created); everything else stays byte-identical."""
     from mqctl.config.edit.set_unset import plan_set
 
@@ -299,7 +328,7 @@ def unset(
     yes: YesOpt = False,
     dry_run: DryRunOpt = False,
     json_mode: JsonOpt = False,
-):
+) -> None:
     """Remove a key's lines; Milvus then uses its default."""
     from mqctl.config.edit.set_unset import plan_unset
 
@@ -318,7 +347,7 @@ def switch(
     yes: YesOpt = False,
     dry_run: DryRunOpt = False,
     json_mode: JsonOpt = False,
-):
+) -> None:
     """Point the deployment at another MQ: the right key for the kind, plus the target's defaults when missing."""
     from mqctl.config.edit.set_unset import plan_switch
 

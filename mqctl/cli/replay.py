@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -10,13 +10,19 @@ from mqctl.cli.common import EtcdOpt, EtcdRootOpt, JsonOpt, MilvusOpt, WideOpt, 
 from mqctl.cli.terminal import shown
 from mqctl.mq.sources import SourceOptions
 
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+    from mqctl.cli.terminal import FitTable
+    from mqctl.replay.job import ChannelResult, ReplayResult
+
 app = typer.Typer(help="Replay MQ topics into Apache Spark (local or cluster) for backfill.", add_completion=False)
 
 
-def _render(result):
+def _render(result: ReplayResult) -> list[FitTable | str]:
     from mqctl.cli.terminal import ID, KEY, NUMBER, Column, Output
 
-    def count(value):
+    def count(value: int | None) -> str:
         return "?" if value is None else f"{value:,}"
 
     rows = [
@@ -76,11 +82,11 @@ def _render(result):
 class _ChannelProgress:
     """One progress bar per channel: messages read of the planned total."""
 
-    def __init__(self, progress):
+    def __init__(self, progress: Progress) -> None:
         self.progress = progress
-        self.tasks: dict[str, int] = {}
+        self.tasks: dict[str, TaskID] = {}
 
-    def __call__(self, channels) -> None:
+    def __call__(self, channels: list[ChannelResult]) -> None:
         for channel in channels:
             if channel.name not in self.tasks:
                 self.tasks[channel.name] = self.progress.add_task(shown(channel.name), total=max(channel.planned, 1))
@@ -89,6 +95,7 @@ class _ChannelProgress:
 
 
 WHAT = "What to replay"
+FOLLOW = "Follow (Spark Structured Streaming)"
 WHERE = "Where to write"
 SPARK = "Spark"
 ToSparkOpt = Annotated[bool, typer.Option("--to-spark", help="Replay into Apache Spark (the only target today).")]
@@ -110,7 +117,8 @@ FromOpt = Annotated[
     typer.Option(
         "--from",
         help="First message: id/sequence, tso:N, ISO-8601 time (UTC), or checkpoint (only what Milvus has not "
-        "persisted: after each vchannel's channel checkpoint in etcd).",
+        "persisted: after each vchannel's channel checkpoint in etcd); with --follow also earliest (default) or "
+        "latest, and only when the query starts (a restart resumes from its checkpoint).",
         rich_help_panel=WHAT,
     ),
 ]
@@ -149,6 +157,49 @@ CheckpointOpt = Annotated[
     str | None,
     typer.Option(
         "--checkpoint", help="Resume file: each run replays only what earlier runs did not.", rich_help_panel=WHERE
+    ),
+]
+FollowOpt = Annotated[
+    bool,
+    typer.Option(
+        "--follow",
+        help="Keep following the channels with Spark Structured Streaming (needs --checkpoint-location).",
+        rich_help_panel=FOLLOW,
+    ),
+]
+CheckpointLocationOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--checkpoint-location",
+        help="With --follow: Spark's checkpoint folder (the query's offsets); the same folder resumes the query.",
+        rich_help_panel=FOLLOW,
+    ),
+]
+TriggerOpt = Annotated[
+    float,
+    typer.Option("--trigger", help="With --follow: seconds between micro-batches.", rich_help_panel=FOLLOW),
+]
+AvailableNowOpt = Annotated[
+    bool,
+    typer.Option(
+        "--available-now", help="With --follow: catch up with what is there now, then stop.", rich_help_panel=FOLLOW
+    ),
+]
+AllowDataLossOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-data-loss",
+        help="With --follow: when retention removed messages the query had not read, warn and go on instead of failing.",
+        rich_help_panel=FOLLOW,
+    ),
+]
+MaxMessagesOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--max-messages-per-trigger",
+        min=1,
+        help="With --follow: at most this many messages per micro-batch, shared among the channels.",
+        rich_help_panel=FOLLOW,
     ),
 ]
 PartitionsOpt = Annotated[
@@ -211,13 +262,19 @@ def replay(
     partition_by: PartitionByOpt = None,
     checkpoint: CheckpointOpt = None,
     partitions: PartitionsOpt = None,
+    follow: FollowOpt = False,
+    checkpoint_location: CheckpointLocationOpt = None,
+    trigger: TriggerOpt = 5.0,
+    available_now: AvailableNowOpt = False,
+    allow_data_loss: AllowDataLossOpt = False,
+    max_messages_per_trigger: MaxMessagesOpt = None,
     master: MasterOpt = "local[*]",
     remote: RemoteOpt = None,
     no_ship: NoShipOpt = False,
     spark_conf: SparkConfOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table."""
     from mqctl.errors import InputError
     from mqctl.replay.job import ReplayRequest, run_replay
@@ -253,6 +310,29 @@ def replay(
         etcd_root=etcd_root,
     )
     out = output(json_mode, wide)
+    follow_only = {
+        "--checkpoint-location": checkpoint_location,
+        "--available-now": available_now,
+        "--allow-data-loss": allow_data_loss,
+        "--max-messages-per-trigger": max_messages_per_trigger,
+        "--trigger": trigger != 5.0,
+    }
+    if follow:
+        from mqctl.replay.follow import FollowRequest
+
+        follow_request = FollowRequest(
+            replay=request,
+            checkpoint_location=checkpoint_location or "",
+            trigger_seconds=trigger,
+            available_now=available_now,
+            allow_data_loss=allow_data_loss,
+            max_messages_per_trigger=max_messages_per_trigger,
+        )
+        _follow(follow_request, out)
+        return
+    given = [name for name, value in follow_only.items() if value]
+    if given:
+        raise InputError(f"{given[0]} goes with --follow", hint="add --follow, or drop it")
     out.info("planning the replay ...")
     with out.progress(transient=True) as progress:
         result = run_replay(request, on_progress=_ChannelProgress(progress))
@@ -262,3 +342,42 @@ def replay(
             "partition of its own"
         )
     out.emit(result, _render)
+
+
+def _follow(request, out) -> None:
+    """Run a follow query: a line when it starts, one per micro-batch, a summary when it stops."""
+    from mqctl.replay.follow import run_follow
+
+    def started(result) -> None:
+        how = (
+            f"resuming from {result.checkpoint_location} (--from ignored)"
+            if result.resumed
+            else f"new query from {result.started_from}, checkpoint {result.checkpoint_location}"
+        )
+        out.info(f"following {result.source} → {result.target}: {how}")
+
+    def batch(progress) -> None:
+        lag = "?" if progress.lag_seconds is None else f"{progress.lag_seconds:,.1f} s"
+        out.info(
+            f"batch {progress.batch}: {progress.rows:,} rows from {progress.messages:,} messages in "
+            f"{progress.seconds:.2f} s; behind {progress.behind:,} messages, {lag}"
+        )
+        if out.wide:
+            for channel in progress.channels:
+                seconds = "?" if channel.seconds is None else f"{channel.seconds:,.1f} s"
+                out.info(f"  {channel.channel} at {channel.position}: behind {channel.behind:,} messages, {seconds}")
+
+    result = run_follow(request, on_batch=batch, on_start=started)
+    out.emit(result, _render_follow)
+
+
+def _render_follow(result):
+    what = f"{result.shape}" + (f" of {result.collection}" if result.collection else "")
+    lines = [
+        f"followed {result.source} → {result.target} ({what} as {result.format}): {result.batches} batch(es), "
+        f"{result.rows:,} rows from {result.messages:,} messages in {result.seconds:.2f} s",
+        f"stopped: {result.stopped}; checkpoint {result.checkpoint_location}",
+    ]
+    if result.spark_startup_seconds is not None:
+        lines.append(f"Spark start-up {result.spark_startup_seconds:.2f} s (not counted above)")
+    return lines

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -10,12 +10,22 @@ from mqctl.cli.channels import format_bytes
 from mqctl.cli.common import DryRunOpt, EtcdOpt, EtcdRootOpt, JsonOpt, WideOpt, YesOpt, exit_with, output, takes_source
 from mqctl.mq.sources import SourceOptions
 
+if TYPE_CHECKING:
+    import datetime as dt
+
+    from mqctl.cli.terminal import FitTable, Output
+    from mqctl.config.resolve.resolution import Resolution
+    from mqctl.mq.checkpoints import LiveCheckpoint
+    from mqctl.mq.nats.retention import ApplyPlan, LimitChange
+    from mqctl.mq.retention import FindingGroup, RetentionReport
+    from mqctl.mq.retention_apply import ApplyOutcome
+
 app = typer.Typer(
     help="Show configured vs actual retention, find drift and purge blockages; apply.", no_args_is_help=True
 )
 
 
-def _findings_table(groups):
+def _findings_table(groups: list[FindingGroup]) -> FitTable:
     from pathlib import Path
 
     from mqctl.cli.terminal import KEY, LABEL, TEXT, Column, Output
@@ -48,17 +58,17 @@ def _channels_named(channels: list[str]) -> str:
     return f"{channels[0]}: " if len(channels) == 1 else f"{len(channels)} channels ({', '.join(channels)}): "
 
 
-def _render_report(report):
+def _render_report(report: RetentionReport) -> list[FitTable]:
     import datetime as dt
 
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, TIME, Column, Output
     from mqctl.mq.retention import show_limit
 
-    def oldest(actual):
+    def oldest(actual: dict[str, Any]) -> dt.timedelta | None:
         seconds = actual["oldest_message_age_seconds"]
         return None if seconds is None else dt.timedelta(seconds=seconds)
 
-    parts = []
+    parts: list[FitTable] = []
     if report.mq == "natsmq":
         rows = [
             (
@@ -122,7 +132,7 @@ def _render_report(report):
     return parts
 
 
-def _origins(report) -> list[str]:
+def _origins(report: RetentionReport) -> list[str]:
     return sorted({where for r in report.channels for where in r.configured["from"]}) or ["none"]
 
 
@@ -134,7 +144,7 @@ def show(
     etcd_root: EtcdRootOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Per channel: configured retention beside what the data shows. Exit 1 on drift, a purge blockage or (--etcd)
     a retention shorter than the oldest channel checkpoint's age."""
     from mqctl.mq.retention import ConfiguredRetention, retention_report
@@ -155,7 +165,7 @@ def show(
     exit_with(1 if report.findings or report.warnings else 0)
 
 
-def _render_outcome(outcome):
+def _render_outcome(outcome: ApplyOutcome) -> str | FitTable:
     from mqctl.cli.terminal import KEY, LABEL, Column, Output
     from mqctl.mq.retention import show_limit
 
@@ -194,7 +204,7 @@ def apply(
     dry_run: DryRunOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
-):
+) -> None:
     """Make the streams' max_age/max_bytes/max_msgs match the configured retention (plan, confirm, apply, verify).
 
     A --nats-store is planned and rehearsed on a private copy and changed only after the confirmation; a
@@ -213,7 +223,7 @@ def apply(
     if source.nats and not dry_run:  # a dry run changes nothing, so it may look at Milvus's own server
         _refuse_if_milvus_serves(source.nats, force)
 
-    def confirm(plan) -> bool:
+    def confirm(plan: ApplyPlan) -> bool:
         _show_plan(out, plan.changes, plan.losses)
         return out.confirm(
             f"Change retention limits of {len({c.stream for c in plan.changes})} stream(s)?", assume_yes=yes
@@ -233,7 +243,9 @@ def apply(
     exit_with(1 if outcome.mismatches else 0)
 
 
-def _checkpoints(out, etcd: str | None, etcd_root: str | None, resolution):
+def _checkpoints(
+    out: Output, etcd: str | None, etcd_root: str | None, resolution: Resolution
+) -> list[LiveCheckpoint] | None:
     """Every live vchannel's checkpoint, from --etcd/--etcd-root or else the config's etcd; None (with a
     warning) when the config's etcd cannot be read. An etcd given on the command line must answer."""
     from mqctl.errors import MqctlError
@@ -252,7 +264,7 @@ def _checkpoints(out, etcd: str | None, etcd_root: str | None, resolution):
         return None
 
 
-def _show_plan(out, changes, losses) -> None:
+def _show_plan(out: Output, changes: list[LimitChange], losses: list[str]) -> None:
     """The limit diff and the messages the change deletes, before anything is applied."""
     from mqctl.mq.nats.retention import limits_diff
 

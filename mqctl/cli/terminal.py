@@ -33,7 +33,9 @@ def to_jsonable(obj: Any) -> Any:
     """Dataclasses, enums, paths and datetimes to plain JSON values (times as ISO-8601 UTC)."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {
-            f.name: to_jsonable(getattr(obj, f.name)) for f in dataclasses.fields(obj) if not f.name.startswith("_")
+            f.name: to_jsonable(getattr(obj, f.name))
+            for f in dataclasses.fields(obj)
+            if not f.name.startswith("_") and f.metadata.get("json", True)
         }
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}

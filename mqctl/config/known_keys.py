@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from mqctl.backends import BACKENDS, CLUSTER, NAMES, STANDALONE, V2_3, V2_6, Version, go_parse_int
 from mqctl.errors import InputError
@@ -80,7 +82,7 @@ class KeySpec:
         return self.stock or self.default
 
 
-def _spec(key: str, type_: str, default: str = "", **kw) -> KeySpec:
+def _spec(key: str, type_: str, default: str = "", **kw: Any) -> KeySpec:
     return KeySpec(key, type_, default, **kw)
 
 
@@ -186,7 +188,7 @@ def spec_for(key: str) -> KeySpec | None:
     return BY_NORMAL.get(normalize_key(key))
 
 
-def nearest(word: str, candidates) -> str | None:
+def nearest(word: str, candidates: Iterable[str]) -> str | None:
     """The closest candidate, for did-you-mean hints."""
     lowered = {c.lower(): c for c in candidates}
     match = difflib.get_close_matches(word.lower(), list(lowered), n=1, cutoff=0.6)

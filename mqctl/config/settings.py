@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# field metadata of a result's field that is for mqctl's own use, not part of the JSON it prints
+INTERNAL = {"json": False}
+
 
 @dataclass
 class Setting:

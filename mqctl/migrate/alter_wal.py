@@ -14,7 +14,8 @@ from urllib.parse import urlsplit
 
 from mqctl.backends import BACKENDS, CLUSTER
 from mqctl.config.known_keys import format_version, parse_version
-from mqctl.config.read.documents import HELM_VALUES, load_document, lookup, scalar_text
+from mqctl.config.read.documents import HELM_VALUES, load_document
+from mqctl.config.read.nodes import lookup, scalar_text
 from mqctl.config.resolve import pinning, wal
 from mqctl.config.resolve.resolution import Resolution, resolve
 from mqctl.config.resolve.sources import EtcdConfig
@@ -233,6 +234,46 @@ def _known_issues(version_text: str | None, target: str, checks: list[Finding]) 
         )
 
 
+def _streaming_checks(res: Resolution, options: MigrateOptions, checks: list[Finding]) -> None:
+    """The 2.6 WAL state in etcd (mqctl.mq.streaming; format from Milvus v2.6.x / Woodpecker v0.1.x source, not yet
+    verified on a running 2.6): a switch left mid-way, checkpoints on another WAL, a loopback quorum, a stuck
+    truncator. Milvus refuses a second switch while readers of the previous WAL remain (milvus #52018)."""
+    from mqctl.mq.streaming.checkpoints import (
+        RULE_ALTER_WAL_MIDWAY,
+        RULE_LOOPBACK_QUORUM,
+        RULE_TRUNCATION_BEHIND,
+        RULE_UNDECODABLE,
+        RULE_WAL_MISMATCH,
+        assess_streaming,
+    )
+    from mqctl.mq.streaming.state import StreamingReader
+    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
+
+    etcd = EtcdConfig(options.etcd or "", options.etcd_root or res.value("etcd.rootPath") or "by-dev")
+    meta_sub = res.value("etcd.metaSubPath") or "meta"
+    try:
+        state = StreamingReader(etcd, meta_sub).read()
+        woodpecker = read_woodpecker_meta(etcd, res.value("woodpecker.meta.prefix") or None)
+    except PreconditionError as err:
+        checks.append(_check(WARNING, "wal-state-unread", err.message, err.hint or "check --etcd"))
+        return
+    if not state.found:
+        return
+    report = assess_streaming(state, woodpecker, woodpecker_storage=res.value("woodpecker.storage.type") or None)
+    for finding in report.findings:
+        hint = finding.hint or ""
+        if finding.code == RULE_ALTER_WAL_MIDWAY:
+            checks.append(_check(ERROR, "alter-wal-in-progress", finding.message, "finish it first: " + hint))
+        elif finding.code == RULE_WAL_MISMATCH:
+            checks.append(_check(ERROR, "wal-name-mismatch", finding.message, "settle the last switch first: " + hint))
+        elif finding.code == RULE_LOOPBACK_QUORUM:
+            checks.append(_check(WARNING, "loopback-quorum", finding.message, hint))
+        elif finding.code == RULE_TRUNCATION_BEHIND:
+            checks.append(_check(WARNING, "truncation-behind", finding.message, hint))
+        elif finding.code == RULE_UNDECODABLE:
+            checks.append(_check(WARNING, "wal-state-undecodable", finding.message, hint))
+
+
 def _steps(res: Resolution, options: MigrateOptions, source: str | None) -> list[PlannedStep]:
     target, coordinator = options.to, _coordinator(options)
     settings = {
@@ -278,6 +319,8 @@ def plan(options: MigrateOptions) -> AlterWalPlan:
     _deployment_checks(res, options.to, checks)
     _target_data_checks(res, options.to, checks)
     _known_issues(res.milvus_version, options.to, checks)
+    if etcd_read:
+        _streaming_checks(res, options, checks)
     return AlterWalPlan(
         source,
         options.to,

@@ -6,24 +6,25 @@ import hashlib
 import os
 import tarfile
 from pathlib import Path
+from typing import IO, Any
 
 from mqctl.errors import PreconditionError
 
 CHUNK = 1 << 20
 
 
-def _sha256(handle) -> str:
+def _sha256(handle: IO[bytes]) -> str:
     digest = hashlib.sha256()
     for block in iter(lambda: handle.read(CHUNK), b""):
         digest.update(block)
     return digest.hexdigest()
 
 
-def archive_dirs(dirs: list[Path], backup_dir: Path, name: str) -> dict:
+def archive_dirs(dirs: list[Path], backup_dir: Path, name: str) -> dict[str, Any]:
     """`<backup_dir>/mq-<name>.tar.gz` holding `dirs` (absolute paths kept as member names)."""
     backup_dir.mkdir(parents=True, exist_ok=True)
     archive = backup_dir / f"mq-{name}.tar.gz"
-    manifest: dict[str, dict] = {}
+    manifest: dict[str, dict[str, Any]] = {}
     tmp = archive.with_name(archive.name + ".tmp")
     with tarfile.open(tmp, "w:gz") as tar:
         for folder in dirs:
@@ -47,7 +48,7 @@ def archive_dirs(dirs: list[Path], backup_dir: Path, name: str) -> dict:
     }
 
 
-def verify_archive(archive: Path, manifest: dict[str, dict]) -> None:
+def verify_archive(archive: Path, manifest: dict[str, dict[str, Any]]) -> None:
     """Read every file back from the archive and compare it with the manifest."""
     seen = set()
     try:
@@ -55,9 +56,9 @@ def verify_archive(archive: Path, manifest: dict[str, dict]) -> None:
             for member in tar:
                 if not member.isfile():
                     continue
-                handle = tar.extractfile(member)
+                handle = tar.extractfile(member)  # a regular file's: never None
                 expected = manifest.get(member.name)
-                if expected is None or _sha256(handle) != expected["sha256"]:
+                if expected is None or handle is None or _sha256(handle) != expected["sha256"]:
                     raise PreconditionError(
                         f"backup {archive}: {member.name} does not match its manifest checksum",
                         hint="the archive is damaged: keep the original folders",
@@ -75,7 +76,7 @@ def verify_archive(archive: Path, manifest: dict[str, dict]) -> None:
         )
 
 
-def restore_archive(archive: Path, manifest: dict[str, dict], dirs: list[str]) -> None:
+def restore_archive(archive: Path, manifest: dict[str, dict[str, Any]], dirs: list[str]) -> None:
     """Check the archive, then put its folders back where they were (never over a non-empty folder)."""
     verify_archive(archive, manifest)
     clashes = [d for d in dirs if Path(d).is_dir() and any(Path(d).iterdir())]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from mqctl.errors import InputError
 from mqctl.mq.decode import messages
@@ -78,14 +79,14 @@ class ChannelDetail:
     created_at: dt.datetime | None = None  # RocksMQ topic creation
     open_page_size: int | None = None  # RocksMQ: bytes in the page still being written
     pages: list[PageRow] | None = None  # RocksMQ closed pages
-    stream: dict | None = None  # JetStream config and state
+    stream: dict[str, Any] | None = None  # JetStream config and state
     warnings: list[str] = field(default_factory=list)  # data and metadata disagree (see data_warnings)
 
 
 def show_channel(source: MQSource, name: str) -> ChannelDetail:
     """Everything known about one channel; reads every message once to count types and collections."""
     channel = find_channel(source, name)
-    types: Counter = Counter()
+    types: Counter[str] = Counter()
     collections: dict[int | None, CollectionSeen] = {}
     undecodable = 0
     for raw in source.iter_messages(name):
@@ -123,7 +124,7 @@ class PeekedMessage:
     segment_id: int | None
     shard: str | None
     rows: int
-    pks: list = field(default_factory=list)
+    pks: list[int | str] = field(default_factory=list)
     error: str | None = None
 
 

@@ -17,6 +17,7 @@ import datetime as dt
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from mqctl import clock
 from mqctl.findings import ERROR, INFO, WARNING, Finding
@@ -31,6 +32,7 @@ RULE_EXPIRED = "CP100"
 RULE_AT_RISK = "CP101"
 RULE_UNKNOWN = "CP102"
 RULE_NOTHING = "CP103"
+DROPPED_CHECKPOINT_TS = 2**64 - 1  # datacoord's dropped-channel checkpoint timestamp (math.MaxUint64)
 FLUSH_HOW = (
     'pymilvus: MilvusClient(uri="{uri}").flush_all() (pymilvus >= 2.6.4; older: '
     'connections.connect(uri="{uri}"); utility.flush_all())'
@@ -58,6 +60,7 @@ class VChannelCheckpoint:
     unflushed_since: dt.datetime | None = None  # time of this vchannel's first message after the checkpoint
     retention_seconds: float | None = None  # the pchannel's age limit (0: none)
     reason: str = ""
+    lag_rows: int | None = None  # rows inserted by this vchannel's messages after the checkpoint (not flushed)
 
 
 @dataclass
@@ -87,6 +90,7 @@ class ChannelScan:
     """What one read of a pchannel after the earliest checkpoint found, per vchannel."""
 
     counts: dict[str, int] = field(default_factory=dict)
+    rows: dict[str, int] = field(default_factory=dict)  # insert rows
     first_time: dict[str, dt.datetime] = field(default_factory=dict)
     newest_time: dt.datetime | None = None
 
@@ -107,7 +111,7 @@ def pchannel_states(
     }
 
 
-def scan_after(source, pchannel: str, positions: dict[str, int]) -> ChannelScan:
+def scan_after(source: MQSource, pchannel: str, positions: dict[str, int]) -> ChannelScan:
     """Count each vchannel's messages after its own checkpoint, in one read from the earliest one."""
     scan = ChannelScan()
     for raw in source.iter_messages(pchannel, start_id=min(positions.values()) + 1):
@@ -117,6 +121,8 @@ def scan_after(source, pchannel: str, positions: dict[str, int]) -> ChannelScan:
         shard = msg.shard
         if shard in positions and raw.id > positions[shard]:
             scan.counts[shard] = scan.counts.get(shard, 0) + 1
+            if msg.type_code == messages.INSERT:
+                scan.rows[shard] = scan.rows.get(shard, 0) + msg.rows
             if msg.time is not None and shard not in scan.first_time:
                 scan.first_time[shard] = msg.time
     return scan
@@ -130,7 +136,7 @@ def flush_hint(milvus_uri: str | None) -> str:
 
 def assess(
     meta: ChannelMeta,
-    source,
+    source: MQSource,
     *,
     now: dt.datetime | None = None,
     rocksmq_retention_seconds: float | None = None,
@@ -218,6 +224,13 @@ def _row(
         checkpoint_from=position.origin if position else None,
         retention_seconds=state.retention_seconds if state else None,
     )
+    if position is not None and position.timestamp == DROPPED_CHECKPOINT_TS:
+        row.checkpoint_time = None
+        row.reason = (
+            "dropped: datacoord keeps the MaxUint64 sentinel as this vchannel's checkpoint "
+            "(funcutil.DroppedChannelCheckpointTimestamp; birdwatcher PR #527), not a lagging vchannel"
+        )
+        return row
     if collection is None:
         row.reason = "no live collection owns this vchannel in root-coord meta (dropped?): its checkpoint is left over"
         return row
@@ -233,6 +246,7 @@ def _row(
         )
         return row
     row.lag_messages = scan.counts.get(vchannel, 0) if scan else 0
+    row.lag_rows = scan.rows.get(vchannel, 0) if scan else 0
     row.unflushed_since = scan.first_time.get(vchannel) if scan else None
     newest = scan.newest_time if scan else None
     row.lag_seconds = (
@@ -324,11 +338,11 @@ def _findings(rows: list[VChannelCheckpoint]) -> list[Finding]:
 
 def checkpoint_report(
     read_meta: Callable[[], ChannelMeta],
-    source,
+    source: MQSource,
     *,
     watch_seconds: float = 0,
     sleep: Callable[[float], None] = time.sleep,
-    **options,
+    **options: Any,
 ) -> CheckpointReport:
     """Assess once, or (watch) twice `watch_seconds` apart, judging the second sample against the first."""
     previous = None

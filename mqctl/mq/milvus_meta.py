@@ -8,7 +8,7 @@ Key layout under `<etcd.rootPath>/<etcd.metaSubPath>/` (read in Milvus's source,
 - `root-coord/database/collection-info/<db>/<collection>` (2.2: `root-coord/collection/<collection>`):
   etcdpb.CollectionInfo with the vchannel -> pchannel pairs and the collection's start positions;
 - `root-coord/database/db-info/<db>`: etcdpb.DatabaseInfo.
-2.6 streaming keeps WAL checkpoints under `streamingnode-meta/wal/...` instead: not supported here.
+2.6 streaming keeps WAL checkpoints under `streamingnode-meta/wal/...` instead: mqctl.mq.streaming reads those.
 The etcdpb/datapb classes are not in pymilvus, so the few fields read are declared below (message-typed
 fields as bytes, parsed with pymilvus's own classes).
 """
@@ -17,8 +17,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import PreconditionError
+
+if TYPE_CHECKING:
+    from mqctl.config.resolve.resolution import Resolution
+    from mqctl.config.resolve.sources import EtcdConfig
+    from mqctl.milvus_client import MilvusTarget
 
 CHANNEL_CP = "datacoord-meta/channel-cp/"
 SEGMENTS = "datacoord-meta/s/"
@@ -60,7 +66,7 @@ _FIELDS = {
 
 
 @functools.cache
-def _meta_class(name: str):
+def _meta_class(name: str) -> Any:
     """A protobuf class with the fields of `_FIELDS[name]`: wire-compatible with Milvus's own message."""
     from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
@@ -81,7 +87,7 @@ def _meta_class(name: str):
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"mqctl.milvus_meta.{name}"))
 
 
-def _parse(name: str, data: bytes):
+def _parse(name: str, data: bytes) -> Any:
     from google.protobuf.message import DecodeError
 
     message = _meta_class(name)()
@@ -176,7 +182,7 @@ def physical_channel(vchannel: str) -> str:
 class MetaReader:
     """Reads the channel meta of one Milvus from etcd (an EtcdConfig for its JSON gateway)."""
 
-    def __init__(self, etcd, meta_sub_path: str = "meta"):
+    def __init__(self, etcd: EtcdConfig, meta_sub_path: str = "meta"):
         self.etcd = etcd
         self.root = f"{etcd.root}/{meta_sub_path.strip('/')}".strip("/")
 
@@ -188,8 +194,9 @@ class MetaReader:
         if self._range(STREAMING_WAL):
             raise PreconditionError(
                 f"etcd at {self.etcd.shown} holds Milvus 2.6+ streaming WAL checkpoints "
-                f"({self.root}/{STREAMING_WAL}...): not supported",
-                hint="channel checkpoints are read for Milvus 2.2-2.5 (datacoord-meta/channel-cp)",
+                f"({self.root}/{STREAMING_WAL}...): the 2.2-2.5 reading does not apply",
+                hint="drop --milvus-version (or give 2.6.x): `mqctl channels checkpoints --etcd URL` reads the 2.6 "
+                "state",
             )
 
     def databases(self) -> dict[int, str]:
@@ -292,7 +299,7 @@ def _schema_name(data: bytes) -> str:
         schema.ParseFromString(data)
     except DecodeError:
         return ""
-    return schema.name
+    return str(schema.name)
 
 
 def _key_data(data: bytes) -> tuple[str, bytes] | None:
@@ -308,7 +315,7 @@ def _key_data(data: bytes) -> tuple[str, bytes] | None:
     return pair.key, bytes(pair.data)
 
 
-def collections_from_milvus(target) -> dict[int, CollectionMeta]:
+def collections_from_milvus(target: MilvusTarget) -> dict[int, CollectionMeta]:
     """The collections of every database as Milvus describes them (vchannels, pchannels, start positions)."""
     from mqctl.milvus_client import connect
     from mqctl.mq.decode.protos import pb2
@@ -341,7 +348,7 @@ def collections_from_milvus(target) -> dict[int, CollectionMeta]:
     return found
 
 
-def meta_reader(url: str | None, root: str | None, resolution=None) -> MetaReader:
+def meta_reader(url: str | None, root: str | None, resolution: Resolution | None = None) -> MetaReader:
     """The reader for --etcd/--etcd-root; with --config, what the config leaves out comes from it
     (etcd.endpoints' first entry, etcd.rootPath, etcd.metaSubPath), as Milvus itself reads them."""
     from mqctl.config.resolve.sources import EtcdConfig

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mqctl import clock
 from mqctl.backends import BACKENDS
@@ -111,8 +111,8 @@ def age_seconds(first_time: dt.datetime | None, now: dt.datetime) -> float | Non
 @dataclass
 class ChannelRetention:
     name: str
-    configured: dict
-    actual: dict
+    configured: dict[str, Any]
+    actual: dict[str, Any]
     findings: list[Finding] = field(default_factory=list)
     _causes: list[str] = field(default_factory=list)  # per finding: its message without this channel's own numbers
 
@@ -150,7 +150,7 @@ class FindingGroup:
 
 
 def group_findings(rows: list[ChannelRetention]) -> list[FindingGroup]:
-    groups: dict[tuple, FindingGroup] = {}
+    groups: dict[tuple[object, ...], FindingGroup] = {}
     for row in rows:
         for finding, cause in zip(row.findings, row._causes, strict=True):
             index = (finding.code, finding.key, finding.file, finding.line, cause, finding.hint)

@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from mqctl.backends import BACKENDS, EMBEDDED, port_of
 from mqctl.errors import InputError, PreconditionError
@@ -53,7 +53,7 @@ class SourceOptions:
             if value
         ]
 
-    def nats_auth(self) -> dict:
+    def nats_auth(self) -> dict[str, Any]:
         return {
             "user": self.user,
             "password": self.password,
@@ -89,7 +89,7 @@ class DerivedSource:
     reason: str
 
 
-def derive_source(resolution) -> DerivedSource:
+def derive_source(resolution: Resolution) -> DerivedSource:
     """The local source of the effective MQ: rocksmq.path; or the embedded NATS on 127.0.0.1 when it
     listens (Milvus runs), else natsmq.server.storeDir (Milvus stopped)."""
     mq = resolution.effective_mq
@@ -107,17 +107,16 @@ def derive_source(resolution) -> DerivedSource:
         )
     if mq == ROCKSMQ.name:
         key = ROCKSMQ.store_key or ""
-        return DerivedSource("rocksmq", resolution.value(key), f"{key} from {resolution.where(key)}")
+        return DerivedSource("rocksmq", _store_path(resolution, key), f"{key} from {resolution.where(key)}")
     port_key, store_key, default_port = NATSMQ.port_key or "", NATSMQ.store_key or "", NATSMQ.default_port or 0
     port_text = resolution.value(port_key) or str(default_port)
-    store = resolution.value(store_key)
     parsed = port_of(NATSMQ.name, port_text)
     port = parsed if parsed is not None and parsed < 65536 else default_port
     if port > 0 and _listening(port):
         return DerivedSource("nats", f"nats://127.0.0.1:{port}", f"{port_key} {port} is listening (Milvus runs)")
     return DerivedSource(
         "nats-store",
-        store,
+        _store_path(resolution, store_key),
         f"{store_key} from {resolution.where(store_key)}"
         f" (nothing listens on port {port}"
         + ("" if str(port) == port_text else f", the default for {port_text!r}")
@@ -125,7 +124,18 @@ def derive_source(resolution) -> DerivedSource:
     )
 
 
-def choose_source(options: SourceOptions, resolution=None) -> tuple[str, str]:
+def _store_path(resolution: Resolution, key: str) -> str:
+    """The store folder `key` names; a key written empty (`storeDir: ~`) names none."""
+    path = resolution.value(key)
+    if not path:
+        raise InputError(
+            f"{key} is empty ({resolution.where(key)}), so the config names no store to read",
+            hint="set it to the store's folder, or pass --rocksmq or --nats-store explicitly",
+        )
+    return path
+
+
+def choose_source(options: SourceOptions, resolution: Resolution | None = None) -> tuple[str, str]:
     """(kind, location) of the one source: kind is rocksmq, nats or nats-store. An explicit option wins;
     otherwise --config derives it (and a derived path must exist on this host)."""
     explicit = options.explicit

@@ -132,5 +132,5 @@ def fetch_from_milvus(uri: str, token: str | None, wanted: str) -> CollectionSch
     )
 
 
-def _type_name(value) -> str:
+def _type_name(value: object) -> str:
     return getattr(value, "name", None) or str(value)

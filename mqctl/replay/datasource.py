@@ -16,73 +16,27 @@ shipping.py) on the path or says in one line what the worker lacks.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
-FORMAT = "milvus_mq"
-RUNTIME_DIR = "mqctl_runtime"  # where Spark unpacks the shipped runtime, in the worker's working directory
-RUNTIME_MANIFEST = "mqctl-runtime.json"
-# What the reader imports on a worker: checked up front, so a missing one is one clear line.
-EXECUTOR_MODULES = (
-    "mqctl.replay.rows",
-    "mqctl.mq.rocksmq.reader",
-    "mqctl.mq.nats.client",
-    "mqctl.mq.nats.reads",
-    "google.protobuf",
-    "rocksdict",
-    "nats",
-    "pyarrow",
+if TYPE_CHECKING:
+    from pyspark.sql.types import StructType
+
+    from mqctl.replay.options import ReplayOptions
+    from mqctl.replay.stream import MilvusMQStreamReader
+
+from mqctl.replay.worker import (  # noqa: F401  (RUNTIME_*, ExecutorSetupError: part of this module's interface)
+    EXECUTOR_MODULES,
+    RUNTIME_DIR,
+    RUNTIME_MANIFEST,
+    ChannelRangePartition,
+    ExecutorSetupError,
+    _arrow_schema,
+    _load_runtime,
 )
 
-
-class ExecutorSetupError(RuntimeError):
-    """A Python worker cannot run mqctl's reader (no runtime, another Python version)."""
-
-
-class ChannelRangePartition(InputPartition):
-    """Messages first <= id <= last of one channel; `store`: the planned RocksMQ store's marker."""
-
-    def __init__(self, channel: str, first: int, last: int, messages: int, store: str | None = None):
-        super().__init__((channel, first, last))
-        self.channel, self.first, self.last, self.messages, self.store = channel, first, last, messages, store
-
-
-def _load_runtime() -> None:
-    """Make mqctl importable here: the shipped runtime in the working directory wins over an
-    installed mqctl; without either, or on another Python minor version, one clear error."""
-    import json
-    import os
-    import socket
-    import sys
-
-    host = socket.gethostname()
-    python = f"{sys.version_info.major}.{sys.version_info.minor}"
-    runtime = os.path.abspath(RUNTIME_DIR)
-    manifest = os.path.join(runtime, RUNTIME_MANIFEST)
-    if os.path.isfile(manifest):
-        with open(manifest) as handle:
-            built_for = json.load(handle)
-        if built_for["python"] != python:
-            raise ExecutorSetupError(
-                f"Python worker on {host} runs Python {python} ({sys.executable}), but mqctl's runtime was shipped for "
-                f"Python {built_for['python']}, the driver's: run executors with Python {built_for['python']} "
-                "(spark.pyspark.python / PYSPARK_PYTHON), or install mqctl on them and replay with --no-ship"
-            )
-        if runtime not in sys.path:
-            sys.path.insert(0, runtime)
-    import importlib
-
-    try:
-        for module in EXECUTOR_MODULES:
-            importlib.import_module(module)
-    except ImportError as err:
-        shipped = "with mqctl's shipped runtime" if os.path.isfile(manifest) else "no runtime shipped"
-        raise ExecutorSetupError(
-            f"Python worker on {host} (Python {python}, {sys.executable}, {shipped}) cannot import {err.name}: "
-            "pip install mqctl into that Python, point PYSPARK_PYTHON (spark.pyspark.python) at one "
-            "that has it, or on a cluster replay without --no-ship so mqctl ships its runtime"
-        ) from None
+FORMAT = "milvus_mq"
 
 
 class MilvusMQDataSource(DataSource):
@@ -103,7 +57,7 @@ class MilvusMQDataSource(DataSource):
         self.collection_schema = opts.collection_schema or _find_schema_json(opts)
         return rows_ddl(schema_from_json(self.collection_schema)[0])
 
-    def reader(self, schema) -> MilvusMQReader:
+    def reader(self, schema: StructType) -> MilvusMQReader:
         _load_runtime()
         from mqctl.replay.options import parse_options
 
@@ -116,9 +70,23 @@ class MilvusMQDataSource(DataSource):
             )
         return MilvusMQReader(options, schema)
 
+    def streamReader(self, schema: StructType) -> MilvusMQStreamReader:
+        """`spark.readStream.format("milvus_mq")`: follow the channels (see stream.py)."""
+        _load_runtime()
+        from mqctl.replay.options import parse_options
+        from mqctl.replay.stream import MilvusMQStreamReader
+
+        options = dict(self.options)
+        opts = parse_options(options)
+        if opts.shape == "rows":
+            options["collection_schema"] = (
+                getattr(self, "collection_schema", None) or opts.collection_schema or _find_schema_json(opts)
+            )
+        return MilvusMQStreamReader(options, schema)
+
 
 class MilvusMQReader(DataSourceReader):
-    def __init__(self, options: dict[str, str], schema):
+    def __init__(self, options: dict[str, str], schema: StructType):
         self.options = options
         self.schema = schema
 
@@ -157,18 +125,7 @@ class MilvusMQReader(DataSourceReader):
         )
 
 
-def _arrow_schema(schema):
-    """The Arrow schema of the batches read() yields; timestamps in UTC (the replay's session time zone)."""
-    from pyspark.sql.pandas import types
-
-    to_arrow_schema: Any = types.to_arrow_schema  # its keywords differ between pyspark releases
-    try:
-        return to_arrow_schema(schema, timezone="UTC")  # pyspark >= 4.1
-    except TypeError:
-        return to_arrow_schema(schema)  # pyspark 4.0: timestamp_utc=True by default
-
-
-def _find_schema_json(opts) -> str:
+def _find_schema_json(opts: ReplayOptions) -> str:
     _load_runtime()
     from mqctl.replay.collection import find_schema
     from mqctl.replay.schema import schema_to_json
@@ -180,11 +137,14 @@ def _find_schema_json(opts) -> str:
         source.close()
 
 
-def register(spark) -> None:
+def register(spark: Any) -> None:
     """Make `spark.read.format("milvus_mq")` available in this Spark session (classic or Connect)."""
     import sys
 
     from pyspark import cloudpickle
 
-    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    from mqctl.replay import stream, worker
+
+    for module in (sys.modules[__name__], worker, stream):
+        cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # vendored, untyped
     spark.dataSource.register(MilvusMQDataSource)

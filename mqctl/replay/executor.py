@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from typing import TypeVar
 
 from mqctl.errors import MqctlError, PreconditionError
 from mqctl.replay.options import ReplayOptions
 
+T = TypeVar("T")
 SHARED_STORAGE_FIX = "put the RocksMQ directory on shared storage or replay from a copy"
 
 
-def checked_read(opts: ReplayOptions, marker: str | None, read: Iterator) -> Iterator:
+def checked_read(opts: ReplayOptions, marker: str | None, read: Iterator[T]) -> Iterator[T]:
     """`read` (an executor's batches), after checking that this executor sees the planned store;
     source errors raised here name the host."""
     host = socket.gethostname()

@@ -12,9 +12,10 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.files import refuse_overlap
+from mqctl.files import overlap, refuse_overlap
 from mqctl.mq.sources import SourceOptions
 from mqctl.replay.options import (
     FROM_CHECKPOINT,
@@ -26,7 +27,7 @@ from mqctl.replay.options import (
     ranges_option,
 )
 from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
-from mqctl.replay.resume import Checkpoint
+from mqctl.replay.resume import ResumeState
 from mqctl.replay.write import write_with_progress
 
 FORMATS = ("parquet", "json", "orc", "csv")
@@ -126,6 +127,21 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
     return dataclasses.replace(request, shape=shape, mode=mode)
 
 
+def check_no_overlap(source: SourceOptions, paths: dict[str, str | None], *, mutual: bool = True) -> None:
+    """Refuse an output or checkpoint that is, holds or lies inside a source folder (resolved, symlinks
+    followed): writing there would change Milvus's data; with `mutual`, two of our own folders may not nest
+    either."""
+    protected = source_folders(source)
+    mine = {option: path for option, path in paths.items() if path and "://" not in path}
+    for option, path in mine.items():
+        refuse_overlap(path, option, protected)
+    items = list(mine.items()) if mutual else []
+    for i, (option, path) in enumerate(items):
+        for other, other_path in items[i + 1 :]:
+            if overlap(path, other_path):
+                raise InputError(f"{option} {path} and {other} {other_path} overlap", hint="use two separate folders")
+
+
 @contextlib.contextmanager
 def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]]:
     """Data source options for the chosen source (a location, not an open source: every executor
@@ -163,7 +179,9 @@ def source_folders(choice: SourceOptions) -> list[tuple[Path, str]]:
     return []
 
 
-def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallback | None = None) -> ReplayResult:
+def run_replay(
+    request: ReplayRequest, *, spark: Any = None, on_progress: ProgressCallback | None = None
+) -> ReplayResult:
     """Replay what the request names into its target. `spark`: an existing session to use (its
     master wins over request.master); otherwise one is started and stopped here."""
     request = resolved_request(request)
@@ -174,17 +192,17 @@ def run_replay(request: ReplayRequest, *, spark=None, on_progress: ProgressCallb
     else:
         target = output if remote else str(Path(output).expanduser().resolve())
         request = dataclasses.replace(request, output=target)
-    protected = source_folders(request.source)
-    if request.output and not remote:
-        refuse_overlap(request.output, "--output", protected)
-    if request.checkpoint:
-        refuse_overlap(request.checkpoint, "--checkpoint", protected)
+    check_no_overlap(
+        request.source,
+        {"--output": None if request.table or remote else target, "--checkpoint": request.checkpoint},
+        mutual=False,
+    )
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:
             options["after"] = after_option(_milvus_checkpoints(request))
         opts = parse_options(options)
-        checkpoint = Checkpoint.load(request.checkpoint) if request.checkpoint else None
+        checkpoint = ResumeState.load(request.checkpoint) if request.checkpoint else None
         if checkpoint is not None:
             checkpoint.check_belongs_to(label, target, _selection(request))
         if request.output and not remote and request.mode == "error" and Path(target).exists():
@@ -286,7 +304,7 @@ class Plan:
     columns: list[str]  # of the shape being written
 
 
-def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: Checkpoint | None) -> Plan:
+def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: ResumeState | None) -> Plan:
     """Fix the id range of every channel now (a checkpoint records exactly these ends), cut them
     into partitions, and find the collection's schema; pieces and schema go to the data source as
     options."""

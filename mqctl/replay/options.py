@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:
     from mqctl.mq.model import MQSource
+    from mqctl.replay.planning import ChannelSpan
 
 # Option names of NATS authentication and TLS, the same as `mqctl channels` takes.
 NATS_AUTH_OPTIONS = ("user", "password", "token", "creds", "nkey", "tls_ca", "tls_cert", "tls_key")
@@ -140,7 +142,7 @@ class ReplayOptions:
         return self.types is None or type_code in self.types
 
 
-def parse_options(options) -> ReplayOptions:
+def parse_options(options: Mapping[str, object]) -> ReplayOptions:
     """Validate data source options (a dict of strings); every mistake is one clear InputError."""
     opts = {str(k).lower(): str(v) for k, v in dict(options).items() if v is not None}
     rocksmq, nats = opts.get("rocksmq") or None, opts.get("nats") or None
@@ -242,6 +244,6 @@ def after_option(checkpoints: dict[str, tuple[str, int]]) -> str:
     return json.dumps([[vchannel, pchannel, position] for vchannel, (pchannel, position) in checkpoints.items()])
 
 
-def ranges_option(pieces) -> str:
-    """The `ranges` option for pieces (anything with channel, first and last)."""
+def ranges_option(pieces: Iterable[ChannelSpan]) -> str:
+    """The `ranges` option for pieces (spans of one channel each)."""
     return json.dumps([[piece.channel, piece.first, piece.last] for piece in pieces])

@@ -35,7 +35,7 @@ class ProgressCollector:
         collector = self
 
         class Handler(socketserver.StreamRequestHandler):
-            def handle(self):
+            def handle(self) -> None:
                 for line in self.rfile:
                     try:
                         report = json.loads(line)

@@ -22,7 +22,7 @@ RUN_COLUMN = "replay_run"  # no leading underscore: Spark hides folders named `_
 
 
 @dataclass
-class Checkpoint:
+class ResumeState:
     path: Path
     source: str | None = None
     target: str | None = None
@@ -32,7 +32,7 @@ class Checkpoint:
     selection: dict[str, str] | None = None  # shape, collection, types, channels: what the positions cover
 
     @classmethod
-    def load(cls, path: Path | str) -> Checkpoint:
+    def load(cls, path: Path | str) -> ResumeState:
         """The checkpoint at `path`; a missing file is a fresh start."""
         path = Path(path)
         try:
@@ -97,11 +97,11 @@ class Checkpoint:
 
     def advanced(
         self, source: str, target: str, ends: dict[str, int], selection: dict[str, str] | None = None
-    ) -> Checkpoint:
+    ) -> ResumeState:
         """The checkpoint after a successful run that replayed up to `ends`."""
         positions = {**self.positions, **ends}
         now = dt.datetime.now(dt.timezone.utc).isoformat().replace("+00:00", "Z")
-        return Checkpoint(self.path, source, target, self.next_run, positions, now, selection)
+        return ResumeState(self.path, source, target, self.next_run, positions, now, selection)
 
     def save(self) -> None:
         """Write atomically: a crash leaves either the old or the new checkpoint, never half of one."""

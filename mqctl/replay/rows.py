@@ -7,8 +7,8 @@ primary key. Arrow batches go to Spark without a per-value Python conversion ste
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from mqctl.mq.decode.columns import SCALAR_DATA, column_values
 from mqctl.mq.decode.messages import DecodedMessage
@@ -20,6 +20,11 @@ from mqctl.replay.progress import ProgressReporter
 from mqctl.replay.schema import type_key
 from mqctl.sorting import ascii_int
 
+if TYPE_CHECKING:
+    import pyarrow as pa  # untyped: its classes are Any to mypy
+
+FieldData = Any  # a schema_pb2.FieldData message (generated protobuf code is untyped)
+
 BATCH_ROWS = 8192
 INSERT, TIME_TICK = 400, 1200
 
@@ -27,9 +32,9 @@ INSERT, TIME_TICK = 400, 1200
 class MessageBatch:
     """Rows of the `messages` shape, kept as tuples and turned into columns once per batch."""
 
-    def __init__(self, arrow_schema):
+    def __init__(self, arrow_schema: pa.Schema):
         self.arrow_schema = arrow_schema
-        self.rows: list[tuple] = []
+        self.rows: list[tuple[object, ...]] = []
         self.size = 0
 
     def add(self, raw: RawMessage, msg: DecodedMessage) -> int:
@@ -55,7 +60,7 @@ class MessageBatch:
         self.size += 1
         return 1
 
-    def flush(self):
+    def flush(self) -> pa.RecordBatch:
         import pyarrow as pa
 
         columns = zip(*self.rows)
@@ -68,12 +73,12 @@ class MessageBatch:
 class ValueColumn:
     """A column held as Python values, converted by pyarrow once per batch."""
 
-    def __init__(self, arrow_type, convert: Callable[[Any], Any] | None):
+    def __init__(self, arrow_type: pa.DataType, convert: Callable[[Any], Any] | None):
         self.arrow_type = arrow_type
         self.convert = convert
-        self.values: list = []
+        self.values: list[Any] = []
 
-    def add_field(self, fd) -> int:
+    def add_field(self, fd: FieldData) -> int:
         """Append an insert's FieldData; returns its row count."""
         if self.convert is None and fd.WhichOneof("field") == "scalars":
             member = SCALAR_DATA.get(fd.type)
@@ -85,14 +90,14 @@ class ValueColumn:
         self.add_values(values)
         return len(values)
 
-    def add_values(self, values: list) -> None:
+    def add_values(self, values: list[Any]) -> None:
         convert = self.convert
         self.values.extend(values if convert is None else [None if v is None else convert(v) for v in values])
 
     def add_nulls(self, count: int) -> None:
         self.values.extend([None] * count)
 
-    def take(self):
+    def take(self) -> pa.Array:
         import pyarrow as pa
 
         array = pa.array(self.values, type=self.arrow_type)
@@ -103,7 +108,7 @@ class ValueColumn:
 class FloatVectorColumn:
     """Float vectors held flat (all floats, plus where each row starts): no Python list per row."""
 
-    def __init__(self, arrow_type):
+    def __init__(self, arrow_type: pa.DataType):
         self.arrow_type = arrow_type
         self._reset()
 
@@ -113,7 +118,7 @@ class FloatVectorColumn:
         self.nulls: list[bool] = []
         self.has_nulls = False
 
-    def add_field(self, fd) -> int:
+    def add_field(self, fd: FieldData) -> int:
         vectors = fd.vectors
         if fd.WhichOneof("field") != "vectors" or vectors.WhichOneof("data") != "float_vector":
             values = column_values(fd)
@@ -133,7 +138,7 @@ class FloatVectorColumn:
         self.nulls.extend([False] * rows)
         return rows
 
-    def add_values(self, values: list) -> None:
+    def add_values(self, values: list[Any]) -> None:
         for vector in values:
             if vector is None:
                 self.add_nulls(1)
@@ -147,7 +152,7 @@ class FloatVectorColumn:
         self.nulls.extend([True] * count)
         self.has_nulls = self.has_nulls or count > 0
 
-    def take(self):
+    def take(self) -> pa.Array:
         import pyarrow as pa
 
         floats = pa.array(self.floats, type=self.arrow_type.value_type)
@@ -173,7 +178,7 @@ class Layout(NamedTuple):
 class EntityBatch:
     """Columns of the `rows` shape for one collection."""
 
-    def __init__(self, arrow_schema, schema: CollectionSchemaInfo):
+    def __init__(self, arrow_schema: pa.Schema, schema: CollectionSchemaInfo):
         self.arrow_schema = arrow_schema
         self.primary_key = schema.primary.name if schema.primary else None
         self.columns = {
@@ -200,7 +205,7 @@ class EntityBatch:
             self.columns[self.primary_key].add_values(msg.pks)
         return self._add_meta(raw, "delete", msg.proto.timestamps, msg.tso, count, self.not_in_delete)
 
-    def add_insert(self, raw: RawMessage, proto, tso: int | None) -> int:
+    def add_insert(self, raw: RawMessage, proto: Any, tso: int | None) -> int:
         """Rows of an InsertRequest (`tso`: the message's, for rows without their own timestamp)."""
         fields = proto.fields_data
         if not fields:
@@ -231,7 +236,15 @@ class EntityBatch:
         self.layouts[names] = layout
         return layout
 
-    def _add_meta(self, raw: RawMessage, op: str, timestamps, tso: int | None, count: int, missing) -> int:
+    def _add_meta(
+        self,
+        raw: RawMessage,
+        op: str,
+        timestamps: Sequence[int],
+        tso: int | None,
+        count: int,
+        missing: list[ValueColumn | FloatVectorColumn],
+    ) -> int:
         """Nulls for the columns a message lacks, then the bookkeeping columns."""
         for column in missing:
             column.add_nulls(count)
@@ -247,7 +260,7 @@ class EntityBatch:
         self.size += count
         return count
 
-    def flush(self):
+    def flush(self) -> pa.RecordBatch:
         import pyarrow as pa
 
         arrays = [column.take() for column in self.columns.values()]
@@ -259,7 +272,7 @@ class EntityBatch:
         return pa.RecordBatch.from_arrays(arrays, schema=self.arrow_schema)
 
 
-def _column(milvus_type: str, arrow_type) -> ValueColumn | FloatVectorColumn:
+def _column(milvus_type: str, arrow_type: pa.DataType) -> ValueColumn | FloatVectorColumn:
     if type_key(milvus_type) == "FLOATVECTOR":
         return FloatVectorColumn(arrow_type)
     return ValueColumn(arrow_type, _converter(milvus_type))
@@ -280,13 +293,13 @@ def _converter(milvus_type: str) -> Callable[[Any], Any] | None:
 def _half_floats(raw: bytes) -> list[float]:
     import numpy as np
 
-    return np.frombuffer(raw, dtype="<f2").astype("float32").tolist()
+    return cast("list[float]", np.frombuffer(raw, dtype="<f2").astype("float32").tolist())
 
 
 def _bfloat16s(raw: bytes) -> list[float]:
     import numpy as np
 
-    return (np.frombuffer(raw, dtype="<u2").astype("uint32") << 16).view("float32").tolist()
+    return cast("list[float]", (np.frombuffer(raw, dtype="<u2").astype("uint32") << 16).view("float32").tolist())
 
 
 def collection_matches(msg: DecodedMessage, wanted: str) -> bool:
@@ -310,10 +323,10 @@ def _is_entity_of(collection_id: int | None, collection: str | None, schema: Col
 def read_span(
     opts: ReplayOptions,
     span: ChannelSpan,
-    arrow_schema,
+    arrow_schema: pa.Schema,
     schema: CollectionSchemaInfo | None,
     reporter: ProgressReporter,
-) -> Iterator:
+) -> Iterator[pa.RecordBatch]:
     """Arrow record batches of one channel span; counts go to `reporter` as messages are read.
     In the rows shape an insert is parsed once, straight into its columns (the hot path of a replay);
     every other message goes through `decode`."""

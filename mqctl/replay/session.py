@@ -16,7 +16,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from mqctl.errors import InputError, PreconditionError
 
@@ -42,7 +44,7 @@ def is_local(master: str) -> bool:
     return master.startswith("local")
 
 
-def progress_host(spark) -> str:
+def progress_host(spark: Any) -> str:
     """The address executors can reach this process at (they report progress to it): the
     driver's host on a cluster; with Spark Connect, this host's address towards the server."""
     if not spark.__class__.__module__.startswith("pyspark.sql.connect"):
@@ -52,7 +54,7 @@ def progress_host(spark) -> str:
     try:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
             probe.connect((server, 15002))  # no packet is sent: this only picks the outgoing interface
-            return probe.getsockname()[0]
+            return str(probe.getsockname()[0])
     except OSError:
         return "127.0.0.1"
 
@@ -114,8 +116,8 @@ def ship_runtime(settings: dict[str, str]) -> dict[str, str]:
     path of every worker before it unpickles anything (Spark's data source worker imports pyarrow
     first thing). The driver's own Python workers, which plan the partitions with the executors'
     Python, find the unpacked copy in the cache by its absolute path, which executors do not have."""
-    from mqctl.replay.datasource import RUNTIME_DIR
     from mqctl.replay.shipping import runtime_archive
+    from mqctl.replay.worker import RUNTIME_DIR
 
     archive, folder = runtime_archive()
     archives = [item for item in settings.get("spark.archives", "").split(",") if item]
@@ -137,7 +139,7 @@ def start_session(
     *,
     ship: bool = True,
     remote: str | None = None,
-):
+) -> Any:
     """A SparkSession with the `milvus_mq` data source registered: an embedded or cluster Spark
     for `master`, or a Spark Connect server for `remote` (sc://HOST:PORT). Off local mode, `ship`
     sends mqctl's runtime to the executors (see shipping.py); without it they need mqctl installed."""
@@ -180,10 +182,11 @@ def start_session(
     return spark
 
 
-def _connect_session(session_class, remote: str, conf: dict[str, str], app_name: str, ship: bool):
+def _connect_session(session_class: Any, remote: str, conf: dict[str, str], app_name: str, ship: bool) -> Any:
     """A Spark Connect session. The runtime goes as an archive artifact of this session, and its
     Python workers run through the archive's `bin/python`, which puts the runtime on the path."""
-    from mqctl.replay.datasource import RUNTIME_DIR, register
+    from mqctl.replay.datasource import register
+    from mqctl.replay.worker import RUNTIME_DIR
 
     check_remote(remote)
     builder = session_class.builder.remote(remote).appName(app_name)
@@ -209,7 +212,7 @@ def _connect_session(session_class, remote: str, conf: dict[str, str], app_name:
 
 
 @contextlib.contextmanager
-def _environment(name: str, value: str | None):
+def _environment(name: str, value: str | None) -> Iterator[None]:
     """`name` set to `value` (when not None) for the block only."""
     before = os.environ.get(name)
     if value is not None:

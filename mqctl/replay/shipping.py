@@ -25,11 +25,12 @@ import sys
 import sysconfig
 import tarfile
 import tempfile
+from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-from mqctl.replay.datasource import RUNTIME_DIR
-from mqctl.replay.datasource import RUNTIME_MANIFEST as MANIFEST
+from mqctl.replay.worker import RUNTIME_DIR
+from mqctl.replay.worker import RUNTIME_MANIFEST as MANIFEST
 
 # Distributions the executor side of milvus_mq imports; pymilvus only for its generated protobuf modules.
 EXECUTOR_DISTRIBUTIONS = (
@@ -144,7 +145,7 @@ def _prune(cache: Path, prefix: str, keep: str) -> None:
                 entry.unlink(missing_ok=True)
 
 
-def _copy_files(stage: Path, dist: str, wanted) -> None:
+def _copy_files(stage: Path, dist: str, wanted: Callable[[str], bool]) -> None:
     """The installed files of one distribution (its RECORD), without metadata and build leftovers."""
     try:
         found = metadata.distribution(dist)

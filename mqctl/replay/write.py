@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.replay.progress import PartitionCounts, ProgressCollector
-from mqctl.replay.resume import RUN_COLUMN, Checkpoint
+from mqctl.replay.resume import RUN_COLUMN, ResumeState
 
 if TYPE_CHECKING:
     from mqctl.replay.job import ProgressCallback, ReplayRequest, ReplayResult
@@ -24,7 +24,7 @@ def write_with_progress(
     request: ReplayRequest,
     options: dict[str, str],
     result: ReplayResult,
-    checkpoint: Checkpoint | None,
+    checkpoint: ResumeState | None,
     on_progress: ProgressCallback | None,
 ) -> None:
     """Write, showing per-channel progress as executors report it; `spark`: a classic or a Connect session."""
@@ -80,7 +80,7 @@ def _apply_counts(result: ReplayResult, counts: dict[str, PartitionCounts], *, c
     result.bytes = sum(count.bytes for count in found)
 
 
-def _write(spark: Any, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
+def _write(spark: Any, request: ReplayRequest, options: dict[str, str], checkpoint: ResumeState | None) -> None:
     """Read with `milvus_mq` and write; a Spark failure becomes one line (and a fix when known)."""
     try:
         _read_and_write(spark, request, options, checkpoint)
@@ -93,7 +93,9 @@ def _write(spark: Any, request: ReplayRequest, options: dict[str, str], checkpoi
         raise PreconditionError(f"the Spark job failed: {line}", hint=hint) from err
 
 
-def _read_and_write(spark: Any, request: ReplayRequest, options: dict[str, str], checkpoint: Checkpoint | None) -> None:
+def _read_and_write(
+    spark: Any, request: ReplayRequest, options: dict[str, str], checkpoint: ResumeState | None
+) -> None:
     from pyspark.sql import functions as F
 
     from mqctl.replay.datasource import FORMAT

@@ -12,11 +12,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from mqctl.migrate.evidence import FlushEvidence, VerifyEvidence
+from mqctl.migrate.evidence import Counts, FlushEvidence, VerifyEvidence
 from mqctl.migrate.journal import Journal
 from mqctl.mq.model import ChannelInfo
+
+if TYPE_CHECKING:
+    from mqctl.migrate.context import Reporter
 
 
 @dataclass
@@ -24,10 +27,10 @@ class Rehearsal:
     dir: str
     kept: bool
     journal: Journal
-    counts_before: dict
-    counts_after: dict
+    counts_before: Counts
+    counts_after: Counts
     streams: list[ChannelInfo] = field(default_factory=list)
-    seconds: dict = field(default_factory=dict)  # phase -> seconds
+    seconds: dict[str, float] = field(default_factory=dict)  # phase -> seconds
 
     def to_dict(self) -> dict[str, Any]:
         """The rehearsal as `--json` shows it, its journal as the journal file says it."""
@@ -35,7 +38,7 @@ class Rehearsal:
 
 
 def rehearse(
-    directory: str | None, report, say: Callable[[str], None], keep: bool = False, external_etcd: bool = False
+    directory: str | None, report: Reporter, say: Callable[[str], None], keep: bool = False, external_etcd: bool = False
 ) -> Rehearsal:
     from mqctl.migrate import run
     from mqctl.migrate.journal import journal_path

@@ -264,6 +264,15 @@ def test_config_derives_the_source(cli, tmp_path, live_nats):
     assert refused.code == 3 and "read rocksmq and natsmq only" in refused.stderr
 
 
+def test_a_config_whose_store_dir_is_null_is_bad_input(cli, tmp_path):
+    """`storeDir: ~` with nothing listening names no store: one line, exit 2 (it was a TypeError)."""
+    empty = tmp_path / "empty.yaml"
+    empty.write_text(f"mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: {free_port()}\n    storeDir: ~\n")
+    result = cli("channels", "list", "--config", str(empty))
+    assert result.code == 2, result.stderr
+    assert f"natsmq.server.storeDir is empty ({empty}:6)" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_store_times_are_close_to_message_times(cli, live_nats):
     by_tso = cli("channels", "list", "--nats", live_nats, "--json").json()["channels"]
     by_store = cli("channels", "list", "--nats", live_nats, "--store-times", "--json").json()["channels"]

@@ -42,7 +42,7 @@ def test_explain_reports_a_panic_as_null(cli):
     )
     assert result.code == 0
     data = result.json()
-    assert data["effective_mq"] is None and data["panic"] == "mq type natsmq is invalid"
+    assert data["effective_mq"] is None and data["panic"] == "mq natsmq is not valid"
     assert data["findings"][0]["code"] == "MQ102"
 
 

@@ -21,7 +21,8 @@ def test_put_read_delete_normalises_keys(etcd_url):
     read = etcd.read()
     assert read["quotaAndLimits.limitWriting.forceDeny"].value == "true"
     assert read["quotaandlimitslimitwritingforcedeny"].value == "true"  # matched as Milvus normalises
-    assert "mq.type" in read and read.get("MQ_TYPE").key == "by-dev/config/mq/type"
+    by_env = read.get("MQ_TYPE")
+    assert "mq.type" in read and by_env is not None and by_env.key == "by-dev/config/mq/type"
     assert read["mq.type"].value == "pulsar"
     assert sorted(read) == ["mq.type", "quotaAndLimits.limitWriting.forceDeny"]
     etcd.delete("mq/type")

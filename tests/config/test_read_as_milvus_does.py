@@ -23,7 +23,7 @@ ROCKS = "rocksmq:\n  path: /var/lib/milvus/rdb_data\n"
     [
         ("2.3.5", "mq type  is invalid"),
         ("2.5.4", "mq type  is invalid"),
-        ("2.6.3", "mq  is not valid: invalid wal config"),
+        ("2.6.3", "mq  is not valid"),
     ],
 )
 def test_an_empty_mq_type_in_the_yaml_panics_like_milvus(tmp_path, written, version, panic):

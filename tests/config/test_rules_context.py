@@ -85,7 +85,7 @@ def test_natsmq_without_a_version_names_both_answers(tmp_path):
     path = write(tmp_path, "mq:\n  type: natsmq\n")
     found = codes(resolve([path]))["MQ154"][0]
     assert "Milvus 2.3-2.5: natsmq" in found.message
-    assert "Milvus 2.6+: does not start (`mq type natsmq is invalid`)" in found.message
+    assert "Milvus 2.6+: does not start (`mq natsmq is not valid`)" in found.message
     assert "--milvus-version" in (found.hint or "")
     assert "MQ154" not in codes(resolve([path], milvus_version="2.5.4"))
 

@@ -41,6 +41,22 @@ def stream_limits(url: str) -> dict[str, tuple[Any, Any, Any, Any]]:
     return asyncio.run(read())
 
 
+def publish(url: str, channel: str, payloads: list[bytes], *, create: bool = False) -> None:
+    """Publish `payloads` to `channel` of a live JetStream server (creating its stream first with `create`)."""
+    import nats
+
+    async def send() -> None:
+        nc = await nats.connect(url)
+        js = nc.jetstream()
+        if create:
+            await js.add_stream(name=channel, subjects=[channel])
+        for payload in payloads:
+            await js.publish(channel, payload)
+        await nc.close()
+
+    asyncio.run(send())
+
+
 def max_age_keeping(store: Path, margin_minutes: int = 4320) -> str:
     """A natsmq `maxAge` (minutes) under which `store` keeps every message on any date: the age of its oldest
     message as mqctl measures it (mqctl.clock, so MQCTL_NOW moves it too) plus a margin. nats-server expires by

@@ -156,7 +156,7 @@ streaming:
     natsmq = _plan(cli, SAMPLES / "helm-values-natsmq.yaml", "woodpecker", "2.6.17")
     assert natsmq.code == 3 and natsmq.json()["source_mq"] is None
     (error,) = [f for f in natsmq.json()["findings"] if f["code"] == "source-unknown"]
-    assert "mq type natsmq is invalid" in error["message"]
+    assert "mq natsmq is not valid" in error["message"]
 
 
 def test_migrate_run_on_2_6_before_alter_wal_says_upgrade(config, cli):

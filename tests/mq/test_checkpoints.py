@@ -81,6 +81,10 @@ def test_lag_counts_the_vchannels_messages_after_the_checkpoint(etcd_url, rocks_
     assert row["checkpoint_time"] == create["time"]
     assert (row["first_retained"], row["last"]) == (channel["first_id"], channel["last_id"])
     assert row["lag_messages"] == expected
+    rows = sum(
+        m["rows"] for m in messages_ if m["shard"] == vchannel and m["id"] > create["id"] and m["type"] == "Insert"
+    )
+    assert rows >= 1 and row["lag_rows"] == rows
     assert row["collection"] == insert["collection"] and row["database"] == "default"
     newest = dt.datetime.fromisoformat(channel["last_time"].replace("Z", "+00:00"))
     assert row["lag_seconds"] == pytest.approx(
@@ -219,10 +223,39 @@ def test_database_names_and_dropped_collections(etcd_url, nats_insert, cli):
 
 
 @pytest.mark.etcd
-def test_streaming_meta_is_not_supported(etcd_url, cli):
+def test_streaming_meta_is_read_as_2_6(etcd_url, cli):
+    """etcd holding 2.6 streaming state switches to the 2.6 form (tests/mq/streaming); one that is not the cited
+    format is named (CP115), and the 2.5 form asked for explicitly still refuses it."""
     put(etcd_url, "wal/meta/streamingnode-meta/wal/by-dev-rootcoord-dml_0/consume-checkpoint", b"x")
-    result = cli("channels", "checkpoints", "--nats-store", STORE, "--etcd", etcd_url, "--etcd-root", "wal")
-    assert result.code == 3 and "not supported" in result.stderr and "Traceback" not in result.stderr
+    result = cli("channels", "checkpoints", "--nats-store", STORE, "--etcd", etcd_url, "--etcd-root", "wal", "--json")
+    assert result.code == 1 and "Traceback" not in result.stderr
+    assert "--nats-store not read" in result.stderr
+    assert [f["code"] for f in result.json()["findings"]] == ["CP115", "CP103"]  # undecodable, so nothing read
+    result = cli(
+        "channels",
+        "checkpoints",
+        "--nats-store",
+        STORE,
+        "--etcd",
+        etcd_url,
+        "--etcd-root",
+        "wal",
+        "--milvus-version",
+        "2.5.4",
+    )
+    assert result.code == 3 and "2.6" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.etcd
+def test_dropped_channel_sentinel_is_dropped_not_lagging(etcd_url, cli):
+    """datacoord writes timestamp MaxUint64 into a dropped vchannel's checkpoint (birdwatcher PR #527)."""
+    vchannel = f"{CHANNEL}_4242v0"
+    put(etcd_url, f"sentinel/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, 5, 2**64 - 1))
+    result = cli("channels", "checkpoints", "--rocksmq", ROCKS, "--etcd", etcd_url, "--etcd-root", "sentinel", "--json")
+    assert result.code == 0, result.stderr
+    (row,) = result.json()["checkpoints"]
+    assert (row["status"], row["checkpoint_time"], row["lag_seconds"]) == ("unknown", None, None)
+    assert row["reason"].startswith("dropped: datacoord keeps the MaxUint64 sentinel")
 
 
 @pytest.mark.etcd

@@ -7,15 +7,15 @@ import json
 import pytest
 
 from mqctl.errors import InputError
-from mqctl.replay.resume import Checkpoint
+from mqctl.replay.resume import ResumeState
 
 
 def test_checkpoint_is_written_atomically_and_resumes_after_the_last_id(tmp_path):
     path = tmp_path / "state" / "ckpt.json"
-    fresh = Checkpoint.load(path)
+    fresh = ResumeState.load(path)
     assert fresh.runs == 0 and fresh.start_after("ch", 10) == 10
     fresh.advanced("rocksmq:/d", "/out", {"ch": 20}).save()
-    loaded = Checkpoint.load(path)
+    loaded = ResumeState.load(path)
     assert (loaded.runs, loaded.positions, loaded.next_run) == (1, {"ch": 20}, 2)
     assert loaded.start_after("ch", 10) == 21 and loaded.start_after("other", 5) == 5
     assert [p.name for p in path.parent.iterdir()] == ["ckpt.json"]  # no temp file left behind
@@ -26,8 +26,8 @@ def test_checkpoint_is_written_atomically_and_resumes_after_the_last_id(tmp_path
 def test_checkpoint_refuses_another_collection_shape_or_type_selection(tmp_path):
     path = tmp_path / "ckpt.json"
     items = {"channels": "", "shape": "rows", "collection": "items", "types": ""}
-    Checkpoint.load(path).advanced("rocksmq:/d", "/out", {"ch": 20}, items).save()
-    loaded = Checkpoint.load(path)
+    ResumeState.load(path).advanced("rocksmq:/d", "/out", {"ch": 20}, items).save()
+    loaded = ResumeState.load(path)
     loaded.check_belongs_to("rocksmq:/d", "/out", dict(items))  # the same selection resumes
     with pytest.raises(InputError) as caught:
         loaded.check_belongs_to("rocksmq:/d", "/out", {**items, "collection": "skus", "types": "insert"})
@@ -38,15 +38,15 @@ def test_checkpoint_refuses_another_collection_shape_or_type_selection(tmp_path)
     legacy = json.loads(path.read_text())
     del legacy["selection"]  # a checkpoint written before selections were recorded still resumes
     path.write_text(json.dumps(legacy))
-    Checkpoint.load(path).check_belongs_to("rocksmq:/d", "/out", {**items, "collection": "skus"})
+    ResumeState.load(path).check_belongs_to("rocksmq:/d", "/out", {**items, "collection": "skus"})
 
 
 def test_broken_checkpoint_names_file_and_line(tmp_path):
     path = tmp_path / "ckpt.json"
     path.write_text('{"format": "mqctl-replay-checkpoint/1",\n "positions": {')
     with pytest.raises(InputError) as err:
-        Checkpoint.load(path)
+        ResumeState.load(path)
     assert (err.value.location or "").startswith(f"{path}:2:")
     path.write_text(json.dumps({"something": "else"}))
     with pytest.raises(InputError, match="not a replay checkpoint"):
-        Checkpoint.load(path)
+        ResumeState.load(path)

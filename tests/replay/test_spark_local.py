@@ -5,13 +5,13 @@ Expected values come from tests/fixtures/expected.json (what the fixture script 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
+from tests.helpers.natsmq import publish
 from tests.helpers.paths import FIXTURES
 from tests.helpers.replay import EXPECTED, expected_deletes, expected_inserts, replayed
 
@@ -42,21 +42,6 @@ def rows_frame(spark, source: dict, collection: str, partitions: int = 3):
     for key, value in source.items():
         reader = reader.option(key, value)
     return reader.load()
-
-
-def publish(url: str, channel: str, payloads: list[bytes], *, create: bool = False) -> None:
-    import nats
-
-    async def send():
-        nc = await nats.connect(url)
-        js = nc.jetstream()
-        if create:
-            await js.add_stream(name=channel, subjects=[channel])
-        for payload in payloads:
-            await js.publish(channel, payload)
-        await nc.close()
-
-    asyncio.run(send())
 
 
 # ---------------------------------------------------------------------------- the data source

@@ -81,7 +81,11 @@ def migrate(
 @app.command()
 @takes_migration(run=False)
 def plan(options: MigrateOptions, json_mode: JsonOpt = False, wide: WideOpt = False) -> None:
-    """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused)."""
+    """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused).
+
+    On Milvus 2.6+ with --etcd the AlterWAL plan also reads the Streaming Service state (WAL checkpoints, AlterWAL
+    stage, Woodpecker meta): format from Milvus v2.6.x / Woodpecker v0.1.x source; not yet verified on a running
+    2.6."""
     from mqctl.migrate import alter_wal, run
 
     result = alter_wal.plan(options) if alter_wal.applies(options) else run.plan(options)

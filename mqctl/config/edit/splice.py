@@ -10,7 +10,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from mqctl.config.read.nodes import child, is_mapping, is_scalar, is_sequence
+from mqctl.config.read.nodes import Node, child, is_mapping, is_scalar, is_sequence
 from mqctl.config.read.parse import compose
 from mqctl.errors import InputError
 
@@ -31,7 +31,7 @@ class Splice:
         return source[: self.start] + self.text + source[self.end :]
 
 
-def render_scalar(value: str, old=None, *, string: bool = False) -> str:
+def render_scalar(value: str, old: Node | None = None, *, string: bool = False) -> str:
     """YAML text for a value, keeping the old value's quoting style when it had one."""
     style = getattr(old, "style", None) if old is not None else None
     if style == "'":
@@ -66,34 +66,36 @@ def _line_starts(text: str) -> list[int]:
     return starts
 
 
-def _is_empty(node) -> bool:
+def _is_empty(node: Node) -> bool:
     """A plain scalar with no text (`key:` or `key: # comment`): the parser marks it at the next token,
     which may be the next section's key, so its position is never a place to splice at."""
     return is_scalar(node) and node.style is None and node.start_mark.index == node.end_mark.index
 
 
-def _last_line(node, key_node=None) -> int:
+def _last_line(node: Node, key_node: Node | None = None) -> int:
     """0-based line of a node's last character (block collections end on the next token's line; an empty
     value or an alias ends on its key's line)."""
     if key_node is not None and (_is_empty(node) or node.start_mark.index < key_node.end_mark.index):
-        return key_node.end_mark.line  # an empty value, or an alias (`key: *name`: the node is where its anchor is)
+        return int(
+            key_node.end_mark.line
+        )  # an empty value, or an alias (`key: *name`: the node is where its anchor is)
     if is_mapping(node) and node.value and node.flow_style is not True:
         return _last_line(node.value[-1][1], node.value[-1][0])
     if is_sequence(node) and node.value and node.flow_style is not True:
         return _last_line(node.value[-1])
     end = node.end_mark
     if end.column == 0 and end.line > node.start_mark.line:
-        return end.line - 1
-    return end.line
+        return int(end.line) - 1
+    return int(end.line)
 
 
-def indent_step(root) -> int:
+def indent_step(root: Node) -> int:
     """The document's indentation step, from its first nested block mapping (2 when none)."""
     if not is_mapping(root):
         return 2
     for key_node, value_node in root.value:
         if is_mapping(value_node) and value_node.value and value_node.flow_style is not True:
-            step = value_node.value[0][0].start_mark.column - key_node.start_mark.column
+            step = int(value_node.value[0][0].start_mark.column - key_node.start_mark.column)
             if step > 0:
                 return step
     return 2
@@ -119,7 +121,7 @@ def _insert_after_line(text: str, line: int, block: str, newline: str) -> Splice
 
 
 def set_splice(
-    text: str, root, parts: list[str], value: str, newline: str, *, string: bool = False, label: str = ""
+    text: str, root: Node, parts: list[str], value: str, newline: str, *, string: bool = False, label: str = ""
 ) -> Splice | None:
     """The splice that sets `parts` to `value` (None when it already has that text)."""
     label = label or ".".join(parts)
@@ -170,7 +172,7 @@ def set_splice(
 
 
 def _fill_empty_flow(
-    text: str, key_node, value_node, rest: list[str], value: str, newline: str, step: int, *, string: bool
+    text: str, key_node: Node, value_node: Node, rest: list[str], value: str, newline: str, step: int, *, string: bool
 ) -> Splice:
     """`key: {}` becomes `key:` followed by the new block (a comment after `{}` stays on the key's line)."""
     starts = _line_starts(text)
@@ -194,7 +196,7 @@ def _append_to_document(text: str, block: str, newline: str) -> Splice:
 
 
 def _replace_value(
-    text: str, key_node, value_node, value: str, newline: str, *, string: bool, label: str
+    text: str, key_node: Node, value_node: Node, value: str, newline: str, *, string: bool, label: str
 ) -> Splice | None:
     if is_mapping(value_node):
         raise InputError(
@@ -233,7 +235,7 @@ def _replace_value(
     return Splice(start, end, rendered)
 
 
-def unset_splice(text: str, root, parts: list[str], *, label: str = "") -> Splice | None:
+def unset_splice(text: str, root: Node, parts: list[str], *, label: str = "") -> Splice | None:
     """The splice that removes `parts` (its whole lines); None when the key is absent."""
     label = label or ".".join(parts)
     node, pair = root, None
@@ -262,7 +264,7 @@ class Region:
     """A YAML file embedded as a block scalar (`user.yaml: |`), as its own dedented text."""
 
     text: str
-    roots: tuple
+    roots: tuple[Node, ...]
     line_starts: list[int]  # outer offset of each embedded line
     cut: list[int]  # indentation removed from each line
     indent: int
@@ -287,7 +289,7 @@ class Region:
         return Splice(self.outer(splice.start), self.outer(splice.end), "\n".join(lifted))
 
 
-def embedded_region(outer_text: str, value_node, where: str) -> Region:
+def embedded_region(outer_text: str, value_node: Node, where: str) -> Region:
     """Cut the lines of a block scalar out of the outer text, dedented, with their offsets."""
     if value_node.style not in ("|", ">"):
         raise InputError(f"{where}: the embedded YAML must be a block text (`|`) to be edited")

@@ -37,7 +37,7 @@ class Document:
     bom: bool
     newline: str
     kind: str
-    roots: tuple  # composed ruamel nodes, one per YAML document
+    roots: tuple[Node, ...]  # composed ruamel nodes, one per YAML document
     main: object | None  # the node this kind is about (CR, values mapping, milvus.yaml mapping)
 
     @property
@@ -45,32 +45,32 @@ class Document:
         return str(self.path)
 
 
-def _root_keys(node) -> set[str]:
+def _root_keys(node: Node) -> set[str]:
     return {k.value for k, _ in members(node) if is_scalar(k)}
 
 
-def _field_text(node, name: str) -> str | None:
+def _field_text(node: Node, name: str) -> str | None:
     pair = lookup(node, [name])
     return scalar_text(pair[1]) if pair is not None and is_scalar(pair[1]) else None
 
 
-def _is_operator_cr(node) -> bool:
+def _is_operator_cr(node: Node) -> bool:
     api, kind = _field_text(node, "apiVersion"), _field_text(node, "kind")
     return bool(api and api.startswith("milvus.io/") and kind in ("Milvus", "MilvusCluster"))
 
 
-def _configmap_keys(node) -> list[str]:
+def _configmap_keys(node: Node) -> list[str]:
     """The names under a ConfigMap's `data`."""
     data = lookup(node, ["data"])
     return [str(k.value) for k, _ in members(data[1]) if is_scalar(k)] if data else []
 
 
-def _is_configmap(node) -> bool:
+def _is_configmap(node: Node) -> bool:
     """A ConfigMap carrying a file Milvus reads (the ones the chart and the operator render)."""
     return _field_text(node, "kind") == "ConfigMap" and bool(set(_configmap_keys(node)) & set(CONFIGMAP_FILES))
 
 
-def _refuse_kubernetes_object(node, path: Path) -> None:
+def _refuse_kubernetes_object(node: Node, path: Path) -> None:
     """Any other Kubernetes object is not a config: read as a milvus.yaml, an edit would add `mq:` to it."""
     kind = _field_text(node, "kind")
     if not (_field_text(node, "apiVersion") and kind):
@@ -94,7 +94,7 @@ def _refuse_kubernetes_object(node, path: Path) -> None:
     )
 
 
-def _is_helm_values(node) -> bool:
+def _is_helm_values(node: Node) -> bool:
     keys = _root_keys(node)
     if keys & set(HELM_MARKERS):
         return True
@@ -192,7 +192,7 @@ class Embedded:
     name: str  # document path, e.g. extraConfigFiles.user.yaml
     text: str
     line_offset: int  # add to an embedded 1-based line to get the outer file's line
-    roots: tuple = ()
+    roots: tuple[Node, ...] = ()
 
 
 def embedded_yaml(doc: Document, parts: list[str]) -> Embedded | None:

@@ -149,7 +149,9 @@ def helm_enabled(toggles: dict[str, Setting], name: str) -> bool:
     return name in toggles and (toggles[name].value or "").lower() == "true"
 
 
-def _helm_choice(doc: Document, mode: str, version: Version | None, toggles: dict[str, Setting]):
+def _helm_choice(
+    doc: Document, mode: str, version: Version | None, toggles: dict[str, Setting]
+) -> tuple[str | None, Setting | None, str]:
     """The MQ the chart configures, and why."""
     if mode == STANDALONE:
         queue = field_setting(doc, "standalone.messageQueue")
@@ -195,7 +197,7 @@ def _helm_values(doc: Document, mode: str, version: Version | None) -> KindView:
     return result
 
 
-def _helm_endpoint(doc: Document, chosen: str, toggles: dict[str, Setting], line: int) -> Setting | None:
+def _helm_endpoint(doc: Document, chosen: str, toggles: dict[str, Setting], line: int | None) -> Setting | None:
     """The address the chart writes for the Pulsar/Kafka it deploys or points at (externalPulsar/externalKafka)."""
     address_key = {"pulsar": "pulsar.address", "kafka": "kafka.brokerList"}.get(chosen)
     if address_key is None:

@@ -71,7 +71,7 @@ def _yaml_value(res: Resolution) -> str:
 
 def note(res: Resolution) -> None:
     """Add the pinning step to the explanation (2.6+; earlier versions read the yaml each boot and can switch)."""
-    if unchangeable(res.version) and not res._etcd_read:
+    if unchangeable(res.version) and not res.etcd_read:
         res.explanation.append(
             f"Milvus {res.milvus_version} reads mq.type at every boot (the pinning in etcd starts with "
             f"{format_version(PINNED_SINCE)}), but does not support changing the MQ of a deployed Milvus "
@@ -81,7 +81,7 @@ def note(res: Resolution) -> None:
     if not pins(res.version):
         return
     version, key = res.milvus_version, pin_key(res)
-    if not res._etcd_read:
+    if not res.etcd_read:
         res.explanation.append(
             f"Milvus {version} pins mq.type in etcd ({key}) at first boot and reads it from there afterwards "
             f"({SOURCE}): the yaml's mq.type ({_yaml_value(res)}) below only decides the first boot; "
@@ -108,7 +108,7 @@ def findings(res: Resolution) -> list[Finding]:
     file = res.files[0] if res.files else None
     yaml = res.yaml_setting("mq.type")
     where = (yaml.file, yaml.line) if yaml is not None else (file, None)
-    if unchangeable(res.version) and not res._etcd_read:
+    if unchangeable(res.version) and not res.etcd_read:
         return [
             Finding(
                 "MQ165",
@@ -124,7 +124,7 @@ def findings(res: Resolution) -> list[Finding]:
         ]
     if not pins(res.version):
         return []
-    if not res._etcd_read:
+    if not res.etcd_read:
         return [
             Finding(
                 "MQ161",

@@ -30,6 +30,7 @@ from mqctl.config.known_keys import (
     FULL,
     KEYS,
     OVERLAY,
+    KeySpec,
     format_version,
     normalize_key,
     spec_for,
@@ -37,16 +38,19 @@ from mqctl.config.known_keys import (
 from mqctl.config.read import kinds, placeholders
 from mqctl.config.read.documents import MILVUS_YAML, Document, load_document
 from mqctl.config.read.inference import pick_mode, pick_role, pick_version
+from mqctl.config.read.kinds import KindView
 from mqctl.config.resolve import pinning
 from mqctl.config.resolve.sources import EtcdConfig, env_settings
-from mqctl.config.settings import Setting
+from mqctl.config.settings import INTERNAL, Setting
 from mqctl.errors import InputError
 from mqctl.secrets import REDACTED, is_secret_key
 
 PANIC_INVALID = "mq type {} is invalid"
-# 2.6+: the WAL selector runs first (cmd/roles/roles.go InitAndSelectWALName; internal/util/streamingutil/util/
-# wal_selector.go, v2.6.20 and master): an unknown name, the empty one included, fails there
-PANIC_INVALID_WAL = "mq {} is not valid: invalid wal config"
+# 2.6+: the WAL selector runs first (util.InitAndSelectWALName, called by internal/distributed/streaming/
+# streaming.go Init and, from the etcd pinning on, first thing in cmd/roles/roles.go): an unknown name, the
+# empty one included, panics `mq X is not valid` (internal/util/streamingutil/util/wal_selector.go
+# validateWALName; v2.6.20 and master wrap it as `mq X is not valid: invalid wal config`)
+PANIC_INVALID_WAL = "mq {} is not valid"
 PANIC_STANDALONE_ONLY = "mq %!s(MISSING) is only valid in standalone mode"  # Milvus's format string lacks its argument
 PANIC_NOTHING = "no available mq config found"
 PANIC_NOTHING_BEFORE_2_3 = {  # Milvus 2.2's DefaultFactory.Init
@@ -80,38 +84,39 @@ class Resolution:
     attempted_mq: str | None = None  # the MQ Milvus logs `mqType=` for before it fails
     fails: str | None = None  # why Milvus would not start or not work (the panic, or the failure it logs)
     role: str = FULL  # full: missing keys take code defaults; overlay: the stock milvus.yaml's values
-    _role_stated: bool = False
-    # for rules and get (not part of the JSON contract)
-    _version: Version | None = None
-    _mode_stated: bool = False
-    _views: list = field(default_factory=list)
-    _yaml: dict[str, Setting] = field(default_factory=dict)  # merged yaml layers, normalised key
-    _yaml_all: list[Setting] = field(default_factory=list)  # every yaml setting in merge order
-    _env: dict[str, Setting] = field(default_factory=dict)
-    _etcd: dict[str, Setting] = field(default_factory=dict)
-    _ignored_files: list[str] = field(default_factory=list)
-    _etcd_read: bool = False  # etcd was asked: a 2.6.14+ pinned mq.type would be seen (mqctl.config.resolve.pinning)
-    _documents: list[Document] = field(default_factory=list)  # what was read, for resolve_again
-    _inputs: dict[str, Any] = field(default_factory=dict)  # mode, env, etcd and role as given
+    # for rules, get and resolve_again; not part of the JSON contract (metadata INTERNAL)
+    role_stated: bool = field(default=False, metadata=INTERNAL)
+    parsed_version: Version | None = field(default=None, metadata=INTERNAL)
+    mode_stated: bool = field(default=False, metadata=INTERNAL)
+    kind_views: list[KindView] = field(default_factory=list, metadata=INTERNAL)
+    yaml_values: dict[str, Setting] = field(default_factory=dict, metadata=INTERNAL)  # merged layers, normalised key
+    yaml_layers: list[Setting] = field(default_factory=list, metadata=INTERNAL)  # every yaml setting in merge order
+    env_values: dict[str, Setting] = field(default_factory=dict, metadata=INTERNAL)
+    etcd_values: dict[str, Setting] = field(default_factory=dict, metadata=INTERNAL)
+    ignored_files: list[str] = field(default_factory=list, metadata=INTERNAL)
+    # etcd was asked: a 2.6.14+ pinned mq.type would be seen (mqctl.config.resolve.pinning)
+    etcd_read: bool = field(default=False, metadata=INTERNAL)
+    documents: list[Document] = field(default_factory=list, metadata=INTERNAL)  # what was read, for resolve_again
+    inputs: dict[str, Any] = field(default_factory=dict, metadata=INTERNAL)  # mode, env, etcd and role as given
 
     @property
     def version(self) -> Version | None:
-        return self._version
+        return self.parsed_version
 
     @property
-    def views(self) -> list:
-        return self._views
+    def views(self) -> list[KindView]:
+        return self.kind_views
 
     def origin(self, key: str) -> Setting:
         """Where the effective value of `key` comes from: etcd > env > yaml > Milvus default."""
         normal = normalize_key(key)
-        for layer in (self._etcd, self._env, self._yaml):
+        for layer in (self.etcd_values, self.env_values, self.yaml_values):
             if normal in layer:
                 return layer[normal]
         spec = spec_for(key)
         default = None
         if spec is not None and self._key_exists(spec):
-            default = spec.default_in(self.role, self._version) or None
+            default = spec.default_in(self.role, self.parsed_version) or None
         return Setting(spec.key if spec else key, default, None, None, "default", self.default_source)
 
     @property
@@ -124,15 +129,15 @@ class Resolution:
         return self.origin(key).value
 
     def yaml_setting(self, key: str) -> Setting | None:
-        return self._yaml.get(normalize_key(key))
+        return self.yaml_values.get(normalize_key(key))
 
     def overrides(self) -> list[Setting]:
         """Effective env and etcd overrides (etcd hides env for the same key)."""
-        merged = {**self._env, **self._etcd}
+        merged = {**self.env_values, **self.etcd_values}
         return list(merged.values())
 
-    def _key_exists(self, spec) -> bool:
-        version = self._version
+    def _key_exists(self, spec: KeySpec) -> bool:
+        version = self.parsed_version
         if version is None:
             return True
         return spec.since <= version and (spec.until is None or version < spec.until)
@@ -177,7 +182,7 @@ def resolve(
 
 def resolve_again(res: Resolution, version: Version) -> Resolution:
     """The same documents and overrides as Milvus `version` would read them (nothing is read from disk again)."""
-    return _resolve_documents(res._documents, milvus_version=format_version(version), **res._inputs)
+    return _resolve_documents(res.documents, milvus_version=format_version(version), **res.inputs)
 
 
 def _resolve_documents(
@@ -228,19 +233,19 @@ def _resolve_documents(
         explanation,
         files=[d.name for d in docs],
         kinds=[d.kind for d in docs],
-        _version=version,
-        _mode_stated=mode_stated,
-        _views=views,
-        _yaml=merged,
-        _yaml_all=yaml_all,
-        _env=env_found,
-        _etcd=etcd_found,
-        _ignored_files=ignored,
-        _etcd_read=etcd is not None,
+        parsed_version=version,
+        mode_stated=mode_stated,
+        kind_views=views,
+        yaml_values=merged,
+        yaml_layers=yaml_all,
+        env_values=env_found,
+        etcd_values=etcd_found,
+        ignored_files=ignored,
+        etcd_read=etcd is not None,
         role=role,
-        _role_stated=role_stated,
-        _documents=docs,
-        _inputs=inputs,
+        role_stated=role_stated,
+        documents=docs,
+        inputs=inputs,
     )
     for override in result.overrides():
         yaml_value = merged.get(normalize_key(override.key))
@@ -282,7 +287,7 @@ def override_sources(
     environment: dict[str, str] | None = None,
     etcd_url: str | None = None,
     etcd_root: str | None = None,
-):
+) -> tuple[dict[str, str] | None, EtcdConfig | None]:
     """(env, EtcdConfig) for resolve(); the etcd root defaults to the yaml's etcd.rootPath, as Milvus's."""
     etcd = None
     if etcd_url:

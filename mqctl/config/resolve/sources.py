@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass
+from typing import Any
 
 from mqctl.config.known_keys import normalize_key
 from mqctl.config.settings import Setting
@@ -31,28 +32,28 @@ class EtcdValue:
     value: str
 
 
-class NormalizedKeys(dict):
+class NormalizedKeys(dict[str, EtcdValue]):
     """Milvus keys as written in etcd ('mq.type'); lookups match the way Milvus does, so
     `keys["mq.type"]`, `keys["mqtype"]` and `keys["MQ_TYPE"]` find the same entry."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__()
         self._index: dict[str, str] = {}
 
-    def __setitem__(self, key: str, value) -> None:
+    def __setitem__(self, key: str, value: EtcdValue) -> None:
         self._index[normalize_key(key)] = key
         super().__setitem__(key, value)
 
     def _real(self, key: str) -> str:
         return self._index.get(normalize_key(key), key)
 
-    def __getitem__(self, key: str):
+    def __getitem__(self, key: str) -> EtcdValue:
         return super().__getitem__(self._real(key))
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and normalize_key(key) in self._index
 
-    def get(self, key: str, default=None):
+    def get(self, key: str, default: EtcdValue | None = None) -> EtcdValue | None:  # type: ignore[override]
         return super().get(self._real(key), default)
 
 
@@ -83,7 +84,7 @@ class EtcdConfig:
     def prefix(self) -> str:
         return f"{self.root}/config/"
 
-    def _post(self, endpoint: str, body: dict) -> dict:
+    def _post(self, endpoint: str, body: dict[str, object]) -> dict[str, Any]:
         import json
 
         import httpx

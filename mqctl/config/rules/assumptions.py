@@ -35,7 +35,7 @@ class Assumption:
 def assumptions(res: Resolution) -> list[Assumption]:
     """The mode, version and role the resolution assumed rather than read from the documents or options."""
     found = []
-    if not res._mode_stated:
+    if not res.mode_stated:
         found.append(
             Assumption("mode", res.mode, "--mode cluster for a cluster")  # only standalone is ever assumed
         )
@@ -47,7 +47,7 @@ def assumptions(res: Resolution) -> list[Assumption]:
                 "--milvus-version (e.g. 2.3.5), or an image tag in the CR/Helm values",
             )
         )
-    if not res._role_stated:
+    if not res.role_stated:
         other = OVERLAY if res.role == FULL else FULL
         meaning = {
             FULL: "Milvus reads it as its whole milvus.yaml: keys left out take code defaults",

@@ -22,7 +22,12 @@ class Rule:
 
 
 RULES: tuple[Rule, ...] = (
-    Rule("MQ100", ERROR, "mq.type is not a valid value", "Milvus panics at startup with `mq type X is invalid`."),
+    Rule(
+        "MQ100",
+        ERROR,
+        "mq.type is not a valid value",
+        "Milvus panics at startup with `mq type X is invalid` (2.6+: `mq X is not valid`); an empty value is no default.",
+    ),
     Rule(
         "MQ101",
         ERROR,

@@ -54,7 +54,7 @@ def _version_dependent(res: Resolution) -> list[Finding]:
 def _placeholders(res: Resolution) -> list[Finding]:
     """Every setting that still holds a `${VAR}`: Milvus reads it literally (see placeholders.py)."""
     found = []
-    for setting in res._yaml_all + [s for view in res.views for s in view.fields.values()]:
+    for setting in res.yaml_layers + [s for view in res.views for s in view.fields.values()]:
         if not placeholders.find(setting.value):
             continue
         shown = placeholders.shown(setting.value or "", setting.key)
@@ -86,7 +86,7 @@ def _placeholders(res: Resolution) -> list[Finding]:
 def _repeated_keys(res: Resolution) -> list[Finding]:
     """A key written twice in one mapping: Milvus keeps the last occurrence whole (see nodes._last_of_each)."""
     found = []
-    for document in res._documents:
+    for document in res.documents:
         for root in document.roots:
             for key, lines, dropped in repeated_keys(root):
                 lost = f"; {', '.join(dropped)} (only in the earlier one) is not read" if dropped else ""
@@ -109,7 +109,7 @@ def _no_mq_settings(res: Resolution) -> list[Finding]:
     files = [view for view in res.views if view.document.kind != OPERATOR_CR and view.document.kind != HELM_VALUES]
     if not files or len(files) != len(res.views):
         return []
-    written = [s for s in res._yaml_all if s.key.split(".")[0] in MQ_SECTIONS]
+    written = [s for s in res.yaml_layers if s.key.split(".")[0] in MQ_SECTIONS]
     if written or any(o.key.split(".")[0] in MQ_SECTIONS for o in res.overrides()):
         return []
     verdict = f"Milvus starts {res.effective_mq}" if res.effective_mq else "Milvus does not start"
@@ -218,7 +218,7 @@ def _before_2_3(res: Resolution) -> list[Finding]:
     if res.version is None or res.version >= V2_3:
         return []
     found = []
-    for setting in res._yaml_all:
+    for setting in res.yaml_layers:
         section = setting.key.split(".")[0]
         written = setting.source == "yaml"  # not the operator's or the chart's own choice
         if written and (normalize_key(setting.key) == "mqtype" or section == "natsmq"):
@@ -233,7 +233,7 @@ def _before_2_3(res: Resolution) -> list[Finding]:
                 )
             )
             break
-    operator = next((s for s in res._yaml_all if s.source == "operator" and s.key == "mq.type"), None)
+    operator = next((s for s in res.yaml_layers if s.source == "operator" and s.key == "mq.type"), None)
     backend = BACKENDS.get(operator.value or "") if operator is not None else None
     if operator is not None and backend is not None and not backend.available(res.version):
         found.append(

@@ -8,7 +8,8 @@ from mqctl.backends import BACKENDS, CLUSTER, STANDALONE, default_order, is_embe
 from mqctl.config.known_keys import FULL, OVERLAY, normalize_key, spec_for
 from mqctl.config.read import kinds
 from mqctl.config.read.documents import HELM_VALUES, OPERATOR_CR
-from mqctl.config.resolve.resolution import Resolution, pinning
+from mqctl.config.resolve import pinning
+from mqctl.config.resolve.resolution import Resolution
 from mqctl.config.rules.catalog import finding
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.secrets import REDACTED, is_secret_key
@@ -151,7 +152,7 @@ def _overrides(res: Resolution) -> list[Finding]:
 
 def _context(res: Resolution) -> list[Finding]:
     found = []
-    for name in res._ignored_files:
+    for name in res.ignored_files:
         found.append(
             Finding(
                 "MQ151",
@@ -163,7 +164,7 @@ def _context(res: Resolution) -> list[Finding]:
                 "merge its settings into milvus.yaml, or upgrade to 2.4+",
             )
         )
-    if not res._mode_stated:
+    if not res.mode_stated:
         found.append(
             Finding(
                 "MQ152",
@@ -181,7 +182,7 @@ def _context(res: Resolution) -> list[Finding]:
 
 def _role_assumed(res: Resolution) -> list[Finding]:
     """The assumed file role changes a backend's enabling key: say which default was taken."""
-    if res._role_stated:
+    if res.role_stated:
         return []
     other = OVERLAY if res.role == FULL else FULL
     deciding = default_order(res.mode, res.version) if res.mq_type == "default" else (res.mq_type,)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from mqctl.backends import BACKENDS, V2_3, go_parse_int, is_embedded, valid_mq_types
@@ -124,7 +125,7 @@ def _natsmq_left_to_default(res: Resolution) -> list[Finding]:
     """natsmq set up in the yaml, yet `default` never picks it (the comment in milvus.yaml says otherwise)."""
     if res.mq_type != "default" or (res.version is not None and res.version < V2_3):  # 2.2: no natsmq (MQ162)
         return []
-    written = [s for s in res._yaml_all if normalize_key(s.key).startswith("natsmq") and s.source == "yaml"]
+    written = [s for s in res.yaml_layers if normalize_key(s.key).startswith("natsmq") and s.source == "yaml"]
     customised = [s for s in written if (spec := spec_for(s.key)) is not None and (s.value or "") != spec.default]
     if not written or not (customised or not res.value("rocksmq.path")):
         return []
@@ -226,7 +227,13 @@ def _numbers(res: Resolution) -> list[Finding]:
             found.append(
                 finding(
                     "MQ115",
-                    f"{spec.key} {origin.value!r} is not an integer: Milvus reads it as 0 ({effect})",
+                    f"{spec.key} {origin.value!r} is "
+                    + (
+                        "outside the 64-bit integers"
+                        if re.fullmatch(r"[+-]?[0-9]+", origin.value)
+                        else "not an integer"
+                    )
+                    + f": Milvus reads it as 0 ({effect})",
                     origin,
                     key=spec.key,
                     hint=f"write a plain integer{' of minutes, e.g. 4320 for 3 days' if spec.type == 'minutes' else ''}",
@@ -260,7 +267,7 @@ def _numbers(res: Resolution) -> list[Finding]:
 def _unknown_keys(res: Resolution) -> list[Finding]:
     known = {normalize_key(spec.key): spec.key for spec in KEYS}
     found, seen = [], set()
-    for setting in res._yaml_all:
+    for setting in res.yaml_layers:
         section = setting.key.split(".")[0]
         if section not in CHECKED_SECTIONS or setting.source != "yaml":
             continue

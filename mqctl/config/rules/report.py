@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from mqctl.config.resolve.resolution import Resolution, pinning
+from mqctl.config.resolve import pinning
+from mqctl.config.resolve.resolution import Resolution
 from mqctl.config.rules.assumptions import Assumption, assumptions
 from mqctl.config.rules.catalog import RULE_BY_CODE, RULES, Rule, RuleList
 from mqctl.config.rules.context import CONTEXT_CHECKS

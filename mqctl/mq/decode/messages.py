@@ -82,7 +82,7 @@ def type_code(name: str) -> int | None:
     wanted = name.strip().lower().replace("_", "")
     for known, code in pb2("common_pb2").MsgType.items():
         if known.lower() == wanted:
-            return code
+            return int(code)
     return None
 
 
@@ -101,7 +101,7 @@ class DecodedMessage:
     segment_id: int | None = None
     shard: str | None = None
     rows: int = 0
-    pks: list = field(default_factory=list)
+    pks: list[int | str] = field(default_factory=list)
     pk_field: str | None = None
     payload_size: int = 0
     error: str | None = None
@@ -112,7 +112,7 @@ class DecodedMessage:
         return self._proto
 
 
-def _header_type(headers: dict | None) -> int | None:
+def _header_type(headers: dict[str, str] | None) -> int | None:
     """The message type from NATS headers (2.5 adds `msg_type`), when present."""
     if not headers:
         return None
@@ -125,7 +125,7 @@ def _header_type(headers: dict | None) -> int | None:
 
 def decode(
     data: bytes,
-    headers: dict | None = None,
+    headers: dict[str, str] | None = None,
     *,
     schemas: dict[int, CollectionSchemaInfo] | None = None,
     insert_keys: bool = True,
@@ -167,7 +167,7 @@ def decode(
     return msg
 
 
-def parse_insert(data: bytes):
+def parse_insert(data: bytes) -> Any:
     """`data` as an InsertRequest when it is one (type Insert in its header, and it parses), else None.
     A shortcut for readers that need only an insert's own fields and columns (replay's rows shape):
     one parse, no DecodedMessage; `decode` tells what anything else is. InsertRequest starts with the
@@ -185,7 +185,7 @@ def parse_insert(data: bytes):
 _CLASSES: dict[int, Any] = {}
 
 
-def _message_class(code: int):
+def _message_class(code: int) -> Any:
     """The concrete protobuf class of a type in MESSAGE_CLASSES."""
     cls = _CLASSES.get(code)
     if cls is None:
@@ -206,7 +206,7 @@ COMMON_FIELDS: tuple[tuple[str, tuple[str, ...]], ...] = (
 _ACCESSORS: dict[Any, tuple[tuple[str, tuple[str, ...]], ...]] = {}
 
 
-def _accessors(descriptor) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _accessors(descriptor: Any) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """COMMON_FIELDS narrowed to the fields one request class has."""
     found = _ACCESSORS.get(descriptor)
     if found is None:
@@ -251,7 +251,7 @@ def _fill(msg: DecodedMessage, proto: Any, schemas: dict[int, CollectionSchemaIn
         msg.collection = ",".join(proto.collection_names) or None
 
 
-def _delete_pks(proto) -> list:
+def _delete_pks(proto: Any) -> list[int | str]:
     ids = proto.primary_keys
     if ids.HasField("int_id"):
         return list(ids.int_id.data)
@@ -260,7 +260,7 @@ def _delete_pks(proto) -> list:
     return list(proto.int64_primary_keys)
 
 
-def _insert_pks(proto, schema: CollectionSchemaInfo | None) -> tuple[str | None, list]:
+def _insert_pks(proto: Any, schema: CollectionSchemaInfo | None) -> tuple[str | None, list[int | str]]:
     """Primary keys of an insert: the schema's key field, else the Int64/VarChar field with the
     lowest field id (Milvus gives the first declared field id 100; the key is nearly always it)."""
     columns = {fd.field_name: fd for fd in proto.fields_data}

@@ -14,10 +14,10 @@ import contextlib
 import datetime as dt
 import json
 import logging
-from collections.abc import Generator
+from collections.abc import Awaitable, Generator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from mqctl import interrupts
 from mqctl.backends import BACKENDS
@@ -35,6 +35,9 @@ READ_BATCH = 2000  # messages per pull request
 READ_BATCH_BYTES = 32 * 1024 * 1024  # a batch of large messages is smaller
 UNLIMITED = -1
 STREAM_NOT_FOUND = 10059  # JetStream err_code
+
+T = TypeVar("T")
+Json = dict[str, Any]  # a JetStream API request or answer
 
 
 @dataclass
@@ -127,13 +130,13 @@ class JetStreamSource:
             raise
 
     @staticmethod
-    async def _ignore(*_args) -> None:
+    async def _ignore(*_args: object) -> None:
         """nats-py prints connection errors itself unless given callbacks; mqctl reports them once."""
 
     async def _remember_error(self, err: Exception) -> None:
         self._last_error = err
 
-    async def _connect(self, options: dict) -> Client:
+    async def _connect(self, options: dict[str, Any]) -> Client:
         import nats
 
         nc: Client | None = None
@@ -158,13 +161,13 @@ class JetStreamSource:
             raise PreconditionError(f"{self.description}: the connection is closed")
         return self._nc
 
-    def _run(self, coro):
+    def _run(self, coro: Awaitable[T]) -> T:
         return interrupts.run_until_complete(self._loop, asyncio.wait_for(coro, self.timeout * 4))
 
     def __enter__(self) -> JetStreamSource:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -177,10 +180,10 @@ class JetStreamSource:
             self._loop.close()
 
     # streams ----------------------------------------------------------------------
-    async def api(self, subject: str, payload: dict | None = None) -> dict:
+    async def api(self, subject: str, payload: Json | None = None) -> Json:
         """One JetStream API request as plain JSON (nats-py's dataclasses drop fields such as first_ts)."""
         reply = await self.nc.request(f"$JS.API.{subject}", json.dumps(payload or {}).encode(), timeout=self.timeout)
-        answer = json.loads(reply.data)
+        answer: Json = json.loads(reply.data)
         error = answer.get("error")
         if error and error.get("err_code") == STREAM_NOT_FOUND:
             raise InputError(
@@ -194,15 +197,15 @@ class JetStreamSource:
             )
         return answer
 
-    async def _stream_list(self) -> list[dict]:
-        streams: list[dict] = []
+    async def _stream_list(self) -> list[Json]:
+        streams: list[Json] = []
         while True:
             page = await self.api("STREAM.LIST", {"offset": len(streams)})
             streams += page.get("streams") or []
             if not page.get("streams") or len(streams) >= page.get("total", 0):
                 return streams
 
-    async def _stream_info(self, name: str) -> dict:
+    async def _stream_info(self, name: str) -> Json:
         if not name or any(ch in name for ch in " .*>"):
             raise InputError(
                 f"{name!r} is not a valid stream name", hint="run `mqctl channels list` to see the streams"
@@ -218,11 +221,12 @@ class JetStreamSource:
     def stream(self, name: str) -> StreamDetails:
         return _details(self._run(self._stream_info(name)))
 
-    def stream_config(self, name: str) -> dict:
+    def stream_config(self, name: str) -> Json:
         """A stream's whole config as the server holds it (the JetStream API's JSON)."""
-        return self._run(self._stream_info(name))["config"]
+        config: Json = self._run(self._stream_info(name))["config"]
+        return config
 
-    def update_config(self, name: str, config: dict) -> StreamDetails:
+    def update_config(self, name: str, config: Json) -> StreamDetails:
         """Replace a stream's config (STREAM.UPDATE takes the whole config, not a patch)."""
         return _details(self._run(self.api(f"STREAM.UPDATE.{name}", config)))
 
@@ -327,7 +331,7 @@ class JetStreamSource:
             self._run(reader.close())
 
 
-def _details(stream: dict) -> StreamDetails:
+def _details(stream: Json) -> StreamDetails:
     """StreamDetails from a JetStream API stream object (max_age in nanoseconds there)."""
     config, state = stream["config"], stream["state"]
     return StreamDetails(

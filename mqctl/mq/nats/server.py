@@ -85,12 +85,18 @@ def _milvus_serves(proc: Path, name: str, store: str) -> bool:
     return res.effective_mq == NATSMQ.name and os.path.realpath(os.path.join(cwd, served)) == store
 
 
-def idle_store_root(store_dir: str | Path) -> Path:
-    """store_root, refused while a process (Milvus, a nats-server) uses the store."""
+def store_users(store_dir: str | Path) -> list[str]:
+    """'pid (name)' of every process using a natsmq store: files open in it, a nats-server whose config names
+    it, a Milvus whose yaml runs natsmq on it (this process and its callers excepted)."""
     from mqctl.procfs import processes_using
 
+    return processes_using(store_root(store_dir), server_prefix="nats-server", serves=_milvus_serves)
+
+
+def idle_store_root(store_dir: str | Path) -> Path:
+    """store_root, refused while a process (Milvus, a nats-server) uses the store."""
     root = store_root(store_dir)
-    users = processes_using(root, server_prefix="nats-server", serves=_milvus_serves)
+    users = store_users(root)
     if users:
         raise PreconditionError(
             f"NATS store {root} is in use by {', '.join(users)}",

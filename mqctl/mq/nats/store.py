@@ -16,8 +16,12 @@ import json
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mqctl.sorting import ascii_int
+
+if TYPE_CHECKING:
+    from mqctl.mq.nats.client import StreamDetails
 
 RECORD_HEADER = struct.Struct("<IQqH")  # length, sequence, timestamp, subject length
 CHECKSUM_BYTES = 8
@@ -142,7 +146,7 @@ def written_by_nats_29(root: Path) -> bool:
     return any(next((folder / "msgs").glob("*.idx"), None) is not None for folder in stream_folders(root))
 
 
-def disagreements(root: Path, served: dict) -> list[tuple[str | None, str]]:
+def disagreements(root: Path, served: dict[str, StreamDetails]) -> list[tuple[str | None, str]]:
     """(stream, warning) where the store's folders and blocks disagree with what a nats-server serves from
     them; `served` maps each stream name to its StreamDetails as the server reports them."""
     streams_dir = root / "jetstream" / ACCOUNT / "streams"
@@ -203,6 +207,6 @@ def _why_not_loaded(folder: Path) -> str:
     return "its config or checksum is bad"
 
 
-def _limited(details) -> bool:
+def _limited(details: StreamDetails) -> bool:
     """Whether a stream has a limit that removes messages by itself (Milvus never deletes one otherwise)."""
     return details.max_age_seconds > 0 or details.max_bytes > 0 or details.max_msgs > 0

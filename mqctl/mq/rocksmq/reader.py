@@ -153,7 +153,7 @@ class RocksMQSource:
     def __enter__(self) -> RocksMQSource:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def close(self) -> None:
@@ -265,7 +265,7 @@ class RocksMQSource:
         return count, size
 
     # keys -------------------------------------------------------------------------
-    def _key_range(self, topic: str):
+    def _key_range(self, topic: str) -> Any:
         """ReadOptions bounding iteration to one topic's keys."""
         from rocksdict import ReadOptions
 
@@ -420,3 +420,21 @@ class RocksMQSource:
             if end_id is not None and message_id > end_id:
                 break
             yield RawMessage(channel=channel, id=message_id, data=bytes(value))
+
+    def iter_ids(self, channel: str, start_id: int, end_id: int) -> Generator[int, None, None]:
+        """Ids of the messages start_id <= id <= end_id, in order, reading keys only (follow mode counts and
+        caps backlogs with it)."""
+        prefix, options = self._key_range(channel)
+        bounds = self.id_range(channel)
+        start_key = prefix
+        if bounds and len(str(start_id)) == len(str(bounds[0])):  # see iter_messages: same-length ids only
+            start_key = prefix + str(start_id).encode()
+        for key in self._messages.keys(from_key=start_key, read_opt=options):
+            if not self._is_message_of(key, channel):
+                continue
+            message_id = self._id_of(key)
+            if message_id < start_id:
+                continue
+            if message_id > end_id:
+                break
+            yield message_id

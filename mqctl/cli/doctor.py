@@ -1,0 +1,168 @@
+"""`mqctl doctor`: one verdict on the Milvus running here (parsing and printing only)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from mqctl.cli.common import JsonOpt, WideOpt, exit_with, output
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from mqctl.doctor.verdict import Report
+
+app = typer.Typer(
+    help="Is my Milvus healthy? Find the Milvus running here, check its MQ, one verdict.", add_completion=False
+)
+
+TARGET = "Target (default: the `milvus run standalone` process of this host)"
+ELSEWHERE = "A Milvus elsewhere (a container's mounted config, a Helm release's port-forwards)"
+
+
+@app.command()
+def doctor(
+    pid: Annotated[
+        int | None, typer.Option("--pid", help="Examine this Milvus process.", rich_help_panel=TARGET)
+    ] = None,
+    sandbox: Annotated[
+        Path | None, typer.Option("--sandbox", help="Examine the `mqctl sandbox` in DIR.", rich_help_panel=TARGET)
+    ] = None,
+    config: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--config", help="milvus.yaml [user.yaml] it reads (repeat, merge order).", rich_help_panel=ELSEWHERE
+        ),
+    ] = None,
+    etcd: Annotated[
+        str | None,
+        typer.Option("--etcd", help="Its etcd client URL, e.g. http://127.0.0.1:2379.", rich_help_panel=ELSEWHERE),
+    ] = None,
+    etcd_root: Annotated[
+        str | None,
+        typer.Option("--etcd-root", help="etcd.rootPath (default: from the config).", rich_help_panel=ELSEWHERE),
+    ] = None,
+    milvus: Annotated[
+        str | None,
+        typer.Option("--milvus", help="Its gRPC URI, e.g. http://127.0.0.1:19530.", rich_help_panel=ELSEWHERE),
+    ] = None,
+    rocksmq: Annotated[
+        Path | None, typer.Option("--rocksmq", help="Its RocksMQ directory (rocksmq.path).", rich_help_panel=ELSEWHERE)
+    ] = None,
+    nats: Annotated[
+        str | None,
+        typer.Option("--nats", help="Its live NATS URL, e.g. nats://127.0.0.1:4222.", rich_help_panel=ELSEWHERE),
+    ] = None,
+    nats_store: Annotated[
+        Path | None,
+        typer.Option("--nats-store", help="Its natsmq storeDir (Milvus stopped).", rich_help_panel=ELSEWHERE),
+    ] = None,
+    milvus_version: Annotated[
+        str | None,
+        typer.Option(
+            "--milvus-version", help="Its version, e.g. 2.3.5 (default: its log banner).", rich_help_panel=ELSEWHERE
+        ),
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option("--timeout", min=0.1, help="Seconds for each network call (etcd, NATS, /healthz).")
+    ] = 5.0,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Find the Milvus standalone running here (or the one named), run every MQ check, print one verdict.
+
+    Exit 0 when no check is an error, 1 when one is (--strict: or a warning), 2 on bad usage (several
+    Milvus processes: choose one with --pid), 3 when there is nothing to examine."""
+    from mqctl.doctor.checks import examine
+    from mqctl.doctor.discovery import Request
+    from mqctl.doctor.verdict import exit_code
+    from mqctl.errors import InputError
+
+    if sum(x is not None for x in (pid, sandbox)) > 1:
+        raise InputError("choose --pid or --sandbox, not both")
+    given = [name for name, value in (("--rocksmq", rocksmq), ("--nats", nats), ("--nats-store", nats_store)) if value]
+    if len(given) > 1:
+        raise InputError(f"choose one MQ source, not {' and '.join(given)}")
+    request = Request(
+        pid=pid,
+        sandbox=str(sandbox) if sandbox else None,
+        configs=[str(c) for c in config or []],
+        etcd=etcd,
+        etcd_root=etcd_root,
+        milvus=milvus,
+        rocksmq=str(rocksmq) if rocksmq else None,
+        nats=nats,
+        nats_store=str(nats_store) if nats_store else None,
+        milvus_version=milvus_version,
+        timeout=timeout,
+    )
+    result = examine(request)
+    output(json_mode, wide).emit(result, lambda r: _render(r, wide))
+    exit_with(exit_code(result, strict=strict))
+
+
+STYLE = {"ok": "bold green", "warning": "bold yellow", "error": "bold red"}
+
+
+def _render(result: Report, wide: bool) -> list[RenderableType]:
+    from rich.text import Text
+
+    from mqctl.cli.terminal import LABEL, TEXT, Column, Output
+
+    target = result.target
+    counts = result.summary
+    who = f"Milvus pid {target.pid}" if target.pid else "no running Milvus"
+    version = f", Milvus {target.version}" if target.version else ""
+    running = f"runs {target.mq.mq} now, " if target.mq and target.mq.mq else ""
+    parts: list[RenderableType] = [
+        Text.assemble(
+            (f"verdict: {result.verdict}", STYLE.get(result.verdict, "bold")),
+            f" — {counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info, "
+            f"{counts['ok']} ok ({result.seconds:.1f} s)",
+        ),
+        Text(
+            f"{who} ({target.found_by}){version}: {running}"
+            f"starts {target.next_mq or 'nothing'} at its next restart; "
+            f"config {', '.join(target.configs) or 'none'}; etcd {target.etcd or 'unknown'}"
+        ),
+    ]
+    shown = [c for c in result.checks if wide or c.severity != "ok"]
+    rows = []
+    for check in shown:
+        text = check.message
+        if check.impact:
+            text += f"\nimpact: {check.impact}"
+        if check.fix:
+            text += f"\nfix: {check.fix}"
+        if wide and check.details:
+            text += "\n" + "\n".join(f"  {line}" for line in check.details)
+        rows.append(
+            (
+                check.severity.upper() if check.severity in ("error", "warning") else check.severity,
+                check.area,
+                check.code,
+                text,
+            )
+        )
+    if rows:
+        parts.append(
+            Output.table(
+                None,
+                [
+                    Column("severity", LABEL, 0),
+                    Column("area", LABEL, 1),
+                    Column("code", LABEL, 0),
+                    Column("finding", TEXT, 0),
+                ],
+                rows,
+            )
+        )
+    if not wide:
+        passed = sorted({f"{c.code}" for c in result.checks if c.severity == "ok"})
+        if passed:
+            parts.append(Text(f"passed: {' '.join(passed)} (--wide shows them)"))
+    parts += [Text(f"note: {note}") for note in target.notes]
+    return parts

@@ -1,0 +1,763 @@
+"""The doctor's checks: each one calls the domain (config resolution and rules, the MQ's retention and
+channel checkpoints, the migration journal) and turns what it says into `Check`s with a fix.
+
+Nothing here re-implements a check: the config verdict is `mqctl config validate`'s, retention is
+`mqctl retention show`'s, checkpoints are `mqctl channels checkpoints`'s, the journal is `mqctl migrate
+status`'s. What the doctor adds is the comparison no single command makes: the MQ the running Milvus
+uses now against the one its files, environment and etcd would start at the next restart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import shutil
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mqctl import procfs
+from mqctl.backends import EMBEDDED
+from mqctl.config.known_keys import parse_version
+from mqctl.doctor.discovery import Request, Target, locate
+from mqctl.doctor.verdict import OK, Check, Report, report
+from mqctl.errors import MqctlError
+from mqctl.findings import ERROR, INFO, WARNING
+
+if TYPE_CHECKING:
+    from mqctl.config.resolve.resolution import Resolution
+    from mqctl.config.resolve.sources import EtcdConfig
+    from mqctl.migrate.journal import Journal
+    from mqctl.mq.model import MQSource
+    from mqctl.mq.sources import SourceOptions
+
+FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
+MiB = 1 << 20
+
+
+@dataclass
+class Examination:
+    """What the checks share: the target, the next restart's resolution, the etcd, and what the MQ holds."""
+
+    target: Target
+    res: Resolution
+    etcd: EtcdConfig | None
+    etcd_error: str | None
+    etcd_given: bool = False  # --etcd named it: it must answer
+    checks: list[Check] = field(default_factory=list)
+    unflushed: int | None = None  # messages after the channel checkpoints in the MQ read
+    unflushed_rows: int | None = None  # the rows their inserts carry
+    data_mq: str | None = None  # the MQ whose data was read
+    journal: Journal | None = None  # the migration journal beside the config
+    journal_fix: str | None = None  # how to go on with an interrupted migration
+    data_messages: int | None = None
+
+    def add(self, area: str, code: str, severity: str, message: str, fix: str | None = None, **more: Any) -> Check:
+        check = Check(area, code, severity, message, fix, **more)
+        self.checks.append(check)
+        return check
+
+    @property
+    def config(self) -> str:
+        return self.target.configs[0] if self.target.configs else "milvus.yaml"
+
+    def migrate_command(self, to: str) -> str:
+        """The migration that moves this Milvus to `to` (the command the operator copies)."""
+        words = ["mqctl", "migrate"]
+        if self.target.found_by == "--sandbox" and self.target.paths.get("log"):
+            words += ["--sandbox", str(Path(self.config).parent.parent)]
+        else:
+            words += ["--config", self.config]
+            if self.target.milvus:
+                words += ["--milvus", self.target.milvus]
+        return shlex.join([*words, "--to", to])
+
+
+def examine(request: Request, root: Path = procfs.PROC) -> Report:
+    """Find the Milvus, run every check (the health probe beside the others), and give the verdict."""
+    started = time.monotonic()
+    target = locate(request, root)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        health = pool.submit(health_checks, target, request.timeout)
+        loaded = pool.submit(collection_checks, target, request.timeout)
+        exam = _resolve(target, request)
+        config_checks(exam)
+        write_checks(exam)
+        with _mq_source(exam, request) as source:
+            if source is not None:
+                mq_checks(exam, source)
+                checkpoint_checks(exam, source, request.timeout)
+        drift_checks(exam)
+        upgrade_checks(exam)
+        exam.checks += health.result() + loaded.result()
+    exam.checks.append(version_check(target))
+    return report(target, exam.checks, round(time.monotonic() - started, 3))
+
+
+# --- config -----------------------------------------------------------------------------------------------
+def _resolve(target: Target, request: Request) -> Examination:
+    """The next restart's config: the yaml files, the process's environment and (where Milvus reads them)
+    the etcd overrides. The etcd of an embedded-etcd 2.3 Milvus is read only to say its keys are ignored."""
+    from mqctl.config.resolve.resolution import resolve
+    from mqctl.config.resolve.sources import EtcdConfig
+
+    etcd, error = None, None
+    if target.etcd:
+        try:
+            etcd = EtcdConfig(target.etcd, target.etcd_root or "by-dev", timeout=request.timeout)
+            etcd.read()
+        except MqctlError as err:
+            etcd, error = None, err.message
+    overrides = etcd if etcd is not None and target.etcd_embedded is not True else None
+    if not target.configs:
+        res = resolve_without_config()
+    else:
+        res = resolve(
+            target.configs,
+            mode="standalone",
+            milvus_version=target.version,
+            env=target._environ or {},
+            etcd=overrides,
+            role="full",
+        )
+    target.next_mq = res.effective_mq
+    return Examination(target, res, etcd, error, etcd_given=bool(request.etcd))
+
+
+def resolve_without_config() -> Resolution:
+    """Only an MQ was given: Milvus's defaults stand for the config (retention windows)."""
+    from mqctl.config.resolve.resolution import Resolution
+
+    return Resolution(None, "standalone", None, ["no config given: Milvus's defaults"])
+
+
+def config_checks(exam: Examination) -> None:
+    from mqctl.config.rules.report import validate
+
+    res, target = exam.res, exam.target
+    if not target.configs:
+        exam.add("config", "DR100", INFO, "no config given: what the next restart starts is not checked")
+        return
+    files = " ".join(shlex.quote(f) for f in target.configs)
+    where = res.where("mq.type")
+    if res.effective_mq and not res.fails:
+        exam.add(
+            "config",
+            "DR100",
+            OK,
+            f"the next restart starts {res.effective_mq} (mq.type {res.mq_type!r}, {where})",
+            details=res.explanation,
+        )
+    else:
+        exam.add(
+            "config",
+            "DR101",
+            ERROR,
+            f"the next restart fails: mq.type {res.mq_type!r} ({where}) makes Milvus "
+            + (f"panic `{res.panic}`" if res.panic else f"try {res.attempted_mq} and fail: `{res.fails}`"),
+            _fix_value(exam, "mq.type", exam.target.mq.mq if exam.target.mq and exam.target.mq.mq else "rocksmq")
+            + f"; `mqctl config explain {files}` shows each step",
+            impact="Milvus does not come up after its next restart: every read and write fails until the config "
+            "is fixed",
+            details=res.explanation,
+        )
+    for finding in validate(res):
+        exam.checks.append(Check.of("config", finding))
+    if exam.etcd is not None and target.etcd_embedded is True:
+        with contextlib.suppress(MqctlError):
+            keys = list(exam.etcd.read())
+            if keys:
+                exam.add(
+                    "config",
+                    "DR112",
+                    WARNING,
+                    f"{len(keys)} key(s) under {exam.etcd.prefix} in the embedded etcd ({', '.join(keys[:5])}): "
+                    "Milvus with an embedded etcd does not read its etcd config source (seen on 2.3.5), so they "
+                    "change nothing",
+                    "set them in the yaml instead (`mqctl config set FILE KEY VALUE`)",
+                )
+
+
+def _fix_value(exam: Examination, key: str, value: str) -> str:
+    """The command that gives `key` the value `value` where its effective value comes from."""
+    origin = exam.res.origin(key)
+    if origin.source == "env":
+        return f"remove (or set to {value}) {origin.detail} in Milvus's environment (unit file, compose file, pod spec)"
+    if origin.source == "etcd" and exam.etcd is not None:
+        return (
+            f"etcdctl --endpoints {exam.etcd.shown} put {origin.detail} {value} (or `del` it to fall back to the yaml)"
+        )
+    file = origin.file or exam.config
+    return shlex.join(["mqctl", "config", "set", file, key, value, "--yes"])
+
+
+def drift_checks(exam: Examination) -> None:
+    """The running MQ (log, open files) against the one the files/env/etcd on disk now would start."""
+    target, res = exam.target, exam.res
+    if not target.configs:
+        return
+    seen = target.mq
+    running = seen.mq if seen else None
+    upcoming = res.effective_mq if not res.fails else None
+    if target.pid is None:
+        _offline_drift(exam, upcoming)
+        return
+    if upcoming is None:
+        return  # the next restart does not start at all: DR101 says so, with its fix
+    if seen is None or running is None:
+        exam.add(
+            "config",
+            "DR110",
+            INFO,
+            "which MQ the running Milvus uses is not known (no `try to init mq` line in its log, no MQ file open): "
+            "drift not checked",
+        )
+        return
+    if running == upcoming:
+        exam.add(
+            "config",
+            "DR110",
+            OK,
+            f"Milvus runs {running} now and its config would start {running} again ({seen.evidence})",
+        )
+        return
+    unflushed = (
+        f"{exam.unflushed} message(s) after the channel checkpoints, not flushed ({exam.unflushed_rows} inserted "
+        "row(s))"
+        if exam.unflushed is not None
+        else "whatever was not flushed"
+    )
+    location = target.paths.get(running if running in ("rocksmq", "natsmq") else "", "")
+    fix = f"{_fix_value(exam, 'mq.type', running)}, then `{exam.migrate_command(upcoming)}`"
+    if exam.journal_fix:  # the edit is a migration's own switch step: go on with it, or back
+        fix = f"an unfinished migration made this change (DR210): {exam.journal_fix}"
+    exam.add(
+        "config",
+        "DR110",
+        ERROR,
+        f"Milvus runs {running} now, but the next restart starts an empty {upcoming} "
+        f"(mq.type {res.mq_type!r} from {res.where('mq.type')}) without a migration",
+        fix,
+        impact=f"the next restart leaves the {running} data{' at ' + location if location else ''} behind: "
+        f"{unflushed} are lost to Milvus",
+        details=[seen.evidence],
+    )
+
+
+def _offline_drift(exam: Examination, upcoming: str | None) -> None:
+    """No process: the MQ whose data was given against the one the config starts."""
+    if exam.data_mq is None or upcoming is None:
+        return
+    if exam.data_mq == upcoming:
+        if not _left_behind(exam, upcoming):
+            exam.add("config", "DR111", OK, f"the data read is {upcoming}'s, the MQ the config starts")
+        return
+    held = f"{exam.data_messages} message(s)" if exam.data_messages is not None else "data"
+    severity = WARNING if exam.data_messages else INFO
+    exam.add(
+        "config",
+        "DR111",
+        severity,
+        f"the {exam.data_mq} given holds {held}, but the config starts {upcoming}",
+        f"if Milvus last ran on {exam.data_mq}: {_fix_value(exam, 'mq.type', exam.data_mq)}, start it, then "
+        f"`{exam.migrate_command(upcoming)}`",
+        impact=f"if Milvus last ran on this {exam.data_mq}, what it did not flush stays there when it starts {upcoming}",
+    )
+
+
+def _left_behind(exam: Examination, upcoming: str) -> bool:
+    """The other embedded MQ's folder still holds data: what Milvus did not flush if it last ran there and
+    mq.type was changed without a migration; only a leftover when a finished migration left it (as it does)."""
+    from mqctl.migrate.context import dir_size
+    from mqctl.migrate.journal import COMPLETED
+
+    other = next((mq for mq in EMBEDDED if mq != upcoming), None)
+    folder = Path(exam.target.paths.get(other or "", ""))
+    data = folder / "jetstream" if other == "natsmq" else folder
+    if other is None or not str(folder) or not data.is_dir():
+        return False
+    size = dir_size(data)
+    if size == 0:
+        return False
+    journal = exam.journal
+    if journal is not None and journal.state == COMPLETED and journal.source_mq == other:
+        exam.add(
+            "config",
+            "DR111",
+            INFO,
+            f"{folder} ({size // 1024} KiB of {other}) is what the completed migration {journal.id} left behind",
+            f"remove it once no rollback or backup needs it (`mqctl migrate status --config {exam.config}`)",
+        )
+        return True
+    exam.add(
+        "config",
+        "DR111",
+        WARNING,
+        f"the config starts {upcoming}, but the {other} folder {folder} still holds {size // 1024} KiB and no "
+        "finished migration explains it",
+        f"see what it holds: `mqctl channels list --{'rocksmq' if other == 'rocksmq' else 'nats-store'} {folder}`; if "
+        f"Milvus last ran on {other}: {_fix_value(exam, 'mq.type', other)}, start it, then "
+        f"`{exam.migrate_command(upcoming)}`",
+        impact=f"if Milvus last ran on {other}, what it did not flush stays there when it starts {upcoming}",
+    )
+    return True
+
+
+# --- writes -----------------------------------------------------------------------------------------------
+def write_checks(exam: Examination) -> None:
+    res = exam.res
+    if exam.target.configs:
+        deny = (res.value(FORCE_DENY) or "false").strip().lower() == "true"
+        enabled = (res.value("quotaAndLimits.enabled") or "false").strip().lower() == "true"
+        if deny and enabled:
+            exam.add(
+                "writes",
+                "DR200",
+                ERROR,
+                f"{FORCE_DENY} is true ({res.where(FORCE_DENY)}): Milvus refuses writes",
+                _fix_value(exam, FORCE_DENY, "false") + " (refreshable: writes reopen within seconds, no restart)",
+                impact="every insert, upsert, delete and bulk load fails with ForceDeny (code 9); queries and flush "
+                "still work",
+            )
+        elif deny:
+            exam.add(
+                "writes",
+                "DR200",
+                WARNING,
+                f"{FORCE_DENY} is true ({res.where(FORCE_DENY)}) but quotaAndLimits.enabled is not: no effect now, "
+                "writes are refused as soon as quotas are enabled",
+                _fix_value(exam, FORCE_DENY, "false"),
+            )
+        else:
+            exam.add("writes", "DR200", OK, f"writes are allowed ({FORCE_DENY} is not true)")
+    _journal_check(exam)
+
+
+def _journal_check(exam: Examination) -> None:
+    from mqctl.migrate.journal import COMPLETED, PENDING, ROLLED_BACK, Journal, journal_path
+
+    if not exam.target.configs:
+        return
+    path = journal_path(state_dir=None, config=exam.config)  # where `mqctl migrate --config` journals
+    if not path.exists():
+        exam.add("writes", "DR210", OK, f"no migration journal at {path}")
+        return
+    try:
+        journal = Journal.load(path)
+    except MqctlError as err:
+        exam.add("writes", "DR210", WARNING, f"unreadable migration journal: {err.message}", err.hint)
+        return
+    exam.journal = journal
+    what = f"migration {journal.source_mq} -> {journal.target_mq} ({journal.id})"
+    if journal.state in (COMPLETED, ROLLED_BACK):
+        exam.add("writes", "DR210", OK, f"the last {what} is {journal.state} ({path})")
+        return
+    records = journal.rollback if journal.rollback else journal.steps
+    stopped = next((r for r in records if r.status not in ("done", "skipped")), None)
+    if stopped is None or all(r.status == PENDING for r in journal.steps if r.name != "preflight"):
+        exam.add("writes", "DR210", INFO, f"a {what} was planned and changed nothing ({path})")
+        return
+    where = f"step {stopped.name} is {stopped.status}" + (f": {stopped.error}" if stopped.error else "")
+    flag = (
+        ["--sandbox", str(Path(exam.config).parent.parent)]
+        if exam.target.found_by == "--sandbox"
+        else ["--config", exam.config]
+    )
+    writes_stopped = journal.done("stop-writes") and not journal.done("resume-writes")
+    exam.journal_fix = (
+        f"`{shlex.join(['mqctl', 'migrate', 'resume', *flag])}` to finish it, or "
+        f"`{shlex.join(['mqctl', 'migrate', 'rollback', *flag])}` to go back"
+    )
+    exam.add(
+        "writes",
+        "DR210",
+        ERROR,
+        f"an interrupted {what}: {journal.state}, {where} ({path})",
+        f"`{shlex.join(['mqctl', 'migrate', 'resume', *flag])}` to finish it, or "
+        f"`{shlex.join(['mqctl', 'migrate', 'rollback', *flag])}` to go back; "
+        f"`{shlex.join(['mqctl', 'migrate', 'status', *flag])}` shows every step",
+        impact="writes stay refused (the migration stopped them) until it is resumed or rolled back"
+        if writes_stopped
+        else "Milvus is between two MQs until the migration is resumed or rolled back",
+    )
+
+
+# --- the MQ ------------------------------------------------------------------------------------------------
+@contextlib.contextmanager
+def _mq_source(exam: Examination, request: Request) -> Iterator[MQSource | None]:
+    """The MQ holding the data that matters now, open: the one given; else the one Milvus runs; else the one
+    the config starts. None (with a DR300 finding) when there is none to read or it cannot be opened; errors
+    of the checks that read it are theirs."""
+    from mqctl.mq.sources import open_source
+
+    try:
+        options = _source_options(exam, request)
+        if options is None:
+            yield None
+            return
+        exam.data_mq = "rocksmq" if options.rocksmq else "natsmq"
+        opened = contextlib.ExitStack()
+        source = opened.enter_context(open_source(options))
+    except MqctlError as err:
+        severity = ERROR if exam.target.pid else WARNING
+        exam.add("mq", "DR300", severity, f"the MQ could not be read: {err.message}", err.hint)
+        yield None
+        return
+    with opened:
+        yield source
+
+
+def _source_options(exam: Examination, request: Request) -> SourceOptions | None:
+    from mqctl.mq.sources import SourceOptions, derive_source
+
+    target, res = exam.target, exam.res
+    options = SourceOptions(
+        rocksmq=Path(request.rocksmq) if request.rocksmq else None,
+        nats=request.nats,
+        nats_store=Path(request.nats_store) if request.nats_store else None,
+        timeout=request.timeout,
+    )
+    if options.explicit:
+        return options if options.nats_store is None or _store_idle(exam, options.nats_store) else None
+    running = target.mq.mq if target.mq else None
+    if running == "rocksmq" and target.paths.get("rocksmq"):
+        options.rocksmq = Path(target.paths["rocksmq"])
+        return options
+    if running == "natsmq" and target.ports.get("natsmq"):
+        options.nats = f"nats://127.0.0.1:{target.ports['natsmq']}"
+        return options
+    if running is not None and running not in EMBEDDED:
+        exam.add("mq", "DR300", INFO, f"Milvus runs {running}: the MQ checks read rocksmq and natsmq only")
+        return None
+    if running is None and target.configs and res.effective_mq in EMBEDDED:
+        derived = derive_source(res)
+        location = derived.location
+        if derived.kind == "nats":
+            options.nats = location
+            return options
+        path = Path(location)
+        if not path.is_absolute() and target.cwd:
+            path = Path(target.cwd) / path
+        if not path.exists():
+            exam.add("mq", "DR300", INFO, f"no {res.effective_mq} data at {path} ({derived.reason})")
+            return None
+        if derived.kind == "rocksmq":
+            options.rocksmq = path
+        else:
+            options.nats_store = path
+    if options.nats_store is not None and not _store_idle(exam, options.nats_store):
+        return None
+    if options.explicit:
+        return options
+    what = running or res.effective_mq or "unknown"
+    exam.add("mq", "DR300", INFO, f"the MQ is {what}: no rocksmq or natsmq data to read")
+    return None
+
+
+def mq_checks(exam: Examination, source: MQSource) -> None:
+    """Retention (as `mqctl retention show`), data warnings, disk headroom, a store used twice."""
+    from mqctl.mq.retention import ConfiguredRetention, retention_report
+
+    try:
+        found = retention_report(source, ConfiguredRetention(exam.res if exam.target.configs else None))
+    except MqctlError as err:
+        exam.add("mq", "DR301", WARNING, f"retention not checked: {err.message}", err.hint)
+        return
+    exam.data_messages = sum(int(r.actual.get("messages") or 0) for r in found.channels)
+    for group in found.finding_groups:
+        named = f"{len(group.channels)} channel(s) ({', '.join(group.channels[:3])}{'…' if len(group.channels) > 3 else ''}): "
+        exam.checks.append(
+            Check("mq", group.code, group.severity, named + group.message, group.hint, details=group.channels)
+        )
+    if not found.finding_groups:
+        exam.add(
+            "mq",
+            "DR301",
+            OK,
+            f"{source.description}: {len(found.channels)} channel(s), {exam.data_messages} message(s); "
+            "retention matches the config",
+        )
+    for warning in found.warnings:
+        exam.add("mq", "DR302", WARNING, warning, "see `mqctl channels list` for the channel; restore or rebuild it")
+    _disk_headroom(exam, source)
+    _store_users(exam, source)
+
+
+def _disk_headroom(exam: Examination, source: MQSource) -> None:
+    from mqctl.migrate.context import dir_size
+
+    res = exam.res
+    folder = Path(exam.target.paths.get("rocksmq" if exam.data_mq == "rocksmq" else "natsmq", ""))
+    store = getattr(source, "store", None)
+    if store is not None:
+        folder = Path(store)
+    if not str(folder) or not folder.is_dir():
+        return
+    if exam.data_mq == "rocksmq":
+        key, limit = (
+            "rocksmq.retentionSizeInMB",
+            _int(res.value("rocksmq.retentionSizeInMB") if exam.target.configs else None, 8192) * MiB,
+        )
+    else:
+        key, limit = (
+            "natsmq.server.maxFileStore",
+            _int(res.value("natsmq.server.maxFileStore") if exam.target.configs else None, 17179869184),
+        )
+    used = dir_size(folder)
+    free = shutil.disk_usage(folder).free
+    room = limit - used
+    if limit > 0 and room > free:
+        exam.add(
+            "mq",
+            "DR310",
+            WARNING,
+            f"{folder} may grow by {room // MiB} MiB more ({key} {limit // MiB} MiB, {used // MiB} MiB used) "
+            f"but its volume has {free // MiB} MiB free",
+            f"free disk space, or lower {key}",
+            impact="a full MQ volume stops every write and can stop Milvus (milvus #16606, #19574)",
+        )
+    else:
+        exam.add("mq", "DR310", OK, f"{folder}: {used // MiB} MiB used, {free // MiB} MiB free on its volume")
+
+
+def _store_idle(exam: Examination, store: Path) -> bool:
+    """A natsmq store read while Milvus is stopped: no other process may use it (two servers on one JetStream
+    store corrupt it). False, with the error, when one does."""
+    from mqctl.mq.nats.server import store_users
+
+    users = store_users(store)
+    if users:
+        exam.add(
+            "mq",
+            "DR311",
+            ERROR,
+            f"the natsmq store {store} is in use by {', '.join(users)}",
+            "stop that process before Milvus (or any tool) opens the store; with Milvus running, use --nats URL",
+            impact="two servers on one JetStream store corrupt it; Milvus fails to start its embedded server",
+        )
+        return False
+    exam.add("mq", "DR311", OK, f"no process uses the natsmq store {store}")
+    return True
+
+
+def _store_users(exam: Examination, source: MQSource) -> None:
+    """Milvus runs natsmq: any process besides it on its store."""
+    from mqctl.mq.nats.server import store_users
+
+    store = exam.target.paths.get("natsmq")
+    if getattr(source, "store", None) is not None or exam.data_mq != "natsmq" or not store or not Path(store).is_dir():
+        return  # a store opened by the doctor was checked before (_store_idle)
+    with contextlib.suppress(MqctlError):
+        others = [u for u in store_users(store) if not u.startswith(f"{exam.target.pid} ")]
+        if others:
+            exam.add(
+                "mq",
+                "DR311",
+                WARNING,
+                f"besides Milvus, {', '.join(others)} use(s) its natsmq store {store}",
+                "stop the other process",
+                impact="two servers on one JetStream store corrupt it",
+            )
+        else:
+            exam.add("mq", "DR311", OK, f"only Milvus uses its natsmq store {store}")
+
+
+def _int(text: str | None, default: int) -> int:
+    with contextlib.suppress(TypeError, ValueError):
+        return int(str(text).strip())
+    return default
+
+
+# --- checkpoints ---------------------------------------------------------------------------------------------
+def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> None:
+    """Every vchannel's checkpoint against the MQ (as `mqctl channels checkpoints`), and the retention window
+    against the oldest checkpoint."""
+    from mqctl.mq.checkpoints import EXPIRED, assess
+    from mqctl.mq.milvus_meta import MetaReader
+    from mqctl.mq.retention import NATS_KEYS, ROCKS_TIME_KEY, ConfiguredRetention, retention_against_checkpoints
+
+    target = exam.target
+    if exam.etcd is None:
+        severity = WARNING if target.pid is not None or exam.etcd_given else INFO
+        why = exam.etcd_error or "no etcd known"
+        exam.add(
+            "checkpoints",
+            "DR401",
+            severity,
+            f"channel checkpoints not checked: {why}",
+            "pass --etcd http://HOST:2379 (the etcd this Milvus uses)",
+        )
+        return
+    configured = ConfiguredRetention(exam.res if target.configs else None)
+    meta_path = (exam.res.value("etcd.metaSubPath") if target.configs else None) or "meta"
+    try:
+        meta = MetaReader(exam.etcd, meta_path).read()
+        assessed = assess(
+            meta,
+            source,
+            rocksmq_retention_seconds=configured.get(ROCKS_TIME_KEY).value * 60,
+            milvus_uri=target.milvus,
+            etcd=exam.etcd.shown,
+        )
+    except MqctlError as err:
+        exam.add("checkpoints", "DR401", WARNING, f"channel checkpoints not checked: {err.message}", err.hint)
+        return
+    exam.unflushed = sum(row.lag_messages or 0 for row in assessed.checkpoints)
+    exam.unflushed_rows = sum(row.lag_rows or 0 for row in assessed.checkpoints)
+    for finding in assessed.findings:
+        row = next((r for r in assessed.checkpoints if r.vchannel == finding.key), None)
+        impact = None
+        if row is not None and row.status == EXPIRED:
+            lost = f"{row.lost_messages} message(s)" if row.lost_messages is not None else "messages"
+            impact = f"a restart loses the rows in {lost} Milvus had not flushed, without an error"
+        exam.checks.append(Check.of("checkpoints", finding, impact))
+    if assessed.checkpoints and not assessed.failing:
+        exam.add(
+            "checkpoints",
+            "DR400",
+            OK,
+            f"{len(assessed.checkpoints)} vchannel(s) checked, none expired or at risk "
+            f"({exam.unflushed} message(s) after the checkpoints, {exam.unflushed_rows} inserted row(s), not "
+            "flushed yet)",
+        )
+    key = NATS_KEYS["max_age"] if exam.data_mq == "natsmq" else ROCKS_TIME_KEY
+    with contextlib.suppress(MqctlError):
+        short = retention_against_checkpoints(meta, configured.get(key), exam.data_mq or "")
+        if short is not None:
+            exam.checks.append(Check.of("checkpoints", short))
+
+
+# --- upgrade -----------------------------------------------------------------------------------------------------
+def upgrade_checks(exam: Examination) -> None:
+    target, res = exam.target, exam.res
+    running = target.mq.mq if target.mq else None
+    mqs = {mq for mq in (running, res.effective_mq) if mq}
+    version = parse_version(target.version) if target.version else None
+    if "natsmq" in mqs:
+        exam.add(
+            "upgrade",
+            "DR500",
+            WARNING,
+            "natsmq is deprecated in Milvus 2.5 and removed in 2.6 (milvus #41564): this Milvus cannot be upgraded "
+            "to 2.6 on it",
+            f"before upgrading: `{exam.migrate_command('rocksmq')}` (standalone; pulsar or kafka for a cluster)",
+            impact="a 2.6 Milvus with mq.type natsmq panics at startup",
+        )
+    elif mqs:
+        exam.add("upgrade", "DR500", OK, f"{', '.join(sorted(mqs))} exists in Milvus 2.6 as well")
+    if version is None or version < (2, 6, 0):
+        upcoming = res.effective_mq or running or "the configured MQ"
+        exam.add(
+            "upgrade",
+            "DR501",
+            INFO,
+            f"Milvus 2.6 writes mq.type into etcd at its first boot and ignores the yaml afterwards (PR #51543): "
+            f"upgraded as it stands, it keeps {upcoming} for good; a later switch is the AlterWAL path "
+            "(woodpecker <-> another MQ only, streaming enabled, an etcd config source)",
+            "choose the MQ before upgrading; `mqctl migrate plan --to ...` shows the steps",
+        )
+
+
+# --- health --------------------------------------------------------------------------------------------------------
+def health_checks(target: Target, timeout: float) -> list[Check]:
+    """/healthz of the running Milvus (runs beside the other checks)."""
+    import httpx
+
+    from mqctl import http
+
+    checks = []
+    if target.pid is None or not target.health_url:
+        checks.append(Check("health", "DR600", INFO, "no running Milvus: /healthz not checked"))
+    else:
+        try:
+            answer = http.client().get(target.health_url, timeout=timeout)
+            text = answer.text.strip()[:200]
+            if answer.status_code == 200 and "OK" in text:
+                checks.append(Check("health", "DR600", OK, f"{target.health_url} answers OK"))
+            else:
+                checks.append(
+                    Check(
+                        "health",
+                        "DR600",
+                        ERROR,
+                        f"{target.health_url} answers HTTP {answer.status_code}: {text}",
+                        f"see Milvus's log ({target.paths.get('log', 'its stdout')})",
+                        impact="a component is down: requests to it fail",
+                    )
+                )
+        except httpx.HTTPError as err:
+            checks.append(
+                Check(
+                    "health",
+                    "DR600",
+                    ERROR,
+                    f"{target.health_url} does not answer within {timeout:g} s: {type(err).__name__}",
+                    f"is METRICS_PORT {target.ports.get('health')} right? see Milvus's log",
+                )
+            )
+    return checks
+
+
+def version_check(target: Target) -> Check:
+    """The Milvus version and where it came from (the rules that differ by version use it)."""
+    if target.version:
+        return Check("health", "DR601", OK, f"Milvus {target.version} (from {target.version_from})")
+    return Check(
+        "health",
+        "DR601",
+        INFO,
+        "the Milvus version is not known (no `Version:` banner in its log, no server answering): rules that "
+        "differ by version give every version's answer",
+        "pass --milvus-version (e.g. 2.3.5)",
+    )
+
+
+def collection_checks(target: Target, timeout: float) -> list[Check]:
+    """Over gRPC: the server's version, and the collections not loaded (queries on them fail; a restart
+    loads only what was loaded)."""
+    from mqctl.milvus_client import MilvusTarget, connect, each_collection, is_loaded, server_version
+
+    if target.pid is None and not target.milvus:
+        return []
+    if not target.milvus:
+        return [Check("health", "DR602", INFO, "no gRPC address known: collections not checked", "pass --milvus URI")]
+    uri = target.milvus
+    try:
+        client = connect(MilvusTarget(uri), timeout=timeout)
+        try:
+            version = server_version(client)
+            names, not_loaded = [], []
+            for each, db, name in each_collection(MilvusTarget(uri), main=client):
+                names.append(f"{db}.{name}")
+                if not is_loaded(each, name):
+                    not_loaded.append(f"{db}.{name}")
+        finally:
+            client.close()
+    except Exception as err:  # pymilvus raises its own and gRPC errors: each is one finding, never a traceback
+        message = getattr(err, "message", None) or str(err) or type(err).__name__
+        return [
+            Check(
+                "health",
+                "DR602",
+                WARNING if target.pid is not None else INFO,
+                f"Milvus at {uri} does not answer over gRPC within {timeout:g} s: {message[:200]}",
+                "check the proxy port (proxy.port) or pass --milvus URI",
+            )
+        ]
+    if target.version is None:
+        target.version, target.version_from = version, "the server (GetVersion)"
+    if not_loaded:
+        return [
+            Check(
+                "health",
+                "DR602",
+                INFO,
+                f"{len(not_loaded)} of {len(names)} collection(s) not loaded: {', '.join(not_loaded[:10])}",
+                "load them (MilvusClient.load_collection) if they should answer queries",
+                impact="searches and queries on them fail until they are loaded",
+            )
+        ]
+    return [Check("health", "DR602", OK, f"Milvus {version} at {uri}: {len(names)} collection(s), all loaded")]

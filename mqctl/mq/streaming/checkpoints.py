@@ -1,0 +1,422 @@
+"""`mqctl channels checkpoints` on Milvus 2.6+: per vchannel and per pchannel, where recovery starts, on which
+WAL, and the hazards the 2.6 state shows (format from Milvus v2.6.x / Woodpecker v0.1.x source; not yet
+verified on a running 2.6).
+
+Hazards flagged:
+- CP110: a checkpoint whose WAL is not the pinned mq.type. After AlterWAL, consumers holding a position of the
+  old WAL loop on `WALNAME_MISMATCH` and tSafe stalls (milvus #52013, PR #52018).
+- CP111: an AlterWAL stage left mid-way (FLUSHING or ADVANCE_CHECKPOINT in a WAL checkpoint): the streaming node
+  finishes it only when it reopens the pchannel (milvus internal/streamingnode/server/wal/adaptor/opener.go).
+- CP112: segments carrying embedded Woodpecker's placeholder quorum (`127.0.0.1:59456`, id -1) on a deployment
+  whose Woodpecker runs in service mode, or next to segments with a real quorum: the next restart dials the
+  loopback address (milvus #53582, zilliztech/woodpecker #216).
+- CP113: Woodpecker segments wholly before the WAL checkpoint and still not truncated long after they closed:
+  the WAL truncator is not following the checkpoint and disks fill up (milvus #44434, #51032).
+- CP114 (info): a dropped vchannel's checkpoint holds the MaxUint64 sentinel (funcutil
+  DroppedChannelCheckpointTimestamp): shown as dropped, never as frozen or lagging (birdwatcher PR #527).
+- CP115: a key whose value does not decode with the cited format.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+
+from mqctl import clock
+from mqctl.findings import ERROR, INFO, WARNING, Finding
+from mqctl.mq.streaming import VERIFICATION
+from mqctl.mq.streaming.state import StreamingState, WalCheckpoint, tso_time
+from mqctl.mq.woodpecker.meta import Log, WoodpeckerMeta
+from mqctl.mq.woodpecker.segments import Segment
+
+RULE_WAL_MISMATCH = "CP110"
+RULE_ALTER_WAL_MIDWAY = "CP111"
+RULE_LOOPBACK_QUORUM = "CP112"
+RULE_TRUNCATION_BEHIND = "CP113"
+RULE_DROPPED = "CP114"
+RULE_UNDECODABLE = "CP115"
+RULE_WAL_EXPIRED = "CP116"
+RULE_WAL_CORRUPT = "CP117"
+RULE_NOTHING = "CP103"
+DEFAULT_TRUNCATION_LAG = dt.timedelta(hours=24)
+OK, DROPPED, MISMATCH, ALTERING, LAGGING, UNKNOWN = "ok", "dropped", "wal-mismatch", "altering", "lagging", "unknown"
+EXPIRED = "expired"
+
+
+@dataclass
+class PChannelRow:
+    pchannel: str
+    node: str | None
+    term: int | None
+    state: str | None  # streaming coordinator's PChannelMeta state
+    wal: str | None  # WAL of the checkpoint position
+    checkpoint: str | None  # position as Milvus tools print it
+    checkpoint_time: dt.datetime | None
+    alter_stage: str | None  # none | flushing | advance-checkpoint
+    alter_target: str | None
+    log_id: int | None = None  # Woodpecker
+    segments: int | None = None
+    truncated_to: str | None = None  # segment/entry, "none" when nothing was truncated
+    last_entry: str | None = None
+    untruncated_before_checkpoint: int | None = None
+    untruncated_bytes: int | None = None
+    oldest_untruncated_closed: dt.datetime | None = None
+    loopback_segments: int | None = None
+    first_retained: str | None = None  # with the WAL files: first stored entry, segment/entry
+    last_retained: str | None = None
+    status: str = OK
+    reasons: list[str] = field(default_factory=list)
+
+
+@dataclass
+class VChannelRow:
+    vchannel: str
+    pchannel: str
+    collection: str | None
+    collection_id: int | None
+    state: str | None  # VChannelMeta state: normal | dropped
+    wal: str | None  # WAL_name of datacoord's channel checkpoint
+    position: str | None
+    checkpoint_time: dt.datetime | None
+    meta_time: dt.datetime | None  # VChannelMeta checkpoint time tick
+    first_retained: str | None = None  # with the WAL files: first stored entry of its pchannel
+    status: str = OK
+    reason: str = ""
+
+
+@dataclass
+class StreamingCheckpointReport:
+    etcd: str
+    meta_root: str
+    verification: str
+    pinned_mq: str | None
+    pinned_key: str
+    woodpecker_prefix: str | None
+    woodpecker_storage: str | None
+    pchannels: list[PChannelRow]
+    vchannels: list[VChannelRow]
+    findings: list[Finding] = field(default_factory=list)
+
+    @property
+    def failing(self) -> bool:
+        return any(f.severity in (ERROR, WARNING) for f in self.findings)
+
+
+def _collection_id(vchannel: str) -> int | None:
+    tail = vchannel.rsplit("_", 1)[-1]
+    digits = tail.split("v", 1)[0]
+    return int(digits) if digits.isdigit() else None
+
+
+def _pchannel_of(vchannel: str) -> str:
+    return vchannel.rsplit("_", 1)[0] if "_" in vchannel else vchannel
+
+
+def assess_streaming(
+    state: StreamingState,
+    woodpecker: WoodpeckerMeta | None,
+    *,
+    collections: dict[int, tuple[str, str]] | None = None,
+    woodpecker_storage: str | None = None,
+    wal_files: list[Segment] | None = None,
+    truncation_lag: dt.timedelta = DEFAULT_TRUNCATION_LAG,
+    now: dt.datetime | None = None,
+    etcd: str = "",
+) -> StreamingCheckpointReport:
+    """One row per pchannel and per vchannel, with the findings. `collections`: id -> (database, name);
+    `woodpecker_storage`: woodpecker.storage.type as configured (service | minio | local), when known;
+    `wal_files`: the Woodpecker segments read from disk (mqctl.mq.woodpecker.segments), to tell whether what each
+    checkpoint needs is still stored."""
+    now = now or clock.now()
+    findings: list[Finding] = []
+    pinned = state.pinned_mq
+    logs = woodpecker.logs if woodpecker else {}
+    alter_active = {
+        p: cp.alter_wal for p, cp in state.wal_checkpoints.items() if cp.alter_wal and cp.alter_wal.stage != "none"
+    }
+
+    names = sorted(set(state.pchannels) | set(state.wal_checkpoints) | set(logs))
+    prows = []
+    for name in names:
+        assignment = state.pchannels.get(name)
+        cp = state.wal_checkpoints.get(name)
+        alter = cp.alter_wal if cp else None
+        row = PChannelRow(
+            name,
+            assignment.node_address if assignment else None,
+            assignment.term if assignment else None,
+            assignment.state if assignment else None,
+            cp.position.wal if cp and cp.position else None,
+            cp.position.text if cp and cp.position else None,
+            cp.time if cp else None,
+            alter.stage if alter else None,
+            alter.target if alter else None,
+        )
+        if cp is None:
+            row.status = UNKNOWN
+            row.reasons.append("no WAL checkpoint in streamingnode-meta (never opened by a streaming node?)")
+        if alter is not None and alter.stage != "none":
+            row.status = ALTERING
+            row.reasons.append(
+                f"AlterWAL to {alter.target} stopped at stage {alter.stage}: the streaming node finishes it when it "
+                "reopens this pchannel"
+            )
+            findings.append(
+                Finding(
+                    RULE_ALTER_WAL_MIDWAY,
+                    WARNING,
+                    f"{name}: AlterWAL to {alter.target} left at stage {alter.stage} "
+                    f"(WAL checkpoint {state.meta_root}/streamingnode-meta/wal/{name}/consume-checkpoint)",
+                    name,
+                    hint="let the streaming node reopen the pchannel (it resumes the stage); do not start another "
+                    "WAL switch until every pchannel's stage is none (milvus #52013, #52018)",
+                )
+            )
+        elif cp is not None and cp.position and pinned and cp.position.wal not in (pinned, "unknown"):
+            row.status = MISMATCH
+            row.reasons.append(f"WAL checkpoint is on {cp.position.wal}, the pinned mq.type is {pinned}")
+            findings.append(
+                Finding(
+                    RULE_WAL_MISMATCH,
+                    ERROR,
+                    f"{name}: WAL checkpoint {cp.position.text} is a {cp.position.wal} position but mq.type is "
+                    f"pinned to {pinned} ({state.pinned_key}) and no AlterWAL is under way",
+                    name,
+                    hint="a consumer seeking an old-WAL position loops on WALNAME_MISMATCH (milvus #52013); check "
+                    "the pinned mq.type and the last AlterWAL",
+                )
+            )
+        log = logs.get(name)
+        if log is not None:
+            _woodpecker_columns(row, log, cp, now, truncation_lag, findings, woodpecker_storage)
+        prows.append(row)
+
+    vrows = []
+    vnames = sorted(set(state.vchannels) | set(state.channel_checkpoints))
+    for vchannel in vnames:
+        record = state.vchannels.get(vchannel)
+        ccp = state.channel_checkpoints.get(vchannel)
+        cid = record.collection_id if record and record.collection_id else _collection_id(vchannel)
+        database_name = (collections or {}).get(cid) if cid is not None else None
+        vrow = VChannelRow(
+            vchannel,
+            record.pchannel if record else _pchannel_of(vchannel),
+            f"{database_name[0]}.{database_name[1]}" if database_name else None,
+            cid,
+            record.state if record else None,
+            ccp.wal if ccp else None,
+            None if ccp is None or ccp.dropped else ccp.position.text,
+            ccp.time if ccp else None,
+            None,
+        )
+        if record is not None:
+            vrow.meta_time = tso_time(record.checkpoint_time_tick)
+        if (ccp is not None and ccp.dropped) or (record is not None and record.state == "dropped"):
+            vrow.status = DROPPED
+            vrow.reason = (
+                "dropped: datacoord keeps the MaxUint64 sentinel as its checkpoint (not a frozen vchannel)"
+                if ccp is not None and ccp.dropped
+                else "dropped in the streaming node's vchannel meta"
+            )
+            findings.append(Finding(RULE_DROPPED, INFO, f"{vchannel}: {vrow.reason}", vchannel))
+        elif ccp is None:
+            vrow.status = UNKNOWN
+            vrow.reason = "no datacoord channel checkpoint yet"
+        else:
+            expected = pinned
+            pchannel_alter = alter_active.get(vrow.pchannel)
+            if expected and ccp.wal not in (expected, "unknown") and pchannel_alter is None:
+                vrow.status = MISMATCH
+                vrow.reason = f"channel checkpoint is a {ccp.wal} position, mq.type is pinned to {expected}"
+                findings.append(
+                    Finding(
+                        RULE_WAL_MISMATCH,
+                        ERROR,
+                        f"{vchannel}: channel checkpoint {ccp.position.text} has WAL_name {ccp.wal} but mq.type is "
+                        f"pinned to {expected} ({state.pinned_key})",
+                        vchannel,
+                        hint="query nodes seeking it loop on WALNAME_MISMATCH and tSafe stalls (milvus #52013); "
+                        "wait for AlterWAL's ADVANCE_CHECKPOINT stage to rewrite it, or flush the collection",
+                    )
+                )
+            elif ccp.wal == "unknown" and ccp.position.raw:
+                vrow.reason = "the position carries no WAL_name (written before 2.6?)"
+        vrows.append(vrow)
+
+    if wal_files is not None:
+        _against_wal_files(prows, vrows, state, woodpecker, wal_files, findings)
+    for key in state.undecodable + (woodpecker.undecodable if woodpecker else []):
+        findings.append(
+            Finding(
+                RULE_UNDECODABLE,
+                WARNING,
+                f"{key}: the value does not decode with the format mqctl was built from ({VERIFICATION})",
+                key,
+                hint="report it with the Milvus and Woodpecker versions: the format may differ in this release",
+            )
+        )
+    if not prows and not vrows:
+        findings.append(
+            Finding(
+                RULE_NOTHING,
+                INFO,
+                f"no pchannel, WAL checkpoint or channel checkpoint under {state.meta_root}/",
+                hint="check --etcd-root (etcd.rootPath) and that this etcd belongs to the Milvus 2.6 you mean",
+            )
+        )
+    order = {EXPIRED: 0, MISMATCH: 1, ALTERING: 2, LAGGING: 3, UNKNOWN: 4, OK: 5, DROPPED: 6}
+    prows.sort(key=lambda r: (order.get(r.status, 9), r.pchannel))
+    vrows.sort(key=lambda r: (order.get(r.status, 9), r.vchannel))
+    return StreamingCheckpointReport(
+        etcd,
+        state.meta_root,
+        VERIFICATION,
+        pinned,
+        state.pinned_key,
+        woodpecker.prefix if woodpecker else None,
+        woodpecker_storage,
+        prows,
+        vrows,
+        findings,
+    )
+
+
+def _woodpecker_columns(
+    row: PChannelRow,
+    log: Log,
+    cp: WalCheckpoint | None,
+    now: dt.datetime,
+    lag: dt.timedelta,
+    findings: list[Finding],
+    storage: str | None,
+) -> None:
+    row.log_id = log.id
+    row.segments = len(log.segments)
+    row.truncated_to = "none" if log.truncated_segment < 0 else f"{log.truncated_segment}/{log.truncated_entry}"
+    last = log.last_entry
+    row.last_entry = f"{last[0]}/{last[1]}" if last else None
+    loopback = [s for s in log.segments if s.embedded_quorum]
+    real = [s for s in log.segments if s.quorum_nodes and not s.embedded_quorum]
+    row.loopback_segments = len(loopback)
+    service = (storage or "").lower() == "service"
+    if loopback and (service or real):
+        why = (
+            "woodpecker.storage.type is service"
+            if service
+            else f"{len(real)} other segment(s) of this log name a real quorum"
+        )
+        row.reasons.append(f"{len(loopback)} segment(s) record the embedded placeholder quorum while {why}")
+        findings.append(
+            Finding(
+                RULE_LOOPBACK_QUORUM,
+                WARNING,
+                f"{row.pchannel}: segment(s) {', '.join(str(s.id) for s in loopback[:5])} of Woodpecker log "
+                f"{log.id} record the loopback quorum {loopback[0].quorum_nodes or ['id -1']} while {why}",
+                row.pchannel,
+                hint="the next restart dials that address from another host (milvus #53582, zilliztech/woodpecker "
+                "#216); keep the streaming nodes running and follow the upstream fix before restarting",
+            )
+        )
+    position = cp.position if cp is not None else None
+    checkpoint_segment = position.segment if position is not None else None
+    if position is None or checkpoint_segment is None:
+        return
+    behind = [
+        s for s in log.segments if s.id < checkpoint_segment and s.id > log.truncated_segment and s.state != "truncated"
+    ]
+    row.untruncated_before_checkpoint = len(behind)
+    row.untruncated_bytes = sum(max(s.size, 0) for s in behind)
+    closed = [stamp for s in behind if (stamp := s.closed_at or s.created) is not None]
+    row.oldest_untruncated_closed = min(closed) if closed else None
+    if row.oldest_untruncated_closed is not None and now - row.oldest_untruncated_closed > lag:
+        age = now - row.oldest_untruncated_closed
+        if row.status == OK:
+            row.status = LAGGING
+        row.reasons.append(
+            f"{len(behind)} segment(s) before the WAL checkpoint's segment {checkpoint_segment} are not truncated "
+            f"(truncation point {row.truncated_to}); the oldest closed {age.total_seconds() / 3600:.1f} h ago"
+        )
+        findings.append(
+            Finding(
+                RULE_TRUNCATION_BEHIND,
+                WARNING,
+                f"{row.pchannel}: Woodpecker truncation point {row.truncated_to} is behind the WAL checkpoint "
+                f"{position.text}: {len(behind)} segment(s), {row.untruncated_bytes} bytes, the oldest closed "
+                f"{age.total_seconds() / 3600:.1f} h ago",
+                row.pchannel,
+                hint="the WAL truncator does not follow the checkpoint (milvus #44434, #51032): check the streaming "
+                "node's truncator log and the Woodpecker disk usage; upgrading to a release with the fix is the cure",
+            )
+        )
+
+
+def _against_wal_files(
+    prows: list[PChannelRow],
+    vrows: list[VChannelRow],
+    state: StreamingState,
+    woodpecker: WoodpeckerMeta | None,
+    segments: list[Segment],
+    findings: list[Finding],
+) -> None:
+    """Is the entry after each WAL and channel checkpoint still in the Woodpecker files? A checkpoint before the
+    first stored entry means the streaming node (WAL checkpoint) or the flusher (channel checkpoint) cannot
+    replay what it has not persisted: those messages are gone."""
+    ids = {name: log.id for name, log in (woodpecker.logs.items() if woodpecker else [])}
+    by_log: dict[int, list[Segment]] = {}
+    for segment in segments:
+        by_log.setdefault(segment.log_id, []).append(segment)
+        for problem in segment.problems:
+            findings.append(
+                Finding(
+                    RULE_WAL_CORRUPT,
+                    WARNING,
+                    f"corrupt Woodpecker segment: {problem}",
+                    str(segment.log_id),
+                    hint="read stops at the damage: keep a copy before Milvus reopens this log",
+                )
+            )
+    firsts: dict[str, tuple[int, int]] = {}
+    for row in prows:
+        stored = [(s.segment_id, e.entry_id) for s in by_log.get(ids.get(row.pchannel, -1), []) for e in s.entries]
+        if not stored:
+            continue
+        first, last = min(stored), max(stored)
+        firsts[row.pchannel] = first
+        row.first_retained, row.last_retained = f"{first[0]}/{first[1]}", f"{last[0]}/{last[1]}"
+        cp = state.wal_checkpoints.get(row.pchannel)
+        position = cp.position if cp is not None else None
+        if position is not None and position.wal == "woodpecker" and position.order and position.order < first:
+            row.status = EXPIRED
+            row.reasons.append(f"WAL checkpoint {position.text} precedes the first stored entry {row.first_retained}")
+            findings.append(
+                Finding(
+                    RULE_WAL_EXPIRED,
+                    ERROR,
+                    f"{row.pchannel}: WAL checkpoint {position.text} precedes the first stored Woodpecker entry "
+                    f"{row.first_retained}: the streaming node cannot replay from it",
+                    row.pchannel,
+                    hint="the segments before it were removed (truncation or retention ran past the checkpoint)",
+                )
+            )
+    for vrow in vrows:
+        head = firsts.get(vrow.pchannel)
+        ccp = state.channel_checkpoints.get(vrow.vchannel)
+        if head is None or ccp is None or ccp.dropped or ccp.wal != "woodpecker" or not ccp.position.order:
+            continue
+        vrow.first_retained = f"{head[0]}/{head[1]}"
+        if ccp.position.order < head:
+            vrow.status = EXPIRED
+            vrow.reason = (
+                f"channel checkpoint {ccp.position.text} precedes the first stored entry {vrow.first_retained}"
+            )
+            findings.append(
+                Finding(
+                    RULE_WAL_EXPIRED,
+                    ERROR,
+                    f"{vrow.vchannel}: channel checkpoint {ccp.position.text} precedes the first stored Woodpecker "
+                    f"entry {vrow.first_retained}: rows not flushed after it are gone",
+                    vrow.vchannel,
+                    hint="flush the collection before any restart; check the WAL retention (woodpecker.logstore."
+                    "retentionPolicy.ttl) against the flush interval",
+                )
+            )

@@ -1,0 +1,104 @@
+"""The Milvus 2.6 message envelope: a payload and string properties (format from Milvus v2.6.x source; not yet
+verified on a running 2.6).
+
+Properties (milvus pkg/streaming/util/message/properties.go): `_v` version, `_t` message type (decimal of
+messages.proto `MessageType`, message_type.go `marshal`), `_tt` time tick (a Milvus TSO in base 36,
+encoder.go `EncodeUint64`, set by message_impl.go `WithTimeTick`), `_vc` vchannel, `_h` the type's header,
+`_tx` transaction context, `_ch` cipher header (the payload is encrypted: not decoded), `_lc` last confirmed id,
+`_bh` broadcast header, `_wt` WAL term. A message carries `_v` when it comes from the streaming service
+(`CheckIfMessageFromStreaming`). Type numbers from milvus pkg/proto/messages.proto (stored commit 003b114b9ebd).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+from mqctl.mq.streaming.state import tso_time
+
+MESSAGE_TYPES = {
+    0: "Unknown",
+    1: "TimeTick",
+    2: "Insert",
+    3: "Delete",
+    4: "Flush",
+    5: "CreateCollection",
+    6: "DropCollection",
+    7: "CreatePartition",
+    8: "DropPartition",
+    9: "ManualFlush",
+    10: "CreateSegment",
+    11: "Import",
+    12: "SchemaChange",
+    13: "AlterCollection",
+    14: "AlterLoadConfig",
+    15: "DropLoadConfig",
+    16: "CreateDatabase",
+    17: "AlterDatabase",
+    18: "DropDatabase",
+    19: "AlterAlias",
+    20: "DropAlias",
+    21: "RestoreRBAC",
+    22: "AlterUser",
+    23: "DropUser",
+    24: "AlterRole",
+    25: "DropRole",
+    26: "AlterUserRole",
+    27: "DropUserRole",
+    28: "AlterPrivilege",
+    29: "DropPrivilege",
+    30: "AlterPrivilegeGroup",
+    31: "DropPrivilegeGroup",
+    32: "AlterResourceGroup",
+    33: "DropResourceGroup",
+    34: "CreateIndex",
+    35: "AlterIndex",
+    36: "DropIndex",
+    37: "FlushAll",
+    38: "TruncateCollection",
+    700: "AlterWAL",
+    800: "AlterReplicateConfig",
+    900: "BeginTxn",
+    901: "CommitTxn",
+    902: "RollbackTxn",
+    999: "Txn",
+}
+
+
+@dataclass
+class Envelope:
+    streaming: bool  # carries `_v`: written by the 2.6 streaming service
+    version: str | None
+    type: str  # MessageType name, or "type#N"
+    time_tick: int | None
+    vchannel: str | None
+    encrypted: bool
+    in_txn: bool
+
+    @property
+    def time(self) -> dt.datetime | None:
+        return tso_time(self.time_tick)
+
+
+def read_envelope(properties: dict[str, str]) -> Envelope:
+    """What the properties say about a message; unknown or malformed values stay visible, never guessed."""
+    raw_type = properties.get("_t")
+    try:
+        number = int(raw_type) if raw_type is not None else 0
+        kind = MESSAGE_TYPES.get(number, f"type#{number}")
+    except ValueError:
+        kind = f"type {raw_type!r}"
+    tick = properties.get("_tt")
+    try:
+        time_tick = int(tick, 36) if tick else None
+    except ValueError:
+        time_tick = None
+    return Envelope(
+        "_v" in properties,
+        properties.get("_v"),
+        kind,
+        time_tick,
+        properties.get("_vc"),
+        "_ch" in properties,
+        "_tx" in properties,
+    )

@@ -1,0 +1,157 @@
+"""What `mqctl channels woodpecker PATH` reports: the segments below a Woodpecker folder (local `wp` folder or a
+directory copy of the bucket), named after their pchannels when Woodpecker's etcd meta is given, and the entries
+of one log with their 2.6 envelope. Format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a
+running 2.6."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from mqctl.config.resolve.sources import EtcdConfig
+
+from mqctl.errors import InputError, PreconditionError
+from mqctl.mq.streaming import VERIFICATION
+from mqctl.mq.streaming.envelope import read_envelope
+from mqctl.mq.woodpecker.segments import Segment, read_segments
+
+
+@dataclass
+class SegmentRow:
+    log_id: int
+    log: str | None  # the pchannel, from Woodpecker's etcd meta
+    segment: int
+    layout: str
+    state: str
+    blocks: int
+    entries: int
+    first_entry: int | None
+    last_entry: int | None
+    first_time: dt.datetime | None  # from the `_tt` time ticks
+    last_time: dt.datetime | None
+    footer_version: int | None
+    lac: int | None
+    compacted: bool | None
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EntryRow:
+    position: str  # segment/entry, as Milvus prints a Woodpecker message id
+    segment: int
+    entry: int
+    type: str
+    time: dt.datetime | None
+    vchannel: str | None
+    bytes: int
+    encrypted: bool
+    in_txn: bool
+    streaming: bool
+
+
+@dataclass
+class WoodpeckerReport:
+    path: str
+    verification: str
+    segments: list[SegmentRow]
+    entries: list[EntryRow] | None = None  # with --log
+    log: str | None = None
+
+    @property
+    def corrupt(self) -> bool:
+        return any(row.problems for row in self.segments)
+
+
+def _row(segment: Segment, names: dict[int, str]) -> SegmentRow:
+    times = [t for e in segment.entries if (t := read_envelope(e.properties).time) is not None]
+    footer = segment.footer
+    return SegmentRow(
+        segment.log_id,
+        names.get(segment.log_id),
+        segment.segment_id,
+        segment.layout,
+        segment.state,
+        segment.blocks,
+        len(segment.entries),
+        segment.first_entry,
+        segment.last_entry,
+        min(times) if times else None,
+        max(times) if times else None,
+        footer.version if footer else None,
+        footer.lac if footer else None,
+        footer.compacted if footer else None,
+        [str(p) for p in segment.problems],
+    )
+
+
+def woodpecker_report(
+    path: Path, *, names: dict[int, str] | None = None, log: str | None = None, limit: int = 20
+) -> WoodpeckerReport:
+    """Segments below `path`; with `log` (a log id or, with `names`, a pchannel) also its first `limit` entries."""
+    if not path.exists():
+        raise InputError(f"{path}: no such folder", hint="give the local `wp` folder or a directory copy of the bucket")
+    if not path.is_dir():
+        raise InputError(f"{path}: not a folder", hint="give the local `wp` folder or a directory copy of the bucket")
+    names = names or {}
+    try:
+        segments = read_segments(path)
+    except OSError as err:
+        raise PreconditionError(f"cannot read {err.filename or path}: {err.strerror}") from None
+    report = WoodpeckerReport(str(path), VERIFICATION, [_row(s, names) for s in segments])
+    if log is None:
+        return report
+    by_name = {name: log_id for log_id, name in names.items()}
+    log_id = by_name.get(log) if log in by_name else (int(log) if log.isdigit() else None)
+    if log_id is None or not any(s.log_id == log_id for s in segments):
+        known = sorted({names.get(s.log_id, str(s.log_id)) for s in segments})
+        raise InputError(f"no Woodpecker log {log!r} below {path}", hint=f"known: {', '.join(known) or 'none'}")
+    report.log = names.get(log_id, str(log_id))
+    report.entries = []
+    for segment in segments:
+        if segment.log_id != log_id:
+            continue
+        for entry in segment.entries:
+            if len(report.entries) >= limit:
+                return report
+            envelope = read_envelope(entry.properties)
+            report.entries.append(
+                EntryRow(
+                    f"{entry.segment_id}/{entry.entry_id}",
+                    entry.segment_id,
+                    entry.entry_id,
+                    envelope.type,
+                    envelope.time,
+                    envelope.vchannel,
+                    len(entry.payload),
+                    envelope.encrypted,
+                    envelope.in_txn,
+                    envelope.streaming,
+                )
+            )
+    return report
+
+
+def read_wal_folder(path_text: str) -> list[Segment]:
+    """The segments below a folder given on the command line (checked like woodpecker_report's)."""
+    if "://" in path_text:
+        raise InputError(
+            f"{path_text}: reading S3/MinIO directly is not supported yet",
+            hint="copy the bucket's Woodpecker prefix to a folder (e.g. `mc mirror` or `aws s3 sync`) and give that",
+        )
+    path = Path(path_text)
+    if not path.is_dir():
+        raise InputError(f"{path}: no such folder", hint="give the local `wp` folder or a directory copy of the bucket")
+    try:
+        return read_segments(path)
+    except OSError as err:
+        raise PreconditionError(f"cannot read {err.filename or path}: {err.strerror}") from None
+
+
+def log_names(etcd: EtcdConfig, meta_prefix: str | None = None) -> dict[int, str]:
+    """Log id -> log name (the pchannel) from Woodpecker's etcd meta."""
+    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
+
+    return {log.id: name for name, log in read_woodpecker_meta(etcd, meta_prefix).logs.items()}

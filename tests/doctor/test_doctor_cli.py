@@ -1,0 +1,349 @@
+"""`mqctl doctor` end to end through the CLI, on the real RocksMQ and natsmq fixtures and a real etcd."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mqctl.doctor.verdict import CODES
+from tests.helpers.paths import FIXTURES, REPO, SAMPLES
+from tests.helpers.servers import free_port
+
+ROCKSMQ = str(FIXTURES / "rocksmq" / "rdb_data")
+NATS_STORE = FIXTURES / "natsmq" / "store"
+
+
+def config_copy(
+    tmp_path: Path, sample: str = "milvus-2.3-standalone-rocksmq.yaml", extra: str = "", etcd: str = ""
+) -> Path:
+    """A sample config in its own folder (the migration journal sits beside it), its etcd where none answers
+    unless `etcd` is given."""
+    folder = tmp_path / "configs"
+    folder.mkdir(exist_ok=True)
+    endpoint = etcd.removeprefix("http://") if etcd else f"127.0.0.1:{free_port()}"
+    text = (SAMPLES / sample).read_text().replace("localhost:2379", endpoint)
+    path = folder / "milvus.yaml"
+    path.write_text(text + extra)
+    return path
+
+
+def checks_by_code(result) -> dict[str, list[dict]]:
+    found: dict[str, list[dict]] = {}
+    for check in result["checks"]:
+        found.setdefault(check["code"], []).append(check)
+    return found
+
+
+def test_healthy_rocksmq_fixture_is_ok_and_lists_every_check_that_ran(tmp_path, cli):
+    config = config_copy(tmp_path)
+    # the natsmq folder is this host's default in the sample: one in the test's folder keeps what another program
+    # left in /var/lib/milvus/nats out of the verdict (mq.type rocksmq, so a natsmq storeDir is no finding)
+    text = config.read_text().replace("/var/lib/milvus/nats", str(tmp_path / "nats-absent"))
+    config.write_text(text.replace("\n  type: default\n", "\n  type: rocksmq\n"))
+    result = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5", "--json")
+    assert result.code == 0, result.stderr
+    report = result.json()
+    assert report["verdict"] == "ok"
+    assert report["target"]["configs"] == [str(config)] and report["target"]["next_mq"] == "rocksmq"
+    codes = checks_by_code(report)
+    for ran in ("DR100", "DR111", "DR200", "DR210", "DR301", "DR310", "DR401", "DR500", "DR501", "DR600", "DR601"):
+        assert ran in codes, ran
+    assert codes["DR301"][0]["severity"] == "ok" and "352 message(s)" in codes["DR301"][0]["message"]
+    assert {"area", "code", "severity", "message", "fix"} <= set(report["checks"][0])
+
+    screen = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5")
+    assert screen.code == 0 and screen.stdout.startswith("verdict: ok")
+    assert "passed: DR100" in screen.stdout
+
+
+def test_mq_type_edited_to_natsmq_with_rocksmq_data_left_is_named_with_the_migration(tmp_path, cli):
+    config = config_copy(tmp_path)
+    config.write_text(config.read_text().replace("type: default", "type: natsmq"))
+    report = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5", "--json").json()
+    drift = checks_by_code(report)["DR111"][0]
+    assert drift["severity"] == "warning" and "rocksmq given holds 352 message(s)" in drift["message"]
+    assert f"mqctl config set {config} mq.type rocksmq --yes" in drift["fix"]
+    assert f"mqctl migrate --config {config} --to natsmq" in drift["fix"]
+    assert checks_by_code(report)["DR500"][0]["severity"] == "warning"  # natsmq is gone in 2.6
+    args = ("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5")
+    assert cli(*args).code == 0 and cli(*args, "--strict").code == 1  # warnings fail only with --strict
+
+
+def test_force_deny_left_true_is_an_error_with_the_command_that_reopens_writes(tmp_path, cli):
+    extra = "\nquotaAndLimits:\n  enabled: true\n  limitWriting:\n    forceDeny: true\n"
+    config = config_copy(tmp_path, extra=extra)
+    result = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5", "--json")
+    assert result.code == 1
+    report = result.json()
+    deny = checks_by_code(report)["DR200"][0]
+    assert report["verdict"] == "error" and deny["severity"] == "error"
+    assert f"{config}:" in deny["message"] and "refuses writes" in deny["message"]
+    assert deny["fix"].startswith(f"mqctl config set {config} quotaAndLimits.limitWriting.forceDeny false --yes")
+    screen = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5")
+    assert screen.code == 1 and screen.stdout.startswith("verdict: error") and "fix: mqctl config set" in screen.stdout
+
+
+def test_an_interrupted_migration_journal_says_where_it_stopped_and_how_to_go_on(tmp_path, cli):
+    from mqctl.migrate.journal import DONE, FAILED, JOURNAL_NAME, Journal
+
+    config = config_copy(tmp_path)
+    journal = Journal.new(
+        config.parent / JOURNAL_NAME,
+        "rocksmq",
+        "natsmq",
+        {"configs": [str(config)], "to": "natsmq", "milvus": {"uri": "http://127.0.0.1:19530"}},
+    )
+    for name in ("preflight", "stop-writes", "flush", "stop"):
+        journal.step(name).status = DONE
+    journal.step("switch").status = FAILED
+    journal.step("switch").error = "the config could not be written"
+    journal.save()
+    result = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5", "--json")
+    assert result.code == 1
+    found = checks_by_code(result.json())["DR210"][0]
+    assert found["severity"] == "error" and "step switch is failed: the config could not be written" in found["message"]
+    assert f"mqctl migrate resume --config {config}" in found["fix"]
+    assert f"mqctl migrate rollback --config {config}" in found["fix"]
+    assert "writes stay refused" in found["impact"]
+
+
+def test_natsmq_store_whose_streams_differ_from_the_config_is_the_10058_abort(tmp_path, cli):
+    store = tmp_path / "store"
+    shutil.copytree(NATS_STORE, store)
+    config = config_copy(tmp_path, "milvus-2.3-standalone-natsmq.yaml")
+    result = cli(
+        "doctor",
+        "--config",
+        str(config),
+        "--nats-store",
+        str(store),
+        "--milvus-version",
+        "2.3.5",
+        "--json",
+        timeout=120,
+    )
+    assert result.code == 1, result.stderr
+    drift = checks_by_code(result.json())["RET100"][0]
+    assert drift["area"] == "mq" and "10058" in drift["message"] and "retention apply" in drift["fix"]
+
+    # the same store against a config that says what its streams were created with (no age limit): no drift
+    config.write_text(re.sub(r"maxAge: \d+", "maxAge: 0", config.read_text()))
+    same = cli(
+        "doctor",
+        "--config",
+        str(config),
+        "--nats-store",
+        str(store),
+        "--milvus-version",
+        "2.3.5",
+        "--json",
+        timeout=120,
+    ).json()
+    assert "RET100" not in checks_by_code(same)
+
+
+def _etcd_put(url: str, key: str, value: str) -> None:
+    import httpx
+
+    body = {"key": base64.b64encode(key.encode()).decode(), "value": base64.b64encode(value.encode()).decode()}
+    httpx.post(f"{url}/v3/kv/put", json=body, timeout=5).raise_for_status()
+
+
+@pytest.mark.etcd
+def test_an_etcd_override_that_contradicts_the_file_and_a_deny_set_in_etcd(tmp_path, cli, etcd_url):
+    config = config_copy(tmp_path, etcd=etcd_url)
+    _etcd_put(etcd_url, "by-dev/config/mq/type", "natsmq")
+    _etcd_put(etcd_url, "by-dev/config/quotaAndLimits/enabled", "true")
+    _etcd_put(etcd_url, "by-dev/config/quotaAndLimits/limitWriting/forceDeny", "true")
+    result = cli("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5", "--json")
+    assert result.code == 1
+    report = result.json()
+    codes = checks_by_code(report)
+    assert report["target"]["next_mq"] == "natsmq"
+    assert any("by-dev/config/mq/type" in c["message"] for c in codes["MQ150"])  # the override hides the yaml
+    assert codes["DR111"][0]["severity"] == "warning"
+    deny = codes["DR200"][0]
+    assert deny["severity"] == "error" and "etcd by-dev/config/quotaAndLimits/limitWriting/forceDeny" in deny["message"]
+    assert "etcdctl --endpoints" in deny["fix"]
+    # the etcd answers: the checkpoints were read (the fixture's etcd meta is not in it: nothing to compare)
+    assert "DR401" not in codes
+
+
+def test_nothing_to_examine_is_exit_3_one_line_and_one_json_error(cli):
+    from mqctl.doctor.discovery import candidates
+
+    if candidates():
+        pytest.skip("a Milvus standalone runs on this host")
+    result = cli("doctor")
+    assert result.code == 3 and result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and "--pid PID" in result.stderr
+    as_json = cli("doctor", "--json")
+    assert as_json.code == 3 and set(json.loads(as_json.stdout)) == {"error"}
+
+
+def test_a_pid_of_no_process_is_exit_3_one_line_and_one_json_error(cli):
+    result = cli("doctor", "--pid", "999999999")
+    assert result.code == 3 and result.stdout == ""
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()] and "no such process" in result.stderr
+    as_json = cli("doctor", "--pid", "999999999", "--json")
+    error = as_json.json()["error"]
+    assert as_json.code == 3 and list(as_json.json()) == ["error"] and "--sandbox" in error["hint"]
+
+
+def test_bad_usage_is_exit_2(tmp_path, cli):
+    both = cli("doctor", "--pid", "1", "--sandbox", str(tmp_path))
+    assert both.code == 2 and "choose --pid or --sandbox" in both.stderr
+    two = cli("doctor", "--rocksmq", ROCKSMQ, "--nats", "nats://127.0.0.1:1")
+    assert two.code == 2 and "choose one MQ source" in two.stderr
+    not_milvus = cli("doctor", "--pid", "1", "--json")
+    assert not_milvus.code in (2, 3) and "error" in not_milvus.json()
+
+
+def test_empty_mq_type_in_the_environment_makes_explain_predict_the_panic(cli):
+    result = cli(
+        "config", "explain", str(SAMPLES / "milvus-2.3-standalone-rocksmq.yaml"), "--env", "--json", env={"MQ_TYPE": ""}
+    )
+    assert result.json()["panic"] == "mq type  is invalid"
+
+
+def test_every_doctor_code_is_documented():
+    page = (REPO / "docs" / "doctor.md").read_text()
+    missing = [code.code for code in CODES if f"`{code.code}`" not in page]
+    assert not missing
+    assert "docs/doctor.md" in (REPO / "README.md").read_text()
+
+
+# --- Milvus meta in etcd, encoded by hand from Milvus's field numbers (as tests/test_checkpoints.py does) --------
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _field(number: int, value: int | bytes | str) -> bytes:
+    if isinstance(value, int):
+        return _varint(number << 3) + _varint(value) if value else b""
+    raw = value.encode() if isinstance(value, str) else value
+    return _varint(number << 3 | 2) + _varint(len(raw)) + raw
+
+
+def _put_collection(etcd_url: str, root: str, insert: dict, pchannel: str, checkpoint: int, ts: int) -> None:
+    """etcdpb.CollectionInfo (ID 1, schema 2 with name 1, vchannels 7, pchannels 8, db_id 15) and the vchannel's
+    channel checkpoint, a msgpb.MsgPosition (channel_name 1, msgID 2 as 8 bytes little-endian, timestamp 4)."""
+    import httpx
+
+    vchannel, cid = insert["shard"], insert["collection_id"]
+    info = _field(1, cid) + _field(2, _field(1, insert["collection"])) + _field(7, vchannel) + _field(8, pchannel)
+    cp = _field(1, vchannel) + _field(2, checkpoint.to_bytes(8, "little")) + _field(4, ts)
+    for key, value in (
+        (f"{root}/meta/root-coord/database/collection-info/1/{cid}", info + _field(15, 1)),
+        (f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", cp),
+    ):
+        body = {"key": base64.b64encode(key.encode()).decode(), "value": base64.b64encode(value).decode()}
+        httpx.post(f"{etcd_url}/v3/kv/put", json=body, timeout=5).raise_for_status()
+
+
+def _purge_below(store: Path, stream: str, sequence: int) -> None:
+    """What natsmq retention does to old messages: the stream drops everything below `sequence`."""
+    import asyncio
+
+    import nats
+
+    from mqctl.mq.nats.server import private_nats_server
+
+    async def purge(url: str) -> None:
+        client = await nats.connect(url)
+        try:
+            await client.jsm().purge_stream(stream, seq=sequence)
+        finally:
+            await client.close()
+
+    with private_nats_server(store, writable=True) as url:
+        asyncio.run(purge(url))
+
+
+@pytest.mark.etcd
+def test_natsmq_retention_past_a_checkpoint_is_an_error_with_the_rows_at_risk(tmp_path, cli, etcd_url):
+    store = tmp_path / "store"
+    shutil.copytree(NATS_STORE, store)
+    channel = "by-dev-rootcoord-dml_0"
+    peeked = cli("channels", "peek", channel, "--nats-store", str(store), "--type", "insert", "--json")
+    insert = peeked.json()["messages"][0]
+    _purge_below(store, channel, insert["id"] + 2)  # the insert and the message after it are gone
+    _put_collection(etcd_url, "doctor", insert, channel, insert["id"] - 1, insert["tso"] - 1)
+    config = config_copy(tmp_path, "milvus-2.3-standalone-natsmq.yaml", etcd=etcd_url)
+    config.write_text(
+        re.sub(r"maxAge: \d+", "maxAge: 0", config.read_text().replace("rootPath: by-dev", "rootPath: doctor"))
+    )
+    result = cli("doctor", "--config", str(config), "--nats-store", str(store), "--milvus-version", "2.3.5", "--json")
+    assert result.code == 1, result.stderr
+    expired = checks_by_code(result.json())["CP100"][0]
+    assert expired["area"] == "checkpoints" and expired["severity"] == "error"
+    assert insert["shard"] in expired["message"] and "FlushAll" in expired["fix"]
+    assert expired["impact"] == "a restart loses the rows in 2 message(s) Milvus had not flushed, without an error"
+
+
+def test_a_natsmq_store_another_server_uses_is_an_error_and_is_not_opened(tmp_path, cli):
+    import subprocess
+
+    from mqctl.mq.nats.server import nats_server_binary
+
+    store = tmp_path / "store"
+    shutil.copytree(NATS_STORE, store)
+    conf = tmp_path / "other.conf"
+    conf.write_text(f"listen: 127.0.0.1:{free_port()}\njetstream {{ store_dir: {json.dumps(str(store))} }}\n")
+    server = subprocess.Popen(
+        [nats_server_binary(), "-c", str(conf)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        config = config_copy(tmp_path, "milvus-2.3-standalone-natsmq.yaml")
+        result = cli(
+            "doctor", "--config", str(config), "--nats-store", str(store), "--milvus-version", "2.3.5", "--json"
+        )
+        assert result.code == 1, result.stderr
+        used = checks_by_code(result.json())["DR311"][0]
+        assert used["severity"] == "error" and f"{server.pid} (nats-server)" in used["message"]
+        assert "RET100" not in checks_by_code(result.json())  # the store was not opened
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def test_rocksmq_data_left_behind_by_a_switch_without_migration_and_by_a_finished_one(tmp_path, cli):
+    """Milvus stopped, its config on natsmq: a non-empty rocksmq.path is a warning, unless the journal of a
+    completed rocksmq -> natsmq migration explains it (the old folder stays, by design)."""
+    from mqctl.migrate.journal import COMPLETED, JOURNAL_NAME, Journal
+
+    rocks, store = tmp_path / "rdb_data", tmp_path / "store"
+    shutil.copytree(ROCKSMQ, rocks)
+    shutil.copytree(NATS_STORE, store)
+    config = config_copy(tmp_path, "milvus-2.3-standalone-natsmq.yaml")
+    text = (
+        config.read_text().replace("/var/lib/milvus/rdb_data", str(rocks)).replace("/var/lib/milvus/nats", str(store))
+    )
+    config.write_text(re.sub(r"maxAge: \d+", "maxAge: 0", text))
+    args = ("doctor", "--config", str(config), "--milvus-version", "2.3.5", "--json")
+    report = cli(*args).json()
+    assert report["target"]["paths"]["natsmq"] == str(store)  # the store the config names is the one read
+    left = checks_by_code(report)["DR111"][0]
+    assert left["severity"] == "warning" and f"the rocksmq folder {rocks} still holds" in left["message"]
+    assert f"mqctl channels list --rocksmq {rocks}" in left["fix"]
+
+    journal = Journal.new(
+        config.parent / JOURNAL_NAME,
+        "rocksmq",
+        "natsmq",
+        {"configs": [str(config)], "to": "natsmq", "milvus": {"uri": "http://127.0.0.1:19530"}},
+    )
+    journal.state = COMPLETED
+    journal.save()
+    explained = checks_by_code(cli(*args).json())["DR111"][0]
+    assert explained["severity"] == "info" and f"completed migration {journal.id} left behind" in explained["message"]

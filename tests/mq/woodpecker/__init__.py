@@ -1,0 +1,1 @@
+"""Tests of mqctl.mq.woodpecker: its meta in etcd and its segment files."""

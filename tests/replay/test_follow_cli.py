@@ -1,0 +1,131 @@
+"""Follow mode's checks that need no Spark: bad usage through the CLI (exit 2, one line, before any JVM
+starts) and the pure logic of stream.py (sharing a batch cap, stream options) on the real RocksMQ fixture."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mqctl.errors import InputError
+from tests.helpers.paths import FIXTURES
+
+ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
+DML_0 = "by-dev-rootcoord-dml_0"
+
+
+def follow_args(tmp_path, *extra: str) -> list[str]:
+    return [
+        "replay", "--to-spark", "--follow", "--rocksmq", str(ROCKSMQ), "--collection", "items",
+        "--output", str(tmp_path / "out"), *extra,
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--checkpoint-location", "CKPT", "--checkpoint", "x.json"], "use --checkpoint-location DIR with --follow"),
+        ([], "--follow needs --checkpoint-location DIR"),
+        (["--checkpoint-location", "CKPT", "--mode", "append"], "--mode does not apply to --follow"),
+        (["--checkpoint-location", "CKPT", "--to", "100"], "--follow reads without an end"),
+        (["--checkpoint-location", "CKPT", "--trigger", "0"], "--trigger 0 is not a positive number"),
+        (["--checkpoint-location", "CKPT", "--from", "yesterday"], "--from 'yesterday' is neither"),
+        (["--checkpoint-location", "s3a://bucket/ckpt"], "only a local folder"),
+    ],
+)
+def test_bad_follow_usage_is_one_line_and_exit_2(cli, tmp_path, extra, message):
+    args = [str(tmp_path / "ckpt") if item == "CKPT" else item for item in extra]
+    result = cli(*follow_args(tmp_path, *args))
+    assert result.code == 2, result.stderr
+    assert message in result.stderr and len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+@pytest.mark.parametrize("option", ["--checkpoint-location", "--available-now", "--allow-data-loss"])
+def test_follow_options_without_follow_are_refused(cli, tmp_path, option):
+    value = [str(tmp_path / "ckpt")] if option == "--checkpoint-location" else []
+    result = cli(
+        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "out"), option, *value
+    )  # fmt: skip
+    assert result.code == 2 and f"{option} goes with --follow" in result.stderr
+
+
+def test_output_or_checkpoint_inside_the_source_folders_is_refused(cli, tmp_path):
+    inside = cli(*follow_args(tmp_path, "--checkpoint-location", str(ROCKSMQ / "ckpt")))
+    assert inside.code == 2 and f"is inside the RocksMQ folder {ROCKSMQ}" in inside.stderr
+    meta = ROCKSMQ.with_name("rdb_data_meta_kv")
+    into_meta = cli(
+        "replay", "--to-spark", "--follow", "--rocksmq", str(ROCKSMQ), "--output", str(meta / "x" / ".." / "out"),
+        "--checkpoint-location", str(tmp_path / "ckpt"),
+    )  # fmt: skip
+    assert into_meta.code == 2 and f"is inside RocksMQ's metadata folder {meta}" in into_meta.stderr
+    holding = cli(*follow_args(tmp_path, "--checkpoint-location", str(FIXTURES.parent)))
+    assert holding.code == 2 and "holds the RocksMQ folder" in holding.stderr
+    nested = cli(*follow_args(tmp_path, "--checkpoint-location", str(tmp_path / "out" / "ckpt")))
+    assert nested.code == 2 and "overlap" in nested.stderr
+    assert not (ROCKSMQ / "ckpt").exists() and not (tmp_path / "out").exists()
+
+
+def test_a_checkpoint_of_spark_but_not_of_mqctl_or_of_another_query_is_refused(cli, tmp_path):
+    foreign = tmp_path / "foreign"
+    (foreign / "offsets").mkdir(parents=True)
+    (foreign / "offsets" / "0").write_text("v1\n{}\n")
+    result = cli(*follow_args(tmp_path, "--checkpoint-location", str(foreign)))
+    assert result.code == 2 and "it is not a follow checkpoint of mqctl" in result.stderr
+
+    other = tmp_path / "other"
+    (other / "offsets").mkdir(parents=True)
+    (other / "offsets" / "0").write_text("v1\n{}\n")
+    state = {
+        "format": "mqctl-follow/1",
+        "source": f"rocksmq:{ROCKSMQ.resolve()}",
+        "target": str((tmp_path / "out").resolve()),
+        "selection": {"channels": "", "shape": "rows", "collection": "skus", "types": ""},
+        "started_from": "earliest",
+        "stream_options": {"startingOffsets": "earliest"},
+        "created": "2026-01-01T00:00:00Z",
+    }
+    (other / "mqctl-follow.json").write_text(json.dumps(state))
+    result = cli(*follow_args(tmp_path, "--checkpoint-location", str(other)))
+    assert result.code == 2 and "belongs to a follow query of collection skus, not of collection items" in result.stderr
+
+
+# ---------------------------------------------------------------------------- stream.py's pure parts
+def test_a_batch_cap_is_shared_by_backlog_and_never_exceeded():
+    from mqctl.replay.stream import share
+
+    assert share({"a": 5, "b": 3}, 100) == {"a": 5, "b": 3}
+    granted = share({"a": 900, "b": 90, "c": 10}, 100)
+    assert granted == {"a": 90, "b": 9, "c": 1} and sum(granted.values()) == 100
+    uneven = share({"a": 7, "b": 7, "c": 7}, 10)
+    assert sum(uneven.values()) == 10 and all(count <= 7 for count in uneven.values())
+
+
+def test_stream_options_are_checked():
+    from mqctl.replay.stream import stream_settings
+
+    assert stream_settings({"startingOffsets": '{"x": 5}'}).starting == {"x": 5}
+    assert stream_settings({"maxMessagesPerTrigger": "10"}).max_messages == 10
+    assert stream_settings({}).fail_on_data_loss is True
+    for bad in ({"startingOffsets": "soon"}, {"maxMessagesPerTrigger": "0"}, {"failOnDataLoss": "maybe"}, {"to": "1"}):
+        with pytest.raises(InputError):
+            stream_settings(bad)
+
+
+def test_visibility_ends_after_the_last_time_tick_and_caps_count_stored_messages():
+    from mqctl.mq.rocksmq.reader import RocksMQSource
+    from mqctl.replay.stream import count_messages, end_after, visible_end
+
+    with RocksMQSource(ROCKSMQ) as source:
+        first, last = source.id_range(DML_0)  # type: ignore[misc]
+        ids = [raw.id for raw in source.iter_messages(DML_0)]
+        assert visible_end(source, DML_0, first, last) == last + 1  # the fixture's channels end on a time tick
+        assert visible_end(source, "by-dev-replicate-msg", 0, 5) == 6  # no time ticks there: all is visible
+        assert count_messages(source, DML_0, first, last + 1) == len(ids) == 116
+        assert end_after(source, DML_0, first, last + 1, 10) == ids[9] + 1
+        assert count_messages(source, DML_0, first, ids[9] + 1) == 10
+
+
+def test_a_batch_replay_into_a_source_folder_is_refused_too(cli, tmp_path):
+    result = cli("replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(ROCKSMQ / "replayed"))
+    assert result.code == 2 and f"is inside the RocksMQ folder {ROCKSMQ}" in result.stderr
+    assert not (ROCKSMQ / "replayed").exists()
