@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mqctl.doctor.verdict import CODES
+from tests.helpers.milvus_meta import collection_info, position, put
 from tests.helpers.paths import FIXTURES, REPO, SAMPLES
 from tests.helpers.servers import free_port
 
@@ -218,37 +219,13 @@ def test_every_doctor_code_is_documented():
     assert "docs/doctor.md" in (REPO / "README.md").read_text()
 
 
-# --- Milvus meta in etcd, encoded by hand from Milvus's field numbers (as tests/test_checkpoints.py does) --------
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(number: int, value: int | bytes | str) -> bytes:
-    if isinstance(value, int):
-        return _varint(number << 3) + _varint(value) if value else b""
-    raw = value.encode() if isinstance(value, str) else value
-    return _varint(number << 3 | 2) + _varint(len(raw)) + raw
-
-
 def _put_collection(etcd_url: str, root: str, insert: dict, pchannel: str, checkpoint: int, ts: int) -> None:
-    """etcdpb.CollectionInfo (ID 1, schema 2 with name 1, vchannels 7, pchannels 8, db_id 15) and the vchannel's
-    channel checkpoint, a msgpb.MsgPosition (channel_name 1, msgID 2 as 8 bytes little-endian, timestamp 4)."""
-    import httpx
-
+    """The collection (etcdpb.CollectionInfo) and its vchannel's channel checkpoint (msgpb.MsgPosition), written
+    by hand from Milvus's field numbers."""
     vchannel, cid = insert["shard"], insert["collection_id"]
-    info = _field(1, cid) + _field(2, _field(1, insert["collection"])) + _field(7, vchannel) + _field(8, pchannel)
-    cp = _field(1, vchannel) + _field(2, checkpoint.to_bytes(8, "little")) + _field(4, ts)
-    for key, value in (
-        (f"{root}/meta/root-coord/database/collection-info/1/{cid}", info + _field(15, 1)),
-        (f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", cp),
-    ):
-        body = {"key": base64.b64encode(key.encode()).decode(), "value": base64.b64encode(value).decode()}
-        httpx.post(f"{etcd_url}/v3/kv/put", json=body, timeout=5).raise_for_status()
+    put(etcd_url, f"{root}/meta/root-coord/database/collection-info/1/{cid}",
+        collection_info(cid, insert["collection"], {vchannel: pchannel}))  # fmt: skip
+    put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, checkpoint, ts))
 
 
 def _purge_below(store: Path, stream: str, sequence: int) -> None:

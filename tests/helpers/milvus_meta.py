@@ -7,24 +7,7 @@ import base64
 
 import httpx
 
-
-# --- protobuf wire format, enough to write Milvus meta ----------------------------------------------
-def varint(value: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def field_int(number: int, value: int) -> bytes:
-    return varint(number << 3) + varint(value) if value else b""
-
-
-def field_bytes(number: int, value: bytes | str) -> bytes:
-    raw = value.encode() if isinstance(value, str) else value
-    return varint(number << 3 | 2) + varint(len(raw)) + raw
+from tests.helpers.protowire import field_bytes, field_int
 
 
 def position(vchannel: str, msg_id: int, ts: int) -> bytes:

@@ -10,36 +10,14 @@ PulsarApi.proto MessageIdData.
 from __future__ import annotations
 
 import base64
-import struct
 
 import httpx
+
+from tests.helpers.protowire import field_bytes, field_fixed64, field_int
 
 # pymilvus common.WALName numbers
 ROCKSMQ, PULSAR, KAFKA, WOODPECKER = 1, 2, 3, 4
 MAX_UINT64 = 2**64 - 1
-
-
-def varint(value: int) -> bytes:
-    value &= (1 << 64) - 1  # negative int64 -> two's complement, 10 bytes
-    out = bytearray()
-    while True:
-        byte, value = value & 0x7F, value >> 7
-        out.append(byte | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def f_int(number: int, value: int) -> bytes:
-    return varint(number << 3) + varint(value) if value else b""
-
-
-def f_fixed64(number: int, value: int) -> bytes:
-    return varint(number << 3 | 1) + struct.pack("<Q", value) if value else b""
-
-
-def f_bytes(number: int, value: bytes | str) -> bytes:
-    raw = value.encode() if isinstance(value, str) else value
-    return varint(number << 3 | 2) + varint(len(raw)) + raw
 
 
 def tso(unix_seconds: float, logical: int = 0) -> int:
@@ -59,12 +37,12 @@ def base36(value: int) -> str:
 
 def wp_id_bytes(segment: int, entry: int) -> bytes:
     """woodpecker LogMessageIdData: segId 1, entryId 2."""
-    return f_int(1, segment) + f_int(2, entry)
+    return field_int(1, segment) + field_int(2, entry)
 
 
 def pulsar_id_bytes(ledger: int, entry: int, batch: int = 0) -> bytes:
     """PulsarApi.proto MessageIdData: ledgerId 1, entryId 2, partition 3, batch_index 4."""
-    return f_int(1, ledger) + f_int(2, entry) + f_int(4, batch)
+    return field_int(1, ledger) + field_int(2, entry) + field_int(4, batch)
 
 
 def message_id(wal: int, id_text: str) -> bytes:
@@ -101,35 +79,42 @@ def wal_checkpoint(
 ) -> bytes:
     """WALCheckpoint: message_id 1, time_tick 2, recovery_magic 3, alter_wal_state 6 (AlterWALState:
     target_wal_name 1, time_tick 2, configs 3 (map entries key 1 value 2), stage 4)."""
-    out = f_bytes(1, msg_id) + f_int(2, time_tick) + f_int(3, magic)
+    out = field_bytes(1, msg_id) + field_int(2, time_tick) + field_int(3, magic)
     if alter is not None:
         target, tt, stage, configs = alter
-        state = f_int(1, target) + f_int(2, tt)
-        state += b"".join(f_bytes(3, f_bytes(1, k) + f_bytes(2, v)) for k, v in configs.items())
-        state += f_int(4, stage)
-        out += f_bytes(6, state)
+        state = field_int(1, target) + field_int(2, tt)
+        state += b"".join(field_bytes(3, field_bytes(1, k) + field_bytes(2, v)) for k, v in configs.items())
+        state += field_int(4, stage)
+        out += field_bytes(6, state)
     return out
 
 
 def pchannel_meta(name: str, term: int, node_id: int, address: str, state: int = 3, assigned_s: int = 0) -> bytes:
     """PChannelMeta: channel 1 (PChannelInfo name 1, term 2, access_mode 3), node 2 (StreamingNodeInfo
     server_id 1, address 2), state 3, histories 4, last_assign_timestamp_seconds 5."""
-    channel = f_bytes(1, name) + f_int(2, term)
-    node = f_int(1, node_id) + f_bytes(2, address)
-    history = f_int(1, term - 1) + f_bytes(2, f_int(1, node_id) + f_bytes(2, address)) if term > 1 else b""
+    channel = field_bytes(1, name) + field_int(2, term)
+    node = field_int(1, node_id) + field_bytes(2, address)
+    history = (
+        field_int(1, term - 1) + field_bytes(2, field_int(1, node_id) + field_bytes(2, address)) if term > 1 else b""
+    )
     return (
-        f_bytes(1, channel)
-        + f_bytes(2, node)
-        + f_int(3, state)
-        + (f_bytes(4, history) if history else b"")
-        + f_int(5, assigned_s)
+        field_bytes(1, channel)
+        + field_bytes(2, node)
+        + field_int(3, state)
+        + (field_bytes(4, history) if history else b"")
+        + field_int(5, assigned_s)
     )
 
 
 def vchannel_meta(vchannel: str, state: int, collection_id: int, checkpoint_tt: int) -> bytes:
     """VChannelMeta: vchannel 1, state 2 (normal 1, dropped 2), collection_info 3 (collection_id 1),
     checkpoint_time_tick 4."""
-    return f_bytes(1, vchannel) + f_int(2, state) + f_bytes(3, f_int(1, collection_id)) + f_int(4, checkpoint_tt)
+    return (
+        field_bytes(1, vchannel)
+        + field_int(2, state)
+        + field_bytes(3, field_int(1, collection_id))
+        + field_int(4, checkpoint_tt)
+    )
 
 
 # --- woodpecker meta.proto ----------------------------------------------------------------------------------
@@ -137,12 +122,12 @@ def log_meta(log_id: int, created_s: int, truncated_segment: int = -1, truncated
     """LogMeta: logId 1, max_segment_roll_time_seconds 2, creation_timestamp 6 (fixed64), modification 7,
     truncated_segment_id 8, truncated_entry_id 9."""
     return (
-        f_int(1, log_id)
-        + f_int(2, 600)
-        + f_fixed64(6, created_s)
-        + f_fixed64(7, created_s)
-        + f_int(8, truncated_segment)
-        + f_int(9, truncated_entry)
+        field_int(1, log_id)
+        + field_int(2, 600)
+        + field_fixed64(6, created_s)
+        + field_fixed64(7, created_s)
+        + field_int(8, truncated_segment)
+        + field_int(9, truncated_entry)
     )
 
 
@@ -161,16 +146,22 @@ def segment_meta(
     """SegmentMetadata: segNo 1, createTime 2, state 4 (Active 0, Completed 2, Sealed 3, Truncated 4),
     completionTime 5, lastEntryId 6, size 7, sealedTime 8, quorum 9 (QuorumInfo id 1, es 2, wq 3, aq 4,
     nodes 5)."""
-    quorum = f_int(1, quorum_id) + f_int(2, 1) + f_int(3, 1) + f_int(4, 1) + b"".join(f_bytes(5, n) for n in nodes)
+    quorum = (
+        field_int(1, quorum_id)
+        + field_int(2, 1)
+        + field_int(3, 1)
+        + field_int(4, 1)
+        + b"".join(field_bytes(5, n) for n in nodes)
+    )
     return (
-        f_int(1, seg_no)
-        + f_int(2, created_ms)
-        + f_int(4, state)
-        + f_int(5, completed_ms)
-        + f_int(6, last_entry)
-        + f_int(7, size)
-        + f_int(8, sealed_ms)
-        + f_bytes(9, quorum)
+        field_int(1, seg_no)
+        + field_int(2, created_ms)
+        + field_int(4, state)
+        + field_int(5, completed_ms)
+        + field_int(6, last_entry)
+        + field_int(7, size)
+        + field_int(8, sealed_ms)
+        + field_bytes(9, quorum)
     )
 
 
@@ -184,6 +175,6 @@ def put(etcd_url: str, key: str, value: bytes | str) -> None:
 def collection_info(cid: int, name: str, vchannels: dict[str, str], db_id: int = 1) -> bytes:
     """etcdpb.CollectionInfo: ID 1, schema 2 (CollectionSchema name 1), virtual_channel_names 7,
     physical_channel_names 8, db_id 15."""
-    out = f_int(1, cid) + f_bytes(2, f_bytes(1, name))
-    out += b"".join(f_bytes(7, v) for v in vchannels) + b"".join(f_bytes(8, p) for p in vchannels.values())
-    return out + f_int(15, db_id)
+    out = field_int(1, cid) + field_bytes(2, field_bytes(1, name))
+    out += b"".join(field_bytes(7, v) for v in vchannels) + b"".join(field_bytes(8, p) for p in vchannels.values())
+    return out + field_int(15, db_id)

@@ -9,7 +9,7 @@ import struct
 import zlib
 from pathlib import Path
 
-from tests.helpers.streaming_meta import f_bytes
+from tests.helpers.protowire import field_bytes
 
 
 def record(kind: int, payload: bytes) -> bytes:
@@ -22,7 +22,9 @@ def header(first_entry: int, version: int = 6) -> bytes:
 
 
 def message(payload: bytes, properties: dict[str, str]) -> bytes:
-    return f_bytes(1, payload) + b"".join(f_bytes(2, f_bytes(1, k) + f_bytes(2, v)) for k, v in properties.items())
+    return field_bytes(1, payload) + b"".join(
+        field_bytes(2, field_bytes(1, k) + field_bytes(2, v)) for k, v in properties.items()
+    )
 
 
 def block(number: int, first_entry: int, messages: list[bytes]) -> bytes:
