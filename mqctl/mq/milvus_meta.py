@@ -179,8 +179,9 @@ def physical_channel(vchannel: str) -> str:
     return vchannel.rsplit("_", 1)[0] if "_" in vchannel else vchannel
 
 
-class MetaReader:
-    """Reads the channel meta of one Milvus from etcd (an EtcdConfig for its JSON gateway)."""
+class MetaRange:
+    """The keys under `<rootPath>/<metaSubPath>/` of one Milvus in etcd (an EtcdConfig for its JSON gateway),
+    deleted keys' tombstones left out: what the 2.5 meta reader and the 2.6 streaming reader both read."""
 
     def __init__(self, etcd: EtcdConfig, meta_sub_path: str = "meta"):
         self.etcd = etcd
@@ -189,6 +190,10 @@ class MetaReader:
     def _range(self, sub: str) -> list[tuple[str, bytes]]:
         prefix = f"{self.root}/{sub}"
         return [(key[len(prefix) :], value) for key, value in self.etcd.get_prefix(prefix) if value != TOMBSTONE]
+
+
+class MetaReader(MetaRange):
+    """Reads the channel meta of one Milvus 2.2-2.5 from etcd."""
 
     def refuse_streaming(self) -> None:
         if self._range(STREAMING_WAL):

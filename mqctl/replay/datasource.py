@@ -58,23 +58,19 @@ class MilvusMQDataSource(DataSource):
         return rows_ddl(schema_from_json(self.collection_schema)[0])
 
     def reader(self, schema: StructType) -> MilvusMQReader:
-        _load_runtime()
-        from mqctl.replay.options import parse_options
-
-        options = dict(self.options)
-        opts = parse_options(options)
-        if opts.shape == "rows":
-            # schema() is skipped when the caller gave a schema itself: find the collection here then.
-            options["collection_schema"] = (
-                getattr(self, "collection_schema", None) or opts.collection_schema or _find_schema_json(opts)
-            )
-        return MilvusMQReader(options, schema)
+        return MilvusMQReader(self._reader_options(), schema)
 
     def streamReader(self, schema: StructType) -> MilvusMQStreamReader:
         """`spark.readStream.format("milvus_mq")`: follow the channels (see stream.py)."""
+        from mqctl.replay.stream import MilvusMQStreamReader
+
+        return MilvusMQStreamReader(self._reader_options(), schema)
+
+    def _reader_options(self) -> dict[str, str]:
+        """The options a batch or stream reader gets: the `rows` shape with its collection's schema found here,
+        since schema() is skipped when the caller gave a schema itself."""
         _load_runtime()
         from mqctl.replay.options import parse_options
-        from mqctl.replay.stream import MilvusMQStreamReader
 
         options = dict(self.options)
         opts = parse_options(options)
@@ -82,7 +78,7 @@ class MilvusMQDataSource(DataSource):
             options["collection_schema"] = (
                 getattr(self, "collection_schema", None) or opts.collection_schema or _find_schema_json(opts)
             )
-        return MilvusMQStreamReader(options, schema)
+        return options
 
 
 class MilvusMQReader(DataSourceReader):

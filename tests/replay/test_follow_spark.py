@@ -29,18 +29,6 @@ pytestmark = pytest.mark.spark
 DML_0 = "by-dev-rootcoord-dml_0"
 
 
-@pytest.fixture(scope="module")
-def spark(tmp_path_factory):
-    from mqctl.replay.session import start_session
-
-    warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    session = start_session(
-        "local[2]", {"spark.sql.shuffle.partitions": "2", "spark.sql.warehouse.dir": str(warehouse)}
-    )
-    yield session
-    session.stop()
-
-
 @pytest.fixture
 def live_nats(tmp_path):
     """A live nats-server over a temporary copy of the natsmq fixture (tests publish to it)."""

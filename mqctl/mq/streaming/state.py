@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
 
 from mqctl.mq.declared_protos import declare, parse
+from mqctl.mq.milvus_meta import MetaRange
 from mqctl.mq.streaming.message_ids import WalPosition, from_message_id, from_position_bytes, parse_message_id, wal_name
 
 PCHANNELS = "streamingcoord-meta/pchannel/"
@@ -241,18 +242,8 @@ def _channel_checkpoint(vchannel: str, data: bytes) -> ChannelCheckpoint | None:
     )
 
 
-class StreamingReader:
+class StreamingReader(MetaRange):
     """Reads the 2.6 streaming state of one Milvus (an EtcdConfig for its JSON gateway)."""
-
-    def __init__(self, etcd: EtcdConfig, meta_sub_path: str = "meta"):
-        self.etcd = etcd
-        self.root = f"{etcd.root}/{meta_sub_path.strip('/')}".strip("/")
-
-    def _range(self, sub: str) -> list[tuple[str, bytes]]:
-        from mqctl.mq.milvus_meta import TOMBSTONE
-
-        prefix = f"{self.root}/{sub}"
-        return [(key[len(prefix) :], value) for key, value in self.etcd.get_prefix(prefix) if value != TOMBSTONE]
 
     def detected(self) -> bool:
         return has_streaming_meta(self.etcd, self.root)
