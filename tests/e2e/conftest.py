@@ -13,3 +13,10 @@ from tests.helpers.cli import CliResult, run_cli_subprocess
 @pytest.fixture
 def cli() -> Callable[..., CliResult]:
     return run_cli_subprocess
+
+
+@pytest.fixture(autouse=True)
+def wall_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A live Milvus, etcd and nats-server keep the wall clock (nats-server expires by it): ages of what they
+    hold right now are measured against it, even when MQCTL_NOW moves the clock for the fixture tests."""
+    monkeypatch.delenv("MQCTL_NOW", raising=False)
