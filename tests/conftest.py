@@ -32,13 +32,16 @@ def etcd_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
-def spark(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """A local Spark session shared by the Spark tests (started on first use)."""
+def spark_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    return tmp_path_factory.mktemp("spark-warehouse")
+
+
+@pytest.fixture
+def spark(spark_warehouse: Any) -> Any:
+    """The local Spark session the Spark tests share: `start_session` returns the live one (the data source
+    registered again), or starts a new one when an earlier test or a replay run in this process stopped it."""
     from mqctl.replay.session import start_session
 
-    warehouse = tmp_path_factory.mktemp("spark-warehouse")
-    session = start_session(
-        "local[2]", {"spark.sql.shuffle.partitions": "2", "spark.sql.warehouse.dir": str(warehouse)}
+    return start_session(
+        "local[2]", {"spark.sql.shuffle.partitions": "2", "spark.sql.warehouse.dir": str(spark_warehouse)}
     )
-    yield session
-    session.stop()
