@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mqctl.config.known_keys import INT64_MAX
 from mqctl.config.settings import Setting
 
 Node = Any  # a composed ruamel.yaml node: ScalarNode, MappingNode or SequenceNode (untyped upstream)
@@ -151,7 +152,7 @@ _YAML_V2_SPECIAL_FLOATS = {
 }
 _YAML_V2_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
 _GO_INT_BASE0 = re.compile(r"[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)")
-INT64_MAX, UINT64_MAX = (1 << 63) - 1, (1 << 64) - 1
+UINT64_MAX = (1 << 64) - 1
 
 
 def yaml_v2_plain(text: str) -> str:
