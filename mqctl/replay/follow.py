@@ -425,6 +425,8 @@ def _report(query: Any, opts, result: FollowResult, reported: int, on_batch: Bat
         sources = data.get("sources") or []
         if batch <= reported or not sources:
             continue
+        if "addBatch" not in (data.get("durationMs") or {}):
+            continue  # an idle trigger's report (every noDataProgressEventInterval): nothing ran, its offsets may be unset
         start = _offsets(sources[0].get("startOffset"))
         end = _offsets(sources[0].get("endOffset"))
         if start == end and batch > 0 and not data.get("numInputRows"):

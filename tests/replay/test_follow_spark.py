@@ -194,7 +194,7 @@ def test_cli_follow_writes_every_row_once_stops_on_sigint_and_resumes_with_nothi
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, "".join(lines) + stderr
-    assert "stopped: SIGINT" in stdout and "1 batch(es), 39 rows from 352 messages" in stdout
+    assert "stopped: SIGINT" in stdout and "1 batch(es), 39 rows from 352 messages" in stdout, stdout + stderr
     wide = "".join(lines) + stderr
     assert f"  {DML_0} at 470633384162885984: behind 0 messages" in wide  # after its last time tick
     assert output_keys(spark, out) == batch_keys(spark, {"rocksmq": str(ROCKSMQ)})
@@ -315,3 +315,35 @@ def test_rocksmq_purge_past_the_query_position_is_data_loss(spark, tmp_path):
         follow(spark, source, out, ckpt)
     assert f"channel {DML_0}: messages (how many is unknown" in failed.value.message
     assert f"positions {position} to {ids[2] - 1}" in failed.value.message
+
+
+def test_idle_trigger_reports_are_not_counted_as_batches(spark, tmp_path):
+    """Spark reports an idle trigger every noDataProgressEventInterval, with offsets of a batch that never ran:
+    a slow machine sees them between the first batch and the stop, and they are no batch."""
+    import threading
+
+    from mqctl.replay.follow import FollowRequest, run_follow
+    from mqctl.replay.job import ReplayRequest
+
+    interval = "spark.sql.streaming.noDataProgressEventInterval"
+    previous = spark.conf.get(interval)
+    spark.conf.set(interval, "100ms")
+    replay = ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), output=str(tmp_path / "out"), collection="items")
+    request = FollowRequest(replay, str(tmp_path / "ckpt"), trigger_seconds=0.2)
+    batches: list[Any] = []
+
+    def stop_after_idle_triggers() -> None:
+        while not batches:
+            time.sleep(0.1)
+        time.sleep(3)  # 15 idle triggers, and as many idle reports
+        os.kill(os.getpid(), signal.SIGINT)
+
+    stopper = threading.Thread(target=stop_after_idle_triggers, daemon=True)
+    stopper.start()
+    try:
+        result = run_follow(request, spark=spark, on_batch=batches.append)
+    finally:
+        spark.conf.set(interval, previous)
+    assert result.stopped == "SIGINT"
+    assert [(b.batch, b.rows, b.messages) for b in batches] == [(0, 39, 352)]
+    assert (result.batches, result.rows, result.messages) == (1, 39, 352)
