@@ -117,6 +117,15 @@ def count_rows(client: Client, collection: str) -> int:
     return int(result[0]["count(*)"])
 
 
+def rows_not_flushed_at_least(client: Client, collection: str) -> int:
+    """The rows Milvus serves now (count(*)) minus the rows of the collection's Flushed segments (datacoord's
+    GetPersistentSegmentInfo): a lower bound of the rows that exist only in growing, unflushed segments (deletes
+    lower it; 2.3.5 lists no growing segment with its rows). The collection must be loaded."""
+    visible = count_rows(client, collection)
+    flushed = sum(int(s.num_rows) for s in client.list_persistent_segments(collection) if s.state_name == "Flushed")
+    return max(visible - flushed, 0)
+
+
 def wait_loaded(client: Client, collection: str, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

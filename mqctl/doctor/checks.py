@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.migrate.journal import Journal
     from mqctl.milvus_client import QuotaStates
+    from mqctl.mq.checkpoints import VChannelCheckpoint
     from mqctl.mq.model import MQSource
     from mqctl.mq.sources import SourceOptions
     from mqctl.mq.streaming.state import StreamingState
@@ -613,12 +614,20 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
         return
     exam.unflushed = sum(row.lag_messages or 0 for row in assessed.checkpoints)
     exam.unflushed_rows = sum(row.lag_rows or 0 for row in assessed.checkpoints)
+    at_risk = _rows_at_risk(target, assessed.checkpoints, timeout)
     for finding in assessed.findings:
         row = next((r for r in assessed.checkpoints if r.vchannel == finding.key), None)
         impact = None
         if row is not None and row.status == EXPIRED:
             lost = f"{row.lost_messages} message(s)" if row.lost_messages is not None else "messages"
-            impact = f"a restart loses the rows in {lost} Milvus had not flushed, without an error"
+            rows = at_risk.get((row.database or "default", row.collection or ""))
+            held = (
+                f" ({rows} row(s) of {row.database or 'default'}.{row.collection}: what Milvus serves now beyond "
+                "its flushed segments, at least)"
+                if rows is not None
+                else ""
+            )
+            impact = f"a restart loses the rows in {lost} Milvus had not flushed{held}, without an error"
         exam.checks.append(Check.of("checkpoints", finding, impact))
     if assessed.checkpoints and not assessed.failing:
         exam.add(
@@ -634,6 +643,34 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
         short = retention_against_checkpoints(meta, configured.get(key), exam.data_mq or "")
         if short is not None:
             exam.checks.append(Check.of("checkpoints", short))
+
+
+def _rows_at_risk(target: Target, rows: list[VChannelCheckpoint], timeout: float) -> dict[tuple[str, str], int]:
+    """Per collection whose every vchannel's checkpoint expired: the rows a restart loses, at least — what
+    Milvus serves now beyond its flushed segments, less the rows still in the MQ after the checkpoints (those
+    replay). Asked over gRPC only for such collections; one that is not loaded or does not answer is left out."""
+    from mqctl.milvus_client import MilvusTarget, connect, rows_not_flushed_at_least
+    from mqctl.mq.checkpoints import EXPIRED
+
+    by_collection: dict[tuple[str, str], list[VChannelCheckpoint]] = {}
+    for row in rows:
+        if row.collection:
+            by_collection.setdefault((row.database or "default", row.collection), []).append(row)
+    expired = {key: group for key, group in by_collection.items() if all(r.status == EXPIRED for r in group)}
+    if not expired or not target.milvus:
+        return {}
+    found: dict[tuple[str, str], int] = {}
+    for (db, name), group in sorted(expired.items()):
+        try:
+            client = connect(MilvusTarget(target.milvus), timeout=timeout, db="" if db == "default" else db)
+            try:
+                replayed = sum(r.lag_rows or 0 for r in group)
+                found[(db, name)] = max(rows_not_flushed_at_least(client, name) - replayed, 0)
+            finally:
+                client.close()
+        except Exception:
+            continue
+    return found
 
 
 # --- upgrade -----------------------------------------------------------------------------------------------------
