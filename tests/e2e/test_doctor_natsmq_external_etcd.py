@@ -123,6 +123,7 @@ def test_force_deny_set_in_etcd_is_the_error_in_the_config_and_the_refusal_in_fo
         )
         screen = cli("doctor", "--pid", str(box["pid"]), timeout=120)
         assert screen.code == 1 and screen.stdout.startswith("verdict: error") and "DR603" in screen.stdout
+        print(screen.stdout)
     finally:
         for key in DENY:
             _etcd(box, "deleterange", key)
