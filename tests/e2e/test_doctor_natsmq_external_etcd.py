@@ -1,7 +1,8 @@
 """`mqctl doctor` on a real Milvus 2.3.5 on natsmq with its own etcd server (the production topology, where
 Milvus reads its etcd config source live). One sandbox for the module; in order: healthy and found with no
 arguments; forceDeny set in etcd (the file's deny and the refusal in force); an etcd mq.type override that
-contradicts the file; natsmq retention past the channel checkpoints; a second Milvus process on the host.
+contradicts the file; an interrupted migration journal; natsmq retention past the channel checkpoints; a
+second Milvus process on the host.
 
 Discovery reads the whole host's /proc: when another Milvus runs here (a parallel test run), the doctor asks
 for --pid, which each test then gives, after checking its own sandbox is the one listed.
@@ -147,6 +148,35 @@ def test_an_etcd_mq_type_override_that_contradicts_the_file_is_the_next_restart_
     assert drift["fix"].startswith(f"etcdctl --endpoints {box['etcd']} put {MQ_TYPE} natsmq")
     assert f"{box['dir']}/data/natsmq" in drift["impact"]  # the data a restart leaves behind
     assert codes["DR603"]["severity"] == "ok"  # the deny of the test before is lifted
+
+
+def test_an_interrupted_migration_journal_beside_the_config_says_where_it_stopped(box, cli):
+    """The journal `mqctl migrate --config` keeps beside milvus.yaml, stopped at FlushAll after it stopped
+    writes: the doctor names the step and both ways on, found with no arguments as before."""
+    from pathlib import Path
+
+    from mqctl.migrate.journal import DONE, FAILED, JOURNAL_NAME, Journal
+
+    path = Path(box["config"]).parent / JOURNAL_NAME
+    journal = Journal.new(path, "natsmq", "rocksmq", {"configs": [box["config"]], "to": "rocksmq",
+                                                      "milvus": {"uri": box["uri"]}})  # fmt: skip
+    for name in ("preflight", "stop-writes"):
+        journal.step(name).status = DONE
+    journal.step("flush").status = FAILED
+    journal.step("flush").error = "FlushAll not finished after 600 s"
+    journal.save()
+    try:
+        result, report, _ = doctor(cli, box)
+    finally:
+        path.unlink()
+    assert result.code == 1
+    stopped = by_code(report)["DR210"]
+    assert stopped["severity"] == "error"
+    assert f"an interrupted migration natsmq -> rocksmq ({journal.id})" in stopped["message"]
+    assert "step flush is failed: FlushAll not finished after 600 s" in stopped["message"]
+    assert f"mqctl migrate resume --config {box['config']}" in stopped["fix"]
+    assert f"mqctl migrate rollback --config {box['config']}" in stopped["fix"]
+    assert stopped["impact"].startswith("writes stay refused")
 
 
 def test_natsmq_retention_past_the_checkpoints_is_an_error_with_what_a_restart_loses(box, cli):
