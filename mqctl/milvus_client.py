@@ -81,10 +81,49 @@ def server_version(client: Client) -> str:
     return version.lstrip("v").split("-")[0]
 
 
+@dataclass
+class QuotaStates:
+    """What the proxy's rate limiter enforces now, as CheckHealth reports it: states such as DenyToWrite,
+    DenyToRead, WriteLimited, ReadLimited, each with the quota center's reason."""
+
+    healthy: bool
+    states: list[str]
+    reasons: list[str]
+
+
+def quota_states(client: Client, timeout: float) -> QuotaStates:
+    """`MilvusService.CheckHealth`: the proxy answers with its rate limiter's quota states and their reasons
+    (milvus internal/proxy/impl.go CheckHealth, multi_rate_limiter.go GetQuotaStates; 2.2.x-2.6). A deny set by
+    `quotaAndLimits.limitWriting.forceDeny` reads `DenyToWrite` / "the writing has been deactivated by the
+    administrator"; memory, disk and time-tick protection give their own reasons. pymilvus 2.6 has no
+    MilvusClient method for it: the RPC goes through the client's gRPC handler, as FlushAll does."""
+    import grpc
+    from pymilvus.grpc_gen import milvus_pb2
+
+    try:
+        answer = client._get_connection()._stub.CheckHealth(milvus_pb2.CheckHealthRequest(), timeout=timeout)
+    except grpc.RpcError as err:
+        raise PreconditionError(f"CheckHealth failed: {err.code().name} {err.details() or ''}".strip()) from None
+    return QuotaStates(
+        bool(answer.isHealthy),
+        [milvus_pb2.QuotaState.Name(state) for state in answer.quota_states],
+        list(answer.reasons),
+    )
+
+
 def count_rows(client: Client, collection: str) -> int:
     """Rows visible now (deletes applied), with strong consistency; the collection must be loaded."""
     result = client.query(collection, filter="", output_fields=["count(*)"], consistency_level="Strong")
     return int(result[0]["count(*)"])
+
+
+def rows_not_flushed_at_least(client: Client, collection: str) -> int:
+    """The rows Milvus serves now (count(*)) minus the rows of the collection's Flushed segments (datacoord's
+    GetPersistentSegmentInfo): a lower bound of the rows that exist only in growing, unflushed segments (deletes
+    lower it; 2.3.5 lists no growing segment with its rows). The collection must be loaded."""
+    visible = count_rows(client, collection)
+    flushed = sum(int(s.num_rows) for s in client.list_persistent_segments(collection) if s.state_name == "Flushed")
+    return max(visible - flushed, 0)
 
 
 def wait_loaded(client: Client, collection: str, timeout: float) -> bool:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl import procfs
-from mqctl.backends import EMBEDDED
+from mqctl.backends import BACKENDS, EMBEDDED
 from mqctl.config.known_keys import parse_version
 from mqctl.doctor.discovery import Request, Target, locate
 from mqctl.doctor.verdict import OK, Check, Report, report
@@ -31,8 +31,11 @@ if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
     from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.migrate.journal import Journal
+    from mqctl.milvus_client import QuotaStates
+    from mqctl.mq.checkpoints import VChannelCheckpoint
     from mqctl.mq.model import MQSource
     from mqctl.mq.sources import SourceOptions
+    from mqctl.mq.streaming.state import StreamingState
 
 FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
 MiB = 1 << 20
@@ -92,7 +95,11 @@ def examine(request: Request, root: Path = procfs.PROC) -> Report:
                 checkpoint_checks(exam, source, request.timeout)
         drift_checks(exam)
         upgrade_checks(exam)
-        exam.checks += health.result() + loaded.result()
+        exam.checks += health.result()
+        served, quota = loaded.result()
+        exam.checks += served
+        if quota is not None:
+            quota_check(exam, quota)
     exam.checks.append(version_check(target))
     return report(target, exam.checks, round(time.monotonic() - started, 3))
 
@@ -607,12 +614,20 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
         return
     exam.unflushed = sum(row.lag_messages or 0 for row in assessed.checkpoints)
     exam.unflushed_rows = sum(row.lag_rows or 0 for row in assessed.checkpoints)
+    at_risk = _rows_at_risk(target, assessed.checkpoints, timeout)
     for finding in assessed.findings:
         row = next((r for r in assessed.checkpoints if r.vchannel == finding.key), None)
         impact = None
         if row is not None and row.status == EXPIRED:
             lost = f"{row.lost_messages} message(s)" if row.lost_messages is not None else "messages"
-            impact = f"a restart loses the rows in {lost} Milvus had not flushed, without an error"
+            rows = at_risk.get((row.database or "default", row.collection or ""))
+            held = (
+                f" ({rows} row(s) of {row.database or 'default'}.{row.collection}: what Milvus serves now beyond "
+                "its flushed segments, at least)"
+                if rows is not None
+                else ""
+            )
+            impact = f"a restart loses the rows in {lost} Milvus had not flushed{held}, without an error"
         exam.checks.append(Check.of("checkpoints", finding, impact))
     if assessed.checkpoints and not assessed.failing:
         exam.add(
@@ -630,25 +645,67 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
             exam.checks.append(Check.of("checkpoints", short))
 
 
+def _rows_at_risk(target: Target, rows: list[VChannelCheckpoint], timeout: float) -> dict[tuple[str, str], int]:
+    """Per collection whose every vchannel's checkpoint expired: the rows a restart loses, at least — what
+    Milvus serves now beyond its flushed segments, less the rows still in the MQ after the checkpoints (those
+    replay). Asked over gRPC only for such collections; one that is not loaded or does not answer is left out."""
+    from mqctl.milvus_client import MilvusTarget, connect, rows_not_flushed_at_least
+    from mqctl.mq.checkpoints import EXPIRED
+
+    by_collection: dict[tuple[str, str], list[VChannelCheckpoint]] = {}
+    for row in rows:
+        if row.collection:
+            by_collection.setdefault((row.database or "default", row.collection), []).append(row)
+    expired = {key: group for key, group in by_collection.items() if all(r.status == EXPIRED for r in group)}
+    if not expired or not target.milvus:
+        return {}
+    found: dict[tuple[str, str], int] = {}
+    for (db, name), group in sorted(expired.items()):
+        try:
+            client = connect(MilvusTarget(target.milvus), timeout=timeout, db="" if db == "default" else db)
+            try:
+                replayed = sum(r.lag_rows or 0 for r in group)
+                found[(db, name)] = max(rows_not_flushed_at_least(client, name) - replayed, 0)
+            finally:
+                client.close()
+        except Exception:
+            continue
+    return found
+
+
 # --- upgrade -----------------------------------------------------------------------------------------------------
+V2_5 = (2, 5, 0)
+
+
 def upgrade_checks(exam: Examination) -> None:
+    """What the next Milvus version changes here: natsmq gone in 2.6, mq.type pinned at 2.6's first boot; and,
+    when etcd already holds 2.6 streaming state, what it pins and any online WAL switch under way."""
+    from mqctl.backends import V2_6
+
     target, res = exam.target, exam.res
     running = target.mq.mq if target.mq else None
-    mqs = {mq for mq in (running, res.effective_mq) if mq}
+    mqs = {mq for mq in (running, res.effective_mq, res.attempted_mq, res.mq_type) if mq in BACKENDS}
     version = parse_version(target.version) if target.version else None
+    streaming = _streaming_state(exam)
+    on_2_6 = streaming is not None or (version is not None and version >= V2_6)
     if "natsmq" in mqs:
-        exam.add(
-            "upgrade",
-            "DR500",
-            WARNING,
-            "natsmq is deprecated in Milvus 2.5 and removed in 2.6 (milvus #41564): this Milvus cannot be upgraded "
-            "to 2.6 on it",
-            f"before upgrading: `{exam.migrate_command('rocksmq')}` (standalone; pulsar or kafka for a cluster)",
-            impact="a 2.6 Milvus with mq.type natsmq panics at startup",
-        )
+        fix = f"`{exam.migrate_command('rocksmq')}` before upgrading (standalone; pulsar or kafka for a cluster)"
+        if on_2_6:
+            severity, said = ERROR, "natsmq was removed in Milvus 2.6 (milvus #41564, PR #41565): this 2.6 Milvus "
+            said += "cannot start on it"
+            fix = _fix_value(exam, "mq.type", streaming.pinned_mq if streaming and streaming.pinned_mq else "rocksmq")
+        elif version is not None and version < V2_5:
+            severity = INFO  # nothing to do on 2.3/2.4 until an upgrade is planned
+            said = f"natsmq runs fine on Milvus {target.version}, but is deprecated in 2.5 and removed in 2.6 "
+            said += "(milvus #41564): an upgrade to 2.6 has to move off it first"
+        else:
+            severity = WARNING
+            said = "natsmq is deprecated in Milvus 2.5 and removed in 2.6 (milvus #41564): this Milvus cannot be "
+            said += "upgraded to 2.6 on it"
+        exam.add("upgrade", "DR500", severity, said, fix, impact="a 2.6 Milvus with mq.type natsmq panics at startup")
     elif mqs:
         exam.add("upgrade", "DR500", OK, f"{', '.join(sorted(mqs))} exists in Milvus 2.6 as well")
-    if version is None or version < (2, 6, 0):
+    if not on_2_6:
         upcoming = res.effective_mq or running or "the configured MQ"
         exam.add(
             "upgrade",
@@ -659,6 +716,78 @@ def upgrade_checks(exam: Examination) -> None:
             "(woodpecker <-> another MQ only, streaming enabled, an etcd config source)",
             "choose the MQ before upgrading; `mqctl migrate plan --to ...` shows the steps",
         )
+    if streaming is not None:
+        _streaming_checks(exam, streaming)
+
+
+def _streaming_state(exam: Examination) -> StreamingState | None:
+    """The 2.6 streaming state of this Milvus's etcd, when it holds one (pchannel assignments, WAL checkpoints)."""
+    from mqctl.mq.streaming.state import StreamingReader
+
+    if exam.etcd is None or exam.target.etcd_embedded is True:
+        return None
+    meta = (exam.res.value("etcd.metaSubPath") if exam.target.configs else None) or "meta"
+    reader = StreamingReader(exam.etcd, meta)
+    try:
+        return reader.read() if reader.detected() else None
+    except MqctlError as err:
+        exam.add("upgrade", "DR502", WARNING, f"Milvus 2.6 streaming state in etcd not read: {err.message}", err.hint)
+        return None
+
+
+def _streaming_checks(exam: Examination, state: StreamingState) -> None:
+    """DR502: etcd holds a 2.6 deployment's WAL state: the MQ pinned at first boot against the yaml, and an
+    online WAL switch (AlterWAL, PR #45286) that has not finished."""
+    from mqctl.mq.streaming import VERIFICATION
+
+    res, shown = exam.res, exam.etcd.shown if exam.etcd else "URL"
+    pchannels = sorted(set(state.pchannels) | set(state.wal_checkpoints))
+    wals = sorted({cp.position.wal for cp in state.wal_checkpoints.values() if cp.position is not None})
+    pinned = state.pinned_mq
+    written = res.yaml_setting("mq.type") if exam.target.configs else None
+    wrote = written.value.strip() if written is not None and written.value else None
+    switching = {
+        name: cp.alter_wal
+        for name, cp in state.wal_checkpoints.items()
+        if cp.alter_wal is not None and cp.alter_wal.stage != "none"
+    }
+    summary = (
+        f"etcd {shown} holds Milvus 2.6 streaming state: {len(pchannels)} pchannel(s) on "
+        f"{', '.join(wals) or 'an unknown WAL'}, mq.type pinned to {pinned or 'nothing yet'} ({state.pinned_key})"
+    )
+    details = [VERIFICATION, *(f"undecodable: {key}" for key in state.undecodable)]
+    seen = False
+    if switching:
+        seen = True
+        first = next(iter(switching.values()))
+        exam.add(
+            "upgrade",
+            "DR502",
+            WARNING,
+            f"{summary}; an online WAL switch to {first.target} is at stage {first.stage} on "
+            f"{len(switching)} pchannel(s) ({', '.join(sorted(switching)[:5])})",
+            "let it finish before a restart, an upgrade or a config change (the coordinator drives it; "
+            f"`mqctl channels checkpoints --etcd {shown}` shows each pchannel's stage)",
+            impact="until every pchannel has switched, the deployment writes to two WALs; known problems after a "
+            "switch: milvus #51497 (stale config), #52013 (WALNAME_MISMATCH on query nodes)",
+            details=details,
+        )
+    if written is not None and pinned and wrote and wrote not in ("default", pinned):
+        seen = True
+        exam.add(
+            "upgrade",
+            "DR502",
+            WARNING,
+            f"{summary}; the yaml says mq.type {wrote} ({written.file}:{written.line}), which "
+            "changes nothing: the pinned value wins over the yaml and the environment (milvus #50217, #49584)",
+            f"{shlex.join(['mqctl', 'config', 'set', written.file or exam.config, 'mq.type', pinned, '--yes'])} "
+            f"so the file says what runs; to change the MQ: `mqctl migrate plan --config {exam.config} --to {wrote}` "
+            "(the online WAL switch)",
+            impact=f"the operator's edit to {wrote} never takes effect: Milvus keeps {pinned}",
+            details=details,
+        )
+    if not seen:
+        exam.add("upgrade", "DR502", OK, f"{summary}; no online WAL switch under way", details=details)
 
 
 # --- health --------------------------------------------------------------------------------------------------------
@@ -715,15 +844,17 @@ def version_check(target: Target) -> Check:
     )
 
 
-def collection_checks(target: Target, timeout: float) -> list[Check]:
-    """Over gRPC: the server's version, and the collections not loaded (queries on them fail; a restart
-    loads only what was loaded)."""
-    from mqctl.milvus_client import MilvusTarget, connect, each_collection, is_loaded, server_version
+def collection_checks(target: Target, timeout: float) -> tuple[list[Check], QuotaStates | None]:
+    """Over gRPC: the server's version, the collections not loaded (queries on them fail; a restart loads only
+    what was loaded), and the quota states its proxy enforces now (CheckHealth; `quota_check` judges them)."""
+    from mqctl.milvus_client import MilvusTarget, connect, each_collection, is_loaded, quota_states, server_version
 
     if target.pid is None and not target.milvus:
-        return []
+        return [], None
     if not target.milvus:
-        return [Check("health", "DR602", INFO, "no gRPC address known: collections not checked", "pass --milvus URI")]
+        return [
+            Check("health", "DR602", INFO, "no gRPC address known: collections not checked", "pass --milvus URI")
+        ], None
     uri = target.milvus
     try:
         client = connect(MilvusTarget(uri), timeout=timeout)
@@ -734,6 +865,7 @@ def collection_checks(target: Target, timeout: float) -> list[Check]:
                 names.append(f"{db}.{name}")
                 if not is_loaded(each, name):
                     not_loaded.append(f"{db}.{name}")
+            quota = quota_states(client, timeout)
         finally:
             client.close()
     except Exception as err:  # pymilvus raises its own and gRPC errors: each is one finding, never a traceback
@@ -746,7 +878,7 @@ def collection_checks(target: Target, timeout: float) -> list[Check]:
                 f"Milvus at {uri} does not answer over gRPC within {timeout:g} s: {message[:200]}",
                 "check the proxy port (proxy.port) or pass --milvus URI",
             )
-        ]
+        ], None
     if target.version is None:
         target.version, target.version_from = version, "the server (GetVersion)"
     if not_loaded:
@@ -759,5 +891,75 @@ def collection_checks(target: Target, timeout: float) -> list[Check]:
                 "load them (MilvusClient.load_collection) if they should answer queries",
                 impact="searches and queries on them fail until they are loaded",
             )
-        ]
-    return [Check("health", "DR602", OK, f"Milvus {version} at {uri}: {len(names)} collection(s), all loaded")]
+        ], quota
+    return [Check("health", "DR602", OK, f"Milvus {version} at {uri}: {len(names)} collection(s), all loaded")], quota
+
+
+FORCE_DENY_REASON = "deactivated by the administrator"  # GetQuotaErrorString(ErrorCode_ForceDeny)
+
+
+def quota_check(exam: Examination, quota: QuotaStates) -> None:
+    """DR603: what the quota center makes the proxy refuse right now. forceDeny in the files (DR200) is what
+    the next refresh applies; this is what is in force, whoever set it (the yaml, etcd, a migration that
+    stopped writes, memory or disk protection)."""
+    if not quota.healthy:
+        exam.add(
+            "health",
+            "DR603",
+            WARNING,
+            f"CheckHealth: Milvus reports itself unhealthy ({'; '.join(quota.reasons)[:300] or 'no reason given'}): "
+            "its quota states are not reported",
+            f"see Milvus's log ({exam.target.paths.get('log', 'its stdout')})",
+        )
+        return
+    if not quota.states:
+        exam.add("health", "DR603", OK, "the quota center limits nothing now (CheckHealth: no quota state)")
+        return
+    pairs = list(zip(quota.states, quota.reasons + [""] * len(quota.states), strict=False))
+    said = "; ".join(f"{state}: {reason}" if reason else state for state, reason in pairs)
+    denied = [state for state in quota.states if state.startswith("DenyTo")]
+    if not denied:
+        exam.add(
+            "health",
+            "DR603",
+            WARNING,
+            f"the quota center slows requests down now ({said})",
+            "see the quota settings under quotaAndLimits and the node's memory and disk",
+            impact="requests over the lowered rates fail with RateLimit until the pressure is gone",
+        )
+        return
+    if exam.target.configs and (exam.res.value("quotaAndLimits.enabled") or "").strip().lower() == "false":
+        exam.add(
+            "health",
+            "DR603",
+            INFO,
+            f"the proxy reports {said}, but quotaAndLimits.enabled is false ({exam.res.where('quotaAndLimits.enabled')}): "
+            "a disabled quota center enforces nothing (the state is what it last applied)",
+            "nothing to do while quotas stay off; before enabling them, make sure forceDeny is false",
+        )
+        return
+    forced = any(FORCE_DENY_REASON in reason for reason in quota.reasons)
+    in_config = exam.target.configs and (exam.res.value(FORCE_DENY) or "").strip().lower() == "true"
+    if forced and in_config:
+        fix = f"as for DR200: {_fix_value(exam, FORCE_DENY, 'false')}"
+    elif forced and exam.journal_fix:
+        fix = f"an unfinished migration stopped writes (DR210): {exam.journal_fix}"
+    elif forced:
+        fix = (
+            f"{FORCE_DENY} is not true in the config read here: whoever set it (etcd, another tool) sets it back "
+            "to false; `mqctl config explain --etcd URL` shows where it comes from"
+        )
+    else:
+        fix = "free memory or disk on the node (the reasons say which), or raise the quotaAndLimits thresholds"
+    what = {
+        "DenyToWrite": "every insert, upsert, delete and bulk load fails now",
+        "DenyToRead": "every search and query fails now",
+    }
+    exam.add(
+        "health",
+        "DR603",
+        ERROR,
+        f"Milvus refuses {' and '.join(s.removeprefix('DenyTo').lower() + 's' for s in denied)} now ({said})",
+        fix,
+        impact="; ".join(what.get(state, state) for state in denied) + " (CheckHealth quota states)",
+    )

@@ -132,8 +132,8 @@ CODES: tuple[Code, ...] = (
     Code(
         "DR500",
         "upgrade",
-        "natsmq is gone in Milvus 2.6",
-        "the MQ in use and configured",
+        "natsmq is gone in Milvus 2.6 (info on 2.3/2.4, warning on 2.5, error on 2.6)",
+        "the MQ in use and configured, the version, a 2.6 state in etcd",
         "milvus #41564, PR #41565",
     ),
     Code(
@@ -143,9 +143,23 @@ CODES: tuple[Code, ...] = (
         "the MQ the next restart starts",
         "PR #51543 (ProcessImmutableConfigs); AlterWAL PR #45286",
     ),
+    Code(
+        "DR502",
+        "upgrade",
+        "a Milvus 2.6 deployment's streaming state in etcd: the pinned mq.type, an online WAL switch under way",
+        "<root>/config/mqtype, <root>/meta/streamingcoord-meta/pchannel/, streamingnode-meta/wal/*/consume-checkpoint",
+        "PR #45286 (ProcessImmutableConfigs, AlterWAL), milvus #50217, #49584",
+    ),
     Code("DR600", "health", "/healthz of the running Milvus", ":9091/healthz (METRICS_PORT)", "-"),
     Code("DR601", "health", "the Milvus version", "the log banner, the sandbox package", "-"),
     Code("DR602", "health", "collections not loaded", "gRPC: ListCollections, GetLoadState, GetVersion", "-"),
+    Code(
+        "DR603",
+        "health",
+        "the quota center's state: writes or reads refused (or slowed) right now",
+        "gRPC CheckHealth: quota_states and reasons of the proxy's rate limiter",
+        "internal/proxy/impl.go CheckHealth, multi_rate_limiter.go GetQuotaStates, quota_center.go forceDeny",
+    ),
 )
 CODE_BY_NAME = {code.code: code for code in CODES}
 

@@ -23,7 +23,7 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -215,8 +215,10 @@ class Sandbox:
                 hint=f"see {self.log_path}; `mqctl sandbox down --dir {self.dir}` stops it",
             )
 
-    def launch(self) -> subprocess.Popen[bytes]:
-        """Run the binary on the config in DIR (as the package would) and return at once."""
+    def launch(self, prefix: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+        """Run the binary on the config in DIR (as the package would) and return at once. `prefix`: a command
+        that execs the binary in the same process (e.g. `unshare ... sh -c '...; exec "$@"'`), so the pid file
+        still names Milvus."""
         bin_dir = self.dir / "bin"
         env = {
             **os.environ,
@@ -239,7 +241,7 @@ class Sandbox:
             )
         with open(self.log_path, "ab") as out, open(self.dir / STDERR_REL, "ab") as err:
             proc = subprocess.Popen(
-                [str(bin_dir / "milvus"), "run", "standalone"],
+                [*prefix, str(bin_dir / "milvus"), "run", "standalone"],
                 cwd=self.dir,
                 env=env,
                 stdout=out,

@@ -2,11 +2,20 @@
 
 One sandbox folder per worker: created once (binary, free ports, its own etcd config), then for
 each variant only the config is swapped and the data folder emptied, so a run costs one start.
+
+A variant without `natsmq.server.storeDir` starts natsmq on its code default, /var/lib/milvus/nats (an empty
+one on $TMPDIR/nats): the binary then runs in a private mount namespace whose /var/lib is the worker's own
+folder, with a TMPDIR inside it, so no run writes outside it (nor opens the store of a Milvus installed on
+this host). Where no mount namespace can be made,
+such a variant is not run (OutsideTheSandbox).
 """
 
 from __future__ import annotations
 
+import functools
+import re
 import shutil
+import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +23,39 @@ from pathlib import Path
 from tests.conformance.classify import Outcome, classify
 
 WAIT_SECONDS = 90  # a healthy 2.3.5 standalone answers within ~10-40 s on a loaded 2-core machine
+# mounts the folder given as $0 on /var/lib in a new mount namespace and makes $0/tmp the TMPDIR (an empty
+# storeDir puts JetStream in $TMPDIR/nats), then execs the binary (same pid)
+PRIVATE_VAR_LIB = (
+    "--mount",
+    "--propagation",
+    "private",
+    "sh",
+    "-c",
+    'mkdir -p "$0/tmp" && mount --bind "$0" /var/lib && TMPDIR="$0/tmp" exec "$@"',
+)
+STORE_DIR = re.compile(r"^natsmq:\n(?:[ \t].*\n|\s*\n)*?[ \t]+storeDir:[ \t]*[^\s#\"']", re.MULTILINE)
+
+
+class OutsideTheSandbox(RuntimeError):
+    """The config would make the binary write outside the sandbox folder and no mount namespace is available."""
+
+
+@functools.cache
+def unshare_options() -> tuple[str, ...] | None:
+    """`unshare` options that give a private mount namespace here (as root; else as a mapped root user), or None."""
+    for options in ((), ("--map-root-user",)):
+        try:
+            done = subprocess.run(["unshare", *options, "--mount", "true"], capture_output=True, timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if done.returncode == 0:
+            return options
+    return None
+
+
+def names_a_store(config_text: str) -> bool:
+    """The config's natsmq section names a non-empty storeDir (else natsmq would use /var/lib/milvus/nats)."""
+    return STORE_DIR.search(config_text) is not None
 
 
 @dataclass
@@ -45,12 +87,21 @@ class Worker:
         box.stop(timeout=2)
         if fresh:
             shutil.rmtree(box.dir / "data", ignore_errors=True)
+            shutil.rmtree(box.dir / "var-lib", ignore_errors=True)
             (box.dir / "data").mkdir()
         for log in (box.dir / "logs").glob("milvus-std*.log"):
             log.write_text("")
         box.config_path.write_text(config_text)
+        prefix: tuple[str, ...] = ()
+        if not names_a_store(config_text):
+            options = unshare_options()
+            if options is None:
+                raise OutsideTheSandbox("no natsmq storeDir and no private mount namespace for /var/lib/milvus/nats")
+            var_lib = box.dir / "var-lib"
+            var_lib.mkdir(exist_ok=True)
+            prefix = ("unshare", *options, *PRIVATE_VAR_LIB, str(var_lib))
         began = time.monotonic()
-        proc = box.launch()
+        proc = box.launch(prefix)
         outcome = None
         try:
             while outcome is None:

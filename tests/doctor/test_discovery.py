@@ -230,7 +230,7 @@ def test_a_milvus_running_natsmq_is_read_through_its_live_server(tmp_path):
         codes = {c.code: c for c in result.checks}
         assert codes["DR110"].severity == "ok"  # runs natsmq, starts natsmq
         assert codes["RET100"].severity == "error" and "10058" in codes["RET100"].message
-        assert codes["DR500"].severity == "warning"
+        assert codes["DR500"].severity == "info"  # natsmq still runs on the 2.3.5 of the banner; gone in 2.6
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -70,7 +70,8 @@ def test_mq_type_edited_to_natsmq_with_rocksmq_data_left_is_named_with_the_migra
     assert drift["severity"] == "warning" and "rocksmq given holds 352 message(s)" in drift["message"]
     assert f"mqctl config set {config} mq.type rocksmq --yes" in drift["fix"]
     assert f"mqctl migrate --config {config} --to natsmq" in drift["fix"]
-    assert checks_by_code(report)["DR500"][0]["severity"] == "warning"  # natsmq is gone in 2.6
+    gone = checks_by_code(report)["DR500"][0]  # natsmq is gone in 2.6: said on 2.3.5, where it still runs fine
+    assert gone["severity"] == "info" and "removed in 2.6" in gone["message"] and "--to rocksmq" in gone["fix"]
     args = ("doctor", "--config", str(config), "--rocksmq", ROCKSMQ, "--milvus-version", "2.3.5")
     assert cli(*args).code == 0 and cli(*args, "--strict").code == 1  # warnings fail only with --strict
 
@@ -324,3 +325,55 @@ def test_rocksmq_data_left_behind_by_a_switch_without_migration_and_by_a_finishe
     journal.save()
     explained = checks_by_code(cli(*args).json())["DR111"][0]
     assert explained["severity"] == "info" and f"completed migration {journal.id} left behind" in explained["message"]
+
+
+@pytest.mark.etcd
+def test_a_2_6_etcd_state_names_the_pinned_mq_a_wal_switch_under_way_and_natsmq_gone(tmp_path, cli, etcd_url):
+    """etcd holding a Milvus 2.6 deployment's streaming state (written by hand from streaming.proto): the
+    yaml's mq.type against the one pinned at first boot, an AlterWAL stage left set, and natsmq on 2.6."""
+    import time
+
+    from tests.helpers import streaming_meta as enc
+
+    now = time.time()
+    for root, pinned, wal_position, alter in (
+        ("pinned26", "woodpecker", enc.wp_message_id(3, 7), None),
+        ("midway26", "rocksmq", enc.rmq_message_id(99), (enc.WOODPECKER, enc.tso(now - 30), 1, {})),
+    ):
+        pchannel = f"{root}-rootcoord-dml_0"
+        enc.put(etcd_url, f"{root}/config/mqtype", pinned)
+        enc.put(etcd_url, f"{root}/meta/streamingcoord-meta/pchannel/{pchannel}",
+                enc.pchannel_meta(pchannel, 1, 1, "10.0.0.9:22222"))  # fmt: skip
+        enc.put(etcd_url, f"{root}/meta/streamingnode-meta/wal/{pchannel}/consume-checkpoint",
+                enc.wal_checkpoint(wal_position, enc.tso(now - 10), alter=alter))  # fmt: skip
+
+    def doctor(root: str, mq: str):
+        config = tmp_path / f"{root}-{mq}" / "milvus.yaml"
+        config.parent.mkdir()
+        config.write_text(f"etcd:\n  rootPath: {root}\nmq:\n  type: {mq}\nrocksmq:\n  path: {tmp_path / 'rdb'}\n")
+        args = ("doctor", "--config", str(config), "--etcd", etcd_url, "--milvus-version", "2.6.17", "--json")
+        return config, cli(*args)
+
+    config, result = doctor("pinned26", "rocksmq")
+    report = result.json()
+    codes = checks_by_code(report)
+    assert report["target"]["next_mq"] == "woodpecker"  # the pinned value wins over the yaml
+    (pin,) = codes["DR502"]
+    assert pin["severity"] == "warning" and "1 pchannel(s) on woodpecker" in pin["message"]
+    assert "mq.type pinned to woodpecker (pinned26/config/mqtype)" in pin["message"]
+    assert f"the yaml says mq.type rocksmq ({config}:4), which changes nothing" in pin["message"]
+    assert pin["fix"].startswith(f"mqctl config set {config} mq.type woodpecker --yes")
+    assert "DR501" not in codes  # 2.6 already: nothing left to pin at an upgrade
+    assert codes["DR500"][0]["severity"] == "ok"
+
+    _, result = doctor("midway26", "rocksmq")
+    (switch,) = checks_by_code(result.json())["DR502"]
+    assert switch["severity"] == "warning"
+    assert (
+        "an online WAL switch to woodpecker is at stage flushing on 1 pchannel(s) (midway26-rootcoord-dml_0)"
+        in (switch["message"])
+    )
+
+    _, result = doctor("fresh26", "natsmq")  # no 2.6 state yet: the version says 2.6
+    gone = checks_by_code(result.json())["DR500"][0]
+    assert result.code == 1 and gone["severity"] == "error" and "cannot start on it" in gone["message"]
