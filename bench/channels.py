@@ -194,17 +194,20 @@ asyncio.run(main(sys.argv[1]))
 """
 
 
-def median_process_seconds(command: list[str], runs: int = 7) -> float:
+def median_process_seconds(commands: list[list[str]], runs: int = 7) -> list[float]:
+    """The median wall time of each command run as a Python process, the commands taking turns (so a busy
+    moment of the machine falls on both)."""
     import statistics
     import subprocess
     import sys
 
-    times = []
+    times: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run([sys.executable, *command], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for command, spent in zip(commands, times):
+            start = time.perf_counter()
+            subprocess.run([sys.executable, *command], cwd=REPO, check=True, stdout=subprocess.DEVNULL)
+            spent.append(time.perf_counter() - start)
+    return [statistics.median(spent) for spent in times]
 
 
 def bench_nats(work: Path, streams: int, per_stream: int) -> None:
@@ -260,11 +263,12 @@ def bench_nats(work: Path, streams: int, per_stream: int) -> None:
                 "to bare streams_info (goal <= 1.5)"
             )
         # whole processes: Python start-up, imports, connecting, the listing and printing it
-        cli = median_process_seconds(["-m", "mqctl", "channels", "list", "--nats", url, "--json"])
         import inspect
 
         bare_script = BARE_SCRIPT.replace("{bare_requests}", inspect.getsource(bare_requests))
-        script = median_process_seconds(["-c", bare_script, url])
+        cli, script = median_process_seconds(
+            [["-m", "mqctl", "channels", "list", "--nats", url, "--json"], ["-c", bare_script, url]]
+        )
         print(
             f"nats: as processes, `mqctl channels list --json` {cli * 1000:.0f} ms, the bare client as a script "
             f"{script * 1000:.0f} ms, ratio {cli / script:.2f} (median of 7; start-up and imports, no goal)"
