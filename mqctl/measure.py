@@ -218,7 +218,7 @@ def measure(
     settings = settings or MeasureSettings()
     say = say or (lambda _text: None)
     began = time.monotonic()
-    client = connect(target, timeout=60)
+    client = connect(target)
     stamp = f"{os.getpid()}_{int(time.time() * 1000)}"
     vectors, payload = f"{SCRATCH_PREFIX}{stamp}_vectors", f"{SCRATCH_PREFIX}{stamp}_payload"
     try:
@@ -261,13 +261,14 @@ def load_vectors(client: Client, name: str, settings: MeasureSettings) -> None:
     rng = random.Random(settings.rows * 1000 + settings.dim)
     batch = max(1, min(10_000, 4 * 1024 * 1024 // (4 * settings.dim)))  # about 4 MB a request
     for start in range(0, settings.rows, batch):
-        client.insert(
-            name,
-            [
-                {"id": i, "tag": i % 100, "vector": [rng.random() for _ in range(settings.dim)]}
-                for i in range(start, min(start + batch, settings.rows))
-            ],
-        )
+        rows = [
+            {"id": i, "tag": i % 100, "vector": [rng.random() for _ in range(settings.dim)]}
+            for i in range(start, min(start + batch, settings.rows))
+        ]
+        if start == 0:
+            first_insert(client, name, rows)
+        else:
+            client.insert(name, rows)
     client.flush(name)
     index = client.prepare_index_params()
     index.add_index("vector", index_type="FLAT", metric_type="L2")
@@ -275,6 +276,25 @@ def load_vectors(client: Client, name: str, settings: MeasureSettings) -> None:
     client.load_collection(name, timeout=300)
     if not wait_loaded(client, name, 300):
         raise PreconditionError(f"scratch collection {name} did not load within 300 s")
+
+
+WRITES_OPEN_WAIT = 60.0  # seconds: right after a migration resumes writes, the quota center may still deny
+
+
+def first_insert(client: Client, name: str, rows: list[dict[str, object]]) -> None:
+    """The first write, retried while Milvus still denies writes (forceDeny lifted moments ago is applied at the
+    quota center's next tick)."""
+    from pymilvus.exceptions import MilvusException
+
+    deadline = time.monotonic() + WRITES_OPEN_WAIT
+    while True:
+        try:
+            client.insert(name, rows)
+            return
+        except MilvusException as err:
+            if "deny" not in str(err.message).lower() or time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 def search_and_query(client: Client, name: str, settings: MeasureSettings) -> tuple[Latency, Latency]:

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, output, seconds
+from mqctl.cli.measure import MeasureOpt
 
 if TYPE_CHECKING:
     from mqctl.cli.terminal import FitTable
-    from mqctl.measure import MeasureComparison
     from mqctl.sandbox.rehearse import Rehearsal
     from mqctl.sandbox.server import SandboxInfo
 
@@ -127,6 +127,8 @@ def _render_rehearsal(result: Rehearsal) -> list[Any]:
         )
     )
     if result.measured is not None:
+        from mqctl.cli.measure import render_measured
+
         items.append(render_measured(result.measured))
     items.append(
         Output.table("timings", [Column("phase", KEY), Column("seconds", NUMBER, 0)], list(result.seconds.items()))
@@ -139,32 +141,6 @@ def _render_rehearsal(result: Rehearsal) -> list[Any]:
     return items
 
 
-def render_measured(measured: MeasureComparison) -> FitTable:
-    """Before and after the switch side by side, with the NATS announcement's ratio where it has one."""
-    from mqctl.cli.terminal import KEY, NUMBER, TEXT, Column, Output
-
-    def ratio(value: float | None) -> str:
-        return "" if value is None else f"{value:.2f}"
-
-    before = measured.before
-    return Output.table(
-        f"search, query and insert before / after the switch ({before.rows:,} vectors of dim {before.dim}, "
-        f"{before.search.count} searches, {before.query.count} queries, consistency {before.consistency})",
-        [
-            Column("metric", KEY),
-            Column("unit", TEXT, 2),
-            Column(measured.before_mq, NUMBER, 0),
-            Column(measured.after_mq, NUMBER, 0),
-            Column("after/before", NUMBER, 0),
-            Column("announced", NUMBER, 1, wide_header="announced NATS/RocksMQ"),
-        ],
-        [
-            (f.metric, f.unit, f"{f.before:.2f}", f"{f.after:.2f}", ratio(f.ratio), ratio(f.announced_ratio))
-            for f in measured.figures
-        ],
-    )
-
-
 @app.command()
 def rehearse(
     directory: Annotated[
@@ -172,14 +148,7 @@ def rehearse(
     ] = None,
     keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary sandbox folder.")] = False,
     external_etcd: ExternalEtcdOpt = False,
-    measure: Annotated[
-        bool,
-        typer.Option(
-            "--measure",
-            help="Time search and query (p50/p99) and 64 KB inserts before the switch and after it, on scratch "
-            "collections dropped after (adds about a minute).",
-        ),
-    ] = False,
+    measure: MeasureOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
