@@ -12,7 +12,11 @@ one-shard collection), then search and query latency on the same `--rows` vector
 loaded). The table shows both, NATS/RocksMQ here, and the announcement's NATS/RocksMQ where it has a figure
 (inserts against its time per pub/sub op; search and query means against its averages).
 
-Usage: python bench/mq_compare.py [--rows 100000] [--dim 128] [--searches 500] [--queries 500]
+With `--rounds N` each MQ is measured N times, the order alternating (RocksMQ first in odd rounds, NATS
+first in even ones) on fresh sandboxes; the table gives the median of each figure and the NATS/RocksMQ
+ratio of every round, so the spread a shared machine puts into the figures shows.
+
+Usage: python bench/mq_compare.py [--rounds 1] [--rows 100000] [--dim 128] [--searches 500] [--queries 500]
        [--sizes 1KB,4KB,16KB,64KB,256KB,1MB] [--insert-mb 8] [--consistency Bounded]
 """
 
@@ -29,12 +33,40 @@ from pathlib import Path
 MQS = ("rocksmq", "natsmq")
 
 
+def median_measurement(results: list):
+    """Each figure's median over the rounds (p50, p99 and mean each on its own)."""
+    import statistics
+
+    from mqctl.measure import InsertRate, Latency, Measurement
+
+    def median_latency(items: list) -> Latency:
+        return Latency(
+            items[0].count,
+            *(round(statistics.median(getattr(i, name) for i in items), 3) for name in ("p50_ms", "p99_ms", "mean_ms")),
+        )
+
+    first = results[0]
+    return Measurement(
+        first.rows,
+        first.dim,
+        first.consistency,
+        median_latency([r.search for r in results]),
+        median_latency([r.query for r in results]),
+        [
+            InsertRate(rate.payload_bytes, rate.inserts, statistics.median(r.inserts[n].seconds for r in results))
+            for n, rate in enumerate(first.inserts)
+        ],
+        round(statistics.median(r.seconds for r in results), 1),
+    )
+
+
 def measure_on(mq: str, work: Path, settings) -> object:
     from mqctl.measure import measure
     from mqctl.milvus_client import MilvusTarget
     from mqctl.sandbox import server as sandbox
 
     folder = work / mq
+    shutil.rmtree(folder, ignore_errors=True)
     start = time.monotonic()
     info = sandbox.up(str(folder), mq=mq)
     print(f"{mq}: sandbox up in {time.monotonic() - start:.1f} s ({info.uri})", flush=True)
@@ -51,7 +83,7 @@ def ratio_text(value: float | None) -> str:
     return "" if value is None else f"{value:.2f}"
 
 
-def print_table(comparison) -> None:
+def print_table(comparison, rounds: list) -> None:
     from mqctl.measure import size_label
 
     before, after = comparison.before, comparison.after
@@ -60,13 +92,16 @@ def print_table(comparison) -> None:
         f"{before.rows:,} vectors of dim {before.dim}, FLAT, {before.search.count} searches (top 10) and "
         f"{before.query.count} queries (10 primary keys), consistency {before.consistency}"
     )
+    if len(rounds) > 1:
+        print(f"median of {len(rounds)} rounds; the last column: NATS/RocksMQ in each round")
     header = f"{'metric':<16}{'unit':>10}{'RocksMQ':>11}{'NATS':>11}{'NATS/RocksMQ':>14}{'announced':>11}"
-    print(header)
+    print(header + ("   per round" if len(rounds) > 1 else ""))
     print("-" * len(header))
-    for row in comparison.figures:
+    for n, row in enumerate(comparison.figures):
+        spread = "  " + " ".join(ratio_text(r.figures[n].ratio) for r in rounds) if len(rounds) > 1 else ""
         print(
             f"{row.metric:<16}{row.unit:>10}{row.before:>11.3f}{row.after:>11.3f}"
-            f"{ratio_text(row.ratio):>14}{ratio_text(row.announced_ratio):>11}"
+            f"{ratio_text(row.ratio):>14}{ratio_text(row.announced_ratio):>11}{spread}"
         )
     print()
     print("insert throughput (sequential inserts, one message each):")
@@ -88,6 +123,7 @@ def main() -> None:
     from mqctl.measure import MeasureSettings, compare, parse_sizes
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=1, help="measure each MQ this many times (medians)")
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--searches", type=int, default=500)
@@ -113,12 +149,18 @@ def main() -> None:
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; Milvus 2.3.5 sandboxes, one at a time"
     )
     work = args.dir or Path(tempfile.mkdtemp(prefix="mqctl-mq-compare-"))
+    results: dict[str, list] = {mq: [] for mq in MQS}
     try:
-        results = {mq: measure_on(mq, work, settings) for mq in MQS}
+        for n in range(max(1, args.rounds)):
+            for mq in MQS if n % 2 == 0 else MQS[::-1]:
+                print(f"round {n + 1}: {mq}", flush=True)
+                results[mq].append(measure_on(mq, work, settings))
     finally:
         if args.dir is None:
             shutil.rmtree(work, ignore_errors=True)
-    print_table(compare("rocksmq", "natsmq", results["rocksmq"], results["natsmq"]))
+    rounds = [compare("rocksmq", "natsmq", r, n) for r, n in zip(results["rocksmq"], results["natsmq"])]
+    medians = compare("rocksmq", "natsmq", *(median_measurement(results[mq]) for mq in MQS))
+    print_table(medians, rounds)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 MEASURE_HELP = (
     "Time search and query (p50/p99/mean) and 64 KB inserts before the switch and after it, on scratch "
-    "collections created and dropped each time (adds about a minute)."
+    "collections created and dropped each time (adds about 20 s)."
 )
 MeasureOpt = Annotated[bool, typer.Option("--measure", help=MEASURE_HELP)]
 
