@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.common import EtcdOpt, JsonOpt, MilvusOpt, WideOpt, YesOpt, exit_with, output, takes_bundle
-from mqctl.cli.measure import MeasureOpt, check_can_measure, emit_measured_journal, measure_before
+from mqctl.cli.measure import MeasureOpt
+from mqctl.cli.migrate.measured import check_can_measure, emit_measured_journal, measure_before
 from mqctl.cli.migrate.options import (
     TIMEOUTS,
     ConfigOpt,
@@ -55,9 +56,9 @@ def migrate(
     ctx: typer.Context,
     options: MigrateOptions,
     yes: YesOpt = False,
-    measure: MeasureOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
+    measure: MeasureOpt = False,
 ) -> None:
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
     from mqctl.migrate import alter_wal, run
