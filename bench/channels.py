@@ -4,7 +4,8 @@ RocksMQ: a directory in Milvus's layout (messages `<topic>/<id>` holding real Ti
 `_meta_kv` with pages) with >= 1,000,000 messages over 16 topics; `RocksMQSource.list_channels()` vs a
 bare rocksdict full key scan. Goal: at most 1.2x (listing reads keys, and values only for the first
 and last message of each topic).
-NATS: a real nats-server with 16 streams x 100,000 messages. `--store-times` (one STREAM.LIST) vs one bare
+NATS: a real nats-server with 16 streams x 100,000 messages, listed by `mqctl.mq.channels.list_channels` (what the
+CLI runs once connected). `--store-times` (one STREAM.LIST) vs one bare
 nats-py `streams_info` call, goal at most 1.5x; the default (the Milvus TSO of each stream's first and last
 message) vs a bare nats-py client doing the same work: `streams_info`, then the first and last message of
 every stream requested concurrently (`asyncio.gather`) and the TSO read from each message's header, goal
@@ -211,6 +212,7 @@ def median_process_seconds(commands: list[list[str]], runs: int = 7) -> list[flo
 
 
 def bench_nats(work: Path, streams: int, per_stream: int) -> None:
+    from mqctl.mq.channels import list_channels
     from mqctl.mq.decode.messages import tso_to_datetime
     from mqctl.mq.decode.protos import pb2
     from mqctl.mq.nats.client import JetStreamSource
@@ -234,9 +236,10 @@ def bench_nats(work: Path, streams: int, per_stream: int) -> None:
                 return tsos
 
             def listing(message_times: bool):
-                channels = source.list_channels(message_times=message_times)
-                assert sum(c.messages for c in channels) == streams * per_stream
-                return channels
+                """What `mqctl channels list` runs once the source is open (the CLI then prints it)."""
+                result = list_channels(source, store_times=not message_times)
+                assert result.totals.messages == streams * per_stream and not result.warnings
+                return result.channels
 
             # the same answers: mqctl's times are the bare clients' TSOs
             times = [t for c in listing(True) for t in (c.first_time, c.last_time)]
