@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, output, seconds
+from mqctl.cli.measure import MeasureOpt
 
 if TYPE_CHECKING:
     from mqctl.cli.terminal import FitTable
@@ -125,6 +126,10 @@ def _render_rehearsal(result: Rehearsal) -> list[Any]:
             [(s.name, s.messages, s.bytes) for s in result.streams],
         )
     )
+    if result.measured is not None:
+        from mqctl.cli.measure import render_measured
+
+        items.append(render_measured(result.measured))
     items.append(
         Output.table("timings", [Column("phase", KEY), Column("seconds", NUMBER, 0)], list(result.seconds.items()))
     )
@@ -143,15 +148,22 @@ def rehearse(
     ] = None,
     keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary sandbox folder.")] = False,
     external_etcd: ExternalEtcdOpt = False,
+    measure: MeasureOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
     """The main job on one machine: sandbox up on RocksMQ with data, migrate to natsmq, list the NATS streams, down."""
     from mqctl.cli.migrate.render import reporter
+    from mqctl.measure import MeasureSettings
     from mqctl.sandbox.rehearse import rehearse as run_rehearsal
 
     out = output(json_mode, wide)
     result = run_rehearsal(
-        str(directory) if directory else None, reporter(out), out.info, keep=keep, external_etcd=external_etcd
+        str(directory) if directory else None,
+        reporter(out),
+        out.info,
+        keep=keep,
+        external_etcd=external_etcd,
+        measure=MeasureSettings() if measure else None,
     )
     out.emit(result.to_dict(), lambda _: _render_rehearsal(result))

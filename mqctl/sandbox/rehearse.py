@@ -19,6 +19,7 @@ from mqctl.migrate.journal import Journal
 from mqctl.mq.model import ChannelInfo
 
 if TYPE_CHECKING:
+    from mqctl.measure import MeasureComparison, MeasureSettings
     from mqctl.migrate.context import Reporter
 
 
@@ -31,6 +32,7 @@ class Rehearsal:
     counts_after: Counts
     streams: list[ChannelInfo] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)  # phase -> seconds
+    measured: MeasureComparison | None = None  # search/query/insert before and after the switch (--measure)
 
     def to_dict(self) -> dict[str, Any]:
         """The rehearsal as `--json` shows it, its journal as the journal file says it."""
@@ -38,8 +40,17 @@ class Rehearsal:
 
 
 def rehearse(
-    directory: str | None, report: Reporter, say: Callable[[str], None], keep: bool = False, external_etcd: bool = False
+    directory: str | None,
+    report: Reporter,
+    say: Callable[[str], None],
+    keep: bool = False,
+    external_etcd: bool = False,
+    measure: MeasureSettings | None = None,
 ) -> Rehearsal:
+    """`measure`: time search, query and inserts on scratch collections before the migration (on RocksMQ)
+    and after it (on NATS, writes resumed); they are dropped each time, so the migration never sees them."""
+    from mqctl.measure import compare
+    from mqctl.measure import measure as measure_milvus
     from mqctl.migrate import run
     from mqctl.migrate.journal import journal_path
     from mqctl.migrate.options import MigrateOptions
@@ -58,7 +69,13 @@ def rehearse(
     info = sandbox.up(str(folder), mq="rocksmq", seed=True, external_etcd=external_etcd)
     seconds["sandbox up + seed"] = round(time.monotonic() - began, 1)
     say(f"    Milvus at {info.uri}, config {info.config}, log {info.log}, etcd {info.etcd} ({info.etcd_mode})")
+    measured_before = None
     try:
+        if measure is not None:
+            say("    measuring search, query and insert on RocksMQ (scratch collections, dropped after) ...")
+            mark = time.monotonic()
+            measured_before = measure_milvus(MilvusTarget(info.uri), measure, say)
+            seconds["measure before"] = round(time.monotonic() - mark, 1)
         say(
             "2/4 migrating RocksMQ -> natsmq, exactly as in production (stop-writes, FlushAll, stop, switch, start, "
             "verify, resume-writes, backup) ..."
@@ -77,6 +94,13 @@ def rehearse(
             streams = source.list_channels()
         finally:
             source.close()
+        measured = None
+        if measure is not None and measured_before is not None:
+            say("    measuring search, query and insert on NATS, the same way ...")
+            mark = time.monotonic()
+            measured_after = measure_milvus(MilvusTarget(info.uri), measure, say)
+            seconds["measure after"] = round(time.monotonic() - mark, 1)
+            measured = compare("rocksmq", "natsmq", measured_before, measured_after)
     except BaseException:
         say(
             f"rehearsal failed: stopping the sandbox; {folder} is kept to read (log {info.log}, journal beside "
@@ -100,4 +124,5 @@ def rehearse(
         journal.evidence("verify", VerifyEvidence).counts or {},
         streams,
         seconds,
+        measured,
     )

@@ -446,3 +446,14 @@ def test_rollback_says_there_is_no_journal_before_asking(cli, config):
     assert failed.code == 3 and (config.parent / ".mqctl-migrate.json").is_file()
     unconfirmed = cli("migrate", "rollback", "--config", str(config))
     assert unconfirmed.code == 3 and "needs confirmation" in unconfirmed.stderr
+
+
+def test_measure_needs_writes_open_and_a_reachable_milvus_before_anything_starts(config, cli):
+    """--measure times inserts before the migration: with --writes-stopped it is refused, and an unreachable
+    Milvus fails it before a journal exists (the migration never began)."""
+    target = ("migrate", "--config", str(config), "--to", "natsmq", "--milvus", "http://127.0.0.1:1", *COMMANDS)
+    result = cli(*target, "--measure", "--writes-stopped", "--yes")
+    assert result.code == 2 and "--measure" in result.stderr and "--writes-stopped" in result.stderr
+    result = cli(*target, "--measure", "--yes")
+    assert result.code == 3 and "not reachable" in result.stderr and "Traceback" not in result.stderr
+    assert not (config.parent / ".mqctl-migrate.json").exists()

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.common import EtcdOpt, JsonOpt, MilvusOpt, WideOpt, YesOpt, exit_with, output, takes_bundle
+from mqctl.cli.measure import MeasureOpt
+from mqctl.cli.migrate.measured import check_can_measure, emit_measured_journal, measure_before
 from mqctl.cli.migrate.options import (
     TIMEOUTS,
     ConfigOpt,
@@ -56,12 +58,14 @@ def migrate(
     yes: YesOpt = False,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
+    measure: MeasureOpt = False,
 ) -> None:
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
     from mqctl.migrate import alter_wal, run
 
     out = output(json_mode, wide)
     alter_wal.refuse_run(options)  # 2.6+: a file edit does not switch the MQ; mqctl does not call AlterWAL
+    check_can_measure(measure, options.writes_stopped)
     if json_mode and not yes:
         from mqctl.errors import InputError
 
@@ -75,7 +79,12 @@ def migrate(
             exit_with(3)
     # where the journal goes is no part of the migration: the options as given
     path = journal_file(ctx.params["state_dir"], ctx.params["config"], ctx.params["sandbox"], new=True)
-    emit_journal(out, run.start(options, path, reporter(out)))
+    before = measure_before(options.milvus, out.info) if measure else None
+    journal = run.start(options, path, reporter(out))
+    if before is None:
+        emit_journal(out, journal)
+    else:
+        emit_measured_journal(out, journal, options.milvus, before)
 
 
 @app.command()

@@ -234,11 +234,11 @@ class JetStreamSource:
         """(stream, warning) where the store's files disagree with what the server recovered from them: a stream
         folder it did not load, a corrupt block, fewer messages than the blocks hold, messages gone that no limit
         removes (--nats-store only)."""
+        if self.store is None:
+            return []
         from mqctl.mq.nats.server import store_root
         from mqctl.mq.nats.store import disagreements
 
-        if self.store is None:
-            return []
         return disagreements(store_root(self.store), {d.name: d for d in self.stream_details()})
 
     # MQSource -----------------------------------------------------------------------------
