@@ -7,14 +7,20 @@ encoder.go `EncodeUint64`, set by message_impl.go `WithTimeTick`), `_vc` vchanne
 `_tx` transaction context, `_ch` cipher header (the payload is encrypted: not decoded), `_lc` last confirmed id,
 `_bh` broadcast header, `_wt` WAL term. A message carries `_v` when it comes from the streaming service
 (`CheckIfMessageFromStreaming`). Type numbers from milvus pkg/proto/messages.proto (stored commit 003b114b9ebd).
+
+The payload is the type's body, marshalled alone (specialized_message.go `unmarshalProtoB`): for the version-1
+types the same msgpb requests 2.3-2.5 wrote (TimeTick `msgpb.TimeTickMsg`, Insert `msgpb.InsertRequest`, Delete
+`msgpb.DeleteRequest`, Create/DropCollection and Create/DropPartition their msgpb requests, Import
+`msgpb.ImportMsg`: pkg/streaming/util/message/codegen/reflect_info.json, stored commit 043fae3476e7); the
+version-2 types carry `messagespb` bodies pymilvus does not ship, so only their envelope is read. Each type is
+shown under the `commonpb.MsgType` Milvus itself maps it to for its msgstream consumers
+(pkg/streaming/util/message/adaptor/message_type.go `messageTypeToCommonpbMsgType`, stored commit 276187679b99).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-
-from mqctl.mq.streaming.state import tso_time
 
 MESSAGE_TYPES = {
     0: "Unknown",
@@ -78,6 +84,63 @@ class Envelope:
     @property
     def time(self) -> dt.datetime | None:
         return tso_time(self.time_tick)
+
+    @property
+    def type_number(self) -> int | None:
+        """The `MessageType` number, or None when `_t` is missing or not a number."""
+        for number, name in MESSAGE_TYPES.items():
+            if name == self.type:
+                return number
+        return int(self.type[5:]) if self.type.startswith("type#") else None
+
+
+# MessageType -> the commonpb.MsgType name Milvus's msgstream adaptor gives it (adaptor/message_type.go)
+LEGACY_TYPE_NAMES = {
+    1: "TimeTick",
+    2: "Insert",
+    3: "Delete",
+    4: "FlushSegment",
+    9: "ManualFlush",
+    37: "FlushAll",
+    10: "CreateSegment",
+    5: "CreateCollection",
+    6: "DropCollection",
+    7: "CreatePartition",
+    8: "DropPartition",
+    11: "Import",
+    12: "AddCollectionField",
+    13: "AlterCollection",
+    38: "TruncateCollection",
+    700: "AlterWAL",
+    34: "CreateIndex",
+}
+# MessageType -> its version-1 body, a msgpb class pymilvus ships (codegen/reflect_info.json)
+BODY_CLASSES = {
+    1: "TimeTickMsg",
+    2: "InsertRequest",
+    3: "DeleteRequest",
+    5: "CreateCollectionRequest",
+    6: "DropCollectionRequest",
+    7: "CreatePartitionRequest",
+    8: "DropPartitionRequest",
+}
+# a MessageType without a commonpb.MsgType gets this offset plus its number, so --type and the JSON keep it apart
+UNMAPPED_TYPE_BASE = 100_000
+
+
+def tso_time(ts: int | None) -> dt.datetime | None:
+    """A Milvus TSO `(unix_ms << 18) | logical` as UTC; None for 0 or a value past year 9999."""
+    if not ts or ts >= (1 << 64) - 1:
+        return None
+    try:
+        return dt.datetime.fromtimestamp((ts >> 18) / 1000, dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def has_envelope(properties: dict[str, str] | None) -> bool:
+    """Properties written by the 2.6 streaming service (`_v` and `_t`), not 2.5 NATS headers."""
+    return properties is not None and "_v" in properties and "_t" in properties
 
 
 def read_envelope(properties: dict[str, str]) -> Envelope:
