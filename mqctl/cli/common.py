@@ -97,7 +97,7 @@ SOURCE_OPTIONS: dict[str, Any] = {
         ),
     ],
     "woodpecker": Annotated[
-        Path | None,
+        str | None,  # not a Path: an s3:// URL must reach the source intact, to be refused in one clear line
         typer.Option(
             "--woodpecker",
             help="Milvus 2.6+ Woodpecker WAL: the local Woodpecker folder (<localStorage.path>/wp) or a directory copy "

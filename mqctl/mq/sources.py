@@ -30,7 +30,7 @@ class SourceOptions:
     rocksmq: Path | None = None
     nats: str | None = None
     nats_store: Path | None = None
-    woodpecker: Path | None = None  # a Woodpecker folder: the local `wp` folder or a directory copy of the bucket
+    woodpecker: str | None = None  # a Woodpecker folder: the local `wp` folder or a directory copy of the bucket
     config: list[Path] = field(default_factory=list)
     user: str | None = None
     password: str | None = None
