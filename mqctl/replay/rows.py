@@ -341,7 +341,7 @@ def read_span(
     source = opts.open_source()
     try:
         for raw in source.iter_messages(span.channel, span.first, span.last):
-            insert = parse_insert(raw.data) if inserts else None
+            insert = parse_insert(raw.data, raw.headers) if inserts else None
             if insert is not None:
                 tso = insert.base.timestamp or (max(insert.timestamps) if insert.timestamps else 0) or None
                 added = 0

@@ -21,7 +21,8 @@ directory copy). A data record holds a `LogMessageLayout` (proto/logstore.proto:
 a map<string,string>).
 
 A segment without footer is active: it is read up to its last complete block. A record or block whose CRC does
-not match is reported with log, segment, block and offset, and reading that segment stops there.
+not match is reported with log, segment, block and offset, and reading that segment stops there; the index
+records of a finalized segment are CRC-checked too.
 """
 
 from __future__ import annotations
@@ -204,6 +205,23 @@ def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bo
     return offset
 
 
+def _check_index(data: bytes, start: int) -> None:
+    """The index records from `start` up to the footer ending `data`: each one whole, of its type, CRC checked
+    (the blocks are read without them; a damaged index still means a damaged segment)."""
+    offset = start
+    while offset < len(data):
+        record = _record(data, offset, None)
+        if record is None:
+            raise SegmentCorruption("index record runs past the end of the file", offset, None)
+        kind, _, after = record
+        if kind == FOOTER and after == len(data):
+            return
+        if kind != INDEX:
+            raise SegmentCorruption(f"expected an index record, found type {kind}", offset, None)
+        offset = after
+    raise SegmentCorruption("no footer record after the index", offset, None)
+
+
 def _guard(segment: Segment, file: str, action: Callable[[], object]) -> None:
     try:
         action()
@@ -226,7 +244,9 @@ def read_local_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
             segment.state = "finalized"
         elif fenced:
             segment.state = "fenced"
-        _read_blocks(data, 0, segment, expect_header=True, stop_at_index=True)
+        end = _read_blocks(data, 0, segment, expect_header=True, stop_at_index=True)
+        if segment.footer is not None:
+            _check_index(data, end)
 
     _guard(segment, str(path), read)
     return segment
@@ -245,10 +265,12 @@ def read_object_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
     if footer_path.exists():
 
         def read_footer() -> None:
-            segment.footer = _footer(footer_path.read_bytes())
+            data = footer_path.read_bytes()
+            segment.footer = _footer(data)
             if segment.footer is None:
                 raise SegmentCorruption("footer.blk holds no footer record", 0, None)
             segment.state = "finalized"
+            _check_index(data, 0)
 
         _guard(segment, str(footer_path), read_footer)
     chosen = merged if segment.footer is not None and segment.footer.compacted and merged else blocks

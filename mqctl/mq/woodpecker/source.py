@@ -10,8 +10,8 @@ decimal (segment 3, entry 17 is 30000000017), and written `3/17` wherever an id 
 
 Each message is the entry's payload with its properties as headers, the 2.6 envelope decode/messages.py reads.
 Corruption (a record or block CRC that does not match) ends the reading of its segment there: `channels`
-commands read on and warn with log, segment, block and offset; a strict source (replay) stops with that line,
-so no replay silently skips stored messages.
+commands read on and warn with log, segment, block and offset; a strict source (replay) stops with that line as
+soon as it reads the segment, so no replay silently skips stored messages.
 """
 
 from __future__ import annotations
@@ -127,6 +127,12 @@ class WoodpeckerSource:
                 found = self._segments[key] = reader(folder, log_id, segment_id)
             except OSError as err:
                 raise PreconditionError(f"cannot read {err.filename or folder}: {err.strerror}") from None
+            if found.problems and self.strict:
+                raise PreconditionError(
+                    f"corrupt Woodpecker segment: {found.problems[0]}",
+                    hint="`mqctl channels list --woodpecker PATH` shows every damaged segment; replay from a copy "
+                    "without it, or restore the file",
+                )
             for entry in found.entries:
                 if entry.entry_id >= ENTRY_SPAN or entry.entry_id < 0:
                     raise PreconditionError(
@@ -190,12 +196,6 @@ class WoodpeckerSource:
                 if end_id is not None and number > end_id:
                     return
                 yield RawMessage(channel, number, entry.payload, entry.properties)
-            if segment.problems and self.strict:
-                problem = segment.problems[0]
-                raise PreconditionError(
-                    f"corrupt Woodpecker segment: {problem}",
-                    hint="the entries after this point cannot be read; replay a range before it, or restore the file",
-                )
 
     def id_range(self, channel: str) -> tuple[int, int] | None:
         ends = self._first_last(self.log_id(channel))
