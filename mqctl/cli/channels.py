@@ -255,6 +255,7 @@ def _short_shard(shard: str | None, channel: str, collection_id: int | None) -> 
 def _render_peek(result: PeekResult) -> FitTable:
     from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
+    txns = any(m.txn is not None for m in result.messages)
     rows = [
         (
             m.position or m.id,
@@ -267,6 +268,7 @@ def _render_peek(result: PeekResult) -> FitTable:
             m.rows or "",
             f"error: {m.error}" if m.error else _pk_preview(m.pks),
         )
+        + ((m.txn,) if txns else ())
         for m in result.messages
     ]
     woodpecker = any(m.position for m in result.messages)
@@ -281,6 +283,7 @@ def _render_peek(result: PeekResult) -> FitTable:
         Column("rows", NUMBER, 3),
         Column("primary keys", TEXT, 0),
     ]
+    columns += [Column("txn", ID, 1)] if txns else []  # 2.6: messages of a transaction, shown as stored
     return Output.table(f"{result.channel}: {len(result.messages)} messages", columns, rows)
 
 

@@ -129,6 +129,7 @@ class PeekedMessage:
     error: str | None = None
     position: str | None = None  # Woodpecker: `segment/entry`, as Milvus prints its message id
     vchannel: str | None = None  # 2.6: the `_vc` of the message's envelope
+    txn: int | None = None  # 2.6: the id of the transaction the message belongs to (`_tx`), as stored: not buffered
 
 
 @dataclass
@@ -195,7 +196,7 @@ def peek(
         raise InputError(f"--limit {limit} must be at least 1", hint="e.g. --limit 20")
     start_id, start_tso = parse_start(start, source)
     wanted_types = parse_types(types)
-    from mqctl.mq.decode.envelope import has_envelope
+    from mqctl.mq.decode.envelope import has_envelope, read_envelope
     from mqctl.mq.woodpecker.source import position_of
 
     find_channel(source, name)
@@ -203,6 +204,7 @@ def peek(
     found = []
     for raw in source.iter_messages(name, start_id=start_id):
         msg = messages.decode(raw.data, raw.headers, schemas=schemas)
+        envelope = read_envelope(raw.headers) if has_envelope(raw.headers) else None
         schema = schema_from_create(msg)
         if schema is not None and schema.collection_id:
             schemas[schema.collection_id] = schema
@@ -227,7 +229,8 @@ def peek(
                 msg.pks,
                 msg.error,
                 position_of(raw.id) if source.mq == "woodpecker" else None,
-                raw.headers.get("_vc") if has_envelope(raw.headers) else None,
+                envelope.vchannel if envelope else None,
+                envelope.txn_id if envelope else None,
             )
         )
         if len(found) >= limit:

@@ -21,6 +21,36 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from typing import Any
+
+from mqctl.mq.declared_protos import declare, parse
+
+# RocksMQ written by the 2.6 streaming service: the value of `<topic>/<id>` is this prefix, then an
+# `RMQMessageLayout` (payload 1, properties 2 a map<string,string>): milvus pkg/mq/mqimpl/rocksmq/client/
+# streaming.go `marshalStreamingMessage` and magic.go (stored commits 5ceaf429897e, 730933ed9b43), the message in
+# pkg/proto/messages.proto (stored commit 003b114b9ebd). The RocksMQ server stores the bytes it is given
+# (server/rocksmq_impl.go `Produce`), so a 2.5 message (a bare msgpb request) and a 2.6 one can share a topic.
+RMQ_STREAMING_MAGIC = b"\xff\xfe\xfd\xfcSTREAM"
+_rmq = declare(
+    "mqctl.milvus_messages",
+    {
+        "Property": {"key": (1, "string", False), "value": (2, "string", False)},
+        "RMQMessageLayout": {"payload": (1, "bytes", False), "properties": (2, "msg:Property", True)},
+        # `_tx` and an insert's `_h`, base64 of these (encoder.go `EncodeProto`; message_impl.go `WithTxnContext`)
+        "TxnContext": {"txn_id": (1, "int64", False), "keepalive_milliseconds": (2, "int64", False)},
+        "SegmentAssignment": {"segment_id": (1, "int64", False)},
+        "PartitionSegmentAssignment": {
+            "partition_id": (1, "int64", False),
+            "rows": (2, "uint64", False),
+            "binary_size": (3, "uint64", False),
+            "segment_assignment": (4, "msg:SegmentAssignment", False),
+        },
+        "InsertMessageHeader": {
+            "collection_id": (1, "int64", False),
+            "partitions": (2, "msg:PartitionSegmentAssignment", True),
+        },
+    },
+)
 
 MESSAGE_TYPES = {
     0: "Unknown",
@@ -80,6 +110,7 @@ class Envelope:
     vchannel: str | None
     encrypted: bool
     in_txn: bool
+    txn_id: int | None = None  # from `_tx`, when it decodes
 
     @property
     def time(self) -> dt.datetime | None:
@@ -156,6 +187,7 @@ def read_envelope(properties: dict[str, str]) -> Envelope:
         time_tick = int(tick, 36) if tick else None
     except ValueError:
         time_tick = None
+    txn = _base64_proto("TxnContext", properties.get("_tx"))
     return Envelope(
         "_v" in properties,
         properties.get("_v"),
@@ -164,4 +196,43 @@ def read_envelope(properties: dict[str, str]) -> Envelope:
         properties.get("_vc"),
         "_ch" in properties,
         "_tx" in properties,
+        txn.txn_id if txn is not None else None,
     )
+
+
+def _base64_proto(name: str, text: str | None) -> Any:
+    """A property holding base64 of a marshalled proto (encoder.go `EncodeProto`), parsed; None when absent or not
+    that message."""
+    import base64
+    import binascii
+
+    if not text:
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return parse(_rmq(name), raw)
+
+
+def insert_segments(properties: dict[str, str]) -> dict[int, int]:
+    """partition id -> the segment the streaming node assigned, from an insert's `_h` (InsertMessageHeader,
+    messages.proto); Milvus's adaptor sets the insert's segment from it (adaptor/message.go
+    `recoverInsertMsgFromHeader`)."""
+    header = _base64_proto("InsertMessageHeader", properties.get("_h"))
+    if header is None:
+        return {}
+    return {
+        p.partition_id: p.segment_assignment.segment_id for p in header.partitions if p.segment_assignment.segment_id
+    }
+
+
+def unwrap_rocksmq(value: bytes) -> tuple[bytes, dict[str, str]] | None:
+    """(payload, properties) of a RocksMQ value the 2.6 streaming service wrote; None for any other value (a 2.5
+    message, or bytes after the prefix that are not an RMQMessageLayout)."""
+    if not value.startswith(RMQ_STREAMING_MAGIC):
+        return None
+    layout = parse(_rmq("RMQMessageLayout"), value[len(RMQ_STREAMING_MAGIC) :])
+    if layout is None:
+        return None
+    return bytes(layout.payload), {p.key: p.value for p in layout.properties}

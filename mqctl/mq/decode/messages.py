@@ -15,7 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mqctl.mq.decode.columns import column_values
-from mqctl.mq.decode.envelope import BODY_CLASSES, LEGACY_TYPE_NAMES, UNMAPPED_TYPE_BASE, has_envelope, read_envelope
+from mqctl.mq.decode.envelope import (
+    BODY_CLASSES,
+    LEGACY_TYPE_NAMES,
+    UNMAPPED_TYPE_BASE,
+    has_envelope,
+    insert_segments,
+    read_envelope,
+)
 from mqctl.mq.decode.protos import pb2
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
 from mqctl.sorting import ascii_int
@@ -198,6 +205,8 @@ def _decode_streaming(
         return msg
     msg._proto = proto
     stamp_with_envelope(proto, number, envelope.time_tick, envelope.vchannel)
+    if number == 2 and not proto.segmentID:
+        proto.segmentID = insert_segments(properties).get(proto.partitionID, 0)
     _fill(msg, proto, schemas, insert_keys)
     return msg
 

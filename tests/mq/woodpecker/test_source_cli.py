@@ -196,3 +196,34 @@ def test_tree_copy_is_read_only(tmp_path, wal):
     before = {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()}
     assert run_cli("channels", "show", "2", "--woodpecker", str(copy)).code == 0
     assert {p: p.read_bytes() for p in copy.rglob("*") if p.is_file()} == before
+
+
+def test_transaction_and_insert_header_from_the_envelope(tmp_path):
+    """`_tx` (base64 of TxnContext: txn_id 1) and an insert's `_h` (base64 of InsertMessageHeader: collection_id 1,
+    partitions 2 {partition_id 1, segment_assignment 4 {segment_id 1}}), messages.proto; encoder.go EncodeProto."""
+    import base64
+
+    from pymilvus.grpc_gen import msg_pb2
+
+    from tests.helpers.protowire import field_bytes, field_int
+
+    def b64(raw: bytes) -> str:
+        return base64.b64encode(raw).decode()
+
+    tick = enc.base36(enc.tso(1_763_000_000))
+    txn = {"_tx": b64(field_int(1, 42) + field_int(2, 1000))}
+    header = field_int(1, 5) + field_bytes(2, field_int(1, 7) + field_int(2, 2) + field_bytes(4, field_int(1, 99)))
+    body = msg_pb2.InsertRequest(collectionID=5, partitionID=7, num_rows=2).SerializeToString()
+    stored = [
+        w.message(b"", {"_v": "2", "_t": "900", "_tt": tick, **txn}),
+        w.message(body, {"_v": "1", "_t": "2", "_tt": tick, "_vc": "ch_5v0", "_h": b64(header), **txn}),
+        w.message(b"", {"_v": "2", "_t": "901", "_tt": tick, **txn}),
+    ]
+    w.local_segment(tmp_path / "wp" / "1" / "0", [stored])
+    result = run_cli("channels", "peek", "1", "--woodpecker", str(tmp_path / "wp"), "--json")
+    assert result.code == 0, result.stderr
+    messages = result.json()["messages"]
+    assert [(m["type"], m["txn"]) for m in messages] == [("BeginTxn", 42), ("Insert", 42), ("CommitTxn", 42)]
+    assert (messages[1]["segment_id"], messages[1]["partition_id"], messages[1]["vchannel"]) == (99, 7, "ch_5v0")
+    table = run_cli("channels", "peek", "1", "--woodpecker", str(tmp_path / "wp"), "--type", "100900", "--wide")
+    assert table.code == 0 and "BeginTxn" in table.stdout and "txn" in table.stdout and "Insert" not in table.stdout
