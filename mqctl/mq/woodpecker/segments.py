@@ -156,10 +156,29 @@ def _message(payload: bytes) -> tuple[bytes, dict[str, str]]:
     return bytes(layout.payload), {p.key: p.value for p in layout.properties}
 
 
+# payload lengths of the fixed-size records (format.go): a record cut short is a segment still being written only
+# when what is there is the start of the record expected at that place
+SIZES = {HEADER: {16}, INDEX: {32}, FOOTER: {FOOTER_V5, FOOTER_V6}, BLOCK_HEADER: {28}}
+
+
+def _expect(data: bytes, offset: int, kinds: tuple[int, ...], block: int | None) -> None:
+    """The record starting at `offset`, whole or cut short, is one of `kinds` with its fixed length."""
+    if offset + 5 <= len(data) and data[offset + 4] not in kinds:
+        names = " or ".join(str(k) for k in kinds)
+        raise SegmentCorruption(f"expected a record of type {names}, found type {data[offset + 4]}", offset, block)
+    if offset + RECORD_HEADER <= len(data):
+        kind, length = data[offset + 4], struct.unpack_from("<I", data, offset + 5)[0]
+        if length not in SIZES[kind]:
+            raise SegmentCorruption(
+                f"record of type {kind} with length {length}, not {sorted(SIZES[kind])}", offset, block
+            )
+
+
 def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bool, stop_at_index: bool) -> int:
     """Read `[header] [block header][data...]...` from `start`; returns the offset after the last complete block."""
     offset = start
     if expect_header:
+        _expect(data, offset, (HEADER,), 0)
         record = _record(data, offset, 0)
         if record is None:
             return offset
@@ -170,6 +189,7 @@ def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bo
             raise SegmentCorruption("bad header magic", offset, 0)
         offset = after
     while offset < len(data):
+        _expect(data, offset, (BLOCK_HEADER, INDEX, FOOTER) if stop_at_index else (BLOCK_HEADER,), None)
         record = _record(data, offset, None)
         if record is None:
             return offset  # a block still being written

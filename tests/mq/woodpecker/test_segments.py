@@ -135,3 +135,24 @@ def test_a_flipped_byte_in_footer_blk_index_is_found(tmp_path):
     (folder / "footer.blk").write_bytes(bytes(data))
     segment = read_object_segment(folder, 7, 10)
     assert segment.problems and segment.problems[0].offset == 0 and "footer.blk" in segment.problems[0].file
+
+
+def test_bytes_that_are_no_segment_are_reported_not_read_as_an_empty_active_one(tmp_path):
+    folder = tmp_path / "7" / "11"
+    folder.mkdir(parents=True)
+    (folder / "data.log").write_bytes(b"not a woodpecker segment " * 40)
+    segment = read_local_segment(folder, 7, 11)
+    [problem] = segment.problems
+    assert (problem.offset, segment.entries) == (0, [])
+    assert "expected a record of type 1, found type 97" in problem.what
+
+
+def test_a_block_header_with_a_wrong_length_is_corruption_not_a_tail(tmp_path):
+    folder = tmp_path / "7" / "12"
+    data = bytearray(w.local_segment(folder, [w.messages(2)], finalized=False))
+    start = len(w.header(0))
+    data[start + 5 : start + 9] = (10_000).to_bytes(4, "little")  # the block header's length field
+    (folder / "data.log").write_bytes(bytes(data))
+    segment = read_local_segment(folder, 7, 12)
+    [problem] = segment.problems
+    assert problem.offset == start and "record of type 5 with length 10000" in problem.what
