@@ -19,14 +19,23 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import re
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage, WalSegment, path_is_dir
-from mqctl.mq.woodpecker.segments import Entry, Segment, find_segments, read_local_segment, read_object_segment
+from mqctl.mq.woodpecker.segments import (
+    Entry,
+    Footer,
+    Problem,
+    Segment,
+    find_segments,
+    read_local_segment,
+    read_object_segment,
+)
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
@@ -65,9 +74,41 @@ def log_names(etcd: EtcdConfig, meta_prefix: str | None = None) -> dict[int, str
     return {log.id: name for name, log in read_woodpecker_meta(etcd, meta_prefix).logs.items()}
 
 
+@dataclass
+class SegmentSummary:
+    """What is kept of a segment once read: counts, its first and last entry, its footer and problems."""
+
+    segment_id: int
+    layout: str
+    state: str
+    blocks: int
+    entries: int
+    payload_bytes: int
+    first: Entry | None
+    last: Entry | None
+    footer: Footer | None
+    problems: list[Problem]
+
+
+def _summary(segment: Segment) -> SegmentSummary:
+    entries = segment.entries
+    return SegmentSummary(
+        segment.segment_id,
+        segment.layout,
+        segment.state,
+        segment.blocks,
+        len(entries),
+        sum(len(e.payload) for e in entries),
+        entries[0] if entries else None,
+        entries[-1] if entries else None,
+        segment.footer,
+        segment.problems,
+    )
+
+
 class WoodpeckerSource:
-    """An MQSource over Woodpecker segment files; each segment is read (and its CRCs checked) once, when first
-    needed."""
+    """An MQSource over Woodpecker segment files. A segment is read (and its CRCs checked) when first needed and only
+    its summary is kept; reading its messages reads it again, so memory holds one segment at a time."""
 
     mq: ClassVar[str] = BACKENDS["woodpecker"].name
     supports_store_times: ClassVar[bool] = False  # the files keep no store time per entry; `_tt` gives the time
@@ -103,7 +144,7 @@ class WoodpeckerSource:
             )
         for segments in self._layout.values():
             segments.sort()
-        self._segments: dict[tuple[int, int], Segment] = {}
+        self._summaries: dict[tuple[int, int], SegmentSummary] = {}
 
     # names ---------------------------------------------------------------------------------------------------
     def channel_name(self, log_id: int) -> str:
@@ -117,40 +158,44 @@ class WoodpeckerSource:
         raise InputError(f"no Woodpecker log {channel!r} in {self.description}", hint=f"known: {known}")
 
     # segments ------------------------------------------------------------------------------------------------
-    def segment(self, log_id: int, segment_id: int) -> Segment:
-        key = (log_id, segment_id)
-        found = self._segments.get(key)
-        if found is None:
-            layout, folder = next((lay, f) for s, lay, f in self._layout[log_id] if s == segment_id)
-            reader = read_local_segment if layout == "local" else read_object_segment
-            try:
-                found = self._segments[key] = reader(folder, log_id, segment_id)
-            except OSError as err:
-                raise PreconditionError(f"cannot read {err.filename or folder}: {err.strerror}") from None
-            if found.problems and self.strict:
+    def read_segment(self, log_id: int, segment_id: int) -> Segment:
+        """One segment with its entries, read (CRCs checked) now: entries are never kept beyond the caller's use,
+        so a WAL of many segments is read one segment at a time."""
+        layout, folder = next((lay, f) for s, lay, f in self._layout[log_id] if s == segment_id)
+        reader = read_local_segment if layout == "local" else read_object_segment
+        try:
+            found = reader(folder, log_id, segment_id)
+        except OSError as err:
+            raise PreconditionError(f"cannot read {err.filename or folder}: {err.strerror}") from None
+        if found.problems and self.strict:
+            raise PreconditionError(
+                f"corrupt Woodpecker segment: {found.problems[0]}",
+                hint="`mqctl channels list --woodpecker PATH` shows every damaged segment; replay from a copy "
+                "without it, or restore the file",
+            )
+        for entry in found.entries:
+            if entry.entry_id >= ENTRY_SPAN or entry.entry_id < 0:
                 raise PreconditionError(
-                    f"corrupt Woodpecker segment: {found.problems[0]}",
-                    hint="`mqctl channels list --woodpecker PATH` shows every damaged segment; replay from a copy "
-                    "without it, or restore the file",
+                    f"log {log_id} segment {segment_id}: entry id {entry.entry_id} is outside 0..{ENTRY_SPAN - 1}",
+                    hint="this does not look like a Woodpecker segment mqctl can read",
                 )
-            for entry in found.entries:
-                if entry.entry_id >= ENTRY_SPAN or entry.entry_id < 0:
-                    raise PreconditionError(
-                        f"log {log_id} segment {segment_id}: entry id {entry.entry_id} is outside 0..{ENTRY_SPAN - 1}",
-                        hint="this does not look like a Woodpecker segment mqctl can read",
-                    )
+        self._summaries[(log_id, segment_id)] = _summary(found)
         return found
 
-    def segments(self, log_id: int) -> list[Segment]:
-        return [self.segment(log_id, segment_id) for segment_id, _, _ in self._layout[log_id]]
+    def summary(self, log_id: int, segment_id: int) -> SegmentSummary:
+        found = self._summaries.get((log_id, segment_id))
+        if found is None:
+            self.read_segment(log_id, segment_id)
+            found = self._summaries[(log_id, segment_id)]
+        return found
 
-    def _entries(self, log_id: int) -> Iterator[Entry]:
-        for segment in self.segments(log_id):
-            yield from segment.entries
+    def summaries(self, log_id: int) -> list[SegmentSummary]:
+        return [self.summary(log_id, segment_id) for segment_id, _, _ in self._layout[log_id]]
 
     def _first_last(self, log_id: int) -> tuple[Entry, Entry] | None:
-        first = next((s.entries[0] for s in self.segments(log_id) if s.entries), None)
-        last = next((s.entries[-1] for s in reversed(self.segments(log_id)) if s.entries), None)
+        summaries = self.summaries(log_id)
+        first = next((s.first for s in summaries if s.first is not None), None)
+        last = next((s.last for s in reversed(summaries) if s.last is not None), None)
         return (first, last) if first is not None and last is not None else None
 
     # MQSource ------------------------------------------------------------------------------------------------
@@ -160,12 +205,10 @@ class WoodpeckerSource:
 
         channels = []
         for log_id in sorted(self._layout, key=lambda i: (self.channel_name(i), i)):
-            segments = self.segments(log_id)
+            summaries = self.summaries(log_id)
             ends = self._first_last(log_id)
             info = ChannelInfo(
-                self.channel_name(log_id),
-                sum(len(s.entries) for s in segments),
-                sum(len(e.payload) for s in segments for e in s.entries),
+                self.channel_name(log_id), sum(s.entries for s in summaries), sum(s.payload_bytes for s in summaries)
             )
             if ends is not None:
                 first, last = ends
@@ -188,7 +231,7 @@ class WoodpeckerSource:
                 last_segment is not None and segment_id > last_segment
             ):
                 continue
-            segment = self.segment(log_id, segment_id)
+            segment = self.read_segment(log_id, segment_id)
             for entry in segment.entries:
                 number = message_id(segment_id, entry.entry_id)
                 if start_id is not None and number < start_id:
@@ -216,17 +259,17 @@ class WoodpeckerSource:
     def channel_extras(self, name: str) -> ChannelExtras:
         """The log's segments: layout, state, blocks, entries, footer version and LAC."""
         rows = []
-        for segment in self.segments(self.log_id(name)):
-            footer = segment.footer
+        for summary in self.summaries(self.log_id(name)):
+            footer = summary.footer
             rows.append(
                 WalSegment(
-                    segment.segment_id,
-                    segment.layout,
-                    "corrupt" if segment.problems else segment.state,
-                    segment.blocks,
-                    len(segment.entries),
-                    segment.first_entry,
-                    segment.last_entry,
+                    summary.segment_id,
+                    summary.layout,
+                    "corrupt" if summary.problems else summary.state,
+                    summary.blocks,
+                    summary.entries,
+                    summary.first.entry_id if summary.first else None,
+                    summary.last.entry_id if summary.last else None,
                     footer.version if footer else None,
                     footer.lac if footer else None,
                 )
@@ -243,13 +286,13 @@ class WoodpeckerSource:
         counted or read."""
         found: list[tuple[str | None, str]] = []
         for log_id in sorted(self._layout):
-            for segment in self.segments(log_id):
+            for summary in self.summaries(log_id):
                 found += [
                     (
                         self.channel_name(log_id),
                         f"corrupt Woodpecker segment: {problem}; its entries after it are not read",
                     )
-                    for problem in segment.problems
+                    for problem in summary.problems
                 ]
         return found
 
@@ -260,7 +303,7 @@ class WoodpeckerSource:
         )
 
     def close(self) -> None:
-        self._segments.clear()
+        self._summaries.clear()
 
     def __enter__(self) -> WoodpeckerSource:
         return self
