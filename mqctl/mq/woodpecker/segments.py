@@ -156,8 +156,9 @@ def _message(payload: bytes) -> tuple[bytes, dict[str, str]]:
     return bytes(layout.payload), {p.key: p.value for p in layout.properties}
 
 
-# payload lengths of the fixed-size records (format.go): a record cut short is a segment still being written only
-# when what is there is the start of the record expected at that place
+# payload lengths of the fixed-size records (server/storage/codec/format.go v0.1.25 `HeaderRecordSize` 16,
+# `BlockHeaderRecordSize` 28, `IndexRecordSize` 32, `FooterRecordSizeV5` 36, `FooterRecordSizeV6` 44): a record cut
+# short is a segment still being written only when what is there is the start of the record expected there
 SIZES = {HEADER: {16}, INDEX: {32}, FOOTER: {FOOTER_V5, FOOTER_V6}, BLOCK_HEADER: {28}}
 
 
@@ -227,7 +228,9 @@ def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bo
 
 def _check_index(data: bytes, start: int) -> None:
     """The index records from `start` up to the footer ending `data`: each one whole, of its type, CRC checked
-    (the blocks are read without them; a damaged index still means a damaged segment)."""
+    (the blocks are read without them; a damaged index still means a damaged segment). Locally they follow the last
+    block directly (server/storage/disk/writer_impl.go v0.1.25 `Finalize`: the index records from the written
+    offset, then the footer)."""
     offset = start
     while offset < len(data):
         record = _record(data, offset, None)
