@@ -8,7 +8,9 @@ numbers entries per segment (a message id is `segId/entryId`, milvus pkg/streami
 message_id.go), so a message's id here is `segment * 10**10 + entry`: ordered like Woodpecker's ids, readable in
 decimal (segment 3, entry 17 is 30000000017), and written `3/17` wherever an id is accepted.
 
-Each message is the entry's payload with its properties as headers, the 2.6 envelope decode/messages.py reads.
+Each message is the entry's payload with its properties as headers, the 2.6 envelope decode/messages.py reads
+(Milvus appends payload and properties, milvus pkg/streaming/walimpls/impls/wp/wal.go `Append`; Woodpecker keeps them
+as a LogMessageLayout, woodpecker/log/log_message.go `MarshalMessage`, v0.1.25).
 Corruption (a record or block CRC that does not match) ends the reading of its segment there: `channels`
 commands read on and warn with log, segment, block and offset; a strict source (replay) stops with that line as
 soon as it reads the segment, so no replay silently skips stored messages.
