@@ -111,6 +111,11 @@ def derive_source(resolution: Resolution) -> DerivedSource:
             f"with this config: it panics `{resolution.panic}` at startup",
             hint="fix the config; `mqctl config validate` says how",
         )
+    if mq == "woodpecker":
+        raise PreconditionError(
+            f"{files}: the effective MQ is woodpecker, whose folder --config does not derive yet",
+            hint="pass --woodpecker PATH: the local Woodpecker folder (<localStorage.path>/wp) or a copy of its bucket",
+        )
     if mq not in EMBEDDED:
         raise PreconditionError(
             f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read {' and '.join(EMBEDDED)} only",

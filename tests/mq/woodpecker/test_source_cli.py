@@ -227,3 +227,10 @@ def test_transaction_and_insert_header_from_the_envelope(tmp_path):
     assert (messages[1]["segment_id"], messages[1]["partition_id"], messages[1]["vchannel"]) == (99, 7, "ch_5v0")
     table = run_cli("channels", "peek", "1", "--woodpecker", str(tmp_path / "wp"), "--type", "100900", "--wide")
     assert table.code == 0 and "BeginTxn" in table.stdout and "txn" in table.stdout and "Insert" not in table.stdout
+
+
+def test_a_config_pinning_woodpecker_points_at_the_option(tmp_path):
+    config = tmp_path / "milvus.yaml"
+    config.write_text("mq:\n  type: woodpecker\n")
+    result = run_cli("channels", "list", "--config", str(config))
+    assert result.code == 3 and "effective MQ is woodpecker" in result.stderr and "--woodpecker PATH" in result.stderr
