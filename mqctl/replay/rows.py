@@ -341,8 +341,10 @@ def read_span(
     inserts = schema is not None and opts.wants(INSERT)
     source = opts.open_source()
     try:
-        # 2.6: a transaction's messages count once committed (read on past the span for the commit, if need be)
-        for raw in committed_only(source.iter_messages(span.channel, span.first), span.last):
+        # 2.6: a transaction's messages count once committed (read on past the span for the commit, if need be);
+        # natsmq, which 2.6 no longer offers, holds none, so a NATS read keeps to its span
+        until = span.last if source.mq == "natsmq" else None
+        for raw in committed_only(source.iter_messages(span.channel, span.first, until), span.last):
             insert = parse_insert(raw.data, raw.headers) if inserts else None
             if insert is not None:
                 tso = insert.base.timestamp or (max(insert.timestamps) if insert.timestamps else 0) or None
