@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from mqctl.mq.streaming.wal_files import WoodpeckerReport
 
 app = typer.Typer(
-    help="Inspect channels of RocksMQ (offline, read-only) and NATS JetStream; decode messages.", no_args_is_help=True
+    help="Inspect channels of RocksMQ (offline, read-only), NATS JetStream and Woodpecker (2.6+, offline, read-only; "
+    "format from Woodpecker v0.1.x / Milvus v2.6.x source, not yet verified on a running 2.6); decode messages.",
+    no_args_is_help=True,
 )
 
 NameArg = Annotated[
@@ -67,6 +69,27 @@ def _render_list(result: ChannelList) -> FitTable:
     return Output.table(f"channels of {result.source}", columns, rows, footer=footer)
 
 
+WoodpeckerEtcdOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--etcd",
+        help="With --woodpecker: etcd client URL of this Milvus; Woodpecker's meta there names each log after its "
+        "pchannel (else logs go by their ids).",
+    ),
+]
+
+
+def _with_etcd(source: SourceOptions, etcd: str | None, etcd_root: str | None) -> SourceOptions:
+    """The source with --etcd/--etcd-root, which only --woodpecker reads (log names)."""
+    import dataclasses
+
+    from mqctl.errors import InputError
+
+    if (etcd or etcd_root) and not source.woodpecker:
+        raise InputError("--etcd/--etcd-root name Woodpecker's logs here", hint="add --woodpecker PATH, or drop --etcd")
+    return dataclasses.replace(source, etcd=etcd, etcd_root=etcd_root)
+
+
 @app.command("list")
 @takes_source()
 def list_command(
@@ -80,21 +103,24 @@ def list_command(
             "no message reads).",
         ),
     ] = False,
+    etcd: WoodpeckerEtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """One row per physical channel: messages, bytes, first/last id and time (from the Milvus TSO)."""
+    """One row per physical channel: messages, bytes, first/last id and time (from the Milvus TSO; Woodpecker:
+    one row per log, ids are segment * 10**10 + entry, times from the `_tt` time ticks)."""
     from mqctl.mq.channels import list_channels
     from mqctl.mq.sources import open_source
 
-    with open_source(source) as opened:
+    with open_source(_with_etcd(source, etcd, etcd_root)) as opened:
         result = list_channels(opened, store_times=store_times)
     emit_with_warnings(output(json_mode, wide), result, _render_list)
 
 
 def emit_with_warnings(
     out: Output,
-    result: ChannelList | ChannelDetail,
+    result: ChannelList | ChannelDetail | PeekResult,
     render: Callable[[Any], RenderableType | Iterable[RenderableType]],
 ) -> None:
     """Print a result; when its data and metadata disagree, warn on stderr and end with exit 1."""
@@ -152,6 +178,37 @@ def _render_show(detail: ChannelDetail) -> list[FitTable]:
                 ],
             )
         )
+    if detail.segments is not None:
+        parts.append(
+            Output.table(
+                "Woodpecker segments",
+                [
+                    Column("segment", KEY),
+                    Column("layout", LABEL, 3),
+                    Column("state", LABEL),
+                    Column("blocks", NUMBER, 2),
+                    Column("entries", NUMBER),
+                    Column("first entry", NUMBER, 1),
+                    Column("last entry", NUMBER, 1),
+                    Column("footer", NUMBER, 2),
+                    Column("LAC", NUMBER, 2),
+                ],
+                [
+                    (
+                        g.segment,
+                        g.layout,
+                        g.state.upper() if g.state == "corrupt" else g.state,
+                        g.blocks,
+                        g.entries,
+                        g.first_entry,
+                        g.last_entry,
+                        g.footer_version,
+                        g.lac,
+                    )
+                    for g in detail.segments
+                ],
+            )
+        )
     if detail.stream is not None:
         parts.append(
             Output.table(
@@ -166,14 +223,17 @@ def _render_show(detail: ChannelDetail) -> list[FitTable]:
 def show(
     name: NameArg,
     source: SourceOptions,
+    etcd: WoodpeckerEtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Everything about one channel: counts by message type, collections, RocksMQ pages or the stream's config."""
+    """Everything about one channel: counts by message type, collections, RocksMQ pages, the stream's config, or
+    a Woodpecker log's segments."""
     from mqctl.mq.channels import show_channel
     from mqctl.mq.sources import open_source
 
-    with open_source(source) as opened:
+    with open_source(_with_etcd(source, etcd, etcd_root)) as opened:
         detail = show_channel(opened, name)
     emit_with_warnings(output(json_mode, wide), detail, _render_show)
 
@@ -195,9 +255,10 @@ def _short_shard(shard: str | None, channel: str, collection_id: int | None) -> 
 def _render_peek(result: PeekResult) -> FitTable:
     from mqctl.cli.terminal import ID, KEY, LABEL, NUMBER, TEXT, TIME, Column, Output
 
+    txns = any(m.txn is not None for m in result.messages)
     rows = [
         (
-            m.id,
+            m.position or m.id,
             m.type,
             m.time,
             m.collection or m.collection_id,
@@ -207,10 +268,12 @@ def _render_peek(result: PeekResult) -> FitTable:
             m.rows or "",
             f"error: {m.error}" if m.error else _pk_preview(m.pks),
         )
+        + ((m.txn,) if txns else ())
         for m in result.messages
     ]
+    woodpecker = any(m.position for m in result.messages)
     columns: list[Column | str] = [
-        Column("id", KEY),
+        Column("segment/entry" if woodpecker else "id", KEY),
         Column("type", LABEL, 0),
         Column("age", TIME, 1, wide_header="time (UTC)"),
         Column("collection", LABEL, 2),
@@ -220,6 +283,7 @@ def _render_peek(result: PeekResult) -> FitTable:
         Column("rows", NUMBER, 3),
         Column("primary keys", TEXT, 0),
     ]
+    columns += [Column("txn", ID, 1)] if txns else []  # 2.6: messages of a transaction, shown as stored
     return Output.table(f"{result.channel}: {len(result.messages)} messages", columns, rows)
 
 
@@ -231,7 +295,9 @@ def peek(
     start: Annotated[
         str | None,
         typer.Option(
-            "--from", help="Start at this message id / sequence, or at this time (ISO-8601, UTC if no offset)."
+            "--from",
+            help="Start at this message id / sequence (Woodpecker also segment/entry, e.g. 3/17), or at this time "
+            "(ISO-8601, UTC if no offset).",
         ),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", help="At most this many messages.")] = 20,
@@ -240,16 +306,20 @@ def peek(
     ] = None,
     collection: Annotated[str | None, typer.Option("--collection", help="Only this collection.")] = None,
     source: SourceOptions,
+    etcd: WoodpeckerEtcdOpt = None,
+    etcd_root: EtcdRootOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys."""
+    """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys. Milvus 2.6
+    messages (Woodpecker) are read through their envelope: type and time tick from it, an encrypted payload
+    (`_ch`) is said to be so and not decoded."""
     from mqctl.mq.channels import peek as peek_messages
     from mqctl.mq.sources import open_source
 
-    with open_source(source) as opened:
+    with open_source(_with_etcd(source, etcd, etcd_root)) as opened:
         result = peek_messages(opened, name, start=start, limit=limit, types=types, collection=collection)
-        output(json_mode, wide).emit(result, _render_peek)
+    emit_with_warnings(output(json_mode, wide), result, _render_peek)
 
 
 # --- channels checkpoints ------------------------------------------------------------------------------
@@ -479,7 +549,7 @@ def _streaming_checkpoints(
 
 
 @app.command()
-@takes_source()
+@takes_source(woodpecker=False)
 def checkpoints(
     source: SourceOptions,
     etcd: EtcdOpt = None,

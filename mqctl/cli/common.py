@@ -96,6 +96,16 @@ SOURCE_OPTIONS: dict[str, Any] = {
             rich_help_panel=SOURCE,
         ),
     ],
+    "woodpecker": Annotated[
+        str | None,  # not a Path: an s3:// URL must reach the source intact, to be refused in one clear line
+        typer.Option(
+            "--woodpecker",
+            help="Milvus 2.6+ Woodpecker WAL: the local Woodpecker folder (<localStorage.path>/wp) or a directory copy "
+            "of its bucket; read-only, CRCs checked; with --etcd its logs are named after their pchannels. Format from "
+            "Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6.",
+            rich_help_panel=SOURCE,
+        ),
+    ],
     "config": Annotated[list[Path] | None, typer.Option("--config", help=CONFIG_HELP, rich_help_panel=SOURCE)],
     "user": Annotated[str | None, typer.Option("--user", help="NATS user.", rich_help_panel=NATS_AUTH)],
     "password": Annotated[
@@ -163,14 +173,15 @@ def takes_bundle(
 
 
 def takes_source(
-    *, rocksmq: bool = True, config_first: bool = False, config_help: str | None = None
+    *, rocksmq: bool = True, woodpecker: bool = True, config_first: bool = False, config_help: str | None = None
 ) -> Callable[[Command], Command]:
     """Give a command the source options in place of its `source: SourceOptions` parameter, and call it with them
     built into one SourceOptions (whose field defaults are the options' defaults).
 
-    `rocksmq=False` leaves out --rocksmq (commands that change NATS streams); `config_first` lists --config
+    `rocksmq=False` leaves out --rocksmq (commands that change NATS streams), `woodpecker=False` --woodpecker
+    (commands that cannot read it, or declare it themselves); `config_first` lists --config
     first; `config_help` makes --config required with this help (the config is what the command applies)."""
-    names = [name for name in SOURCE_OPTIONS if rocksmq or name != "rocksmq"]
+    names = [name for name in SOURCE_OPTIONS if (rocksmq or name != "rocksmq") and (woodpecker or name != "woodpecker")]
     if config_first:
         names.remove("config")
         names.insert(0, "config")

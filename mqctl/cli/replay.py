@@ -275,7 +275,10 @@ def replay(
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
-    """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table."""
+    """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table.
+
+    --woodpecker reads a Milvus 2.6+ Woodpecker WAL (batch only; a corrupt segment stops the replay, exit 3):
+    format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6."""
     from mqctl.errors import InputError
     from mqctl.replay.job import ReplayRequest, run_replay
     from mqctl.replay.session import parse_spark_conf
@@ -285,6 +288,14 @@ def replay(
             "choose where to replay to: --to-spark",
             hint="e.g. mqctl replay --to-spark --rocksmq DIR --collection NAME --output OUT",
         )
+    if source.woodpecker:
+        import dataclasses
+
+        if follow:
+            raise InputError(
+                "--follow does not read a Woodpecker WAL yet", hint="replay it in batch: drop --follow and its options"
+            )
+        source = dataclasses.replace(source, etcd=etcd, etcd_root=etcd_root)  # its logs named after their pchannels
     request = ReplayRequest(
         source=source,
         output=out_path,

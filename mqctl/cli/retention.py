@@ -137,7 +137,7 @@ def _origins(report: RetentionReport) -> list[str]:
 
 
 @app.command()
-@takes_source(config_first=True)
+@takes_source(config_first=True, woodpecker=False)
 def show(
     source: SourceOptions,
     etcd: EtcdOpt = None,
@@ -184,6 +184,7 @@ def _render_outcome(outcome: ApplyOutcome) -> str | FitTable:
 
 @app.command()
 @takes_source(
+    woodpecker=False,
     rocksmq=False,
     config_first=True,
     config_help="milvus.yaml/user.yaml/CR/Helm values with the wanted natsmq.server.retention.* (repeatable).",

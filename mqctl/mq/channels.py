@@ -10,7 +10,7 @@ from typing import Any
 from mqctl.errors import InputError
 from mqctl.mq.decode import messages
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
-from mqctl.mq.model import ChannelInfo, MQSource, PageRow
+from mqctl.mq.model import ChannelInfo, MQSource, PageRow, WalSegment
 from mqctl.sorting import ascii_int
 
 
@@ -81,6 +81,7 @@ class ChannelDetail:
     pages: list[PageRow] | None = None  # RocksMQ closed pages
     stream: dict[str, Any] | None = None  # JetStream config and state
     warnings: list[str] = field(default_factory=list)  # data and metadata disagree (see data_warnings)
+    segments: list[WalSegment] | None = None  # Woodpecker segments of the log
 
 
 def show_channel(source: MQSource, name: str) -> ChannelDetail:
@@ -108,7 +109,7 @@ def show_channel(source: MQSource, name: str) -> ChannelDetail:
     )
     extras = source.channel_extras(name)
     detail.created_at, detail.open_page_size = extras.created_at, extras.open_page_size
-    detail.pages, detail.stream = extras.pages, extras.stream
+    detail.pages, detail.stream, detail.segments = extras.pages, extras.stream, extras.segments
     return detail
 
 
@@ -126,27 +127,39 @@ class PeekedMessage:
     rows: int
     pks: list[int | str] = field(default_factory=list)
     error: str | None = None
+    position: str | None = None  # Woodpecker: `segment/entry`, as Milvus prints its message id
+    vchannel: str | None = None  # 2.6: the `_vc` of the message's envelope
+    txn: int | None = None  # 2.6: the id of the transaction the message belongs to (`_tx`), as stored: not buffered
 
 
 @dataclass
 class PeekResult:
     channel: str
     messages: list[PeekedMessage]
+    warnings: list[str] = field(default_factory=list)  # data and metadata disagree (see data_warnings)
 
 
-def parse_start(text: str | None) -> tuple[int | None, int | None]:
-    """--from: a message id / sequence (digits) or an ISO-8601 time -> (start_id, start_tso)."""
+def parse_start(text: str | None, source: MQSource | None = None) -> tuple[int | None, int | None]:
+    """--from: a message id / sequence (digits), a Woodpecker `segment/entry`, or an ISO-8601 time ->
+    (start_id, start_tso)."""
     if text is None:
         return None, None
     start_id = ascii_int(text.strip())
     if start_id is not None:
         return start_id, None
+    if source is not None and source.mq == "woodpecker":
+        from mqctl.mq.woodpecker.source import parse_position
+
+        position = parse_position(text)
+        if position is not None:
+            return position, None
     try:
         when = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
         raise InputError(
             f"--from {text!r} is neither a message id nor a time",
-            hint="pass an id/sequence (e.g. 470633384162885633 or 15) or an ISO time (e.g. 2024-05-01T12:00:00Z)",
+            hint="pass an id/sequence (e.g. 470633384162885633 or 15; Woodpecker also segment/entry, e.g. 3/17) or an "
+            "ISO time (e.g. 2024-05-01T12:00:00Z)",
         ) from None
     return None, messages.datetime_to_tso(when)
 
@@ -181,13 +194,17 @@ def peek(
     """Decoded messages of one channel, oldest first, after the filters; stops after `limit` matches."""
     if limit < 1:
         raise InputError(f"--limit {limit} must be at least 1", hint="e.g. --limit 20")
-    start_id, start_tso = parse_start(start)
+    start_id, start_tso = parse_start(start, source)
     wanted_types = parse_types(types)
+    from mqctl.mq.decode.envelope import has_envelope, read_envelope
+    from mqctl.mq.woodpecker.source import position_of
+
     find_channel(source, name)
     schemas: dict[int, CollectionSchemaInfo] = {}
     found = []
     for raw in source.iter_messages(name, start_id=start_id):
         msg = messages.decode(raw.data, raw.headers, schemas=schemas)
+        envelope = read_envelope(raw.headers) if has_envelope(raw.headers) else None
         schema = schema_from_create(msg)
         if schema is not None and schema.collection_id:
             schemas[schema.collection_id] = schema
@@ -211,8 +228,12 @@ def peek(
                 msg.rows,
                 msg.pks,
                 msg.error,
+                position_of(raw.id) if source.mq == "woodpecker" else None,
+                envelope.vchannel if envelope else None,
+                envelope.txn_id if envelope else None,
             )
         )
         if len(found) >= limit:
             break
-    return PeekResult(name, found)
+    # Woodpecker: a corrupt segment, whose entries after the damage are not among those peeked
+    return PeekResult(name, found, data_warnings(source, name) if source.mq == "woodpecker" else [])

@@ -19,12 +19,12 @@ if TYPE_CHECKING:
 
 @dataclass
 class ChannelInfo:
-    """One physical channel (RocksMQ topic / JetStream stream)."""
+    """One physical channel (RocksMQ topic / JetStream stream / Woodpecker log)."""
 
     name: str
     messages: int
     bytes: int
-    first_id: int | None = None  # RocksMQ message id or JetStream sequence
+    first_id: int | None = None  # RocksMQ message id, JetStream sequence, Woodpecker segment * 10**10 + entry
     last_id: int | None = None
     first_time: dt.datetime | None = None  # from the Milvus TSO inside the message, UTC
     last_time: dt.datetime | None = None
@@ -62,13 +62,30 @@ class PageRow:
 
 
 @dataclass
+class WalSegment:
+    """One Woodpecker segment of a log, as `channels show` lists it."""
+
+    segment: int
+    layout: str  # local | object
+    state: str  # finalized | active | fenced | corrupt
+    blocks: int
+    entries: int
+    first_entry: int | None
+    last_entry: int | None
+    footer_version: int | None
+    lac: int | None
+
+
+@dataclass
 class ChannelExtras:
-    """What only one MQ knows about a channel: RocksMQ's creation time and pages, or JetStream's stream."""
+    """What only one MQ knows about a channel: RocksMQ's creation time and pages, JetStream's stream, or
+    Woodpecker's segments."""
 
     created_at: dt.datetime | None = None  # RocksMQ topic creation
     open_page_size: int | None = None  # RocksMQ: bytes in the page still being written
     pages: list[PageRow] | None = None  # RocksMQ closed pages
     stream: dict[str, Any] | None = None  # JetStream config and state
+    segments: list[WalSegment] | None = None  # Woodpecker segments of the log
 
 
 class MQSource(Protocol):

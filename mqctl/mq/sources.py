@@ -1,4 +1,5 @@
-"""Choosing and opening the one MQ source a command reads: --rocksmq, --nats, --nats-store or --config."""
+"""Choosing and opening the one MQ source a command reads: --rocksmq, --nats, --nats-store, --woodpecker or
+--config."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ class SourceOptions:
     rocksmq: Path | None = None
     nats: str | None = None
     nats_store: Path | None = None
+    woodpecker: str | None = None  # a Woodpecker folder: the local `wp` folder or a directory copy of the bucket
     config: list[Path] = field(default_factory=list)
     user: str | None = None
     password: str | None = None
@@ -39,6 +41,10 @@ class SourceOptions:
     tls_cert: str | None = None
     tls_key: str | None = None
     timeout: float = 5.0
+    # --woodpecker: Woodpecker's etcd meta names its logs after their pchannels (not one of the source options:
+    # each command declares --etcd/--etcd-root itself)
+    etcd: str | None = None
+    etcd_root: str | None = None
 
     def __post_init__(self) -> None:
         from mqctl.mq.nats.connect import check_timeout
@@ -49,7 +55,12 @@ class SourceOptions:
     def explicit(self) -> list[str]:
         return [
             name
-            for name, value in (("--rocksmq", self.rocksmq), ("--nats", self.nats), ("--nats-store", self.nats_store))
+            for name, value in (
+                ("--rocksmq", self.rocksmq),
+                ("--nats", self.nats),
+                ("--nats-store", self.nats_store),
+                ("--woodpecker", self.woodpecker),
+            )
             if value
         ]
 
@@ -100,6 +111,11 @@ def derive_source(resolution: Resolution) -> DerivedSource:
             f"with this config: it panics `{resolution.panic}` at startup",
             hint="fix the config; `mqctl config validate` says how",
         )
+    if mq == "woodpecker":
+        raise PreconditionError(
+            f"{files}: the effective MQ is woodpecker, whose folder --config does not derive yet",
+            hint="pass --woodpecker PATH: the local Woodpecker folder (<localStorage.path>/wp) or a copy of its bucket",
+        )
     if mq not in EMBEDDED:
         raise PreconditionError(
             f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read {' and '.join(EMBEDDED)} only",
@@ -136,17 +152,23 @@ def _store_path(resolution: Resolution, key: str) -> str:
 
 
 def choose_source(options: SourceOptions, resolution: Resolution | None = None) -> tuple[str, str]:
-    """(kind, location) of the one source: kind is rocksmq, nats or nats-store. An explicit option wins;
+    """(kind, location) of the one source: kind is rocksmq, nats, nats-store or woodpecker. An explicit option wins;
     otherwise --config derives it (and a derived path must exist on this host)."""
     explicit = options.explicit
     if len(explicit) > 1:
         raise InputError(
             f"choose one source, not {' and '.join(explicit)}",
-            hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR (or --config FILE)",
+            hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR, --woodpecker PATH (or --config FILE)",
         )
     if explicit:
         kind = explicit[0].lstrip("-")
-        return kind, str({"rocksmq": options.rocksmq, "nats": options.nats, "nats-store": options.nats_store}[kind])
+        locations = {
+            "rocksmq": options.rocksmq,
+            "nats": options.nats,
+            "nats-store": options.nats_store,
+            "woodpecker": options.woodpecker,
+        }
+        return kind, str(locations[kind])
     if not options.config:
         raise InputError(
             "no MQ source given",
@@ -176,6 +198,10 @@ def open_source(
         finally:
             source.close()
         return
+    if kind == "woodpecker":
+        with open_woodpecker(options, location) as logs:
+            yield logs
+        return
     with _open_jetstream(options, kind, location, writable_store) as streams:
         yield streams
 
@@ -184,10 +210,31 @@ def open_source(
 def open_streams(options: SourceOptions, *, writable_store: bool = False) -> Iterator[JetStreamSource]:
     """open_source for the NATS sources only (--nats or --nats-store), which can change stream limits."""
     kind, location = choose_source(options)
-    if kind == "rocksmq":
-        raise InputError("this needs NATS streams, not RocksMQ", hint="pass --nats URL or --nats-store DIR")
+    if kind in ("rocksmq", "woodpecker"):
+        name = "RocksMQ" if kind == "rocksmq" else "Woodpecker"
+        raise InputError(f"this needs NATS streams, not {name}", hint="pass --nats URL or --nats-store DIR")
     with _open_jetstream(options, kind, location, writable_store) as streams:
         yield streams
+
+
+def woodpecker_log_names(options: SourceOptions) -> dict[int, str]:
+    """Log id -> pchannel from Woodpecker's etcd meta when --etcd is given (else none: logs go by their ids)."""
+    if not options.etcd:
+        if options.etcd_root:
+            raise InputError("--etcd-root needs --etcd", hint="add --etcd URL, or drop --etcd-root")
+        return {}
+    from mqctl.config.resolve.sources import EtcdConfig
+    from mqctl.mq.woodpecker.source import log_names
+
+    return log_names(EtcdConfig(options.etcd, options.etcd_root or "by-dev"))
+
+
+@contextlib.contextmanager
+def open_woodpecker(options: SourceOptions, location: str, *, strict: bool = False) -> Iterator[MQSource]:
+    from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+    with WoodpeckerSource(location, names=woodpecker_log_names(options), strict=strict) as logs:
+        yield logs
 
 
 @contextlib.contextmanager

@@ -1,6 +1,6 @@
 """What an executor checks before it reads: that it sees the source the driver planned against.
 
-A RocksMQ source is a local path: on a cluster an executor may not have it, or have another store
+A RocksMQ or Woodpecker source is a local path: on a cluster an executor may not have it, or have another store
 under the same name, and would then read nothing or something else. NATS must be reachable from
 every executor, not just from the driver. Each failure names the executor's host and says the fix
 in its message (the driver shows only the message of an executor's error).
@@ -23,21 +23,23 @@ def checked_read(opts: ReplayOptions, marker: str | None, read: Iterator[T]) -> 
     """`read` (an executor's batches), after checking that this executor sees the planned store;
     source errors raised here name the host."""
     host = socket.gethostname()
-    if opts.rocksmq:
+    local = opts.rocksmq or opts.woodpecker
+    if local:
+        kind = "RocksMQ store" if opts.rocksmq else "Woodpecker folder"
+        fix = (
+            SHARED_STORAGE_FIX if opts.rocksmq else "put the Woodpecker folder on shared storage or replay from a copy"
+        )
         try:
             source = opts.open_source()
         except MqctlError as err:
-            raise PreconditionError(
-                f"executor on {host} cannot see {opts.rocksmq} ({err.message}): {SHARED_STORAGE_FIX}"
-            ) from err
+            raise PreconditionError(f"executor on {host} cannot see {local} ({err.message}): {fix}") from err
         try:
             seen = source.store_identity()
         finally:
             source.close()
         if marker is not None and seen != marker:
             raise PreconditionError(
-                f"executor on {host} sees another RocksMQ store at {opts.rocksmq} than the "
-                f"driver planned with: {SHARED_STORAGE_FIX}"
+                f"executor on {host} sees another {kind} at {local} than the driver planned with: {fix}"
             )
     try:
         yield from read

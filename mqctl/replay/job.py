@@ -22,6 +22,7 @@ from mqctl.replay.options import (
     NATS_AUTH_OPTIONS,
     ReplayOptions,
     after_option,
+    logs_option,
     parse_bound,
     parse_options,
     ranges_option,
@@ -115,9 +116,15 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
     from mqctl.replay.session import check_master, check_remote
 
     check_master(request.master)
-    if (request.etcd or request.etcd_root) and request.start != FROM_CHECKPOINT:
+    if request.source.woodpecker and request.start == FROM_CHECKPOINT:
         raise InputError(
-            "--etcd/--etcd-root are read only with --from checkpoint", hint="add --from checkpoint, or drop --etcd"
+            "--from checkpoint is not supported with --woodpecker yet (its positions are Woodpecker message ids)",
+            hint="replay from an id (segment/entry, e.g. --from 3/17) or a time instead",
+        )
+    if (request.etcd or request.etcd_root) and request.start != FROM_CHECKPOINT and not request.source.woodpecker:
+        raise InputError(
+            "--etcd/--etcd-root are read only with --from checkpoint (or --woodpecker, to name its logs)",
+            hint="add --from checkpoint, or drop --etcd",
         )
     if request.remote:
         check_remote(request.remote)
@@ -159,6 +166,14 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
     elif kind == "nats":
         auth = {key: str(value) for key, value in choice.nats_auth().items() if key in NATS_AUTH_OPTIONS and value}
         yield {"nats": location, **auth, **timeout}, public_url(location)
+    elif kind == "woodpecker":
+        from mqctl.mq.sources import woodpecker_log_names
+        from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+        path = str(Path(location).expanduser().resolve()) if "://" not in location else location
+        names = woodpecker_log_names(choice)
+        WoodpeckerSource(path, names=names).close()  # a missing folder or an s3:// URL: one line, before Spark
+        yield {"woodpecker": path, "woodpecker_logs": logs_option(names)}, f"woodpecker:{path}"
     else:
         store = str(Path(location).expanduser().resolve())
         with private_nats_server(store) as url:
@@ -176,6 +191,8 @@ def source_folders(choice: SourceOptions) -> list[tuple[Path, str]]:
         return [(folder, "the RocksMQ folder"), (Path(f"{folder}_meta_kv"), "RocksMQ's metadata folder")]
     if kind == "nats-store":
         return [(Path(location).expanduser(), "the natsmq store")]
+    if kind == "woodpecker" and "://" not in location:
+        return [(Path(location).expanduser(), "the Woodpecker folder")]
     return []
 
 

@@ -37,10 +37,15 @@ class Bound:
 
 
 def parse_bound(text: str, option: str, *, upper: bool) -> Bound:
-    """`123` or `id:123` (id/sequence), `tso:4471...` (Milvus TSO) or an ISO-8601 time (UTC if no zone)."""
+    """`123` or `id:123` (id/sequence), `3/17` (a Woodpecker segment/entry), `tso:4471...` (Milvus TSO) or an
+    ISO-8601 time (UTC if no zone)."""
     from mqctl.mq.decode.messages import TSO_LOGICAL_BITS, datetime_to_tso
+    from mqctl.mq.woodpecker.source import parse_position
 
     raw = text.strip()
+    position = parse_position(raw)
+    if position is not None:
+        return Bound("id", position)
     prefix, _, rest = raw.partition(":")
     whole, number = ascii_int(raw), ascii_int(rest)
     if whole is not None:
@@ -53,8 +58,8 @@ def parse_bound(text: str, option: str, *, upper: bool) -> Bound:
         when = dt.datetime.fromisoformat(raw)
     except ValueError:
         raise InputError(
-            f"{option} {text!r} is neither a sequence/id, tso:N nor an ISO-8601 time",
-            hint="e.g. 1200, tso:447112233445566778 or 2024-05-01T12:00:00Z",
+            f"{option} {text!r} is neither a sequence/id, segment/entry, tso:N nor an ISO-8601 time",
+            hint="e.g. 1200, 3/17 (Woodpecker), tso:447112233445566778 or 2024-05-01T12:00:00Z",
         ) from None
     tso = datetime_to_tso(when)
     # An upper time bound includes every TSO of its millisecond.
@@ -67,6 +72,8 @@ class ReplayOptions:
 
     rocksmq: str | None = None
     nats: str | None = None
+    woodpecker: str | None = None  # a Woodpecker folder (Milvus 2.6+)
+    woodpecker_logs: dict[int, str] = field(default_factory=dict)  # log id -> pchannel, from Woodpecker's etcd meta
     nats_auth: dict[str, str] = field(default_factory=dict)
     nats_timeout: float = 5.0  # seconds per NATS request
     channels: list[str] = field(default_factory=list)  # names or globs; empty = every channel
@@ -88,15 +95,22 @@ class ReplayOptions:
 
     @property
     def source_label(self) -> str:
+        if self.woodpecker:
+            return f"woodpecker:{self.woodpecker}"
         return f"rocksmq:{self.rocksmq}" if self.rocksmq else f"nats:{self.nats}"
 
     def open_source(self) -> MQSource:
         """A fresh MQSource (each partition opens its own: a private read-only reader or connection); exactly one
-        of rocksmq and nats is set (parse_options checks it)."""
+        of rocksmq, nats and woodpecker is set (parse_options checks it). A Woodpecker source is strict: a corrupt
+        segment stops the replay in one line rather than leave its entries out."""
         if self.rocksmq:
             from mqctl.mq.rocksmq.reader import RocksMQSource
 
             return RocksMQSource(self.rocksmq)
+        if self.woodpecker:
+            from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+            return WoodpeckerSource(self.woodpecker, names=self.woodpecker_logs, strict=True)
         from mqctl.mq.nats.client import JetStreamSource
 
         return JetStreamSource(self.nats or "", **self.nats_auth, timeout=self.nats_timeout)
@@ -146,9 +160,11 @@ def parse_options(options: Mapping[str, object]) -> ReplayOptions:
     """Validate data source options (a dict of strings); every mistake is one clear InputError."""
     opts = {str(k).lower(): str(v) for k, v in dict(options).items() if v is not None}
     rocksmq, nats = opts.get("rocksmq") or None, opts.get("nats") or None
-    if bool(rocksmq) == bool(nats):
+    woodpecker = opts.get("woodpecker") or None
+    if [bool(rocksmq), bool(nats), bool(woodpecker)].count(True) != 1:
         raise InputError(
-            "milvus_mq needs exactly one source: option 'rocksmq' (a RocksMQ directory) or 'nats' (a URL)",
+            "milvus_mq needs exactly one source: option 'rocksmq' (a RocksMQ directory), 'nats' (a URL) or "
+            "'woodpecker' (a Woodpecker folder)",
             hint='e.g. .option("nats", "nats://127.0.0.1:4222") or .option("rocksmq", "/var/lib/milvus/rdb_data")',
         )
     shape = (opts.get("shape") or ("rows" if opts.get("collection") else "messages")).lower()
@@ -157,6 +173,8 @@ def parse_options(options: Mapping[str, object]) -> ReplayOptions:
     result = ReplayOptions(
         rocksmq=rocksmq,
         nats=nats,
+        woodpecker=woodpecker,
+        woodpecker_logs=_parse_logs(opts["woodpecker_logs"]) if opts.get("woodpecker_logs") else {},
         shape=shape,
         nats_auth={key: opts[key] for key in NATS_AUTH_OPTIONS if opts.get(key)},
         nats_timeout=_positive_float(opts, "timeout") or 5.0,
@@ -228,6 +246,18 @@ def _parse_ranges(text: str) -> list[tuple[str, int, int]]:
         raise InputError(
             'option ranges must be JSON like [["by-dev-rootcoord-dml_0", FIRST_ID, LAST_ID], ...]'
         ) from None
+
+
+def _parse_logs(text: str) -> dict[int, str]:
+    try:
+        return {int(log_id): str(name) for log_id, name in json.loads(text).items()}
+    except (ValueError, TypeError, AttributeError):
+        raise InputError('option woodpecker_logs must be JSON like {"1": "by-dev-rootcoord-dml_0", ...}') from None
+
+
+def logs_option(names: dict[int, str]) -> str:
+    """The `woodpecker_logs` option for log id -> pchannel."""
+    return json.dumps({str(log_id): name for log_id, name in sorted(names.items())})
 
 
 def _parse_after(text: str) -> dict[str, tuple[str, int]]:

@@ -331,6 +331,7 @@ def read_span(
     In the rows shape an insert is parsed once, straight into its columns (the hot path of a replay);
     every other message goes through `decode`."""
     from mqctl.mq.decode.messages import decode, parse_insert
+    from mqctl.mq.decode.transactions import committed_only
 
     batch: EntityBatch | MessageBatch = (
         EntityBatch(arrow_schema, schema) if schema is not None else MessageBatch(arrow_schema)
@@ -340,8 +341,11 @@ def read_span(
     inserts = schema is not None and opts.wants(INSERT)
     source = opts.open_source()
     try:
-        for raw in source.iter_messages(span.channel, span.first, span.last):
-            insert = parse_insert(raw.data) if inserts else None
+        # 2.6: a transaction's messages count once committed (read on past the span for the commit, if need be);
+        # natsmq, which 2.6 no longer offers, holds none, so a NATS read keeps to its span
+        until = span.last if source.mq == "natsmq" else None
+        for raw in committed_only(source.iter_messages(span.channel, span.first, until), span.last):
+            insert = parse_insert(raw.data, raw.headers) if inserts else None
             if insert is not None:
                 tso = insert.base.timestamp or (max(insert.timestamps) if insert.timestamps else 0) or None
                 added = 0

@@ -20,6 +20,7 @@ RUNTIME_MANIFEST = "mqctl-runtime.json"
 EXECUTOR_MODULES = (
     "mqctl.replay.rows",
     "mqctl.mq.rocksmq.reader",
+    "mqctl.mq.woodpecker.source",
     "mqctl.mq.nats.client",
     "mqctl.mq.nats.reads",
     "google.protobuf",

@@ -1,4 +1,5 @@
-"""Decode Milvus 2.3–2.5 MQ messages (one serialized protobuf request per message).
+"""Decode Milvus MQ messages: 2.3–2.5 (one serialized protobuf request per message) and 2.6 (a body plus the
+envelope properties of the streaming service, see envelope.py).
 
 The bytes are parsed as `common_pb2.MsgHeader` to read `base.msg_type`, then again as the
 concrete class from `pymilvus.grpc_gen`. Used by `mqctl channels`, migrate and replay.
@@ -14,6 +15,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mqctl.mq.decode.columns import column_values
+from mqctl.mq.decode.envelope import (
+    BODY_CLASSES,
+    LEGACY_TYPE_NAMES,
+    UNMAPPED_TYPE_BASE,
+    has_envelope,
+    insert_segments,
+    read_envelope,
+)
 from mqctl.mq.decode.protos import pb2
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
 from mqctl.sorting import ascii_int
@@ -136,6 +145,8 @@ def decode(
     column with `insert_columns` anyway."""
     from google.protobuf.message import DecodeError
 
+    if has_envelope(headers):
+        return _decode_streaming(data, headers or {}, schemas or {}, insert_keys)
     header = pb2("common_pb2").MsgHeader()
     try:
         header.ParseFromString(data)
@@ -167,12 +178,83 @@ def decode(
     return msg
 
 
-def parse_insert(data: bytes) -> Any:
-    """`data` as an InsertRequest when it is one (type Insert in its header, and it parses), else None.
-    A shortcut for readers that need only an insert's own fields and columns (replay's rows shape):
-    one parse, no DecodedMessage; `decode` tells what anything else is. InsertRequest starts with the
-    header's `base` field, so the type is read from the same parse."""
+def _decode_streaming(
+    data: bytes, properties: dict[str, str], schemas: dict[int, CollectionSchemaInfo], insert_keys: bool
+) -> DecodedMessage:
+    """A 2.6 message: its type and time tick from the envelope, its body parsed by that type (never guessed from
+    the bytes), an encrypted one (`_ch`) not parsed at all."""
     from google.protobuf.message import DecodeError
+
+    envelope = read_envelope(properties)
+    number = envelope.type_number
+    code, name = _legacy_type(number, envelope.type)
+    msg = DecodedMessage(type=name, type_code=code, payload_size=len(data))
+    _set_time(msg, envelope.time_tick or 0)
+    msg.shard = envelope.vchannel
+    if envelope.encrypted:
+        msg.error = f"{name} payload is encrypted (cipher header _ch): not decoded"
+        return msg
+    body = BODY_CLASSES.get(number) if number is not None else None
+    if body is None:
+        return msg
+    proto = getattr(pb2("msg_pb2"), body)()
+    try:
+        proto.ParseFromString(data)
+    except DecodeError as err:
+        msg.error = f"{name} body does not parse as {body}: {err or 'protobuf decode error'}"
+        return msg
+    msg._proto = proto
+    stamp_with_envelope(proto, number, envelope.time_tick, envelope.vchannel)
+    if number == 2 and not proto.segmentID:
+        proto.segmentID = insert_segments(properties).get(proto.partitionID, 0)
+    _fill(msg, proto, schemas, insert_keys)
+    return msg
+
+
+def stamp_with_envelope(proto: Any, number: int | None, time_tick: int | None, vchannel: str | None) -> None:
+    """What Milvus's msgstream adaptor does to a 2.6 insert or delete body before its consumers see it
+    (adaptor/message.go `recoverInsertMsgFromHeader`, `recoverDeleteMsgFromHeader`, stored commit 1f94be66a79d):
+    every row's timestamp and the base timestamp become the envelope's time tick, the shard its vchannel."""
+    if number not in (2, 3):
+        return
+    if time_tick:
+        rows = (proto.num_rows or len(proto.rowIDs)) if number == 2 else (len(proto.timestamps) or proto.num_rows)
+        proto.timestamps[:] = [time_tick] * rows
+        proto.base.timestamp = time_tick
+    if vchannel:
+        proto.shardName = vchannel
+
+
+def _legacy_type(number: int | None, name: str) -> tuple[int, str]:
+    """(commonpb.MsgType code, name) of a 2.6 MessageType; one Milvus maps to no MsgType keeps its own name and
+    UNMAPPED_TYPE_BASE + its number."""
+    legacy = LEGACY_TYPE_NAMES.get(number) if number is not None else None
+    if legacy is not None:
+        code = type_code(legacy)
+        if code is not None:
+            return code, type_name(code)
+    return UNMAPPED_TYPE_BASE + (number if number is not None else 0), name
+
+
+def parse_insert(data: bytes, properties: dict[str, str] | None = None) -> Any:
+    """`data` as an InsertRequest when it is one (type Insert in its header, or in its 2.6 envelope, and it
+    parses), else None. A shortcut for readers that need only an insert's own fields and columns (replay's rows
+    shape): one parse, no DecodedMessage; `decode` tells what anything else is. InsertRequest starts with the
+    header's `base` field, so the type is read from the same parse. An encrypted 2.6 payload is never parsed."""
+    from google.protobuf.message import DecodeError
+
+    if has_envelope(properties):
+        assert properties is not None
+        if properties.get("_t") != "2" or "_ch" in properties:
+            return None
+        proto = _message_class(INSERT)()
+        try:
+            proto.ParseFromString(data)
+        except DecodeError:
+            return None
+        envelope = read_envelope(properties)
+        stamp_with_envelope(proto, 2, envelope.time_tick, envelope.vchannel)
+        return proto
 
     proto = _message_class(INSERT)()
     try:

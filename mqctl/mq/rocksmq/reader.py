@@ -99,6 +99,17 @@ def _open_read_only(db_dir: Path, shadow_root: Path) -> Any:
         ) from err
 
 
+def _raw_message(channel: str, message_id: int, value: bytes) -> RawMessage:
+    """One stored value as a message: a 2.6 one unwrapped into its payload and envelope properties (headers)."""
+    from mqctl.mq.decode.envelope import unwrap_rocksmq
+
+    streaming = unwrap_rocksmq(value)
+    if streaming is None:
+        return RawMessage(channel=channel, id=message_id, data=value)
+    payload, properties = streaming
+    return RawMessage(channel=channel, id=message_id, data=payload, headers=properties)
+
+
 class RocksMQSource:
     """An MQSource over a RocksMQ directory (and its `_meta_kv` sibling when present)."""
 
@@ -309,10 +320,14 @@ class RocksMQSource:
         """The Milvus TSO inside one message (ids come from one allocator whose time part is frozen at start: never a time)."""
         from google.protobuf.message import DecodeError
 
+        from mqctl.mq.decode.envelope import read_envelope, unwrap_rocksmq
         from mqctl.mq.decode.messages import tso_to_datetime
         from mqctl.mq.decode.protos import pb2
 
         value = self._messages.get(key)
+        streaming = unwrap_rocksmq(value or b"")
+        if streaming is not None:
+            return read_envelope(streaming[1]).time
         header = pb2("common_pb2").MsgHeader()
         try:
             header.ParseFromString(value or b"")
@@ -419,7 +434,7 @@ class RocksMQSource:
                 continue
             if end_id is not None and message_id > end_id:
                 break
-            yield RawMessage(channel=channel, id=message_id, data=bytes(value))
+            yield _raw_message(channel, message_id, bytes(value))
 
     def iter_ids(self, channel: str, start_id: int, end_id: int) -> Generator[int, None, None]:
         """Ids of the messages start_id <= id <= end_id, in order, reading keys only (follow mode counts and

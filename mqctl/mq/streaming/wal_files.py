@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
 
 from mqctl.errors import InputError, PreconditionError
+from mqctl.mq.decode.envelope import read_envelope
 from mqctl.mq.streaming import VERIFICATION
-from mqctl.mq.streaming.envelope import read_envelope
 from mqctl.mq.woodpecker.segments import Segment, read_segments
 
 

@@ -21,7 +21,8 @@ directory copy). A data record holds a `LogMessageLayout` (proto/logstore.proto:
 a map<string,string>).
 
 A segment without footer is active: it is read up to its last complete block. A record or block whose CRC does
-not match is reported with log, segment, block and offset, and reading that segment stops there.
+not match is reported with log, segment, block and offset, and reading that segment stops there; the index
+records of a finalized segment are CRC-checked too.
 """
 
 from __future__ import annotations
@@ -155,10 +156,30 @@ def _message(payload: bytes) -> tuple[bytes, dict[str, str]]:
     return bytes(layout.payload), {p.key: p.value for p in layout.properties}
 
 
+# payload lengths of the fixed-size records (server/storage/codec/format.go v0.1.25 `HeaderRecordSize` 16,
+# `BlockHeaderRecordSize` 28, `IndexRecordSize` 32, `FooterRecordSizeV5` 36, `FooterRecordSizeV6` 44): a record cut
+# short is a segment still being written only when what is there is the start of the record expected there
+SIZES = {HEADER: {16}, INDEX: {32}, FOOTER: {FOOTER_V5, FOOTER_V6}, BLOCK_HEADER: {28}}
+
+
+def _expect(data: bytes, offset: int, kinds: tuple[int, ...], block: int | None) -> None:
+    """The record starting at `offset`, whole or cut short, is one of `kinds` with its fixed length."""
+    if offset + 5 <= len(data) and data[offset + 4] not in kinds:
+        names = " or ".join(str(k) for k in kinds)
+        raise SegmentCorruption(f"expected a record of type {names}, found type {data[offset + 4]}", offset, block)
+    if offset + RECORD_HEADER <= len(data):
+        kind, length = data[offset + 4], struct.unpack_from("<I", data, offset + 5)[0]
+        if length not in SIZES[kind]:
+            raise SegmentCorruption(
+                f"record of type {kind} with length {length}, not {sorted(SIZES[kind])}", offset, block
+            )
+
+
 def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bool, stop_at_index: bool) -> int:
     """Read `[header] [block header][data...]...` from `start`; returns the offset after the last complete block."""
     offset = start
     if expect_header:
+        _expect(data, offset, (HEADER,), 0)
         record = _record(data, offset, 0)
         if record is None:
             return offset
@@ -169,6 +190,7 @@ def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bo
             raise SegmentCorruption("bad header magic", offset, 0)
         offset = after
     while offset < len(data):
+        _expect(data, offset, (BLOCK_HEADER, INDEX, FOOTER) if stop_at_index else (BLOCK_HEADER,), None)
         record = _record(data, offset, None)
         if record is None:
             return offset  # a block still being written
@@ -204,6 +226,25 @@ def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bo
     return offset
 
 
+def _check_index(data: bytes, start: int) -> None:
+    """The index records from `start` up to the footer ending `data`: each one whole, of its type, CRC checked
+    (the blocks are read without them; a damaged index still means a damaged segment). Locally they follow the last
+    block directly (server/storage/disk/writer_impl.go v0.1.25 `Finalize`: the index records from the written
+    offset, then the footer)."""
+    offset = start
+    while offset < len(data):
+        record = _record(data, offset, None)
+        if record is None:
+            raise SegmentCorruption("index record runs past the end of the file", offset, None)
+        kind, _, after = record
+        if kind == FOOTER and after == len(data):
+            return
+        if kind != INDEX:
+            raise SegmentCorruption(f"expected an index record, found type {kind}", offset, None)
+        offset = after
+    raise SegmentCorruption("no footer record after the index", offset, None)
+
+
 def _guard(segment: Segment, file: str, action: Callable[[], object]) -> None:
     try:
         action()
@@ -226,7 +267,9 @@ def read_local_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
             segment.state = "finalized"
         elif fenced:
             segment.state = "fenced"
-        _read_blocks(data, 0, segment, expect_header=True, stop_at_index=True)
+        end = _read_blocks(data, 0, segment, expect_header=True, stop_at_index=True)
+        if segment.footer is not None:
+            _check_index(data, end)
 
     _guard(segment, str(path), read)
     return segment
@@ -245,10 +288,12 @@ def read_object_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
     if footer_path.exists():
 
         def read_footer() -> None:
-            segment.footer = _footer(footer_path.read_bytes())
+            data = footer_path.read_bytes()
+            segment.footer = _footer(data)
             if segment.footer is None:
                 raise SegmentCorruption("footer.blk holds no footer record", 0, None)
             segment.state = "finalized"
+            _check_index(data, 0)
 
         _guard(segment, str(footer_path), read_footer)
     chosen = merged if segment.footer is not None and segment.footer.compacted and merged else blocks

@@ -113,3 +113,46 @@ def test_layouts_are_found_below_their_prefixes(tmp_path):
         (1, 0, "finalized"),
         (2, 5, "finalized"),
     ]
+
+
+def test_a_flipped_byte_in_the_index_is_found_by_its_record_crc(tmp_path):
+    folder = tmp_path / "7" / "9"
+    data = bytearray(w.local_segment(folder, [w.messages(2), w.messages(2, 2)]))
+    index_at = len(data) - len(w.footer(2, 4, 0, 0, 0)) - len(w.index(1, 0, 0, 2, 3))
+    data[index_at + 12] ^= 0x01  # the second index record's block number
+    (folder / "data.log").write_bytes(bytes(data))
+    segment = read_local_segment(folder, 7, 9)
+    [problem] = segment.problems
+    assert problem.offset == index_at and "record CRC mismatch (type 3" in problem.what
+    assert [e.entry_id for e in segment.entries] == [0, 1, 2, 3]  # the blocks themselves are whole
+
+
+def test_a_flipped_byte_in_footer_blk_index_is_found(tmp_path):
+    folder = tmp_path / "7" / "10"
+    w.object_segment(folder, [w.messages(2), w.messages(2, 2)])
+    data = bytearray((folder / "footer.blk").read_bytes())
+    data[12] ^= 0x01  # the first index record's payload
+    (folder / "footer.blk").write_bytes(bytes(data))
+    segment = read_object_segment(folder, 7, 10)
+    assert segment.problems and segment.problems[0].offset == 0 and "footer.blk" in segment.problems[0].file
+
+
+def test_bytes_that_are_no_segment_are_reported_not_read_as_an_empty_active_one(tmp_path):
+    folder = tmp_path / "7" / "11"
+    folder.mkdir(parents=True)
+    (folder / "data.log").write_bytes(b"not a woodpecker segment " * 40)
+    segment = read_local_segment(folder, 7, 11)
+    [problem] = segment.problems
+    assert (problem.offset, segment.entries) == (0, [])
+    assert "expected a record of type 1, found type 97" in problem.what
+
+
+def test_a_block_header_with_a_wrong_length_is_corruption_not_a_tail(tmp_path):
+    folder = tmp_path / "7" / "12"
+    data = bytearray(w.local_segment(folder, [w.messages(2)], finalized=False))
+    start = len(w.header(0))
+    data[start + 5 : start + 9] = (10_000).to_bytes(4, "little")  # the block header's length field
+    (folder / "data.log").write_bytes(bytes(data))
+    segment = read_local_segment(folder, 7, 12)
+    [problem] = segment.problems
+    assert problem.offset == start and "record of type 5 with length 10000" in problem.what

@@ -1,0 +1,314 @@
+"""Woodpecker logs as MQ channels: the MQSource `channels list/show/peek` and replay read, over the segment files
+below a folder (the local `wp` folder or a directory copy of the bucket, layouts in segments.py). Read-only.
+Format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6.
+
+A channel is one Woodpecker log: named after its pchannel when Woodpecker's etcd meta is given (Milvus names each
+log after its pchannel, milvus pkg/streaming/walimpls/impls/wp/opener.go), else after its log id. Woodpecker
+numbers entries per segment (a message id is `segId/entryId`, milvus pkg/streaming/walimpls/impls/wp/
+message_id.go), so a message's id here is `segment * 10**10 + entry`: ordered like Woodpecker's ids, readable in
+decimal (segment 3, entry 17 is 30000000017), and written `3/17` wherever an id is accepted.
+
+Each message is the entry's payload with its properties as headers, the 2.6 envelope decode/messages.py reads
+(Milvus appends payload and properties, milvus pkg/streaming/walimpls/impls/wp/wal.go `Append`; Woodpecker keeps them
+as a LogMessageLayout, woodpecker/log/log_message.go `MarshalMessage`, v0.1.25).
+Corruption (a record or block CRC that does not match) ends the reading of its segment there: `channels`
+commands read on and warn with log, segment, block and offset; a strict source (replay) stops with that line as
+soon as it reads the segment, so no replay silently skips stored messages.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import re
+from collections.abc import Generator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from mqctl.backends import BACKENDS
+from mqctl.errors import InputError, PreconditionError
+from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage, WalSegment, path_is_dir
+from mqctl.mq.woodpecker.segments import (
+    Entry,
+    Footer,
+    Problem,
+    Segment,
+    find_segments,
+    read_local_segment,
+    read_object_segment,
+)
+
+if TYPE_CHECKING:
+    from mqctl.config.resolve.sources import EtcdConfig
+    from mqctl.mq.retention import ConfiguredRetention, RetentionReport
+
+ENTRY_SPAN = 10**10  # message id = segment * ENTRY_SPAN + entry
+POSITION = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+VERIFICATION = "format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6"
+
+
+def message_id(segment: int, entry: int) -> int:
+    return segment * ENTRY_SPAN + entry
+
+
+def position_of(message: int) -> str:
+    """`segment/entry` of a message id, as Milvus prints a Woodpecker message id."""
+    segment, entry = divmod(message, ENTRY_SPAN)
+    return f"{segment}/{entry}"
+
+
+def parse_position(text: str) -> int | None:
+    """The message id of `segment/entry`, or None when `text` is not one."""
+    match = POSITION.match(text)
+    if match is None:
+        return None
+    segment, entry = int(match.group(1)), int(match.group(2))
+    if entry >= ENTRY_SPAN:
+        raise InputError(f"{text!r}: entry {entry} is past what a message id holds ({ENTRY_SPAN - 1})")
+    return message_id(segment, entry)
+
+
+def log_names(etcd: EtcdConfig, meta_prefix: str | None = None) -> dict[int, str]:
+    """Log id -> log name (the pchannel) from Woodpecker's etcd meta, under either prefix (meta.py)."""
+    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
+
+    return {log.id: name for name, log in read_woodpecker_meta(etcd, meta_prefix).logs.items()}
+
+
+@dataclass
+class SegmentSummary:
+    """What is kept of a segment once read: counts, its first and last entry, its footer and problems."""
+
+    segment_id: int
+    layout: str
+    state: str
+    blocks: int
+    entries: int
+    payload_bytes: int
+    first: Entry | None
+    last: Entry | None
+    footer: Footer | None
+    problems: list[Problem]
+
+
+def _summary(segment: Segment) -> SegmentSummary:
+    entries = segment.entries
+    return SegmentSummary(
+        segment.segment_id,
+        segment.layout,
+        segment.state,
+        segment.blocks,
+        len(entries),
+        sum(len(e.payload) for e in entries),
+        entries[0] if entries else None,
+        entries[-1] if entries else None,
+        segment.footer,
+        segment.problems,
+    )
+
+
+class WoodpeckerSource:
+    """An MQSource over Woodpecker segment files. A segment is read (and its CRCs checked) when first needed and only
+    its summary is kept; reading its messages reads it again, so memory holds one segment at a time."""
+
+    mq: ClassVar[str] = BACKENDS["woodpecker"].name
+    supports_store_times: ClassVar[bool] = False  # the files keep no store time per entry; `_tt` gives the time
+    sequential_ids: ClassVar[bool] = False  # ids jump from one segment to the next
+
+    def __init__(self, path: str | Path, *, names: dict[int, str] | None = None, strict: bool = False):
+        text = str(path)
+        if "://" in text:
+            raise InputError(
+                f"{text}: reading S3/MinIO directly is not supported yet",
+                hint="copy the bucket's Woodpecker prefix to a folder (e.g. `mc mirror` or `aws s3 sync`) and give that",
+            )
+        self.path = Path(text).expanduser()
+        if not path_is_dir(self.path):
+            what = "is not a folder" if self.path.exists() else "does not exist"
+            raise InputError(
+                f"Woodpecker folder {self.path} {what}",
+                hint="give the local Woodpecker folder (<localStorage.path>/wp) or a directory copy of the bucket",
+            )
+        self.description = f"woodpecker:{self.path}"
+        self.strict = strict
+        self.names = dict(names or {})
+        self._layout: dict[int, list[tuple[int, str, Path]]] = {}
+        try:
+            for layout, folder, log_id, segment_id in find_segments(self.path):
+                self._layout.setdefault(log_id, []).append((segment_id, layout, folder))
+        except OSError as err:
+            raise PreconditionError(f"cannot read {err.filename or self.path}: {err.strerror}") from None
+        if not self._layout:
+            raise InputError(
+                f"no Woodpecker segment below {self.path} (no <logId>/<segId> folder with data.log or *.blk)",
+                hint="give the local Woodpecker folder (<localStorage.path>/wp) or a directory copy of the bucket",
+            )
+        for segments in self._layout.values():
+            segments.sort()
+        self._summaries: dict[tuple[int, int], SegmentSummary] = {}
+
+    # names ---------------------------------------------------------------------------------------------------
+    def channel_name(self, log_id: int) -> str:
+        return self.names.get(log_id, str(log_id))
+
+    def log_id(self, channel: str) -> int:
+        for log_id in self._layout:
+            if self.channel_name(log_id) == channel:
+                return log_id
+        known = ", ".join(self.channel_name(log_id) for log_id in sorted(self._layout))
+        raise InputError(f"no Woodpecker log {channel!r} in {self.description}", hint=f"known: {known}")
+
+    # segments ------------------------------------------------------------------------------------------------
+    def read_segment(self, log_id: int, segment_id: int) -> Segment:
+        """One segment with its entries, read (CRCs checked) now: entries are never kept beyond the caller's use,
+        so a WAL of many segments is read one segment at a time."""
+        layout, folder = next((lay, f) for s, lay, f in self._layout[log_id] if s == segment_id)
+        reader = read_local_segment if layout == "local" else read_object_segment
+        try:
+            found = reader(folder, log_id, segment_id)
+        except OSError as err:
+            raise PreconditionError(f"cannot read {err.filename or folder}: {err.strerror}") from None
+        if found.problems and self.strict:
+            raise PreconditionError(
+                f"corrupt Woodpecker segment: {found.problems[0]}",
+                hint="`mqctl channels list --woodpecker PATH` shows every damaged segment; replay from a copy "
+                "without it, or restore the file",
+            )
+        for entry in found.entries:
+            if entry.entry_id >= ENTRY_SPAN or entry.entry_id < 0:
+                raise PreconditionError(
+                    f"log {log_id} segment {segment_id}: entry id {entry.entry_id} is outside 0..{ENTRY_SPAN - 1}",
+                    hint="this does not look like a Woodpecker segment mqctl can read",
+                )
+        self._summaries[(log_id, segment_id)] = _summary(found)
+        return found
+
+    def summary(self, log_id: int, segment_id: int) -> SegmentSummary:
+        found = self._summaries.get((log_id, segment_id))
+        if found is None:
+            self.read_segment(log_id, segment_id)
+            found = self._summaries[(log_id, segment_id)]
+        return found
+
+    def summaries(self, log_id: int) -> list[SegmentSummary]:
+        return [self.summary(log_id, segment_id) for segment_id, _, _ in self._layout[log_id]]
+
+    def _first_last(self, log_id: int) -> tuple[Entry, Entry] | None:
+        summaries = self.summaries(log_id)
+        first = next((s.first for s in summaries if s.first is not None), None)
+        last = next((s.last for s in reversed(summaries) if s.last is not None), None)
+        return (first, last) if first is not None and last is not None else None
+
+    # MQSource ------------------------------------------------------------------------------------------------
+    def list_channels(self, *, message_times: bool = True) -> list[ChannelInfo]:
+        """Every log: entries, payload bytes, first/last id, and times from the `_tt` time ticks."""
+        from mqctl.mq.decode.envelope import read_envelope
+
+        channels = []
+        for log_id in sorted(self._layout, key=lambda i: (self.channel_name(i), i)):
+            summaries = self.summaries(log_id)
+            ends = self._first_last(log_id)
+            info = ChannelInfo(
+                self.channel_name(log_id), sum(s.entries for s in summaries), sum(s.payload_bytes for s in summaries)
+            )
+            if ends is not None:
+                first, last = ends
+                info.first_id = message_id(first.segment_id, first.entry_id)
+                info.last_id = message_id(last.segment_id, last.entry_id)
+                if message_times:
+                    info.first_time = read_envelope(first.properties).time
+                    info.last_time = read_envelope(last.properties).time
+            channels.append(info)
+        return channels
+
+    def iter_messages(
+        self, channel: str, start_id: int | None = None, end_id: int | None = None
+    ) -> Generator[RawMessage, None, None]:
+        log_id = self.log_id(channel)
+        first_segment = start_id // ENTRY_SPAN if start_id is not None else None
+        last_segment = end_id // ENTRY_SPAN if end_id is not None else None
+        for segment_id, _, _ in self._layout[log_id]:
+            if (first_segment is not None and segment_id < first_segment) or (
+                last_segment is not None and segment_id > last_segment
+            ):
+                continue
+            segment = self.read_segment(log_id, segment_id)
+            for entry in segment.entries:
+                number = message_id(segment_id, entry.entry_id)
+                if start_id is not None and number < start_id:
+                    continue
+                if end_id is not None and number > end_id:
+                    return
+                yield RawMessage(channel, number, entry.payload, entry.properties)
+
+    def id_range(self, channel: str) -> tuple[int, int] | None:
+        ends = self._first_last(self.log_id(channel))
+        if ends is None:
+            return None
+        first, last = ends
+        return message_id(first.segment_id, first.entry_id), message_id(last.segment_id, last.entry_id)
+
+    def channel_bounds(self, names: set[str]) -> dict[str, ChannelBounds]:
+        found = {}
+        for log_id in self._layout:
+            name = self.channel_name(log_id)
+            if name in names:
+                first, last = self.id_range(name) or (None, None)
+                found[name] = ChannelBounds(first, last)
+        return found
+
+    def channel_extras(self, name: str) -> ChannelExtras:
+        """The log's segments: layout, state, blocks, entries, footer version and LAC."""
+        rows = []
+        for summary in self.summaries(self.log_id(name)):
+            footer = summary.footer
+            rows.append(
+                WalSegment(
+                    summary.segment_id,
+                    summary.layout,
+                    "corrupt" if summary.problems else summary.state,
+                    summary.blocks,
+                    summary.entries,
+                    summary.first.entry_id if summary.first else None,
+                    summary.last.entry_id if summary.last else None,
+                    footer.version if footer else None,
+                    footer.lac if footer else None,
+                )
+            )
+        return ChannelExtras(segments=rows)
+
+    def store_identity(self) -> str | None:
+        """The logs (ids and names) below the folder, hashed: another folder gives another identity."""
+        lines = sorted(f"{log_id}={self.channel_name(log_id)}" for log_id in self._layout)
+        return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
+
+    def data_warnings(self) -> list[tuple[str | None, str]]:
+        """Corrupt segments (log, segment, block, file, offset): what follows the damage in a segment is not
+        counted or read."""
+        found: list[tuple[str | None, str]] = []
+        for log_id in sorted(self._layout):
+            for summary in self.summaries(log_id):
+                found += [
+                    (
+                        self.channel_name(log_id),
+                        f"corrupt Woodpecker segment: {problem}; its entries after it are not read",
+                    )
+                    for problem in summary.problems
+                ]
+        return found
+
+    def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
+        raise PreconditionError(
+            "retention of a Woodpecker WAL is not read yet (Woodpecker truncates after the WAL checkpoint, not by age)",
+            hint="see `mqctl channels checkpoints --etcd URL --woodpecker PATH` for the truncation point (CP113)",
+        )
+
+    def close(self) -> None:
+        self._summaries.clear()
+
+    def __enter__(self) -> WoodpeckerSource:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
