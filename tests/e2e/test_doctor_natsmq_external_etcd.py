@@ -194,7 +194,7 @@ def test_natsmq_retention_past_the_checkpoints_is_an_error_with_what_a_restart_l
         nc = await nats.connect(f"nats://127.0.0.1:{port}")
         try:
             jsm = nc.jsm()
-            names = [s.config.name for s in await jsm.streams_info() if "rootcoord-dml" in (s.config.name or "")]
+            names = [s.config.name or "" for s in await jsm.streams_info() if "rootcoord-dml" in (s.config.name or "")]
             for name in names:
                 await jsm.purge_stream(name)
             return names

@@ -31,6 +31,7 @@ def streaming_copy(target: Path, topics: set[str]) -> tuple[Path, int]:
     rewritten = 0
     try:
         for key, data in list(db.items()):
+            assert isinstance(key, bytes)  # raw mode
             topic = key.decode().rpartition("/")[0]
             wrapped = envelope(bytes(data)) if topic in topics else None
             if wrapped is not None:

@@ -58,6 +58,7 @@ def fixture_logs(per_block: int = 4, blocks_per_segment: int = 3) -> list[Writte
         db = Rdict(str(work / "db"), options=Options(raw_mode=True), access_type=AccessType.read_only())
         topics: dict[str, list[bytes]] = {}
         for key, value in db.items():
+            assert isinstance(key, bytes)  # raw mode
             topic, _, number = key.decode().rpartition("/")
             if topic and number.isdigit():
                 topics.setdefault(topic, []).append(bytes(value))

@@ -150,6 +150,7 @@ def txn_wal(tmp_path_factory, logs):
     write_wal(root, [changed if other is log else other for other in logs])
     body = msg_pb2.InsertRequest()
     body.ParseFromString(log.messages[rolled_back][0])
+    assert EXPECTED is not None
     pk = EXPECTED["collections"]["items"]["primary_key"]
     [column] = [fd for fd in body.fields_data if fd.field_name == pk]
     return root, set(column.scalars.long_data.data), commit_tso, str(log.log_id)
