@@ -9,6 +9,7 @@ uses. Off Linux, or for a remote host, nothing is known and callers say so.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import re
 from collections.abc import Callable
@@ -69,7 +70,11 @@ CONFIG_SUFFIXES = (".conf", ".cfg", ".json", ".yaml", ".yml")
 
 
 def processes_using(
-    path: Path, *, server_prefix: str = "", serves: Callable[[Path, str, str], bool] | None = None
+    path: Path,
+    *,
+    server_prefix: str = "",
+    serves: Callable[[Path, str, str], bool] | None = None,
+    writers_only: bool = False,
 ) -> list[str]:
     """'pid (name)' of every process with a file open below path, naming it on its command line, or naming
     it in a config file given on its command line (an idle server keeps no store file open); from Linux
@@ -79,7 +84,11 @@ def processes_using(
 
     The calling process tree (this process and the ones that started it: shell, sudo, timeout, a test
     runner) is skipped whole, its open files as well as its command lines: `sudo mqctl ... --nats-store
-    DIR` names the store itself, and a parent that happens to hold a file of the store is not its user."""
+    DIR` names the store itself, and a parent that happens to hold a file of the store is not its user.
+
+    `writers_only`, for a caller that only reads (a copy of the store): a file open for reading and another
+    mqctl naming the path are no hazard to it; what writes (a file open for writing, a server given the
+    path, a Milvus serving it) still is. Two inspections of one store at a time do not refuse each other."""
     users = []
     prefix = str(path)
     callers = calling_tree()
@@ -92,9 +101,10 @@ def processes_using(
         if pid is None or pid in callers:
             continue
         try:
-            targets = [os.readlink(fd) for fd in (proc / "fd").iterdir()]
+            fds = [fd for fd in (proc / "fd").iterdir() if not writers_only or _open_for_writing(proc, fd.name)]
+            targets = [os.readlink(fd) for fd in fds]
             name = (proc / "comm").read_text().strip()
-            named = [arg for arg in _named_paths(proc) if os.path.exists(arg)]
+            named = [] if writers_only and _is_mqctl(proc) else [a for a in _named_paths(proc) if os.path.exists(a)]
         except OSError:
             continue
         configs = [
@@ -110,6 +120,23 @@ def processes_using(
         ):
             users.append(f"{proc.name} ({name})")
     return users
+
+
+def _open_for_writing(proc: Path, fd: str) -> bool:
+    """Whether a descriptor was opened for writing (the access mode in /proc/PID/fdinfo/FD's octal flags)."""
+    try:
+        flags = next(line for line in (proc / "fdinfo" / fd).read_text().splitlines() if line.startswith("flags:"))
+    except (OSError, StopIteration):
+        return True  # unknown: count it, as before the access mode was read
+    return int(flags.split()[1], 8) & os.O_ACCMODE != os.O_RDONLY
+
+
+def _is_mqctl(proc: Path) -> bool:
+    """An mqctl command (`mqctl ...` or `python -m mqctl ...`): it reads stores through copies or servers."""
+    args = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+    return any(os.path.basename(arg) == "mqctl" for arg in args[:2]) or any(
+        flag == "-m" and module == "mqctl" for flag, module in itertools.pairwise(args)
+    )
 
 
 def calling_tree() -> set[int]:

@@ -261,7 +261,7 @@ def store_copy(options: SourceOptions) -> Iterator[SourceOptions]:
     rehearses there, so the store itself is touched only once the change is confirmed."""
     from mqctl.mq.nats.server import copy_store, idle_store_root, remove_private
 
-    root = idle_store_root(options.nats_store or "")
+    root = idle_store_root(options.nats_store or "")  # the store is written to next: every user counts
     work = Path(tempfile.mkdtemp(prefix="mqctl-rehearsal-"))
     try:
         yield dataclasses.replace(options, nats_store=copy_store(root, work / "store"))

@@ -85,18 +85,21 @@ def _milvus_serves(proc: Path, name: str, store: str) -> bool:
     return res.effective_mq == NATSMQ.name and os.path.realpath(os.path.join(cwd, served)) == store
 
 
-def store_users(store_dir: str | Path) -> list[str]:
+def store_users(store_dir: str | Path, *, writers_only: bool = False) -> list[str]:
     """'pid (name)' of every process using a natsmq store: files open in it, a nats-server whose config names
     it, a Milvus whose yaml runs natsmq on it (this process and its callers excepted)."""
     from mqctl.procfs import processes_using
 
-    return processes_using(store_root(store_dir), server_prefix="nats-server", serves=_milvus_serves)
+    return processes_using(
+        store_root(store_dir), server_prefix="nats-server", serves=_milvus_serves, writers_only=writers_only
+    )
 
 
-def idle_store_root(store_dir: str | Path) -> Path:
-    """store_root, refused while a process (Milvus, a nats-server) uses the store."""
+def idle_store_root(store_dir: str | Path, *, for_reading: bool = False) -> Path:
+    """store_root, refused while a process (Milvus, a nats-server) uses the store; `for_reading` (a copy is
+    read, the store is not changed): only what writes to it counts, another reader does not."""
     root = store_root(store_dir)
-    users = store_users(root)
+    users = store_users(root, writers_only=for_reading)
     if users:
         raise PreconditionError(
             f"NATS store {root} is in use by {', '.join(users)}",
@@ -169,7 +172,7 @@ def private_nats_server(store_dir: str | Path, *, writable: bool = False, timeou
 
     By default the server runs over a temporary copy (see the module docstring); `writable=True`
     (retention apply) serves the store itself."""
-    root = idle_store_root(store_dir)
+    root = idle_store_root(store_dir, for_reading=not writable)
     work = Path(tempfile.mkdtemp(prefix="mqctl-nats-"))
     proc: subprocess.Popen[bytes] | None = None
     try:

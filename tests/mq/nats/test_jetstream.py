@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -182,23 +183,55 @@ def test_private_server_leaves_the_store_untouched(tmp_path):
     assert after == before
 
 
-def test_private_server_refuses_a_store_in_use(tmp_path):
-    copy = tmp_path / "nats"
-    shutil.copytree(STORE, copy)
-    held = next(copy.rglob("*.blk"))
+def _holding(path: Path, mode: str, *argv: str) -> subprocess.Popen:
+    """A process outside mqctl's calling tree with `path` open in `mode` (and `argv` on its command line)."""
     holder = subprocess.Popen(
-        [sys.executable, "-c", f"f = open({str(held)!r}, 'rb'); import time; print('ok', flush=True); time.sleep(60)"],
+        [
+            sys.executable,
+            "-c",
+            f"f = open({str(path)!r}, {mode!r}); import time; print('ok', flush=True); time.sleep(60)",
+            *argv,
+        ],
         stdout=subprocess.PIPE,
         text=True,
     )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
+    return holder
+
+
+@pytest.mark.parametrize("writable", [False, True])
+def test_private_server_refuses_a_store_another_process_writes(tmp_path, writable):
+    copy = tmp_path / "nats"
+    shutil.copytree(STORE, copy)
+    holder = _holding(next(copy.rglob("*.blk")), "r+b")
     try:
-        assert holder.stdout is not None and holder.stdout.readline().strip() == "ok"
-        with pytest.raises(PreconditionError, match="in use by"):
-            with private_nats_server(copy):
+        with pytest.raises(PreconditionError, match=rf"in use by {holder.pid} "):
+            with private_nats_server(copy, writable=writable):
                 pass
     finally:
         holder.kill()
         holder.wait()
+
+
+def test_another_reader_of_the_store_is_no_user_for_a_read_but_is_for_a_write(tmp_path):
+    """Two inspections of one store at a time (a file open for reading, another mqctl naming the store) do
+    not refuse each other's read; a write (retention apply's writable server) still waits for both."""
+    copy = tmp_path / "nats"
+    shutil.copytree(STORE, copy)
+    reader = _holding(next(copy.rglob("*.blk")), "rb")
+    other_mqctl = _holding(tmp_path / "elsewhere", "w", "-m", "mqctl", "channels", "list", "--nats-store", str(copy))
+    try:
+        with private_nats_server(copy) as url:
+            with JetStreamSource(url) as src:
+                assert sum(c.messages for c in src.list_channels()) > 0
+        with pytest.raises(PreconditionError, match="in use by") as refused:
+            with private_nats_server(copy, writable=True):
+                pass
+        assert f"{reader.pid} (python" in str(refused.value) and f"{other_mqctl.pid} (python" in str(refused.value)
+    finally:
+        for proc in (reader, other_mqctl):
+            proc.kill()
+            proc.wait()
 
 
 def test_a_store_file_open_in_the_calling_process_tree_is_not_a_user(tmp_path):
