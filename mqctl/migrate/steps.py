@@ -41,6 +41,7 @@ from mqctl.migrate.journal import SKIPPED, Journal, StepRecord, now
 from mqctl.migrate.options import MigrateOptions
 from mqctl.migrate.preflight import finding_json, mq_type_overrides, preflight
 from mqctl.migrate.sessions import read_sessions, revoke_sessions
+from mqctl.migrate.writes import plan_resume_edit
 
 if TYPE_CHECKING:
     from mqctl.config.edit.plan import EditPlan
@@ -207,6 +208,7 @@ def step_start(ctx: Context, record: StepRecord) -> None:
     if evidence.log_offset is None or not milvus_up(options):
         evidence.log_offset, evidence.started_at = options.log.mark(), now()
         ctx.save_journal()
+    in_background(lambda: plan_resume_edit(ctx))  # resume-writes' parses, done while Milvus starts
     stale = ctx.record("stop").of(CommandEvidence).sessions or []
     handled: dict[str, bool] = {}
     if milvus_up(options):

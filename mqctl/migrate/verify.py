@@ -21,11 +21,11 @@ from mqctl.migrate.checkpoints import (
     datetime_to_tso,
     wait_for_checkpoints,
 )
-from mqctl.migrate.context import Context, StepFailed, in_background, parse_time, utc_now
+from mqctl.migrate.context import Context, StepFailed, parse_time, utc_now
 from mqctl.migrate.evidence import CommandEvidence, FlushEvidence, PreflightEvidence, VerifyEvidence
 from mqctl.migrate.journal import StepRecord
 from mqctl.migrate.options import MigrateOptions
-from mqctl.migrate.writes import plan_resume_edit, probe_once
+from mqctl.migrate.writes import probe_once
 
 INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
 
@@ -65,7 +65,6 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
         raise failed(f"the runtime-info metric {evidence.runtime_info}")
     baseline = ctx.record("flush").of(FlushEvidence).counts or preflight.counts or {}
     ctx.report.waiting("loading every collection and counting rows ...")
-    in_background(lambda: plan_resume_edit(ctx))
     waited = utc_now()
     # The checkpoints moving on and the counts are independent: both waits run at once.
     with ThreadPoolExecutor(1) as pool:
