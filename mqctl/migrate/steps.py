@@ -182,12 +182,11 @@ def step_stop(ctx: Context, record: StepRecord) -> None:
     if milvus_down(options):
         evidence.result = evidence.result or "already down"
         return
-    if evidence.sessions is None and evidence.sessions_unread is None:  # journaled before the stop command
-        try:
-            evidence.sessions = read_sessions(options)
-        except MqctlError as err:
-            evidence.sessions_unread = err.message
-        ctx.save_journal()
+    try:  # the sessions of the Milvus this command stops, journaled before it runs
+        evidence.sessions, evidence.sessions_unread = read_sessions(options), None
+    except MqctlError as err:
+        evidence.sessions_unread = err.message
+    ctx.save_journal()
     if not ctx.rollback:
         in_background(lambda: _plan_switch(ctx))  # the switch's parses, done while Milvus stops
     seconds = _run_command(options, evidence, "stop", options.stop_cmd)
