@@ -93,10 +93,13 @@ class Probe(threading.Thread):
         self.stopping = threading.Event()
 
     def run(self) -> None:
+        import logging
+
         from pymilvus import MilvusClient
 
         from mqctl.milvus_client import write_probe
 
+        logging.getLogger("pymilvus").setLevel(logging.CRITICAL)  # its reconnect warnings while Milvus restarts
         client = None
         while not self.stopping.is_set():
             try:

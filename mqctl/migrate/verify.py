@@ -60,15 +60,16 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
             evidence.jetstream_dir = str(store / "jetstream")
         else:
             evidence.jetstream_dir = f"not checked: {store} is not on this host"
-    evidence.runtime_info = _runtime_info(options, expected)
-    if evidence.runtime_info.startswith("disagrees"):
-        raise failed(f"the runtime-info metric {evidence.runtime_info}")
     baseline = ctx.record("flush").of(FlushEvidence).counts or preflight.counts or {}
     ctx.report.waiting("loading every collection and counting rows ...")
     waited = utc_now()
-    # The checkpoints moving on and the counts are independent: both waits run at once.
-    with ThreadPoolExecutor(1) as pool:
+    # The runtime-info metric, the checkpoints moving on and the counts are independent: the waits run at once.
+    with ThreadPoolExecutor(2) as pool:
+        runtime_info = pool.submit(_runtime_info, options, expected)
         advancing = pool.submit(_checkpoints_advance, ctx, evidence, since)
+        evidence.runtime_info = runtime_info.result()
+        if evidence.runtime_info.startswith("disagrees"):
+            raise failed(f"the runtime-info metric {evidence.runtime_info}")
         counts = collection_counts(options.milvus, load_timeout=options.verify_timeout)
         evidence.writes_after_start = _writes_now(ctx)
         was_loaded = preflight.counts or {}
