@@ -22,10 +22,9 @@ from mqctl.migrate.checkpoints import (
     wait_for_checkpoints,
 )
 from mqctl.migrate.context import Context, StepFailed, parse_time, utc_now
-from mqctl.migrate.evidence import CommandEvidence, FlushEvidence, PreflightEvidence, VerifyEvidence
+from mqctl.migrate.evidence import CommandEvidence, FlushEvidence, PreflightEvidence, VerifyEvidence, WritesEvidence
 from mqctl.migrate.journal import StepRecord
 from mqctl.migrate.options import MigrateOptions
-from mqctl.migrate.writes import probe_once
 
 INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
 
@@ -70,8 +69,8 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
         evidence.runtime_info = runtime_info.result()
         if evidence.runtime_info.startswith("disagrees"):
             raise failed(f"the runtime-info metric {evidence.runtime_info}")
+        evidence.writes_after_start = _denied_again(ctx)
         counts = collection_counts(options.milvus, load_timeout=options.verify_timeout)
-        evidence.writes_after_start = _writes_now(ctx)
         was_loaded = preflight.counts or {}
         release(options.milvus, [n for n in counts if not was_loaded.get(n, {}).get("was_loaded", True)])
         advancing.result()
@@ -96,9 +95,19 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
         )
 
 
-def _writes_now(ctx: Context) -> str:
-    """Whether the restarted Milvus denies writes again (a zero-row write probe), for the journal."""
-    return probe_once(ctx)
+def _denied_again(ctx: Context) -> str:
+    """Wait until the restarted Milvus denies writes again, so that the rows are counted while no writer can
+    add any: a proxy starts without forceDeny and applies it at the quota center's first round (seen on
+    2.3.5). Waits only where mqctl denied writes and its write probe answered then; up to --confirm-timeout.
+    What was seen goes to the journal; counting goes on either way (a writer that got through shows as a
+    count that differs)."""
+    from mqctl.migrate.writes import wait_denied
+
+    denied = ctx.record("stop-writes").of(WritesEvidence)
+    if denied.old is None or not denied.effect:
+        return f"not awaited: {'mqctl did not deny writes' if denied.old is None else 'no write probe answered'}"
+    ctx.report.waiting("waiting for Milvus to deny writes again after its start ...")
+    return wait_denied(ctx)
 
 
 def _checkpoints_advance(ctx: Context, evidence: VerifyEvidence, since: dt.datetime) -> None:

@@ -15,7 +15,7 @@ from mqctl.errors import MqctlError
 from mqctl.migrate.context import Context, StepFailed, milvus_up, parse_time, utc_now
 from mqctl.migrate.evidence import PreflightEvidence, WritesEvidence
 from mqctl.migrate.journal import PENDING, StepRecord, now
-from mqctl.milvus_client import WRITES_DENIED, WRITES_OPEN
+from mqctl.milvus_client import WRITES_DENIED, WRITES_OPEN, WRITES_UNKNOWN
 
 FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
 FORCE_DENY_ETCD = "quotaAndLimits/limitWriting/forceDeny"
@@ -146,8 +146,6 @@ def _wait_for_effect(
     Milvus version), done `rounds` seconds after the update event: proxies pick up the new rate limits at the
     quota center's next collection round, and two rounds are waited for. (None, None): neither within
     --confirm-timeout."""
-    from mqctl.milvus_client import WRITES_UNKNOWN
-
     options = ctx.options
     since = parse_time(evidence.edited_at or "") - dt.timedelta(seconds=1)
     probe = _WriteProbe(ctx)
@@ -179,13 +177,20 @@ def _wait_for_effect(
         probe.close()
 
 
-def probe_once(ctx: Context) -> str:
-    """`denied`, `open` or `unknown`: what a zero-row insert shows now."""
+def wait_denied(ctx: Context) -> str:
+    """Ask the write probe until writes are denied or --confirm-timeout passes; says what it saw."""
     probe = _WriteProbe(ctx)
+    began = time.monotonic()
+    state = WRITES_UNKNOWN
     try:
-        return probe.state()
+        while time.monotonic() - began < ctx.options.confirm_timeout:
+            state = probe.state()
+            if state == WRITES_DENIED:
+                return f"denied ({time.monotonic() - began:.1f} s in)"
+            time.sleep(0.25)
     finally:
         probe.close()
+    return f"not denied within {ctx.options.confirm_timeout:.0f} s (the write probe answered {state})"
 
 
 class _WriteProbe:
@@ -199,7 +204,7 @@ class _WriteProbe:
         self.client: Any = None
 
     def state(self) -> str:
-        from mqctl.milvus_client import WRITES_UNKNOWN, connect, write_probe
+        from mqctl.milvus_client import connect, write_probe
 
         if not self.target:
             return WRITES_UNKNOWN
