@@ -395,8 +395,6 @@ def test_a_section_written_as_a_value_is_named_so(tmp_path):
 def test_a_text_is_parsed_once_whatever_name_it_is_read_under():
     """An edit reads the file's text under its path and again under "diff": one parse serves both, and an
     error still names the file it was read from."""
-    from mqctl.errors import InputError
-
     text = "mq:\n  type: rocksmq\nparse_once_marker: 1\n"
     assert compose(text, "/etc/milvus.yaml") is compose(text, "diff")
     with pytest.raises(InputError) as raised:
