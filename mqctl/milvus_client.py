@@ -1,5 +1,5 @@
 """What the migration asks Milvus over gRPC (pymilvus ``MilvusClient``): version, row counts,
-FlushAll, load state. Never writes user data."""
+FlushAll, load state, whether writes are let through. Never writes user data."""
 
 from __future__ import annotations
 
@@ -219,6 +219,34 @@ def release(target: MilvusTarget, names: list[str]) -> None:
     for client, db, name in each_collection(target):
         if f"{db}/{name}" in names:
             client.release_collection(name)
+
+
+WRITES_DENIED, WRITES_OPEN, WRITES_UNKNOWN = "denied", "open", "unknown"
+FORCE_DENY_CODE = 48  # commonpb.ErrorCode.ForceDeny
+EMPTY_INSERT = "num_rows should be greater than 0"
+
+
+def write_probe(client: Client, collection: str, timeout: float = 5) -> str:
+    """Whether Milvus lets writes through now, asked with an insert of zero rows into `collection`.
+
+    The proxy's rate limiter answers before the insert is looked at: with forceDeny in effect the request
+    is refused with ForceDeny (code 9, error code 48); otherwise it reaches the insert task, which refuses
+    an empty insert (`num_rows should be greater than 0`, 2.3.5). Either way nothing is written. Any other
+    answer (another Milvus version, another limit) is `unknown`: the caller then falls back to waiting.
+    """
+    from pymilvus.grpc_gen import milvus_pb2
+
+    handler = client._get_connection()
+    db = getattr(handler, "_db_name", "") or ""
+    response = handler._stub.Insert(
+        milvus_pb2.InsertRequest(db_name=db, collection_name=collection, num_rows=0), timeout=timeout
+    )
+    status = response.status
+    if status.error_code == FORCE_DENY_CODE or "deactivated by the administrator" in status.reason:
+        return WRITES_DENIED
+    if EMPTY_INSERT in status.reason:
+        return WRITES_OPEN
+    return WRITES_UNKNOWN
 
 
 def flush_all(client: Client, timeout: float, on_wait: Callable[[float], None] | None = None) -> dict[str, Any]:

@@ -133,3 +133,18 @@ def mq_dirs(res: Resolution, mq: str, store_dir: str | None = None) -> list[Path
     if not base:
         return []
     return [Path(base), Path(f"{base}_meta_kv")] if mq == "rocksmq" else [Path(base) / "jetstream"]
+
+
+def in_background(work: Callable[[], object]) -> None:
+    """Run `work` on a daemon thread and forget it: for work done ahead, while Milvus is being waited for,
+    that a later step would otherwise do inside the write-denied window (parsing the config texts that
+    step will edit: parses are kept by text). Its errors do not matter: the step does the work again."""
+    import threading
+
+    def run() -> None:
+        try:
+            work()
+        except Exception:  # the step itself reports what is wrong
+            pass
+
+    threading.Thread(target=run, daemon=True).start()

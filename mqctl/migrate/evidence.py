@@ -103,6 +103,8 @@ class PreflightEvidence(Evidence):
     quota_interval_seconds: float | None = None
     counts: Counts | None = None
     milvus_wait_seconds: float | None = None
+    pre_flush_ts: int | None = None  # FlushAll while writes were still open (the flush step then has less left)
+    pre_flush_seconds: float | None = None
     findings: list[dict[str, Any]] | None = None
 
 
@@ -118,6 +120,7 @@ class WritesEvidence(Evidence):
     diff: str | None = None
     backup: str | None = None
     confirmed: str | None = None
+    effect: str | None = None  # what a zero-row write probe showed (milvus_client.write_probe)
     milvus_wait_seconds: float | None = None
     reopened_after: str | None = None  # the step whose failure gave writes back
 
@@ -143,6 +146,10 @@ class CommandEvidence(Evidence):
     log_offset: int | None = None
     started_at: str | None = None
     milvus_wait_seconds: float | None = None
+    # stop: the etcd sessions (key, lease) of the Milvus being stopped; start: those revoked once it was down
+    sessions: list[dict[str, str]] | None = None
+    sessions_unread: str | None = None
+    sessions_revoked: list[str] | None = None
 
 
 @dataclass
@@ -159,6 +166,7 @@ class VerifyEvidence(Evidence):
     jetstream_dir: str | None = None
     runtime_info: str | None = None
     milvus_wait_seconds: float | None = None
+    writes_after_start: str | None = None  # whether Milvus denied writes again after its start (write probe)
     counts: Counts | None = None
     checkpoints_unread: str | None = None
     checkpoints: CheckpointRows | None = None

@@ -89,8 +89,16 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
     except MqctlError as err:
         result.add(ERROR, "target-unsupported", err.message, err.hint or "")
         return result
-    try:  # the edit the switch step will make, tried now: it must not fail once Milvus is down
-        switch_diff(options, options.milvus_version)
+    try:  # the edit the switch step will make, planned now (no diff needed): it must not fail once Milvus is down
+        from mqctl.config.edit.set_unset import plan_switch
+
+        plan_switch(
+            options.live_config,
+            options.to,
+            store_dir=options.store_dir,
+            port=options.nats_port,
+            milvus_version=options.milvus_version,
+        )
     except MqctlError as err:
         result.add(
             ERROR,

@@ -9,13 +9,25 @@ journal then says exactly where things stand, and `resume` runs the remaining st
 from __future__ import annotations
 
 import shutil
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from mqctl import hooks
 from mqctl.errors import MqctlError
 from mqctl.findings import ERROR
 from mqctl.migrate.checkpoints import checkpoint_evidence, checkpoints_before, read_checkpoints, wait_for_checkpoints
-from mqctl.migrate.context import Context, StepFailed, milvus_down, milvus_up, mq_dirs, non_empty_dir, utc_now
+from mqctl.migrate.context import (
+    Context,
+    StepFailed,
+    in_background,
+    milvus_down,
+    milvus_up,
+    mq_dirs,
+    non_empty_dir,
+    utc_now,
+)
 from mqctl.migrate.evidence import (
     BackupEvidence,
     CommandEvidence,
@@ -28,6 +40,11 @@ from mqctl.migrate.evidence import (
 from mqctl.migrate.journal import SKIPPED, Journal, StepRecord, now
 from mqctl.migrate.options import MigrateOptions
 from mqctl.migrate.preflight import finding_json, mq_type_overrides, preflight
+from mqctl.migrate.sessions import read_sessions, revoke_sessions
+from mqctl.migrate.writes import plan_resume_edit
+
+if TYPE_CHECKING:
+    from mqctl.config.edit.plan import EditPlan
 
 
 def step_preflight(ctx: Context, record: StepRecord) -> None:
@@ -45,6 +62,37 @@ def step_preflight(ctx: Context, record: StepRecord) -> None:
             writes_note="nothing was changed",
         )
     ctx.journal.source_mq = result.evidence.source_mq or "?"
+    if result.evidence.stop_writes == "file":
+        in_background(lambda: _plan_force_deny(ctx.options.live_config))
+    _pre_flush(ctx, result.evidence)
+
+
+def _plan_force_deny(path: str) -> None:
+    """The stop-writes edit, planned ahead (nothing written): its parses are then ready when writes are denied."""
+    from mqctl.config.edit.set_unset import plan_set
+    from mqctl.migrate.writes import FORCE_DENY
+
+    plan_set(path, FORCE_DENY, "true")
+
+
+def _pre_flush(ctx: Context, evidence: PreflightEvidence) -> None:
+    """FlushAll while writes are still open: what is written up to now is persisted before the write-denied
+    window, so the flush step inside it has only the last seconds' writes left. The flush step still flushes
+    everything and checks every channel checkpoint; this only moves work out of the window."""
+    from mqctl.milvus_client import flush_all
+
+    if ctx.options.writes_stopped or not evidence.counts:
+        return
+    ctx.report.waiting("FlushAll while writes are still open ...")
+    client = ctx.client()
+    try:
+        flushed = flush_all(
+            client, ctx.options.flush_timeout, on_wait=lambda s: ctx.report.waiting(f"FlushAll: {s:.0f} s ...")
+        )
+    finally:
+        client.close()
+    evidence.pre_flush_ts, evidence.pre_flush_seconds = flushed["flush_all_ts"], flushed["seconds"]
+    evidence.milvus_wait_seconds = round((evidence.milvus_wait_seconds or 0) + flushed["seconds"], 3)
 
 
 def step_flush(ctx: Context, record: StepRecord) -> None:
@@ -134,6 +182,13 @@ def step_stop(ctx: Context, record: StepRecord) -> None:
     if milvus_down(options):
         evidence.result = evidence.result or "already down"
         return
+    try:  # the sessions of the Milvus this command stops, journaled before it runs
+        evidence.sessions, evidence.sessions_unread = read_sessions(options), None
+    except MqctlError as err:
+        evidence.sessions_unread = err.message
+    ctx.save_journal()
+    if not ctx.rollback:
+        in_background(lambda: _plan_switch(ctx))  # the switch's parses, done while Milvus stops
     seconds = _run_command(options, evidence, "stop", options.stop_cmd)
     ctx.report.waiting("waiting for Milvus to go down ...")
     waited = utc_now()
@@ -152,13 +207,28 @@ def step_start(ctx: Context, record: StepRecord) -> None:
     if evidence.log_offset is None or not milvus_up(options):
         evidence.log_offset, evidence.started_at = options.log.mark(), now()
         ctx.save_journal()
+    in_background(lambda: plan_resume_edit(ctx))  # resume-writes' parses, done while Milvus starts
+    stale = ctx.record("stop").of(CommandEvidence).sessions or []
+    handled: dict[str, bool] = {}
     if milvus_up(options):
         evidence.result = evidence.result or "already running"
+        revoke_sessions(options, stale, handled)
+        _journal_revoked(evidence, stale, handled)
         return
-    seconds = _run_command(options, evidence, "start", options.start_cmd)
+    # The stopped Milvus's sessions are revoked while the new one starts (its etcd may come up with it).
+    with ThreadPoolExecutor(1) as pool:
+        run = pool.submit(_run_command, options, evidence, "start", options.start_cmd)
+        while not run.done() and not revoke_sessions(options, stale, handled):
+            time.sleep(0.5)
+        seconds = run.result()
     ctx.report.waiting("waiting for Milvus to become healthy ...")
     waited = utc_now()
-    if not hooks.wait_until(lambda: milvus_up(options), options.start_timeout, interval=0.5):
+
+    def healthy() -> bool:
+        revoke_sessions(options, stale, handled)
+        return milvus_up(options)
+
+    if not hooks.wait_until(healthy, options.start_timeout, interval=0.5):
         raise StepFailed(
             "start",
             f"Milvus not healthy {options.start_timeout:.0f} s after the start command",
@@ -166,10 +236,30 @@ def step_start(ctx: Context, record: StepRecord) -> None:
             writes_note="Milvus state unknown: writes stay stopped",
         )
     evidence.milvus_wait_seconds = round(seconds + (utc_now() - waited).total_seconds(), 3)
+    revoke_sessions(options, stale, handled)
+    _journal_revoked(evidence, stale, handled)
+
+
+def _journal_revoked(evidence: CommandEvidence, stale: list[dict[str, str]], handled: dict[str, bool]) -> None:
+    """The session keys of the stopped Milvus whose leases were still alive and are now revoked."""
+    if stale:
+        evidence.sessions_revoked = [s["key"] for s in stale if handled.get(s["lease"])]
+
+
+def _plan_switch(ctx: Context) -> EditPlan:
+    from mqctl.config.edit.set_unset import plan_switch
+
+    options = ctx.options
+    return plan_switch(
+        options.live_config,
+        options.to,
+        store_dir=options.store_dir,
+        port=options.nats_port,
+        milvus_version=ctx.journal.evidence("preflight", PreflightEvidence).milvus_version,
+    )
 
 
 def step_switch(ctx: Context, record: StepRecord) -> None:
-    from mqctl.config.edit.set_unset import plan_switch
     from mqctl.files import backup_copy
 
     options, journal, evidence = ctx.options, ctx.journal, record.of(SwitchEvidence)
@@ -177,13 +267,7 @@ def step_switch(ctx: Context, record: StepRecord) -> None:
     if evidence.backup is None:  # journaled before the edit: a crash right after it keeps the way back
         evidence.backup = str(backup_copy(options.live_config))
         ctx.save_journal()
-    result = plan_switch(
-        options.live_config,
-        options.to,
-        store_dir=options.store_dir,
-        port=options.nats_port,
-        milvus_version=preflight_seen.milvus_version,
-    ).commit(backup=Path(evidence.backup))
+    result = _plan_switch(ctx).commit(backup=Path(evidence.backup))
     if result.changed:
         evidence.diff = result.diff
     else:

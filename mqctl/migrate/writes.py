@@ -1,6 +1,7 @@
 """Stopping and resuming writes: `quotaAndLimits.limitWriting.forceDeny`, set where Milvus re-reads it
 (the live milvus.yaml, or etcd where Milvus's etcd config source is active), confirmed by Milvus's own
-`receive update event` log line rather than assumed."""
+`receive update event` log line and by a zero-row write probe (refused, or let through to the insert task)
+rather than assumed."""
 
 from __future__ import annotations
 
@@ -8,11 +9,13 @@ import datetime as dt
 import re
 import time
 from collections.abc import Callable
+from typing import Any
 
 from mqctl.errors import MqctlError
 from mqctl.migrate.context import Context, StepFailed, milvus_up, parse_time, utc_now
 from mqctl.migrate.evidence import PreflightEvidence, WritesEvidence
 from mqctl.migrate.journal import PENDING, StepRecord, now
+from mqctl.milvus_client import WRITES_DENIED, WRITES_OPEN, WRITES_UNKNOWN
 
 FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
 FORCE_DENY_ETCD = "quotaAndLimits/limitWriting/forceDeny"
@@ -110,13 +113,15 @@ def apply_force_deny(
         return
     ctx.report.waiting(f"waiting for Milvus to apply forceDeny={effective} ...")
     started = utc_now()
-    line = options.log.wait_for(
+    expected = WRITES_DENIED if restore is None else WRITES_OPEN
+    line, effect = _wait_for_effect(
+        ctx,
         update_event(value),
-        offset=evidence.log_offset or 0,
-        since=parse_time(evidence.edited_at) - dt.timedelta(seconds=1),
-        timeout=options.confirm_timeout,
+        evidence,
+        expected,
+        2 * (preflight.quota_interval_seconds or 3),
     )
-    if line is None:
+    if line is None and effect is None:
         skip = ", or stop writers yourself and pass --writes-stopped" if restore is None else ""
         raise StepFailed(
             record.name,
@@ -125,10 +130,99 @@ def apply_force_deny(
             "check that Milvus reads this config (or that its etcd config source is active); "
             f"run `mqctl migrate resume` to wait again{skip}",
         )
-    # Proxies pick up the new rate limits at the quota center's next collection round.
-    time.sleep(2 * (preflight.quota_interval_seconds or 3))
-    evidence.confirmed = line.strip()[:400]
+    evidence.confirmed = line.strip()[:400] if line else f"write probe: {effect}"
+    evidence.effect = effect
     evidence.milvus_wait_seconds = round((utc_now() - started).total_seconds(), 3)
+
+
+def _wait_for_effect(
+    ctx: Context, event: Callable[[str], bool], evidence: WritesEvidence, expected: str, rounds: float
+) -> tuple[str | None, str | None]:
+    """Wait until forceDeny has taken effect: (Milvus's update event line or None, what the write probe showed
+    or None).
+
+    Done as soon as a zero-row insert gets the answer `expected` (refused with ForceDeny, or let through to
+    the insert task): that is the effect itself. Without a probe that answers so (no collection, another
+    Milvus version), done `rounds` seconds after the update event: proxies pick up the new rate limits at the
+    quota center's next collection round, and two rounds are waited for. (None, None): neither within
+    --confirm-timeout."""
+    options = ctx.options
+    since = parse_time(evidence.edited_at or "") - dt.timedelta(seconds=1)
+    probe = _WriteProbe(ctx)
+    deadline = time.monotonic() + options.confirm_timeout
+    event_seen: float | None = None
+    line: str | None = None
+    began = time.monotonic()
+    try:
+        while True:
+            state = probe.state()
+            if line is None:
+                found = [x for x in options.log.lines_since(evidence.log_offset or 0, since) if event(x)]
+                line = found[-1] if found else None
+                event_seen = time.monotonic() if line is not None else None
+            if state == expected:
+                if line is None:  # the event comes before the effect: it is in the log by now
+                    found = [x for x in options.log.lines_since(evidence.log_offset or 0, since) if event(x)]
+                    line = found[-1] if found else None
+                how = "refused with ForceDeny" if expected == WRITES_DENIED else "let through by the rate limiter"
+                return line, f"a zero-row insert into {probe.target} was {how} {time.monotonic() - began:.1f} s in"
+            if event_seen is not None and (state == WRITES_UNKNOWN or time.monotonic() - event_seen >= rounds):
+                if state == WRITES_UNKNOWN:
+                    time.sleep(max(0.0, rounds - (time.monotonic() - event_seen)))
+                return line, None
+            if time.monotonic() >= deadline:
+                return line, None
+            time.sleep(0.25)
+    finally:
+        probe.close()
+
+
+def wait_denied(ctx: Context) -> str:
+    """Ask the write probe until writes are denied or --confirm-timeout passes; says what it saw."""
+    probe = _WriteProbe(ctx)
+    began = time.monotonic()
+    state = WRITES_UNKNOWN
+    try:
+        while time.monotonic() - began < ctx.options.confirm_timeout:
+            state = probe.state()
+            if state == WRITES_DENIED:
+                return f"denied ({time.monotonic() - began:.1f} s in)"
+            time.sleep(0.25)
+    finally:
+        probe.close()
+    return f"not denied within {ctx.options.confirm_timeout:.0f} s (the write probe answered {state})"
+
+
+class _WriteProbe:
+    """A zero-row insert into the first collection preflight counted (`milvus_client.write_probe`);
+    `unknown` when there is none or Milvus cannot be asked."""
+
+    def __init__(self, ctx: Context):
+        counts = ctx.journal.evidence("preflight", PreflightEvidence).counts or {}
+        self.target = next(iter(sorted(counts)), "")
+        self.ctx = ctx
+        self.client: Any = None
+
+    def state(self) -> str:
+        from mqctl.milvus_client import connect, write_probe
+
+        if not self.target:
+            return WRITES_UNKNOWN
+        db, name = self.target.split("/", 1)
+        try:
+            self.client = self.client or connect(self.ctx.options.milvus, timeout=5, db="" if db == "default" else db)
+            return write_probe(self.client, name, timeout=5)
+        except Exception:  # Milvus busy or restarting: not an answer, ask again
+            self.close()
+            return WRITES_UNKNOWN
+
+    def close(self) -> None:
+        if self.client is not None:
+            try:
+                self.client.close()
+            except Exception:
+                pass
+            self.client = None
 
 
 def step_stop_writes(ctx: Context, record: StepRecord) -> None:
@@ -144,6 +238,21 @@ def step_resume_writes(ctx: Context, record: StepRecord) -> None:
         record.of(WritesEvidence).confirmed = "writes were not stopped by mqctl"
         return
     apply_force_deny(ctx, record, old)
+
+
+def plan_resume_edit(ctx: Context) -> None:
+    """resume-writes' edit of the live file, planned ahead (nothing written), so that its parses are ready
+    when verify is done: verify starts it while it waits for Milvus."""
+    from mqctl.config.edit.set_unset import plan_set, plan_unset
+
+    denied = ctx.record("stop-writes").of(WritesEvidence)
+    if denied.mechanism != "file" or not denied.old:
+        return
+    value = next(iter(denied.old.values()))
+    if value is None:
+        plan_unset(ctx.options.live_config, FORCE_DENY)
+    else:
+        plan_set(ctx.options.live_config, FORCE_DENY, value)
 
 
 def reopen_writes(ctx: Context, failed: StepFailed) -> StepFailed:

@@ -390,3 +390,13 @@ def test_a_section_written_as_a_value_is_named_so(tmp_path):
     findings = [f for f in validate(resolve([path])) if f.code == "MQ120"]
     assert [f.message for f in findings] == ["mq is a section, not a value: Milvus ignores it"]
     assert findings[0].hint == "write its keys under it, e.g. mq.type"
+
+
+def test_a_text_is_parsed_once_whatever_name_it_is_read_under():
+    """An edit reads the file's text under its path and again under "diff": one parse serves both, and an
+    error still names the file it was read from."""
+    text = "mq:\n  type: rocksmq\nparse_once_marker: 1\n"
+    assert compose(text, "/etc/milvus.yaml") is compose(text, "diff")
+    with pytest.raises(InputError) as raised:
+        compose("mq: [unclosed\n", "/etc/broken.yaml")
+    assert "/etc/broken.yaml" in str(raised.value.location or raised.value)

@@ -50,3 +50,37 @@ def test_update_event_matches_the_etcd_delete_and_never_takes_it_for_a_value():
     assert update_event(None)(ETCD_DELETE)
     assert not update_event("true")(ETCD_DELETE)  # a DELETE carries the old value: not a deny
     assert update_event(None)(ETCD_NORMALISED.replace("UPDATE", "DELETE"))
+
+
+def test_without_a_write_probe_the_deny_is_confirmed_by_the_event_and_the_quota_rounds(tmp_path):
+    """A Milvus whose write probe cannot answer (here: no collection to ask) is waited for the old way: the
+    update event, then the quota rounds; no event within --confirm-timeout is (None, None)."""
+    import datetime as dt
+    import time
+
+    from mqctl.migrate.context import Context
+    from mqctl.migrate.evidence import WritesEvidence
+    from mqctl.migrate.journal import Journal, now
+    from mqctl.migrate.options import MigrateOptions
+    from mqctl.migrate.writes import _wait_for_effect
+    from mqctl.milvus_client import WRITES_DENIED, MilvusTarget
+
+    log = tmp_path / "milvus.log"
+    log.write_text("")
+    options = MigrateOptions(
+        configs=[str(tmp_path / "milvus.yaml")],
+        to="natsmq",
+        milvus=MilvusTarget("http://127.0.0.1:1"),
+        log_file=str(log),
+        confirm_timeout=1.0,
+    )
+    ctx = Context(Journal.new(tmp_path / "j.json", "rocksmq", "natsmq", options.journaled()), options)
+    evidence = WritesEvidence(log_offset=0, edited_at=now())
+    stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+    log.write_text(EVENT.replace("2026/11/22 05:07:12.265", stamp) + "\n")
+    began = time.monotonic()
+    line, effect = _wait_for_effect(ctx, update_event("true"), evidence, WRITES_DENIED, 0.5)
+    assert line is not None and "receive update event" in line and effect is None
+    assert 0.5 <= time.monotonic() - began < 1.0  # the rounds after the event, not the whole timeout
+    log.write_text("")
+    assert _wait_for_effect(ctx, update_event("true"), evidence, WRITES_DENIED, 0.5) == (None, None)

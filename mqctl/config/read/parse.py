@@ -184,8 +184,21 @@ def compose(text: str, where: str, line_offset: int = 0) -> tuple[Node, ...]:
 
     One command reads the same file many times (resolve, get, set, switch: a migration step does
     all four) and a milvus.yaml takes ~60 ms to parse, so trees are kept by text; nothing here
-    changes a node, and the tuple keeps callers from changing the list."""
-    return _compose(text, where, line_offset)
+    changes a node, and the tuple keeps callers from changing the list. The trees are kept by text alone:
+    `where` only names the text in an error, and the same text is read under several names (the file's
+    path, "diff")."""
+    key = (text, line_offset)
+    trees = _TREES.get(key)
+    if trees is None:
+        trees = _compose(text, where, line_offset)
+        while len(_TREES) >= TREES_KEPT:
+            _TREES.pop(next(iter(_TREES)), None)
+        _TREES[key] = trees
+    return trees
+
+
+TREES_KEPT = 16
+_TREES: dict[tuple[str, int], tuple[Node, ...]] = {}  # (text, line offset) -> trees, oldest first
 
 
 @functools.cache
@@ -282,7 +295,6 @@ def _bounded_composer() -> tuple[Any, Any]:
     return BoundedComposer, Refused
 
 
-@functools.lru_cache(maxsize=16)
 def _compose(text: str, where: str, line_offset: int) -> tuple[Node, ...]:
     from ruamel.yaml import YAML
     from ruamel.yaml.error import MarkedYAMLError, YAMLError

@@ -149,6 +149,31 @@ class EtcdConfig:
         answer = self._post("/v3/kv/range", {"key": _b64(prefix), "range_end": _prefix_end(prefix), "count_only": True})
         return int(answer.get("count", 0))
 
+    def leases_under(self, sub: str) -> list[tuple[str, str]]:
+        """(key, lease id) of every key under `<root>/<sub>/` that is bound to a lease (e.g. `meta/session`)."""
+        prefix = f"{self.root}/{sub.strip('/')}/"
+        answer = self._post("/v3/kv/range", {"key": _b64(prefix), "range_end": _prefix_end(prefix), "keys_only": True})
+        try:
+            return [
+                (base64.b64decode(kv["key"], validate=True).decode(errors="replace"), str(kv["lease"]))
+                for kv in answer.get("kvs", [])
+                if str(kv.get("lease", "0")) != "0"
+            ]
+        except (TypeError, KeyError, ValueError, AttributeError) as err:
+            raise PreconditionError(
+                f"etcd at {self.shown} answered a range under {prefix!r} that is not etcd's: {err}"
+            ) from None
+
+    def revoke_lease(self, lease: str) -> bool:
+        """Revoke a lease (its keys go with it); False when etcd knows no such lease (expired or revoked)."""
+        try:
+            self._post("/v3/lease/revoke", {"ID": lease})
+        except PreconditionError as err:
+            if "lease not found" in err.message:
+                return False
+            raise
+        return True
+
     def _full_key(self, path: str) -> str:
         path = path.strip("/")
         if not path:
