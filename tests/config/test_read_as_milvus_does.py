@@ -157,3 +157,19 @@ def test_etcd_override_keys_are_matched_as_milvus_formats_them(etcd_url, tmp_pat
         "--milvus-version", "2.3.5", "--json", env={"MQ_TYPE": ""},
     )  # fmt: skip
     assert result.json()["effective_mq"] == "natsmq", result.stdout  # etcd hides the empty MQ_TYPE
+
+
+@pytest.mark.etcd
+@pytest.mark.parametrize(("embed", "effective"), [("true", "rocksmq"), ("false", "natsmq")])
+def test_etcd_keys_apply_only_without_the_embedded_etcd(etcd_url, tmp_path, embed, effective):
+    """Seen on the 2.3.5 binary: mq/type written into its embedded etcd did not change the MQ at the next start."""
+    root = f"embed-{embed}"
+    put = {
+        "key": base64.b64encode(f"{root}/config/mq/type".encode()).decode(),
+        "value": base64.b64encode(b"natsmq").decode(),
+    }
+    httpx.post(f"{etcd_url}/v3/kv/put", json=put).raise_for_status()
+    config = write_yaml(tmp_path, f"etcd:\n  use:\n    embed: {embed}\nmq:\n  type: rocksmq\n{ROCKS}")
+    args = ("config", "explain", str(config), "--etcd", etcd_url, "--etcd-root", root, "--milvus-version", "2.3.5")
+    assert run_cli(*args, "--json").json()["effective_mq"] == effective
+    assert ("Not applied: 1 etcd key(s)" in run_cli(*args).stdout) == (embed == "true")

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -96,6 +97,8 @@ class Worker:
         environment: dict[str, str | None] = {name: None for name in ENV_NAMES} | variant.environment()
         if keys is None:
             return self.run(render(self.base, variant), wait, environment=environment)
+        if not variant.external_etcd():
+            return self._run_on_embedded_etcd(variant, keys, wait, environment)
         from mqctl.config.resolve.sources import EtcdConfig
         from tests.helpers.servers import etcd_binary, running_etcd
 
@@ -113,12 +116,33 @@ class Worker:
                 etcd.put(key, value)
             return self.run(text, wait, environment=environment)
 
+    def _run_on_embedded_etcd(
+        self, variant: Variant, keys: dict[str, str], wait: float, environment: dict[str, str | None]
+    ) -> Run:
+        """A first start writes the keys into Milvus's own embedded etcd once it is up; the outcome is the second
+        start's, on the same data (the embedded etcd keeps the keys)."""
+        from mqctl.config.resolve.sources import EtcdConfig
+
+        text = render(self.base, variant)
+        etcd = EtcdConfig(f"http://127.0.0.1:{self.box.ports['etcd_port']}", root_path(text))
+
+        def put_keys() -> None:
+            for key, value in keys.items():
+                etcd.put(key, value)
+
+        first = self.run(text, wait, environment=environment, while_up=put_keys)
+        if not first.outcome.starts:
+            return first  # the file alone does not start: nothing to override
+        run = self.run(text, wait, fresh=False, environment=environment)
+        return Run(run.outcome, round(first.seconds + run.seconds, 1), run.log_tail)
+
     def run(
         self,
         config_text: str,
         wait: float = WAIT_SECONDS,
         fresh: bool = True,
         environment: dict[str, str | None] | None = None,
+        while_up: Callable[[], None] | None = None,
     ) -> Run:
         """Start the binary on `config_text`, classify, stop it. `fresh` empties the data folder first."""
         box = self.box
@@ -149,6 +173,8 @@ class Worker:
                 outcome = classify(self.logs(), exited=exited, healthy=healthy, timed_out=timed_out)
                 if outcome is None:
                     time.sleep(0.5)
+            if while_up is not None and outcome.starts:
+                while_up()
         finally:
             if proc.poll() is None:
                 proc.kill()

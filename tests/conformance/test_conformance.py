@@ -88,14 +88,14 @@ def test_variants_change_only_mq_sections():
     base = YAML(typ="safe").load(compare.fixture_base())
     for variant in [*all_variants()[::7], *VALUE_VARIANTS]:
         changed = {"mq", "mq.type", "rocksmq", "pulsar", "natsmq", "kafka"} | (
-            {"etcd"} if variant.etcd != "none" else set()
+            {"etcd"} if variant.external_etcd() else set()
         )
         yaml = YAML(typ="safe")
         yaml.allow_duplicate_keys = True  # the dup_* sections
         doc = yaml.load(render(compare.fixture_base(), variant))
         assert {k: v for k, v in doc.items() if k not in changed} == {k: v for k, v in base.items() if k not in changed}
         assert doc["natsmq"]["server"]["port"] == base["natsmq"]["server"]["port"]
-        if variant.etcd != "none":
+        if variant.external_etcd():
             assert doc["etcd"]["use"]["embed"] is False
             assert {k: v for k, v in doc["etcd"].items() if k not in ("use", "endpoints")} == {
                 k: v for k, v in base["etcd"].items() if k not in ("use", "endpoints")

@@ -63,6 +63,8 @@ ETCD = {  # keys under `<etcd.rootPath>/config/` in an external etcd ("none": em
     "mq_type_dotted": {"mq.type": "natsmq"},
     "mq_type_upper": {"MQ_TYPE": "natsmq"},
     "rocksmq_path_empty": {"rocksmq/path": ""},
+    # the embedded etcd (as the base file): the key is written there while Milvus runs, then Milvus restarts
+    "embedded_mq_type": {"mq/type": "natsmq"},
 }
 ETCD_ENDPOINT = "127.0.0.1:2379"  # what the recorded file says; the runner puts its own etcd there
 
@@ -93,6 +95,10 @@ class Variant:
 
     def environment(self) -> dict[str, str]:
         return dict(ENV[self.env])
+
+    def external_etcd(self) -> bool:
+        """Milvus runs on an etcd of its own (`etcd.use.embed: false`), which the runner starts."""
+        return self.etcd != "none" and not self.etcd.startswith("embedded")
 
     def etcd_keys(self) -> dict[str, str] | None:
         """Keys under `<root>/config/` to put in an external etcd before the start; None: embedded etcd."""
@@ -174,7 +180,7 @@ def render(base: str, variant: Variant, etcd_endpoint: str = ETCD_ENDPOINT) -> s
         lines += ["", "mq.type: natsmq"]
     elif variant.section == "flat_first":
         lines = ["mq.type: natsmq", *lines]
-    if variant.etcd != "none":
+    if variant.external_etcd():
         lines = _edit_key(lines, "etcd", "endpoints", etcd_endpoint)
         lines = _edit_nested(lines, "etcd", "use", "embed", "false")
     return "\n".join(lines) + "\n"
@@ -209,6 +215,7 @@ CI_SAMPLE = (
     Variant("rocksmq", section="flat_first"),  # a top-level `mq.type: natsmq` wins over the mq section
     Variant("rocksmq", env="mq_type_empty"),  # MQ_TYPE="" overrides the yaml with "": the same panic
     Variant("rocksmq", env="mq_type_empty", etcd="mq_type"),  # an external etcd's mq/type beats the environment
+    Variant("rocksmq", etcd="embedded_mq_type"),  # the embedded etcd's mq/type is not read: starts rocksmq
 )
 RECORD_SEED = 235
 RECORD_COUNT = 40  # seeded variants recorded beside CI_SAMPLE
@@ -252,6 +259,7 @@ VALUE_VARIANTS = (
     Variant("rocksmq", env="mq_type", etcd="mq_type_empty"),
     Variant("rocksmq", env="mq_type_empty", etcd="mq_type"),
     Variant("default", written="null", etcd="mq_type"),
+    Variant("rocksmq", etcd="embedded_mq_type"),
 )
 
 

@@ -232,6 +232,14 @@ def _resolve_documents(
     wanted.update({normal: s.key for normal, s in merged.items()})
     env_found = env_settings(env, wanted) if env is not None else {}
     etcd_found = etcd.settings(wanted) if etcd is not None else {}
+    if etcd_found and _embedded_etcd(env_found, merged):
+        explanation.append(
+            f"Not applied: {len(etcd_found)} etcd key(s) under {etcd.prefix if etcd else ''}: with etcd.use.embed "
+            "true Milvus reads no config from etcd (its embedded etcd is not up yet when the config is read: "
+            "initConfigsFromRemote, pkg/util/paramtable/base_table.go; seen on the 2.3.5 binary, which started "
+            "on the yaml's mq.type with mq/type set in its embedded etcd)."
+        )
+        etcd_found = {}
 
     result = Resolution(
         None,
@@ -266,6 +274,14 @@ def _resolve_documents(
     pinning.note(result)
     _select(result, layout_has_woodpecker=any(normalize_key(s.key).startswith("woodpecker") for s in yaml_all))
     return result
+
+
+def _embedded_etcd(env_found: dict[str, Setting], yaml_values: dict[str, Setting]) -> bool:
+    """Milvus runs its embedded etcd (`etcd.use.embed`, from the environment or the yaml; default false), read as
+    paramtable's GetAsBool does (strconv.ParseBool: 1, t, T, true, True, TRUE)."""
+    normal = normalize_key("etcd.use.embed")
+    setting = env_found.get(normal) or yaml_values.get(normal)
+    return setting is not None and (setting.value or "") in ("1", "t", "T", "true", "True", "TRUE")
 
 
 def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, bool]:
