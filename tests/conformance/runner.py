@@ -2,6 +2,9 @@
 
 One sandbox folder per worker: created once (binary, free ports, its own etcd config), then for
 each variant only the config is swapped and the data folder emptied, so a run costs one start.
+`run_variant` also sets the variant's environment (the variables it does not name are removed) and, for
+an etcd variant, starts a fresh external etcd holding its keys before Milvus (an embedded-etcd variant
+writes them into Milvus's own etcd during a first start and records the second).
 
 A variant without `natsmq.server.storeDir` starts natsmq on its code default, /var/lib/milvus/nats (an empty
 one on $TMPDIR/nats): the binary then runs in a private mount namespace whose /var/lib is the worker's own
