@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqctl import hooks
 from mqctl.backends import BACKENDS, is_embedded, port_of
+from mqctl.config.settings import Setting
 from mqctl.errors import MqctlError
 from mqctl.files import overlap
 from mqctl.findings import ERROR, INFO, WARNING, Finding
@@ -221,6 +222,14 @@ def _override_findings(options: MigrateOptions, res: Resolution, result: Preflig
         )
     origin = res.origin("mq.type")
     etcd = options.etcd_client()
+    unread = ""
+    if origin.source == "yaml" or origin.source == "default":
+        # an mq.type in Milvus's embedded etcd is not read (resolve drops it, seen on 2.3.5), but it overrides the
+        # yaml as soon as this Milvus runs on an external etcd: the switch still clears it or refuses
+        stray = sorted(mq_type_overrides(etcd).items()) if etcd else []
+        if stray:
+            origin = Setting("mq.type", stray[0][1], None, None, "etcd", stray[0][0])
+            unread = " (not read while Milvus runs on its embedded etcd, read again on an external one)"
     if origin.source == "etcd":
         evidence.etcd_mq_type = origin.value
         evidence.etcd_mq_type_keys = sorted(mq_type_overrides(etcd)) if etcd else [origin.detail]
@@ -228,13 +237,13 @@ def _override_findings(options: MigrateOptions, res: Resolution, result: Preflig
             result.add(
                 INFO,
                 "etcd-override-cleared",
-                f"etcd {origin.detail} = {origin.value} will be deleted at the switch (old value journaled)",
+                f"etcd {origin.detail} = {origin.value}{unread} will be deleted at the switch (old value journaled)",
             )
         else:
             result.add(
                 ERROR,
                 "etcd-override",
-                f"etcd key {origin.detail} = {origin.value} overrides mq.type "
+                f"etcd key {origin.detail} = {origin.value}{unread} overrides mq.type "
                 "in the yaml at the next restart (milvus #50217), so the switch would not take effect",
                 "pass --clear-etcd-override to delete it during the switch (its value is journaled for rollback)",
             )

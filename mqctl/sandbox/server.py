@@ -23,7 +23,7 @@ import shlex
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -215,10 +215,12 @@ class Sandbox:
                 hint=f"see {self.log_path}; `mqctl sandbox down --dir {self.dir}` stops it",
             )
 
-    def launch(self, prefix: Sequence[str] = ()) -> subprocess.Popen[bytes]:
+    def launch(
+        self, prefix: Sequence[str] = (), environment: Mapping[str, str | None] | None = None
+    ) -> subprocess.Popen[bytes]:
         """Run the binary on the config in DIR (as the package would) and return at once. `prefix`: a command
         that execs the binary in the same process (e.g. `unshare ... sh -c '...; exec "$@"'`), so the pid file
-        still names Milvus."""
+        still names Milvus. `environment`: variables to set for Milvus (None: remove it), e.g. `MQ_TYPE`."""
         bin_dir = self.dir / "bin"
         env = {
             **os.environ,
@@ -227,6 +229,11 @@ class Sandbox:
             "MILVUS_RUN_DIR": str(self.dir / "run"),
             "LD_LIBRARY_PATH": ":".join([str(bin_dir), os.environ.get("LD_LIBRARY_PATH", "")]),
         }
+        for name, value in (environment or {}).items():
+            if value is None:
+                env.pop(name, None)
+            else:
+                env[name] = value
         if self.external_etcd:
             self.start_etcd()
         busy = [

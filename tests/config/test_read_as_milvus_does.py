@@ -105,3 +105,71 @@ def test_a_number_past_int64_reads_as_0_like_atoi(tmp_path):
     config = write_yaml(tmp_path, "mq:\n  type: natsmq\nnatsmq:\n  server:\n    port: 9223372036854775808\n")
     result = run_cli("config", "validate", str(config), "--milvus-version", "2.3.5", "--json")
     assert any(f["key"] == "natsmq.server.port" for f in result.json()["findings"]), result.stdout
+
+
+@pytest.mark.parametrize(
+    ("written", "panic"),
+    [
+        ('" natsmq "', "mq type  natsmq is invalid"),  # seen on the 2.3.5 binary: redact drops the final space
+        ('"natsmq \\n"', "mq type natsmq is invalid"),
+        ("RocksMQ", "mq type RocksMQ is invalid"),
+    ],
+)
+def test_a_padded_or_cased_mq_type_panics_as_milvus_prints_it(tmp_path, written, panic):
+    config = write_yaml(tmp_path, f"mq:\n  type: {written}\n{ROCKS}")
+    result = run_cli("config", "explain", str(config), "--milvus-version", "2.3.5", "--json")
+    assert (result.json()["panic"], result.json()["effective_mq"]) == (panic, None)
+    finding = next(f for f in result.json()["findings"] if f["code"] == "MQ100")
+    assert "lower case and without spaces" in finding["hint"]
+    assert f"`{panic}`" in run_cli("config", "explain", str(config), "--milvus-version", "2.3.5").stdout
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_dotted_mq_type_beats_the_mq_section_wherever_it_stands(tmp_path, first):
+    """Seen on the 2.3.5 binary: a top-level `mq.type: natsmq` wins over `mq: {type: rocksmq}`, before or after."""
+    dotted, section = "mq.type: natsmq\n", f"mq:\n  type: rocksmq\n{ROCKS}"
+    config = write_yaml(tmp_path, dotted + section if first else section + dotted)
+    result = run_cli("config", "explain", str(config), "--milvus-version", "2.3.5", "--json")
+    assert result.json()["effective_mq"] == "natsmq"
+    finding = next(f for f in result.json()["findings"] if f["code"] == "MQ167")
+    dotted_line, section_line = (1, 3) if first else (5, 2)
+    assert finding["line"] == dotted_line and f"not line {section_line} ('rocksmq')" in finding["message"]
+    assert "2.5+ reads either one at random" in finding["message"]
+    # a dotted key alone is read as the nested one, with no warning
+    alone = write_yaml(tmp_path, dotted + ROCKS, "alone.yaml")
+    only = run_cli("config", "explain", str(alone), "--milvus-version", "2.3.5", "--json").json()
+    assert only["effective_mq"] == "natsmq" and "MQ167" not in {f["code"] for f in only["findings"]}
+
+
+@pytest.mark.etcd
+@pytest.mark.parametrize("key", ["mq/type", "mq.type", "MQ_TYPE"])
+def test_etcd_override_keys_are_matched_as_milvus_formats_them(etcd_url, tmp_path, key):
+    """formatKey (pkg/config): lower case, `/ _ .` dropped; each spelling started natsmq on the 2.3.5 binary."""
+    root = f"spelling-{key.replace('/', '-').replace('.', '-')}"
+    put = {
+        "key": base64.b64encode(f"{root}/config/{key}".encode()).decode(),
+        "value": base64.b64encode(b"natsmq").decode(),
+    }
+    httpx.post(f"{etcd_url}/v3/kv/put", json=put).raise_for_status()
+    config = write_yaml(tmp_path, f"mq:\n  type: rocksmq\n{ROCKS}")
+    result = run_cli(
+        "config", "explain", str(config), "--etcd", etcd_url, "--etcd-root", root, "--env",
+        "--milvus-version", "2.3.5", "--json", env={"MQ_TYPE": ""},
+    )  # fmt: skip
+    assert result.json()["effective_mq"] == "natsmq", result.stdout  # etcd hides the empty MQ_TYPE
+
+
+@pytest.mark.etcd
+@pytest.mark.parametrize(("embed", "effective"), [("true", "rocksmq"), ("false", "natsmq")])
+def test_etcd_keys_apply_only_without_the_embedded_etcd(etcd_url, tmp_path, embed, effective):
+    """Seen on the 2.3.5 binary: mq/type written into its embedded etcd did not change the MQ at the next start."""
+    root = f"embed-{embed}"
+    put = {
+        "key": base64.b64encode(f"{root}/config/mq/type".encode()).decode(),
+        "value": base64.b64encode(b"natsmq").decode(),
+    }
+    httpx.post(f"{etcd_url}/v3/kv/put", json=put).raise_for_status()
+    config = write_yaml(tmp_path, f"etcd:\n  use:\n    embed: {embed}\nmq:\n  type: rocksmq\n{ROCKS}")
+    args = ("config", "explain", str(config), "--etcd", etcd_url, "--etcd-root", root, "--milvus-version", "2.3.5")
+    assert run_cli(*args, "--json").json()["effective_mq"] == effective
+    assert ("Not applied: 1 etcd key(s)" in run_cli(*args).stdout) == (embed == "true")

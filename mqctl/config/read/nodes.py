@@ -197,7 +197,14 @@ def _go_format_float(value: float) -> str:
 
 
 def flatten(
-    node: Node, file: str, *, prefix: str = "", line_offset: int = 0, source: str = "yaml", detail_prefix: str = ""
+    node: Node,
+    file: str,
+    *,
+    prefix: str = "",
+    line_offset: int = 0,
+    source: str = "yaml",
+    detail_prefix: str = "",
+    parts: tuple[int, ...] = (),
 ) -> list[Setting]:
     """Every leaf of a mapping node as a Setting with its 1-based line (for a merged key, the line
     where the anchored mapping writes it)."""
@@ -208,6 +215,7 @@ def flatten(
         if not is_scalar(key_node):
             continue
         key = f"{prefix}{key_node.value}"
+        written = (*parts, str(key_node.value).count(".") + 1)
         if is_mapping(value_node):
             settings.extend(
                 flatten(
@@ -217,6 +225,7 @@ def flatten(
                     line_offset=line_offset,
                     source=source,
                     detail_prefix=detail_prefix,
+                    parts=written,
                 )
             )
         else:
@@ -228,6 +237,30 @@ def flatten(
                     key_node.start_mark.line + 1 + line_offset,
                     source,
                     detail_prefix + key,
+                    written_parts=written,
                 )
             )
     return settings
+
+
+def viper_rank(setting: Setting) -> tuple[int, ...]:
+    """Which of two settings of one dotted key in one file viper reads: the higher rank. viper's Get searches the
+    config map for the longest written prefix first (`searchIndexableWithPathPrefixes` / v1.8.1
+    `searchMapWithPathPrefixes`: "search for path prefixes, starting from the longest one"), so a top-level
+    `mq.type: natsmq` wins over `mq: {type: rocksmq}` wherever it stands in the file. Seen on the 2.3.5 binary."""
+    return setting.written_parts
+
+
+def same_yaml(first: Setting, second: Setting) -> bool:
+    """Both were written in one yaml file (not set by the Operator or Helm from their own fields)."""
+    return (
+        first.file == second.file
+        and first.source == second.source == "yaml"
+        and bool(first.written_parts)
+        and bool(second.written_parts)
+    )
+
+
+def written_dotted(setting: Setting) -> bool:
+    """The key was written with a dot inside one YAML key (`mq.type:`), not as nested sections."""
+    return any(count > 1 for count in setting.written_parts)

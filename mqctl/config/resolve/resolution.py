@@ -39,6 +39,7 @@ from mqctl.config.read import kinds, placeholders
 from mqctl.config.read.documents import MILVUS_YAML, Document, load_document
 from mqctl.config.read.inference import pick_mode, pick_role, pick_version
 from mqctl.config.read.kinds import KindView
+from mqctl.config.read.nodes import same_yaml, viper_rank
 from mqctl.config.resolve import pinning
 from mqctl.config.resolve.sources import EtcdConfig, env_settings
 from mqctl.config.settings import INTERNAL, Setting
@@ -220,11 +221,25 @@ def _resolve_documents(
         explanation += v.notes
     merged: dict[str, Setting] = {}
     for setting in yaml_all:
-        merged[normalize_key(setting.key)] = setting
+        normal = normalize_key(setting.key)
+        earlier = merged.get(normal)
+        # in one file, a key written both dotted (`mq.type:`) and nested: viper reads the longest written prefix
+        # (nodes.viper_rank); across files the later file wins
+        if earlier is not None and same_yaml(earlier, setting) and viper_rank(earlier) > viper_rank(setting):
+            continue
+        merged[normal] = setting
     wanted = {normalize_key(spec.key): spec.key for spec in KEYS}
     wanted.update({normal: s.key for normal, s in merged.items()})
     env_found = env_settings(env, wanted) if env is not None else {}
     etcd_found = etcd.settings(wanted) if etcd is not None else {}
+    if etcd_found and _embedded_etcd(env_found, merged):
+        explanation.append(
+            f"Not applied: {len(etcd_found)} etcd key(s) under {etcd.prefix if etcd else ''}: with etcd.use.embed "
+            "true Milvus reads no config from etcd (its embedded etcd is not up yet when the config is read: "
+            "initConfigsFromRemote, pkg/util/paramtable/base_table.go; seen on the 2.3.5 binary, which started "
+            "on the yaml's mq.type with mq/type set in its embedded etcd)."
+        )
+        etcd_found = {}
 
     result = Resolution(
         None,
@@ -259,6 +274,14 @@ def _resolve_documents(
     pinning.note(result)
     _select(result, layout_has_woodpecker=any(normalize_key(s.key).startswith("woodpecker") for s in yaml_all))
     return result
+
+
+def _embedded_etcd(env_found: dict[str, Setting], yaml_values: dict[str, Setting]) -> bool:
+    """Milvus runs its embedded etcd (`etcd.use.embed`, from the environment or the yaml; default false), read as
+    paramtable's GetAsBool does (strconv.ParseBool: 1, t, T, true, True, TRUE)."""
+    normal = normalize_key("etcd.use.embed")
+    setting = env_found.get(normal) or yaml_values.get(normal)
+    return setting is not None and (setting.value or "") in ("1", "t", "T", "true", "True", "TRUE")
 
 
 def _backend_states(result: Resolution, woodpecker_known: bool) -> dict[str, bool]:
@@ -318,7 +341,7 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
     if mq_type != "default":
         if mq_type not in valid:
             invalid = PANIC_INVALID_WAL if version is not None and version >= V2_6 else PANIC_INVALID
-            result.panic = result.fails = invalid.format(mq_type)
+            result.panic = result.fails = invalid.format(as_error_prints(mq_type))
             empty = (
                 " An empty value is a value: Milvus does not fall back to the default (docker compose writes an empty "
                 "MQ_TYPE for `MQ_TYPE: ${MQ_TYPE}` when the shell has none)."
@@ -360,6 +383,14 @@ def _select(result: Resolution, *, layout_has_woodpecker: bool) -> None:
         return
     result.panic = result.fails = PANIC_NOTHING
     explanation.append(f"No backend in that order is enabled: Milvus panics at startup: `{PANIC_NOTHING}`.")
+
+
+def as_error_prints(value: str) -> str:
+    """A value as it appears in Milvus's panic message. Milvus builds its errors with github.com/cockroachdb/errors
+    (`errors.Newf`), which formats each argument through cockroachdb/redact, and redact trims final spaces and
+    newlines from it (internal/escape/escape.go, `InternalEscapeBytes(..., strip)`). Seen on 2.3.5: mq.type
+    `" natsmq "` panics `mq type  natsmq is invalid`; the check itself uses the value untrimmed."""
+    return value.rstrip(" \n")
 
 
 def _literal(value: str | None, key: str) -> str:

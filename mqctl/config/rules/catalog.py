@@ -220,6 +220,15 @@ RULES: tuple[Rule, ...] = (
         "directly from 2.5, PR #37423): the last occurrence replaces the earlier one whole, so keys written only "
         "in an earlier `rocksmq:` block are not read at all.",
     ),
+    Rule(
+        "MQ167",
+        WARNING,
+        "a key written both dotted (`mq.type:`) and inside its section (`mq:` / `type:`)",
+        "Milvus 2.3/2.4 read the file through viper, whose lookup takes the longest written prefix first: the "
+        "dotted key wins wherever it stands (seen on the 2.3.5 binary). 2.5+ unmarshal it into a Go map and "
+        "flatten it (pkg/config/file_source.go, flattenAndMergeMap): both write the same key in the map's random "
+        "order, so either value may win at each start.",
+    ),
     Rule("HOST201", ERROR, "MQ port already in use (--check-host)", "the embedded NATS server cannot bind it."),
     Rule("HOST202", ERROR, "store directory not writable (--check-host)", "the MQ cannot create its files."),
     Rule("HOST203", WARNING, "free disk below maxFileStore (--check-host)", "JetStream may run out of space."),

@@ -15,10 +15,11 @@ from mqctl.backends import BACKENDS, V2_3
 from mqctl.config.known_keys import format_version, normalize_key
 from mqctl.config.read import kinds, placeholders
 from mqctl.config.read.documents import HELM_VALUES, MILVUS_YAML, OPERATOR_CR
-from mqctl.config.read.nodes import is_mapping, lookup, repeated_keys
+from mqctl.config.read.nodes import is_mapping, lookup, repeated_keys, viper_rank, written_dotted
 from mqctl.config.resolve.resolution import Resolution
 from mqctl.config.rules.assumptions import by_version
 from mqctl.config.rules.catalog import RULE_BY_CODE, finding
+from mqctl.config.settings import Setting
 from mqctl.findings import ERROR, Finding
 
 MQ_SECTIONS = ("mq", *BACKENDS)  # a file writing none of these leaves the MQ to defaults
@@ -102,6 +103,33 @@ def _repeated_keys(res: Resolution) -> list[Finding]:
                         "merge the blocks into one",
                     )
                 )
+    return found
+
+
+def _dotted_and_nested(res: Resolution) -> list[Finding]:
+    """One key written as `a.b:` and as `a:` / `b:` in the same file (see nodes.viper_rank)."""
+    found = []
+    by_file: dict[tuple[str | None, str], list[Setting]] = {}
+    for setting in res.yaml_layers:
+        if setting.source == "yaml" and setting.written_parts:
+            by_file.setdefault((setting.file, normalize_key(setting.key)), []).append(setting)
+    for (file, _), settings in by_file.items():
+        if len(settings) < 2 or not any(written_dotted(s) for s in settings):
+            continue
+        read = max(settings, key=viper_rank)
+        others = ", ".join(f"line {s.line} ({s.value!r})" for s in settings if s is not read)
+        found.append(
+            Finding(
+                "MQ167",
+                RULE_BY_CODE["MQ167"].severity,
+                f"{read.key} is written dotted and inside its section in one file: Milvus 2.3/2.4 read line "
+                f"{read.line} ({read.value!r}), not {others}; Milvus 2.5+ reads either one at random",
+                read.key,
+                file,
+                read.line,
+                "write the key once, inside its section",
+            )
+        )
     return found
 
 
@@ -255,6 +283,7 @@ CONTEXT_CHECKS: tuple[Callable[[Resolution], list[Finding]], ...] = (
     _version_dependent,
     _placeholders,
     _repeated_keys,
+    _dotted_and_nested,
     _no_mq_settings,
     _cr_without_spec,
     _foreign_keys,

@@ -19,7 +19,7 @@ from mqctl.config.known_keys import (
     spec_for,
     too_large,
 )
-from mqctl.config.resolve.resolution import PANIC_INVALID, PANIC_INVALID_WAL, Resolution
+from mqctl.config.resolve.resolution import PANIC_INVALID, PANIC_INVALID_WAL, Resolution, as_error_prints
 from mqctl.config.rules.catalog import finding
 from mqctl.findings import Finding
 
@@ -42,7 +42,10 @@ def _mq_type(res: Resolution) -> list[Finding]:
                 hint="move off natsmq (to rocksmq, pulsar or kafka) on 2.5 before upgrading to 2.6",
             )
         )
-    elif mq_type != "default" and res.panic in (PANIC_INVALID.format(mq_type), PANIC_INVALID_WAL.format(mq_type)):
+    elif mq_type != "default" and res.panic in (
+        PANIC_INVALID.format(as_error_prints(mq_type)),
+        PANIC_INVALID_WAL.format(as_error_prints(mq_type)),
+    ):
         valid = valid_mq_types(version) if version else valid_mq_types(None) + ("woodpecker",)
         guess = nearest(mq_type, valid)
         if mq_type == "woodpecker":
@@ -51,6 +54,11 @@ def _mq_type(res: Resolution) -> list[Finding]:
             hint = (
                 "an empty value is not the default: write `default` or an MQ name, or remove the key; an empty "
                 "MQ_TYPE in Milvus's environment (docker compose `MQ_TYPE: ${MQ_TYPE}` with none set) counts too"
+            )
+        elif mq_type.strip().lower() in (*valid, "default"):
+            # validateMQType compares the string as is (seen on 2.3.5: `RocksMQ`, `NATSMQ`, `" natsmq "` panic)
+            hint = (
+                f"Milvus compares mq.type exactly, in lower case and without spaces: write {mq_type.strip().lower()!r}"
             )
         else:
             hint = f"did you mean {guess!r}?" if guess else f"use one of {', '.join(valid)}"
