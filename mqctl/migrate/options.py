@@ -33,6 +33,7 @@ class MigrateOptions:
     backup_dir: str | None = None
     cleanup: bool = False
     writes_stopped: bool = False
+    no_write_probe: bool = False  # confirm forceDeny changes from the log only (no zero-row insert)
     clear_etcd_override: bool = False
     store_dir: str | None = None
     nats_port: int | None = None

@@ -206,7 +206,7 @@ class _WriteProbe:
     def state(self) -> str:
         from mqctl.milvus_client import connect, write_probe
 
-        if not self.target:
+        if not self.target or self.ctx.options.no_write_probe:
             return WRITES_UNKNOWN
         db, name = self.target.split("/", 1)
         try:

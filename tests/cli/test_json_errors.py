@@ -62,7 +62,14 @@ def start(argv: list[str], stdin=subprocess.DEVNULL, env: dict | None = None) ->
         cwd=REPO,
         text=True,
         env=env,
+        preexec_fn=_interruptible,
     )
+
+
+def _interruptible() -> None:
+    """A test worker may run with SIGINT ignored (pytest-xdist's workers do), and a child inherits that:
+    mqctl, as a background job should, then leaves Ctrl-C ignored. The user's terminal never does."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 # one failure per command group, each through its own command

@@ -106,8 +106,9 @@ def test_a_wrong_etcd_root_is_refused_before_anything_changes(box):
 
 
 def test_a_stop_writes_failure_gives_writes_back(box, tmp_path):
-    """Milvus applies the deny, but mqctl reads a log Milvus does not write and never sees the event: after
-    --confirm-timeout it deletes the key again, and Milvus reopens writes."""
+    """Milvus applies the deny, but mqctl reads a log Milvus does not write and never sees the event (and the
+    write probe that would see the effect is off): after --confirm-timeout it deletes the key again, and
+    Milvus reopens writes."""
     from pymilvus.exceptions import MilvusException
 
     from mqctl.hooks import wait_until
@@ -116,7 +117,7 @@ def test_a_stop_writes_failure_gives_writes_back(box, tmp_path):
     blind = tmp_path / "not-milvus.log"
     blind.write_text("")
     offset = Path(box["log"]).stat().st_size
-    result = migrate(box, "--to", "natsmq", "--log-file", str(blind), "--confirm-timeout", "8")
+    result = migrate(box, "--to", "natsmq", "--log-file", str(blind), "--confirm-timeout", "8", "--no-write-probe")
     assert result.code == 3, result.stderr
     assert "step stop-writes failed" in result.stderr and "forceDeny was removed again" in result.stderr
     assert force_deny(box) is None

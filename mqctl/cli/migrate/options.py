@@ -38,6 +38,14 @@ CleanupOpt = Annotated[bool, typer.Option("--cleanup", help="Delete the old MQ f
 WritesStoppedOpt = Annotated[
     bool, typer.Option("--writes-stopped", help="Writers are stopped already; skip forceDeny.")
 ]
+NoProbeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-write-probe",
+        help="Confirm stop-writes and resume-writes from Milvus's log and the quota rounds only, without the "
+        "zero-row insert into a collection that otherwise confirms them at once (it writes nothing).",
+    ),
+]
 ClearOpt = Annotated[bool, typer.Option("--clear-etcd-override", help="Delete a conflicting etcd mq.type (journaled).")]
 StoreOpt = Annotated[str | None, typer.Option("--store-dir", help="natsmq.server.storeDir / rocksmq.path to use.")]
 NatsPortOpt = Annotated[int | None, typer.Option("--nats-port", help="natsmq.server.port to use.")]
@@ -138,6 +146,7 @@ MIGRATION_OPTIONS: dict[str, Any] = {
     "backup_dir": BackupOpt,
     "cleanup": CleanupOpt,
     "writes_stopped": WritesStoppedOpt,
+    "no_write_probe": NoProbeOpt,
     "clear_etcd_override": ClearOpt,
     "store_dir": StoreOpt,
     "nats_port": NatsPortOpt,
@@ -150,7 +159,7 @@ MIGRATION_OPTIONS: dict[str, Any] = {
 }
 RUN_ONLY = ("state_dir", *TIMEOUTS)  # what only starting a migration uses, not `plan`
 PASSED_ON = ("stop_cmd", "start_cmd", "health_url", "etcd")  # taken from --sandbox when not given
-FLAGS = ("shell", "cleanup", "writes_stopped", "clear_etcd_override")
+FLAGS = ("shell", "cleanup", "writes_stopped", "no_write_probe", "clear_etcd_override")
 AS_GIVEN = ("backup_dir", "store_dir", "nats_port", "milvus_version", *TIMEOUTS)
 
 
