@@ -113,7 +113,30 @@ def _checkpoints_now(options: MigrateOptions, findings: list[Finding]) -> Checkp
         return []
 
 
+def refuse_journal_in_mq_data(options: MigrateOptions, path: Path) -> None:
+    """The journal must not sit in, or hold, a folder the migration archives, cleans up or starts the new MQ
+    in: cleanup would delete it (and with it the way to resume or roll back), a backup would archive it, and
+    mqctl would write into Milvus's data. Checked from the files alone, before the journal is created."""
+    from mqctl.files import overlap
+
+    try:
+        res = resolution(options, options.milvus_version)
+    except MqctlError:
+        return  # preflight reports what is wrong with the config, journaled
+    folders = mq_dirs(res, res.effective_mq or "")
+    if options.to == "natsmq":
+        folders += mq_dirs(res, "natsmq", options.store_dir)
+    for folder in folders:
+        if overlap(path, folder):  # the journal file is, or is inside, the folder
+            raise InputError(
+                f"the migration journal {path} would be inside {folder}, an MQ data folder the migration "
+                "archives, starts Milvus on or cleans up",
+                hint="pass a --state-dir outside Milvus's MQ folders",
+            )
+
+
 def start(options: MigrateOptions, path: Path, report: Reporter) -> Journal:
+    refuse_journal_in_mq_data(options, path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as err:
