@@ -135,6 +135,15 @@ def mq_dirs(res: Resolution, mq: str, store_dir: str | None = None) -> list[Path
     return [Path(base), Path(f"{base}_meta_kv")] if mq == "rocksmq" else [Path(base) / "jetstream"]
 
 
+def migration_dirs(res: Resolution, options: MigrateOptions) -> list[Path]:
+    """The MQ folders a migration archives, cleans up or starts the new MQ in: the current MQ's, and the natsmq
+    store it switches to. No output path of the migration (backup, journal) may lie in one."""
+    folders = mq_dirs(res, res.effective_mq or "")
+    if options.to == "natsmq":
+        folders += mq_dirs(res, "natsmq", options.store_dir)
+    return folders
+
+
 def in_background(work: Callable[[], object]) -> None:
     """Run `work` on a daemon thread and forget it: for work done ahead, while Milvus is being waited for,
     that a later step would otherwise do inside the write-denied window (parsing the config texts that

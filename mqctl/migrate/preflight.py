@@ -16,7 +16,7 @@ from mqctl.config.settings import Setting
 from mqctl.errors import MqctlError
 from mqctl.files import overlap
 from mqctl.findings import ERROR, INFO, WARNING, Finding
-from mqctl.migrate.context import dir_size, mq_dirs, non_empty_dir, resolution
+from mqctl.migrate.context import dir_size, migration_dirs, mq_dirs, non_empty_dir, resolution
 from mqctl.migrate.evidence import PreflightEvidence
 from mqctl.migrate.options import MigrateOptions
 
@@ -180,10 +180,7 @@ def _backup_dir_findings(options: MigrateOptions, res: Resolution, result: Prefl
     new MQ in: the archive would contain itself, or the cleanup would delete it."""
     if not options.backup_dir:
         return
-    folders = mq_dirs(res, res.effective_mq or "")
-    if options.to == "natsmq":
-        folders += mq_dirs(res, "natsmq", options.store_dir)
-    for folder in folders:
+    for folder in migration_dirs(res, options):
         how = overlap(options.backup_dir, folder)
         if how:
             result.add(

@@ -10,7 +10,7 @@ from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.findings import ERROR, WARNING, Finding
 from mqctl.migrate.checkpoints import read_checkpoints
-from mqctl.migrate.context import Context, Reporter, mq_dirs, resolution
+from mqctl.migrate.context import Context, Reporter, migration_dirs, mq_dirs, resolution
 from mqctl.migrate.evidence import BackupEvidence, CheckpointRows, Counts
 from mqctl.migrate.executor import execute
 from mqctl.migrate.journal import (
@@ -123,10 +123,7 @@ def refuse_journal_in_mq_data(options: MigrateOptions, path: Path) -> None:
         res = resolution(options, options.milvus_version)
     except MqctlError:
         return  # preflight reports what is wrong with the config, journaled
-    folders = mq_dirs(res, res.effective_mq or "")
-    if options.to == "natsmq":
-        folders += mq_dirs(res, "natsmq", options.store_dir)
-    for folder in folders:
+    for folder in migration_dirs(res, options):
         if overlap(path, folder):  # the journal file is, or is inside, the folder
             raise InputError(
                 f"the migration journal {path} would be inside {folder}, an MQ data folder the migration "
