@@ -104,7 +104,8 @@ def processes_using(
             fds = [fd for fd in (proc / "fd").iterdir() if not writers_only or _open_for_writing(proc, fd.name)]
             targets = [os.readlink(fd) for fd in fds]
             name = (proc / "comm").read_text().strip()
-            named = [] if writers_only and _is_mqctl(proc) else [a for a in _named_paths(proc) if os.path.exists(a)]
+            skip_named = writers_only and _is_mqctl(process_cmdline(pid) or [])
+            named = [] if skip_named else [a for a in _named_paths(proc) if os.path.exists(a)]
         except OSError:
             continue
         configs = [
@@ -131,9 +132,8 @@ def _open_for_writing(proc: Path, fd: str) -> bool:
     return int(flags.split()[1], 8) & os.O_ACCMODE != os.O_RDONLY
 
 
-def _is_mqctl(proc: Path) -> bool:
-    """An mqctl command (`mqctl ...` or `python -m mqctl ...`): it reads stores through copies or servers."""
-    args = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
+def _is_mqctl(args: list[str]) -> bool:
+    """An mqctl command line (`mqctl ...` or `python -m mqctl ...`): it reads stores through copies or servers."""
     return any(os.path.basename(arg) == "mqctl" for arg in args[:2]) or any(
         flag == "-m" and module == "mqctl" for flag, module in itertools.pairwise(args)
     )
