@@ -25,7 +25,7 @@ from mqctl.config.known_keys import parse_version
 from mqctl.doctor.discovery import Request, Target, locate
 from mqctl.doctor.verdict import OK, Check, Report, report
 from mqctl.errors import MqctlError
-from mqctl.findings import ERROR, INFO, WARNING
+from mqctl.findings import ERROR, INFO, WARNING, Finding
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
@@ -718,6 +718,7 @@ def upgrade_checks(exam: Examination) -> None:
         )
     if streaming is not None:
         _streaming_checks(exam, streaming)
+        wal_state_checks(exam, streaming)
 
 
 def _streaming_state(exam: Examination) -> StreamingState | None:
@@ -788,6 +789,55 @@ def _streaming_checks(exam: Examination, state: StreamingState) -> None:
         )
     if not seen:
         exam.add("upgrade", "DR502", OK, f"{summary}; no online WAL switch under way", details=details)
+
+
+def wal_state_checks(exam: Examination, state: StreamingState) -> None:
+    """DR402: a 2.6 deployment's WAL checkpoints as `mqctl channels checkpoints --etcd` judges them (CP110 a
+    checkpoint on another WAL than the pinned one, CP112 a loopback quorum, CP113 a truncator that does not follow,
+    CP114 a dropped vchannel, CP115 an undecodable key), each finding with its fix. An AlterWAL left mid-way
+    (CP111) is DR502's."""
+    from mqctl.mq.streaming import VERIFICATION
+    from mqctl.mq.streaming.checkpoints import RULE_ALTER_WAL_MIDWAY, RULE_NOTHING, assess_streaming
+    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
+
+    assert exam.etcd is not None  # a streaming state was read from it
+    res, shown = exam.res, exam.etcd.shown
+    configured = exam.target.configs
+    storage = (res.value("woodpecker.storage.type") if configured else None) or None
+    try:
+        woodpecker = read_woodpecker_meta(exam.etcd, (res.value("woodpecker.meta.prefix") if configured else None))
+    except MqctlError as err:
+        exam.add("checkpoints", "DR402", WARNING, f"Woodpecker's meta in etcd not read: {err.message}", err.hint)
+        woodpecker = None
+    report = assess_streaming(state, woodpecker, woodpecker_storage=storage, etcd=shown)
+    command = shlex.join(["mqctl", "channels", "checkpoints", "--etcd", shown, "--etcd-root", exam.etcd.root])
+    shown_codes = {RULE_ALTER_WAL_MIDWAY, RULE_NOTHING}
+    by_code: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        if finding.code not in shown_codes:
+            by_code.setdefault(finding.code, []).append(finding)
+    for code, findings in sorted(by_code.items()):
+        first = findings[0]
+        more = f" (and {len(findings) - 1} more: {command})" if len(findings) > 1 else ""
+        fix = f"{first.hint}; every row: `{command}`" if first.hint else f"every row: `{command}`"
+        exam.add(
+            "checkpoints",
+            code,
+            first.severity,
+            first.message + more,
+            fix if first.severity != INFO else None,
+            details=[VERIFICATION, *(f.message for f in findings[1:])],
+        )
+    if not any(f.severity in (ERROR, WARNING) for group in by_code.values() for f in group):
+        exam.add(
+            "checkpoints",
+            "DR402",
+            OK,
+            f"{len(report.pchannels)} pchannel(s) and {len(report.vchannels)} vchannel(s) of the 2.6 WAL state: "
+            "every checkpoint on the pinned WAL"
+            + (", Woodpecker's quorum and truncation as expected" if woodpecker and woodpecker.logs else ""),
+            details=[VERIFICATION],
+        )
 
 
 # --- health --------------------------------------------------------------------------------------------------------

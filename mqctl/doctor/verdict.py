@@ -130,6 +130,15 @@ CODES: tuple[Code, ...] = (
     ),
     Code("DR401", "checkpoints", "channel checkpoints not checked", "etcd", "-"),
     Code(
+        "DR402",
+        "checkpoints",
+        "a 2.6 deployment's WAL state: checkpoints on the pinned WAL, Woodpecker's quorum and truncation (its findings "
+        "keep their codes: CP110 WAL name mismatch, CP112 loopback quorum, CP113 truncation behind, CP114 dropped "
+        "vchannel, CP115 undecodable)",
+        "streamingnode-meta/wal/*/consume-checkpoint, datacoord-meta/channel-cp/*, Woodpecker's logs/ meta in etcd",
+        "milvus #52013, #53582, #44434, #51032; zilliztech/woodpecker #216; birdwatcher PR #527",
+    ),
+    Code(
         "DR500",
         "upgrade",
         "natsmq is gone in Milvus 2.6 (info on 2.3/2.4, warning on 2.5, error on 2.6)",

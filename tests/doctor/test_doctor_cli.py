@@ -7,6 +7,7 @@ import json
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -377,3 +378,59 @@ def test_a_2_6_etcd_state_names_the_pinned_mq_a_wal_switch_under_way_and_natsmq_
     _, result = doctor("fresh26", "natsmq")  # no 2.6 state yet: the version says 2.6
     gone = checks_by_code(result.json())["DR500"][0]
     assert result.code == 1 and gone["severity"] == "error" and "cannot start on it" in gone["message"]
+
+
+@pytest.mark.etcd
+def test_a_2_6_wal_state_is_judged_as_channels_checkpoints_judges_it(tmp_path, cli, etcd_url):
+    """DR402: the doctor reports the WAL-state findings `mqctl channels checkpoints --etcd` makes on the same etcd
+    (a checkpoint on another WAL than the pinned one, a loopback quorum beside real ones, a dropped vchannel), each
+    with the command that lists every row; a healthy state is one ok."""
+    import time
+
+    from tests.helpers import streaming_meta as enc
+
+    now = time.time()
+    service = ("10.0.0.21:18080", "10.0.0.22:18080", "10.0.0.23:18080")
+    for root, healthy in (("docbad26", False), ("docok26", True)):
+        p0 = f"{root}-rootcoord-dml_0"
+        meta, logs = f"{root}/meta", f"{root}/woodpecker/logs"
+        enc.put(etcd_url, f"{root}/config/mqtype", "woodpecker")
+        enc.put(etcd_url, f"{meta}/streamingcoord-meta/pchannel/{p0}", enc.pchannel_meta(p0, 1, 1, "10.0.0.9:1"))
+        position = enc.wp_message_id(2, 4) if healthy else enc.rmq_message_id(4242)
+        enc.put(etcd_url, f"{meta}/streamingnode-meta/wal/{p0}/consume-checkpoint",
+                enc.wal_checkpoint(position, enc.tso(now - 10)))  # fmt: skip
+        v0, gone = f"{p0}_100v0", f"{p0}_200v0"
+        enc.put(etcd_url, f"{meta}/datacoord-meta/channel-cp/{v0}",
+                enc.msg_position(v0, enc.WOODPECKER, enc.wp_id_bytes(2, 1), enc.tso(now - 20)))  # fmt: skip
+        enc.put(etcd_url, f"{meta}/datacoord-meta/channel-cp/{gone}",
+                enc.msg_position(gone, enc.WOODPECKER, enc.wp_id_bytes(1, 1), enc.MAX_UINT64))  # fmt: skip
+        enc.put(etcd_url, f"{logs}/{p0}", enc.log_meta(5, int(now - 3600), 1, 40))
+        for seg in (2, 3):
+            loopback = seg == 3 and not healthy
+            enc.put(etcd_url, f"{logs}/{p0}/segments/{seg}", enc.segment_meta(
+                seg, state=0 if seg == 3 else 3, created_ms=int((now - 600) * 1000),
+                quorum_id=-1 if loopback else seg, nodes=("127.0.0.1:59456",) if loopback else service))  # fmt: skip
+
+    def judged(root: str) -> tuple[dict[str, list[dict[str, Any]]], set[str]]:
+        config = tmp_path / root / "milvus.yaml"
+        config.parent.mkdir()
+        config.write_text(f"etcd:\n  rootPath: {root}\nmq:\n  type: woodpecker\n")
+        doctor = cli("doctor", "--config", str(config), "--etcd", etcd_url, "--milvus-version", "2.6.17", "--json")
+        listed = cli("channels", "checkpoints", "--etcd", etcd_url, "--etcd-root", root, "--json").json()
+        return checks_by_code(doctor.json()), {f["code"] for f in listed["findings"]} - {"CP111", "CP103"}
+
+    codes, expected = judged("docbad26")
+    assert expected >= {"CP110", "CP112", "CP114"}  # what this state was built to show
+    assert {code for code in codes if code.startswith("CP11")} == expected
+    (mismatch,) = codes["CP110"]
+    assert mismatch["severity"] == "error" and "docbad26-rootcoord-dml_0" in mismatch["message"]
+    assert "mqctl channels checkpoints --etcd" in mismatch["fix"] and "--etcd-root docbad26" in mismatch["fix"]
+    assert codes["CP112"][0]["severity"] == "warning" and "127.0.0.1" in codes["CP112"][0]["message"]
+    assert codes["CP114"][0]["severity"] == "info" and "dropped" in codes["CP114"][0]["message"]
+    assert "DR402" not in codes
+
+    codes, expected = judged("docok26")
+    assert expected == {"CP114"}
+    (fine,) = codes["DR402"]
+    assert fine["severity"] == "ok" and "1 pchannel(s) and 2 vchannel(s)" in fine["message"]
+    assert "CP110" not in codes and "CP112" not in codes
