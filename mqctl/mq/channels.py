@@ -182,6 +182,32 @@ def parse_types(text: str | None) -> set[int] | None:
     return codes
 
 
+def peeked(
+    message_id: int, msg: messages.DecodedMessage, headers: dict[str, str] | None, position: str | None = None
+) -> PeekedMessage:
+    """One decoded message as `peek` shows it, with its 2.6 envelope's vchannel and transaction when it has one."""
+    from mqctl.mq.decode.envelope import has_envelope, read_envelope
+
+    envelope = read_envelope(headers) if headers and has_envelope(headers) else None
+    return PeekedMessage(
+        message_id,
+        msg.type,
+        msg.time,
+        msg.tso,
+        msg.collection,
+        msg.collection_id,
+        msg.partition_id,
+        msg.segment_id,
+        msg.shard,
+        msg.rows,
+        msg.pks,
+        msg.error,
+        position,
+        envelope.vchannel if envelope else None,
+        envelope.txn_id if envelope else None,
+    )
+
+
 def peek(
     source: MQSource,
     name: str,
@@ -196,7 +222,6 @@ def peek(
         raise InputError(f"--limit {limit} must be at least 1", hint="e.g. --limit 20")
     start_id, start_tso = parse_start(start, source)
     wanted_types = parse_types(types)
-    from mqctl.mq.decode.envelope import has_envelope, read_envelope
     from mqctl.mq.woodpecker.source import position_of
 
     find_channel(source, name)
@@ -204,7 +229,6 @@ def peek(
     found = []
     for raw in source.iter_messages(name, start_id=start_id):
         msg = messages.decode(raw.data, raw.headers, schemas=schemas)
-        envelope = read_envelope(raw.headers) if has_envelope(raw.headers) else None
         schema = schema_from_create(msg)
         if schema is not None and schema.collection_id:
             schemas[schema.collection_id] = schema
@@ -214,25 +238,7 @@ def peek(
             continue
         if collection is not None and msg.collection != collection:
             continue
-        found.append(
-            PeekedMessage(
-                raw.id,
-                msg.type,
-                msg.time,
-                msg.tso,
-                msg.collection,
-                msg.collection_id,
-                msg.partition_id,
-                msg.segment_id,
-                msg.shard,
-                msg.rows,
-                msg.pks,
-                msg.error,
-                position_of(raw.id) if source.mq == "woodpecker" else None,
-                envelope.vchannel if envelope else None,
-                envelope.txn_id if envelope else None,
-            )
-        )
+        found.append(peeked(raw.id, msg, raw.headers, position_of(raw.id) if source.mq == "woodpecker" else None))
         if len(found) >= limit:
             break
     # Woodpecker: a corrupt segment, whose entries after the damage are not among those peeked
