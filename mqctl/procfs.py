@@ -104,8 +104,9 @@ def processes_using(
             fds = [fd for fd in (proc / "fd").iterdir() if not writers_only or _open_for_writing(proc, fd.name)]
             targets = [os.readlink(fd) for fd in fds]
             name = (proc / "comm").read_text().strip()
-            skip_named = writers_only and _is_mqctl(process_cmdline(pid) or [])
-            named = [] if skip_named else [a for a in _named_paths(proc) if os.path.exists(a)]
+            argv = process_cmdline(pid) or []
+            skip_named = writers_only and _is_mqctl(argv)
+            named = [] if skip_named else [a for a in _named_paths(proc, argv) if os.path.exists(a)]
         except OSError:
             continue
         configs = [
@@ -152,11 +153,10 @@ def calling_tree() -> set[int]:
     return found
 
 
-def _named_paths(proc: Path) -> list[str]:
+def _named_paths(proc: Path, argv: list[str]) -> list[str]:
     """The command-line arguments of a process as absolute paths (`--store_dir=DIR` gives DIR)."""
     cwd = os.readlink(proc / "cwd")
-    args = (proc / "cmdline").read_bytes().decode(errors="replace").split("\0")
-    return [os.path.realpath(os.path.join(cwd, arg.split("=", 1)[-1])) for arg in args if arg]
+    return [os.path.realpath(os.path.join(cwd, arg.split("=", 1)[-1])) for arg in argv]
 
 
 def mentions_path(config: str, path: str) -> bool:

@@ -153,17 +153,20 @@ def _wait_for_effect(
     event_seen: float | None = None
     line: str | None = None
     began = time.monotonic()
+
+    def last_event() -> str | None:
+        found = [x for x in options.log.lines_since(evidence.log_offset or 0, since) if event(x)]
+        return found[-1] if found else None
+
     try:
         while True:
             state = probe.state()
             if line is None:
-                found = [x for x in options.log.lines_since(evidence.log_offset or 0, since) if event(x)]
-                line = found[-1] if found else None
+                line = last_event()
                 event_seen = time.monotonic() if line is not None else None
             if state == expected:
                 if line is None:  # the event comes before the effect: it is in the log by now
-                    found = [x for x in options.log.lines_since(evidence.log_offset or 0, since) if event(x)]
-                    line = found[-1] if found else None
+                    line = last_event()
                 how = "refused with ForceDeny" if expected == WRITES_DENIED else "let through by the rate limiter"
                 return line, f"a zero-row insert into {probe.target} was {how} {time.monotonic() - began:.1f} s in"
             if event_seen is not None and (state == WRITES_UNKNOWN or time.monotonic() - event_seen >= rounds):
