@@ -266,7 +266,7 @@ def _render_peek(result: PeekResult) -> FitTable:
             m.segment_id,
             _short_shard(m.shard, result.channel, m.collection_id),
             m.rows or "",
-            f"error: {m.error}" if m.error else _pk_preview(m.pks),
+            f"error: {m.error}" if m.error else (_pk_preview(m.pks) or m.detail or ""),
         )
         + ((m.txn,) if txns else ())
         for m in result.messages
@@ -281,7 +281,7 @@ def _render_peek(result: PeekResult) -> FitTable:
         Column("segment", ID, 5),
         Column("shard", LABEL, 4),
         Column("rows", NUMBER, 3),
-        Column("primary keys", TEXT, 0),
+        Column("primary keys" + (" / detail" if any(m.detail for m in result.messages) else ""), TEXT, 0),
     ]
     columns += [Column("txn", ID, 1)] if txns else []  # 2.6: messages of a transaction, shown as stored
     return Output.table(f"{result.channel}: {len(result.messages)} messages", columns, rows)
