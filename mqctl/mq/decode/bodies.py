@@ -469,12 +469,16 @@ def _collection_only(parts: _Parts) -> BodyFacts:
 
 
 def _database(parts: _Parts) -> BodyFacts:
+    """Create/Alter/DropDatabase: the header names the database; Create and Alter bodies carry properties, Alter's a
+    load config too (DropDatabaseMessageBody is empty)."""
     h, b = parts.header, parts.body
-    load = b.alter_load_config if b is not None and b.HasField("alter_load_config") else None
+    fields = b.DESCRIPTOR.fields_by_name if b is not None else {}
+    properties = list(b.properties) if "properties" in fields else []
+    load = b.alter_load_config if "alter_load_config" in fields and b.HasField("alter_load_config") else None
     return BodyFacts(
         detail=_line(
             f"database {h.db_name} (id {h.db_id})" if h is not None else None,
-            f"properties {_pairs(b.properties)}" if b is not None and b.properties else None,
+            f"properties {_pairs(properties)}" if properties else None,
             f"replicas {load.replica_number} in {', '.join(load.resource_groups) or 'default'} for "
             f"{len(load.collection_ids)} collections"
             if load
