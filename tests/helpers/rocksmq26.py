@@ -51,7 +51,8 @@ def append(db_path: Path, topic: str, messages: list[tuple[bytes, dict[str, str]
     db = Rdict(str(db_path), options=Options(raw_mode=True))
     try:
         prefix = f"{topic}/".encode()
-        last = max(int(bytes(k)[len(prefix) :]) for k in db.keys(from_key=prefix) if bytes(k).startswith(prefix))
+        keys = [k for k in db.keys(from_key=prefix) if isinstance(k, bytes) and k.startswith(prefix)]  # raw mode
+        last = max(int(k[len(prefix) :]) for k in keys)
         ids = [last + i for i in range(1, len(messages) + 1)]
         for message_id, message in zip(ids, messages):
             db[prefix + str(message_id).encode()] = value(*message)
