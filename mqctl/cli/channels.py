@@ -312,8 +312,8 @@ def peek(
     wide: WideOpt = False,
 ) -> None:
     """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys. Milvus 2.6
-    messages (Woodpecker) are read through their envelope: type and time tick from it, an encrypted payload
-    (`_ch`) is said to be so and not decoded."""
+    messages (Woodpecker) are read through their envelope: type and time tick from it, a version-2 body's facts as
+    its detail, an encrypted payload (`_ch`) is said to be so and not decoded."""
     from mqctl.mq.channels import peek as peek_messages
     from mqctl.mq.sources import open_source
 
