@@ -128,3 +128,15 @@ def test_rocksmq_values_written_by_26_show_the_same(rocksmq):
     assert [m["id"] for m in messages] == ids
     assert _facts(messages[:-1]) == EXPECTED
     assert messages[-1]["error"] == UNDECODABLE
+
+
+@pytest.mark.spark
+def test_replay_messages_shape_carries_the_ids(spark, wal):
+    """`replay`'s messages shape (the milvus_mq data source in a real local Spark) gets the collection, partition and
+    segment of each version-2 message, and the undecodable one its error."""
+    frame = spark.read.format("milvus_mq").option("woodpecker", str(wal)).load()
+    got = [
+        (r["type"], r["collection_id"], r["partition_id"], r["segment_id"], r["error"])
+        for r in frame.orderBy("id").collect()
+    ]
+    assert got == [(t, c, p, s, None) for t, c, p, s, _ in EXPECTED] + [("FlushSegment", None, None, None, UNDECODABLE)]
