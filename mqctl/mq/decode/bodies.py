@@ -11,8 +11,9 @@ ships.
 
 A header or body that does not parse as declared (not protobuf, a declared field with another wire type, or fields
 where messages.proto declares none) makes the message undecodable, with the reason: nothing is guessed. Secrets are
-never read: AlterUser's body (`internal.CredentialInfo`) is not parsed, and of a replicate configuration only the
-cluster ids are shown (not their connection parameters).
+never shown: AlterUser's body (`internal.CredentialInfo`) is not parsed, of a replicate configuration only the
+cluster ids are shown (not their connection parameters), and in properties and configs the value of a key that names a
+secret is masked (mqctl.secrets).
 """
 
 from __future__ import annotations
@@ -278,33 +279,32 @@ def _body(type_name: str, class_name: str | None, payload: bytes) -> Any:
     if class_name is None:
         return None
     if class_name.startswith("msgpb."):
-        message = parse(getattr(pb2("msg_pb2"), class_name[6:]), payload)
-        if message is None:
-            raise Undecodable(f"{type_name} body does not parse as {class_name}")
-        return message
+        return _pymilvus(f"{type_name} body", "msg_pb2", class_name[6:], payload)
     return _declared(f"{type_name} body", class_name, payload)
 
 
 def _declared(what: str, class_name: str, raw: bytes) -> Any:
-    message = parse(_messagespb(class_name), raw)
+    return _checked(what, class_name, parse(_messagespb(class_name), raw), raw, " (messages.proto)")
+
+
+def _pymilvus(what: str, module: str, class_name: str, raw: bytes) -> Any:
+    """A pymilvus message: an Import body, or a field kept as bytes."""
+    return _checked(what, class_name, parse(getattr(pb2(module), class_name), raw), raw, "")
+
+
+def _checked(what: str, class_name: str, message: Any, raw: bytes, source: str) -> Any:
+    """`message` when the bytes were that message; Undecodable when they did not parse, held a known field with
+    another wire type, or held fields and none of them known (protobuf skips unknown fields silently)."""
     if message is None:
-        raise Undecodable(f"{what} does not parse as {class_name} (messages.proto)")
+        raise Undecodable(f"{what} does not parse as {class_name}{source}")
     misread = misread_fields(message)
     if misread:
         raise Undecodable(f"{what} is not a {class_name}: {', '.join(misread)} has another wire type")
     if raw and not message.ListFields() and unknown_field_numbers(message):
         numbers = ", ".join(str(n) for n in unknown_field_numbers(message))
         if not message.DESCRIPTOR.fields:
-            raise Undecodable(f"{what} holds field(s) {numbers}, but {class_name} has none (messages.proto)")
-        raise Undecodable(f"{what} holds none of the fields of {class_name} (messages.proto), only field(s) {numbers}")
-    return message
-
-
-def _pymilvus(what: str, module: str, class_name: str, raw: bytes) -> Any:
-    """A field kept as bytes, parsed with pymilvus's class."""
-    message = parse(getattr(pb2(module), class_name), raw)
-    if message is None:
-        raise Undecodable(f"{what} does not parse as {class_name}")
+            raise Undecodable(f"{what} holds field(s) {numbers}, but {class_name} has none{source}")
+        raise Undecodable(f"{what} holds none of the fields of {class_name}{source}, only field(s) {numbers}")
     return message
 
 
@@ -315,7 +315,10 @@ def _ids(values: Iterable[int | str]) -> str:
 
 
 def _pairs(entries: Iterable[Any]) -> str:
-    return ", ".join(f"{e.key}={e.value}" for e in entries)
+    """`key=value, ...`; the value of a key that names a secret (password, token...) masked, any URL password too."""
+    from mqctl.secrets import REDACTED, is_secret_key, mask_url_passwords
+
+    return ", ".join(f"{e.key}={REDACTED if is_secret_key(e.key) else mask_url_passwords(e.value)}" for e in entries)
 
 
 def _line(*parts: str | None) -> str | None:

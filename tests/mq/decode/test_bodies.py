@@ -217,3 +217,13 @@ def test_no_bytes_make_the_decoder_fail():
                 msg = _decode(kind, header, body)
                 outcomes.add(msg.error is None)
     assert outcomes == {True, False}
+
+
+def test_secret_values_in_a_config_are_masked():
+    msg = _decode(700, pb.alter_wal_header(3, {"kafka.saslPassword": "hunter2", "url": "https://u:pw@broker:9093"}))
+    assert msg.detail == "target Kafka; config kafka.saslPassword=******, url=https://u:******@broker:9093"
+
+
+def test_an_import_body_that_is_not_an_import_msg_is_undecodable():
+    msg = _decode(11, None, field_int(40, 7))
+    assert msg.error == "Import body holds none of the fields of ImportMsg, only field(s) 40"
