@@ -266,7 +266,7 @@ def _render_peek(result: PeekResult) -> FitTable:
             m.segment_id,
             _short_shard(m.shard, result.channel, m.collection_id),
             m.rows or "",
-            f"error: {m.error}" if m.error else _pk_preview(m.pks),
+            f"error: {m.error}" if m.error else (_pk_preview(m.pks) or m.detail or ""),
         )
         + ((m.txn,) if txns else ())
         for m in result.messages
@@ -281,7 +281,7 @@ def _render_peek(result: PeekResult) -> FitTable:
         Column("segment", ID, 5),
         Column("shard", LABEL, 4),
         Column("rows", NUMBER, 3),
-        Column("primary keys", TEXT, 0),
+        Column("primary keys" + (" / detail" if any(m.detail for m in result.messages) else ""), TEXT, 0),
     ]
     columns += [Column("txn", ID, 1)] if txns else []  # 2.6: messages of a transaction, shown as stored
     count = len(result.messages)
@@ -313,8 +313,8 @@ def peek(
     wide: WideOpt = False,
 ) -> None:
     """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys. Milvus 2.6
-    messages (Woodpecker) are read through their envelope: type and time tick from it, an encrypted payload
-    (`_ch`) is said to be so and not decoded."""
+    messages (Woodpecker) are read through their envelope: type and time tick from it, a version-2 body's facts as
+    its detail, an encrypted payload (`_ch`) is said to be so and not decoded."""
     from mqctl.mq.channels import peek as peek_messages
     from mqctl.mq.sources import open_source
 

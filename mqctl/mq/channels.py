@@ -130,6 +130,7 @@ class PeekedMessage:
     position: str | None = None  # Woodpecker: `segment/entry`, as Milvus prints its message id
     vchannel: str | None = None  # 2.6: the `_vc` of the message's envelope
     txn: int | None = None  # 2.6: the id of the transaction the message belongs to (`_tx`), as stored: not buffered
+    detail: str | None = None  # 2.6: what a version-2 message says beyond the other fields (decode/bodies.py)
 
 
 @dataclass
@@ -205,6 +206,7 @@ def peeked(
         position,
         envelope.vchannel if envelope else None,
         envelope.txn_id if envelope else None,
+        msg.detail,
     )
 
 

@@ -61,3 +61,34 @@ def parse(message_class: Any, data: bytes) -> Any:
     except DecodeError:
         return None
     return message
+
+
+def misread_fields(message: Any) -> list[str]:
+    """Declared fields the bytes held with another wire type (protobuf skips those as unknown fields instead of
+    failing): `Message.field` of each, nested declared messages included. Not empty means the bytes are not the
+    declared message, whatever parsed."""
+    from google.protobuf import unknown_fields
+
+    found = []
+    descriptor = message.DESCRIPTOR
+    declared = {field.number: field.name for field in descriptor.fields}
+    for unknown in unknown_fields.UnknownFieldSet(message):
+        if unknown.field_number in declared:
+            found.append(f"{descriptor.name}.{declared[unknown.field_number]}")
+    for field in descriptor.fields:
+        if field.message_type is None:
+            continue
+        value = getattr(message, field.name)
+        if field.is_repeated:
+            for item in value:
+                found += misread_fields(item)
+        elif message.HasField(field.name):
+            found += misread_fields(value)
+    return found
+
+
+def unknown_field_numbers(message: Any) -> list[int]:
+    """The field numbers at the top of `message` that its declaration does not list."""
+    from google.protobuf import unknown_fields
+
+    return sorted({unknown.field_number for unknown in unknown_fields.UnknownFieldSet(message)})

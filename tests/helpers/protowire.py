@@ -28,3 +28,12 @@ def field_fixed64(number: int, value: int) -> bytes:
 def field_bytes(number: int, value: bytes | str) -> bytes:
     raw = value.encode() if isinstance(value, str) else value
     return varint(number << 3 | 2) + varint(len(raw)) + raw
+
+
+def field_packed(number: int, values: list[int]) -> bytes:
+    """A repeated varint field, packed as proto3 writes it (left out when empty)."""
+    return field_bytes(number, b"".join(varint(v) for v in values)) if values else b""
+
+
+def field_bool(number: int, value: bool) -> bytes:
+    return field_int(number, 1 if value else 0)

@@ -41,3 +41,22 @@ def streaming_copy(target: Path, topics: set[str]) -> tuple[Path, int]:
         db.close()
     (target / "rdb_data" / "rocksdict-config.json").unlink(missing_ok=True)
     return target / "rdb_data", rewritten
+
+
+def append(db_path: Path, topic: str, messages: list[tuple[bytes, dict[str, str]]]) -> list[int]:
+    """Add 2.6 messages (payload, properties) after the last message of `topic` in a copied store, as the 2.6
+    streaming service writes them (ids of the same length, so key order is id order); their ids."""
+    from rocksdict import Options, Rdict
+
+    db = Rdict(str(db_path), options=Options(raw_mode=True))
+    try:
+        prefix = f"{topic}/".encode()
+        keys = [k for k in db.keys(from_key=prefix) if isinstance(k, bytes) and k.startswith(prefix)]  # raw mode
+        last = max(int(k[len(prefix) :]) for k in keys)
+        ids = [last + i for i in range(1, len(messages) + 1)]
+        for message_id, message in zip(ids, messages):
+            db[prefix + str(message_id).encode()] = value(*message)
+    finally:
+        db.close()
+    (db_path / "rocksdict-config.json").unlink(missing_ok=True)
+    return ids

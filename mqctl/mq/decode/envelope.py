@@ -12,7 +12,7 @@ The payload is the type's body, marshalled alone (specialized_message.go `unmars
 types the same msgpb requests 2.3-2.5 wrote (TimeTick `msgpb.TimeTickMsg`, Insert `msgpb.InsertRequest`, Delete
 `msgpb.DeleteRequest`, Create/DropCollection and Create/DropPartition their msgpb requests, Import
 `msgpb.ImportMsg`: pkg/streaming/util/message/codegen/reflect_info.json, stored commit 043fae3476e7); the
-version-2 types carry `messagespb` bodies pymilvus does not ship, so only their envelope is read. Each type is
+version-2 types carry `messagespb` bodies and headers pymilvus does not ship, declared in bodies.py. Each type is
 shown under the `commonpb.MsgType` Milvus itself maps it to for its msgstream consumers
 (pkg/streaming/util/message/adaptor/message_type.go `messageTypeToCommonpbMsgType`, stored commit 276187679b99).
 """
@@ -92,6 +92,8 @@ MESSAGE_TYPES = {
     36: "DropIndex",
     37: "FlushAll",
     38: "TruncateCollection",
+    47: "AlterRLSMetadata",
+    48: "DropRLSMetadata",
     700: "AlterWAL",
     800: "AlterReplicateConfig",
     900: "BeginTxn",
@@ -142,6 +144,8 @@ LEGACY_TYPE_NAMES = {
     12: "AddCollectionField",
     13: "AlterCollection",
     38: "TruncateCollection",
+    47: "AlterRLSMetadata",
+    48: "DropRLSMetadata",
     700: "AlterWAL",
     34: "CreateIndex",
 }

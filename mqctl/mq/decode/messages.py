@@ -14,6 +14,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from mqctl.mq.decode.bodies import Undecodable, read_body
 from mqctl.mq.decode.columns import column_values
 from mqctl.mq.decode.envelope import (
     BODY_CLASSES,
@@ -114,6 +115,7 @@ class DecodedMessage:
     pk_field: str | None = None
     payload_size: int = 0
     error: str | None = None
+    detail: str | None = None  # 2.6: what a version-2 message says beyond these fields (bodies.py), one line
     _proto: Any = field(default=None, repr=False, compare=False)
 
     @property
@@ -196,6 +198,8 @@ def _decode_streaming(
         return msg
     body = BODY_CLASSES.get(number) if number is not None else None
     if body is None:
+        if number is not None:
+            _read_declared(msg, number, envelope.type, data, properties.get("_h"), schemas)
         return msg
     proto = getattr(pb2("msg_pb2"), body)()
     try:
@@ -209,6 +213,30 @@ def _decode_streaming(
         proto.segmentID = insert_segments(properties).get(proto.partitionID, 0)
     _fill(msg, proto, schemas, insert_keys)
     return msg
+
+
+def _read_declared(
+    msg: DecodedMessage,
+    number: int,
+    name: str,
+    data: bytes,
+    header: str | None,
+    schemas: dict[int, CollectionSchemaInfo],
+) -> None:
+    """A version-2 message (or Import): its `messagespb` header and body, declared in bodies.py, onto `msg`; one that
+    does not parse as declared gets an error instead, and nothing else."""
+    try:
+        facts = read_body(number, name, data, header)
+    except Undecodable as err:
+        msg.error = str(err)
+        return
+    if facts is None:
+        return
+    msg.collection, msg.collection_id = facts.collection, facts.collection_id
+    msg.partition_id, msg.segment_id, msg.detail = facts.partition_id, facts.segment_id, facts.detail
+    known = schemas.get(facts.collection_id) if facts.collection_id else None
+    if msg.collection is None and known is not None:
+        msg.collection = known.name
 
 
 def stamp_with_envelope(proto: Any, number: int | None, time_tick: int | None, vchannel: str | None) -> None:
