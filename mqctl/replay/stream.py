@@ -8,7 +8,9 @@ ephemeral consumers with `ack_policy: none`, as the batch reader does).
 - **Visibility**: a Milvus DML channel is emitted only up to its latest time tick. After a time tick T no
   message with a TSO at or below T follows on that channel, so every batch ends on a consistent cut, the
   one Milvus itself reads up to; what follows the tick waits for the next one. Channels that carry no time
-  ticks (`by-dev-replicate-msg`) are emitted up to their last message.
+  ticks (`by-dev-replicate-msg`) are emitted up to their last message. A Woodpecker log (Milvus 2.6, offsets are
+  message ids) is emitted up to its last complete entry, never ending a batch inside an open 2.6 transaction
+  (replay/woodpecker.py).
 - **Deterministic batches**: `partitions(start, end)` depends only on the offsets (and on which messages
   the MQ still holds), so a retried batch reads the same messages.
 - **Admission control**: `maxMessagesPerTrigger` caps the messages of one batch, shared among the channels
