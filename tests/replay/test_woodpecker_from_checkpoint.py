@@ -196,3 +196,19 @@ def test_from_checkpoint_on_woodpecker_needs_etcd(wal, tmp_path):
         "replay", "--to-spark", "--woodpecker", str(wal), "--from", "checkpoint", "--output", str(tmp_path / "o")
     )
     assert result.code == 2 and "--from checkpoint with --woodpecker needs --etcd URL" in result.stderr
+
+
+@pytest.mark.etcd
+def test_a_follow_query_from_checkpoint_starts_after_the_same_positions(etcd_url, wal, checkpoints):
+    """`--follow --from checkpoint` fixes the positions when the query starts (Spark itself is tested with the
+    batch replay above and in test_woodpecker_follow.py): the same vchannel -> (pchannel, id) as the batch replay."""
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.follow import FollowRequest, _start_options
+    from mqctl.replay.job import ReplayRequest
+
+    root, cps = checkpoints
+    source = SourceOptions(woodpecker=str(wal), etcd=etcd_url, etcd_root=root)
+    replay = ReplayRequest(source, output="out", start="checkpoint", etcd=etcd_url, etcd_root=root)
+    options = _start_options(FollowRequest(replay, "ckpt"))
+    after = {vchannel: (pchannel, position) for vchannel, pchannel, position in json.loads(options["after"])}
+    assert after == {vchannel: (vchannel.rsplit("_", 1)[0], position) for vchannel, position in cps.items()}
