@@ -117,7 +117,7 @@ FromOpt = Annotated[
     typer.Option(
         "--from",
         help="First message: id/sequence, tso:N, ISO-8601 time (UTC), or checkpoint (only what Milvus has not "
-        "persisted: after each vchannel's channel checkpoint in etcd); with --follow also earliest (default) or "
+        "persisted: after each vchannel's channel checkpoint in etcd, on 2.6 a Woodpecker position); with --follow also earliest (default) or "
         "latest, and only when the query starts (a restart resumes from its checkpoint).",
         rich_help_panel=WHAT,
     ),
@@ -277,8 +277,9 @@ def replay(
 ) -> None:
     """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table.
 
-    --woodpecker reads a Milvus 2.6+ Woodpecker WAL (batch only; a corrupt segment stops the replay, exit 3):
-    format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6."""
+    --woodpecker reads a Milvus 2.6+ Woodpecker WAL folder, in batch or with --follow (a corrupt segment stops the
+    replay, exit 3); with --etcd its logs are named after their pchannels and --from checkpoint starts after the 2.6
+    channel checkpoints: format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6."""
     from mqctl.errors import InputError
     from mqctl.replay.job import ReplayRequest, run_replay
     from mqctl.replay.session import parse_spark_conf
@@ -291,10 +292,6 @@ def replay(
     if source.woodpecker:
         import dataclasses
 
-        if follow:
-            raise InputError(
-                "--follow does not read a Woodpecker WAL yet", hint="replay it in batch: drop --follow and its options"
-            )
         source = dataclasses.replace(source, etcd=etcd, etcd_root=etcd_root)  # its logs named after their pchannels
     request = ReplayRequest(
         source=source,

@@ -114,9 +114,10 @@ def check_request(request: FollowRequest) -> FollowRequest:
     if replay.remote:
         check_remote(replay.remote)
     start = replay.start
-    if (replay.etcd or replay.etcd_root) and start != FROM_CHECKPOINT:
+    if (replay.etcd or replay.etcd_root) and start != FROM_CHECKPOINT and not replay.source.woodpecker:
         raise InputError(
-            "--etcd/--etcd-root are read only with --from checkpoint", hint="add --from checkpoint, or drop --etcd"
+            "--etcd/--etcd-root are read only with --from checkpoint (or --woodpecker, to name its logs)",
+            hint="add --from checkpoint, or drop --etcd",
         )
     if start and start not in (*STARTS, FROM_CHECKPOINT):
         parse_bound(start, "--from", upper=False)

@@ -116,11 +116,6 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
     from mqctl.replay.session import check_master, check_remote
 
     check_master(request.master)
-    if request.source.woodpecker and request.start == FROM_CHECKPOINT:
-        raise InputError(
-            "--from checkpoint is not supported with --woodpecker yet (its positions are Woodpecker message ids)",
-            hint="replay from an id (segment/entry, e.g. --from 3/17) or a time instead",
-        )
     if (request.etcd or request.etcd_root) and request.start != FROM_CHECKPOINT and not request.source.woodpecker:
         raise InputError(
             "--etcd/--etcd-root are read only with --from checkpoint (or --woodpecker, to name its logs)",
@@ -304,7 +299,12 @@ def _read_options(request: ReplayRequest) -> dict[str, str]:
 
 
 def _milvus_checkpoints(request: ReplayRequest) -> dict[str, tuple[str, int]]:
-    """--from checkpoint: each vchannel's seek position from etcd (what follows is not persisted yet)."""
+    """--from checkpoint: each vchannel's seek position from etcd (what follows is not persisted yet); on a
+    Woodpecker WAL the 2.6 channel checkpoints (see woodpecker.py)."""
+    if request.source.woodpecker:
+        from mqctl.replay.woodpecker import woodpecker_checkpoints
+
+        return woodpecker_checkpoints(request)
     from mqctl.mq.checkpoints import seek_positions
     from mqctl.mq.milvus_meta import meta_reader
     from mqctl.mq.sources import load_config

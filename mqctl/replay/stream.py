@@ -8,7 +8,9 @@ ephemeral consumers with `ack_policy: none`, as the batch reader does).
 - **Visibility**: a Milvus DML channel is emitted only up to its latest time tick. After a time tick T no
   message with a TSO at or below T follows on that channel, so every batch ends on a consistent cut, the
   one Milvus itself reads up to; what follows the tick waits for the next one. Channels that carry no time
-  ticks (`by-dev-replicate-msg`) are emitted up to their last message.
+  ticks (`by-dev-replicate-msg`) are emitted up to their last message. A Woodpecker log (Milvus 2.6, offsets are
+  message ids) is emitted up to its last complete entry, never ending a batch inside an open 2.6 transaction
+  (replay/woodpecker.py).
 - **Deterministic batches**: `partitions(start, end)` depends only on the offsets (and on which messages
   the MQ still holds), so a retried batch reads the same messages.
 - **Admission control**: `maxMessagesPerTrigger` caps the messages of one batch, shared among the channels
@@ -48,6 +50,7 @@ except ImportError:  # pyspark 4.0/4.1
     _AVAILABLE_NOW = ()
 
 TIME_TICK = 1200
+WOODPECKER = "woodpecker"  # MQSource.mq of a Woodpecker WAL
 DML_CHANNEL_MARK = "rootcoord-dml_"  # Milvus's DML pchannels: <prefix>-rootcoord-dml_N, time-ticked
 FIRST_WINDOW = 64  # messages looked at first when searching back for the last time tick
 STARTS = ("earliest", "latest")
@@ -112,10 +115,15 @@ def is_time_ticked(channel: str) -> bool:
 
 
 def _header(raw: RawMessage) -> tuple[int | None, int | None]:
-    """(message type code, TSO) from the message header only."""
+    """(message type code, TSO) from the message header only (a 2.6 message: from its envelope)."""
     from google.protobuf.message import DecodeError
 
+    from mqctl.mq.decode.envelope import has_envelope, read_envelope
     from mqctl.mq.decode.protos import pb2
+
+    if has_envelope(raw.headers):
+        envelope = read_envelope(raw.headers)
+        return (TIME_TICK if envelope.type_number == 1 else None), envelope.time_tick  # messages.proto TimeTick = 1
 
     header = pb2("common_pb2").MsgHeader()
     try:
@@ -136,8 +144,9 @@ def _backwards(source: MQSource, channel: str, low: int, high: int) -> Iterator[
 
 def visible_end(source: MQSource, channel: str, start: int, last: int) -> int:
     """The position after the channel's last time tick in start..last (start when none): what may be
-    emitted. Channels without time ticks are visible up to their last message."""
-    if not is_time_ticked(channel):
+    emitted. Channels without time ticks, and a Woodpecker log (see woodpecker_end), are visible up to their last
+    message."""
+    if not is_time_ticked(channel) or source.mq == WOODPECKER:
         return max(start, last + 1)
     for raw in _backwards(source, channel, start, last):
         if _header(raw)[0] == TIME_TICK:
@@ -210,7 +219,7 @@ class LostRange:
         count = (
             f"{self.lost:,} message(s)"
             if self.lost is not None
-            else "messages (how many is unknown: RocksMQ ids have gaps)"
+            else "messages (how many is unknown: RocksMQ and Woodpecker ids have gaps)"
         )
         return (
             f"channel {self.channel}: {count} lost before the query read them, positions {self.first_missing} "
@@ -219,9 +228,15 @@ class LostRange:
 
 
 def lost_range(source: MQSource, channel: str, position: int, first_stored: int | None) -> LostRange | None:
-    """Messages the query had not read and the MQ no longer holds (position 0: a channel read from its start)."""
+    """Messages the query had not read and the MQ no longer holds (position 0: a channel read from its start). On
+    Woodpecker the next segment's first entry continues a position (truncation removes whole segments)."""
     if position <= 0 or first_stored is None or first_stored <= position:
         return None
+    if source.mq == WOODPECKER:
+        from mqctl.replay.woodpecker import continues
+
+        if continues(position, first_stored):
+            return None
     lost = first_stored - position if source.sequential_ids else None
     return LostRange(channel, position, first_stored, lost)
 
@@ -288,6 +303,10 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
         source = opts.open_source()
         try:
             offsets = starting_offsets(source, opts, self.settings)
+            if source.mq == WOODPECKER and self.settings.starting == "latest":
+                from mqctl.replay.woodpecker import woodpecker_start
+
+                offsets = {name: woodpecker_start(source, name, position) for name, position in offsets.items()}
         finally:
             source.close()
         self._last = offsets
@@ -319,8 +338,24 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
             }
         if cap is not None:
             end = self._capped(start, end, cap)
+        end = self._whole_transactions(start, end)
         self._last = end
         return end
+
+    def _whole_transactions(self, start: dict[str, int], end: dict[str, int]) -> dict[str, int]:
+        """On Woodpecker, no batch ends inside a 2.6 transaction (woodpecker.transaction_safe_end)."""
+        opts = self._opts()
+        if not opts.woodpecker:
+            return end
+        from mqctl.replay.woodpecker import transaction_safe_end
+
+        source = opts.open_source()
+        try:
+            return {
+                name: transaction_safe_end(source, name, start.get(name, 0), position) for name, position in end.items()
+            }
+        finally:
+            source.close()
 
     def _visible(self, start: dict[str, int], *, check_loss: bool) -> dict[str, int]:
         """Per channel (those of `start` and newly matching ones), the position after its last time tick."""

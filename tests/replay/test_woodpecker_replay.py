@@ -91,9 +91,9 @@ def test_woodpecker_options_are_checked_before_spark(tmp_path, wal):
     result = run_cli(
         "replay", "--to-spark", "--woodpecker", str(wal), "--from", "checkpoint", "--output", str(tmp_path / "o")
     )
-    assert result.code == 2 and "not supported with --woodpecker yet" in result.stderr
+    assert result.code == 2 and "--from checkpoint with --woodpecker needs --etcd URL" in result.stderr
     result = run_cli("replay", "--to-spark", "--woodpecker", str(wal), "--follow", "--output", str(tmp_path / "o"))
-    assert result.code == 2 and "--follow does not read a Woodpecker WAL yet" in result.stderr
+    assert result.code == 2 and "--follow needs --checkpoint-location DIR" in result.stderr
     result = run_cli(
         "replay", "--to-spark", "--woodpecker", str(wal), "--output", str(wal / "out"), "--shape", "messages"
     )
