@@ -168,12 +168,27 @@ def test_natsmq_to_rocksmq_after_a_failing_stop_and_a_failing_start_command(box,
 
 
 def test_rollback_before_cleanup_returns_to_rocksmq(box):
-    """forceDeny absent from the config: resuming writes removes it again, which Milvus logs as a DELETE event."""
+    """forceDeny absent from the config: resuming writes removes it again, which Milvus logs as a DELETE event.
+    With --measure: search, query and insert timed before (RocksMQ) and after (NATS) on scratch collections, which
+    neither the counts nor the verification see."""
     unset = run_cli_subprocess("config", "unset", box["config"], "quotaAndLimits.limitWriting.forceDeny", "--yes")
     assert unset.code == 0, unset.stderr
     before = counts(box)
-    done = migrate(box, "--to", "natsmq")
+    c = client(box)
+    collections = sorted(c.list_collections())
+    c.close()
+    done = migrate(box, "--to", "natsmq", "--measure", "--json")
     assert done.code == 0, done.stderr
+    measured = done.json()["measured"]
+    assert (measured["before_mq"], measured["after_mq"]) == ("rocksmq", "natsmq")
+    figures = {f["metric"]: f for f in measured["figures"]}
+    assert {"search p50", "query p50", "insert 64 KB"} <= set(figures), figures
+    for name, figure in figures.items():
+        assert figure["before"] > 0 and figure["after"] > 0, name  # real timings on both MQs
+        assert figure["ratio"] == pytest.approx(figure["after"] / figure["before"], rel=0.01, abs=0.001), name
+    c = client(box)
+    assert sorted(c.list_collections()) == collections  # the scratch collections are dropped again
+    c.close()
     from mqctl.config.edit.set_unset import get_key
 
     resumed = next(s for s in journal(box)["steps"] if s["name"] == "resume-writes")
