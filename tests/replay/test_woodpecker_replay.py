@@ -68,6 +68,32 @@ def test_cli_replays_rows_through_the_woodpecker_source(spark, wal, tmp_path):
     assert inserts == expected_inserts("rocksmq", "items") and deletes == expected_deletes("rocksmq", "items")
 
 
+@pytest.mark.spark
+def test_cli_replays_rows_from_a_bucket(spark, tmp_path, logs):
+    """The object layout in an S3 bucket (moto's server, signatures checked): the keys reach the executors through
+    their environment only, never an option, and appear in no output."""
+    pytest.importorskip("moto.server", reason="moto[server] of .[test]")
+    from tests.helpers.s3 import moto_s3
+
+    write_wal(tmp_path / "bucket" / "files" / "wp", logs, layout="object", active_last=True)
+    out = tmp_path / "items"
+    with moto_s3() as s3:
+        s3.client().create_bucket(Bucket="wal")
+        s3.upload(tmp_path / "bucket", "wal")
+        s3.make_reader()
+        s3.require_signatures()
+        result = run_cli_subprocess(
+            "replay", "--to-spark", "--woodpecker", "s3://wal/files/wp", "--s3-endpoint", s3.endpoint,
+            "--collection", "items", "--output", str(out), "--master", "local[2]", "--partitions", "2", "--json",
+            env=s3.env(),
+        )  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert result.json()["source"] == "woodpecker:s3://wal/files/wp"
+    assert s3.reader_secret not in result.stdout + result.stderr
+    inserts, deletes = replayed(spark.read.parquet(str(out)).collect(), "items")
+    assert inserts == expected_inserts("rocksmq", "items") and deletes == expected_deletes("rocksmq", "items")
+
+
 def test_a_corrupt_segment_stops_the_plan_in_one_line(tmp_path, logs):
     """Planning reads the logs (counts, ids): a block whose CRC fails stops the replay before Spark starts."""
     log = logs[0]

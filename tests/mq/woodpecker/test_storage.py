@@ -212,3 +212,48 @@ def test_a_truncated_block_object_reads_up_to_it(s3, tree, tmp_path):
     (segment,) = mine.json()["segments"]
     assert (segment["state"], segment["entries"], segment["blocks"]) == ("active", 3, 1)
     same_but_location(mine.json(), theirs.json(), str(tmp_path / "cut"), f"s3://{BUCKET}/cut")
+
+
+def minio_config(path, s3, **keys: str):
+    """A milvus.yaml of a 2.6 whose Woodpecker writes to the moto bucket (woodpecker.storage.type minio, the
+    default)."""
+    port = s3.endpoint.rsplit(":", 1)[1]
+    minio = {
+        "address": "127.0.0.1:1",  # a port written here is dropped, as Milvus drops it: minio.port counts
+        "port": port,
+        "bucketName": BUCKET,
+        "rootPath": "files",
+        "accessKeyID": s3.reader_key,
+        "secretAccessKey": s3.reader_secret,
+        **keys,
+    }
+    path.write_text("mq:\n  type: woodpecker\nminio:\n" + "".join(f"  {k}: {v}\n" for k, v in minio.items()))
+    return path
+
+
+def test_a_config_with_minio_storage_reads_its_bucket(s3, tree, tmp_path):
+    """The bucket minio.bucketName, prefix <minio.rootPath>/wp, endpoint minio.address/port, the config's keys first
+    (the environment's are wrong here)."""
+    config = minio_config(tmp_path / "milvus.yaml", s3)
+    env = s3.env(AWS_SECRET_ACCESS_KEY="wrong-secret-in-env")
+    mine = run_cli("channels", "list", "--config", str(config), "--json", env=env)
+    theirs = run_cli("channels", "list", "--woodpecker", str(tree / "files" / "wp"), "--json")
+    assert mine.code == 0, mine.stderr
+    same_but_location(mine.json(), theirs.json(), str(tree / "files" / "wp"), f"s3://{BUCKET}/files/wp")
+    assert mine.json()["source"] == f"woodpecker:s3://{BUCKET}/files/wp"
+    assert s3.reader_secret not in mine.stdout + mine.stderr
+    log = theirs.json()["channels"][0]["name"]
+    mine = run_cli("channels", "peek", log, "--config", str(config), "--limit", "5", "--json", env=env)
+    assert mine.code == 0 and len(mine.json()["messages"]) == 5, mine.stderr
+
+
+def test_a_config_with_wrong_minio_keys_is_exit_3_without_them(s3, tmp_path):
+    secret = "config-secret-that-is-wrong-Pk02"
+    config = minio_config(tmp_path / "milvus.yaml", s3, secretAccessKey=secret)
+    for json_flag in ((), ("--json",)):
+        result = run_cli("channels", "list", "--config", str(config), *json_flag, env=s3.env())
+        assert result.code == 3 and "access denied" in result.stderr, result.stderr
+        assert secret not in result.stdout + result.stderr and "Traceback" not in result.stderr
+    missing = minio_config(tmp_path / "other.yaml", s3, bucketName="no-such-bucket")
+    result = run_cli("channels", "list", "--config", str(missing), env=s3.env())
+    assert result.code == 2 and "'no-such-bucket' does not exist" in result.stderr
