@@ -167,7 +167,8 @@ def choose_source(options: SourceOptions, resolution: Resolution | None = None) 
             hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR, --woodpecker PATH|s3://BUCKET/PREFIX "
             "(or --config FILE)",
         )
-    if options.s3_endpoint and not (options.woodpecker or options.config):
+    local_woodpecker = options.woodpecker is not None and "://" not in options.woodpecker
+    if options.s3_endpoint and (local_woodpecker or not (options.woodpecker or options.config)):
         raise InputError(
             "--s3-endpoint is where an s3:// --woodpecker is read", hint="add --woodpecker s3://BUCKET/PREFIX"
         )

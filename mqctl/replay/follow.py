@@ -257,6 +257,10 @@ def run_follow(
     if checkpoint.exists() and not checkpoint.is_dir():
         raise InputError(f"--checkpoint-location {checkpoint} is a file, not a folder")
     with source_options(replay.source) as (options, label):
+        if "woodpecker" in options:  # a WAL --config derived
+            raise InputError(
+                "--follow does not read a Woodpecker WAL yet", hint="replay it in batch: drop --follow and its options"
+            )
         from mqctl.replay.job import _read_options
 
         read = _read_options(dataclasses.replace(replay, start=None))

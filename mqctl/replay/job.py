@@ -236,6 +236,11 @@ def run_replay(
         mutual=False,
     )
     with source_options(request.source) as (options, label):
+        if "woodpecker" in options and request.start == FROM_CHECKPOINT:  # a WAL --config derived
+            raise InputError(
+                "--from checkpoint is not supported with a Woodpecker WAL yet (its positions are Woodpecker message ids)",
+                hint="replay from an id (segment/entry, e.g. --from 3/17) or a time instead",
+            )
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:
             options["after"] = after_option(_milvus_checkpoints(request))

@@ -126,6 +126,22 @@ def test_woodpecker_options_are_checked_before_spark(tmp_path, wal):
     assert result.code == 2 and "Woodpecker folder" in result.stderr
 
 
+def test_a_wal_the_config_derives_is_checked_like_an_explicit_one(tmp_path):
+    """--config of a 2.6 with local Woodpecker storage: <localStorage.path>/wp is read, and --follow and
+    --from checkpoint are refused as with --woodpecker."""
+    w.local_segment(tmp_path / "data" / "wp" / "files" / "wp" / "1" / "0", [w.messages(3)])
+    config = tmp_path / "milvus.yaml"
+    config.write_text(
+        f"mq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: local\nlocalStorage:\n  path: {tmp_path}/data\n"
+    )
+    base = ("replay", "--to-spark", "--config", str(config), "--output", str(tmp_path / "out"))
+    result = run_cli(*base, "--follow", "--checkpoint-location", str(tmp_path / "ck"))
+    assert result.code == 2 and "--follow does not read a Woodpecker WAL" in result.stderr
+    result = run_cli(*base, "--from", "checkpoint", "--etcd", "http://127.0.0.1:1")
+    assert result.code == 2 and "--from checkpoint is not supported with a Woodpecker WAL" in result.stderr
+    assert not (tmp_path / "out").exists()
+
+
 def test_help_states_the_verification_status():
     result = run_cli("replay", "--help")
     assert result.code == 0 and "not yet verified on a running 2.6" in " ".join(result.stdout.split())
