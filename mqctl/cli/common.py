@@ -47,7 +47,7 @@ S3_ENDPOINT_HELP = (
     "MinIO/S3 endpoint of an s3:// --woodpecker, e.g. http://127.0.0.1:9000 (default: with --config its "
     "minio.address/port/useSSL, else env AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS S3). Credentials: the "
     "config's minio.accessKeyID/secretAccessKey, else env AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/"
-    "AWS_SESSION_TOKEN, MINIO_ACCESS_KEY/MINIO_SECRET_KEY, the AWS credentials file or the mc config; never options."
+    "AWS_SESSION_TOKEN, MINIO_ACCESS_KEY/MINIO_SECRET_KEY, the AWS credentials file or the mc alias MINIO_ALIAS; never options."
 )
 S3EndpointOpt = Annotated[str | None, typer.Option("--s3-endpoint", help=S3_ENDPOINT_HELP, show_default=False)]
 

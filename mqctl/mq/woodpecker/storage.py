@@ -4,12 +4,13 @@ bucket) or an S3/MinIO bucket and prefix (`s3://BUCKET/PREFIX`). Both list the s
 segments.py the bytes of one file at a time; the CRC checks, problems and states are segments.py's alone.
 
 The bucket is read with the MinIO Python SDK, list and get only (`list_objects`, `get_object`). Its endpoint is
-`--s3-endpoint`, else env AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS S3; its credentials come from the
-config (minio.accessKeyID/secretAccessKey, with --config), then the SDK's providers: env AWS_ACCESS_KEY_ID/
-AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, env MINIO_ACCESS_KEY/MINIO_SECRET_KEY, the AWS credentials file
-(AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE), the mc config file, and, where the environment names one, an IAM
-web-identity token or container credentials URL. Without any, requests go unsigned. Secrets never reach an
-error, a repr or a Spark option. Tested against moto's S3 server, not yet against MinIO or AWS itself.
+`--s3-endpoint` or the config's, else env AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS S3; its credentials
+come from the config (minio.accessKeyID/secretAccessKey, with --config), then the SDK's providers: env
+AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, env MINIO_ACCESS_KEY/MINIO_SECRET_KEY, the AWS
+credentials file (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE), the mc config file's alias MINIO_ALIAS when set,
+and, where the environment names one, an IAM web-identity token or container credentials URL. Without any,
+requests go unsigned. Secrets never reach an error, a repr or a Spark option. Tested against moto's S3 server,
+not yet against MinIO or AWS itself.
 """
 
 from __future__ import annotations
@@ -212,7 +213,9 @@ def _client(access: S3Access) -> tuple[Minio, str, bool]:
     providers: list[Provider] = []
     if access.access_key and access.secret_key:
         providers.append(StaticProvider(access.access_key, access.secret_key))
-    providers += [EnvAWSProvider(), EnvMinioProvider(), AWSConfigProvider(), MinioClientConfigProvider()]
+    providers += [EnvAWSProvider(), EnvMinioProvider(), AWSConfigProvider()]
+    if os.environ.get("MINIO_ALIAS"):  # mc's own default alias `s3` holds placeholder keys: only one named
+        providers.append(MinioClientConfigProvider())
     iam_env = (
         "AWS_WEB_IDENTITY_TOKEN_FILE",
         "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
