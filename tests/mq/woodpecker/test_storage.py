@@ -179,6 +179,13 @@ def test_bad_input_is_one_line(s3):
         "channels", "list", "--woodpecker", f"s3://{BUCKET}/files", "--s3-endpoint", "ftp://x", env=s3.env()
     )
     assert result.code == 2 and "http(s)://HOST[:PORT]" in result.stderr
+    with_keys = "http://reader:pw-in-url-Xy7@127.0.0.1:9000"
+    result = run_cli(
+        "channels", "list", "--woodpecker", f"s3://{BUCKET}/files", "--s3-endpoint", with_keys, env=s3.env()
+    )
+    assert result.code == 2 and "carries credentials" in result.stderr and "pw-in-url-Xy7" not in result.stderr
+    result = run_cli("channels", "list", "--woodpecker", "s3://reader:pw-in-url-Xy7@wal/files", env=s3.env())
+    assert result.code == 2 and "names the bucket only" in result.stderr and "pw-in-url-Xy7" not in result.stderr
     result = run_cli("channels", "list", "--rocksmq", str(ROCKSMQ), "--s3-endpoint", s3.endpoint)
     assert result.code == 2 and "--s3-endpoint" in result.stderr
 
