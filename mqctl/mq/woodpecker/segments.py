@@ -1,6 +1,8 @@
-"""Woodpecker segment files, read-only: the local layout (`<logId>/<segId>/data.log`) and a directory copy of
-the object layout (`<logId>/<segId>/N.blk`, `m_N.blk`, `footer.blk`). Format from Woodpecker v0.1.x source
-(zilliztech/woodpecker, read for the format only); not yet verified on a running 2.6.
+"""Woodpecker segment files, read-only: the local layout (`<logId>/<segId>/data.log`) and the object layout
+(`<logId>/<segId>/N.blk`, `m_N.blk`, `footer.blk`), decoded from bytes (`read_local_bytes`, `read_object_files`)
+wherever storage.py found them (a folder or an S3 bucket), or from a folder directly (`read_local_segment`,
+`read_object_segment`, `read_segments`). Format from Woodpecker v0.1.x source (zilliztech/woodpecker, read for the
+format only); not yet verified on a running 2.6.
 
 Record framing (server/storage/codec/format.go and codec.go, v0.1.25): `[crc32:4][type:1][length:4][payload]`,
 little-endian, the CRC (IEEE) over type, length and payload. Types: header 1 (version u16, flags u16, first
