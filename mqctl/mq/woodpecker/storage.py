@@ -223,11 +223,12 @@ def _client(access: S3Access) -> tuple[Minio, str, bool]:
     )
     if any(os.environ.get(name) for name in iam_env):
         providers.append(IamAwsProvider())
-    chain: Provider | None = ChainedProvider(providers)
+    chain = ChainedProvider(providers)
+    found: Provider | None = chain
     try:
-        chain.retrieve()  # type: ignore[union-attr]
+        chain.retrieve()  # the provider that answers is kept, and asked again when its keys expire
     except ValueError:
-        chain = None  # no credentials anywhere: unsigned requests (a public bucket)
+        found = None  # no credentials anywhere: unsigned requests (a public bucket)
     except Exception as err:  # an IAM endpoint that fails: say so, without its reply
         raise PreconditionError(f"cannot get S3 credentials ({type(err).__name__})", hint=CREDENTIAL_HINT) from None
     http = urllib3.PoolManager(
@@ -239,10 +240,10 @@ def _client(access: S3Access) -> tuple[Minio, str, bool]:
     )
     region = access.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
     try:
-        client = Minio(host, secure=parsed.scheme == "https", region=region, http_client=http, credentials=chain)
+        client = Minio(host, secure=parsed.scheme == "https", region=region, http_client=http, credentials=found)
     except ValueError as err:
         raise InputError(f"S3 endpoint {_shown_endpoint(url)!r}: {err}", hint=fix) from None
-    return client, f"{parsed.scheme}://{host}", chain is not None
+    return client, f"{parsed.scheme}://{host}", found is not None
 
 
 def _shown_endpoint(url: str) -> str:
