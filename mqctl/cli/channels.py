@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import EtcdOpt, EtcdRootOpt, JsonOpt, MilvusOpt, WideOpt, output, seconds, takes_source
+from mqctl.cli.common import (
+    EtcdOpt,
+    EtcdRootOpt,
+    JsonOpt,
+    MilvusOpt,
+    S3EndpointOpt,
+    WideOpt,
+    output,
+    seconds,
+    takes_source,
+)
 from mqctl.mq.sources import SourceOptions
 
 if TYPE_CHECKING:
@@ -85,7 +94,7 @@ def _with_etcd(source: SourceOptions, etcd: str | None, etcd_root: str | None) -
 
     from mqctl.errors import InputError
 
-    if (etcd or etcd_root) and not source.woodpecker:
+    if (etcd or etcd_root) and not source.woodpecker and not source.config:
         raise InputError("--etcd/--etcd-root name Woodpecker's logs here", hint="add --woodpecker PATH, or drop --etcd")
     return dataclasses.replace(source, etcd=etcd, etcd_root=etcd_root)
 
@@ -441,7 +450,8 @@ WoodpeckerOpt = Annotated[
     str | None,
     typer.Option(
         "--woodpecker",
-        help="2.6: the local Woodpecker folder or a copy of its bucket: is what each checkpoint needs still stored?",
+        help="2.6: the local Woodpecker folder, a copy of its bucket or s3://BUCKET/PREFIX (MinIO/S3, see "
+        "--s3-endpoint): is what each checkpoint needs still stored?",
         rich_help_panel=META,
     ),
 ]
@@ -539,6 +549,7 @@ def _streaming_checkpoints(
     source: SourceOptions,
     truncation_lag: float,
     wal_path: str | None,
+    s3_endpoint: str | None,
     json_mode: bool,
     wide: bool,
 ) -> None:
@@ -558,8 +569,9 @@ def _streaming_checkpoints(
     wal_files = None
     if wal_path:
         from mqctl.mq.streaming.wal_files import read_wal_folder
+        from mqctl.mq.woodpecker.storage import S3Access
 
-        wal_files = read_wal_folder(wal_path)
+        wal_files = read_wal_folder(wal_path, S3Access(endpoint=s3_endpoint))
     etcd_values = reader.etcd.read()
 
     def configured(key: str) -> str | None:
@@ -597,6 +609,7 @@ def checkpoints(
     milvus_version: MilvusVersionOpt = None,
     truncation_lag: TruncationLagOpt = 24.0,
     woodpecker: WoodpeckerOpt = None,
+    s3_endpoint: S3EndpointOpt = None,
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
@@ -627,9 +640,11 @@ def checkpoints(
         version = resolution.version
     streaming = version >= V2_6 if version is not None else has_streaming_meta(reader.etcd, reader.root)
     if streaming:
-        _streaming_checkpoints(reader, resolution, source, truncation_lag, woodpecker, json_mode, wide)
+        if s3_endpoint and not (woodpecker and "://" in woodpecker):
+            raise InputError("--s3-endpoint is where an s3:// --woodpecker is read", hint="add --woodpecker s3://...")
+        _streaming_checkpoints(reader, resolution, source, truncation_lag, woodpecker, s3_endpoint, json_mode, wide)
         return
-    if woodpecker:
+    if woodpecker or s3_endpoint:
         raise InputError("--woodpecker is for Milvus 2.6+", hint="give --milvus-version 2.6.x, or leave it out")
     target = None
     if milvus:
@@ -733,8 +748,9 @@ def woodpecker(
     path: Annotated[
         str,
         typer.Argument(
-            help="The local Woodpecker folder (<localStorage.path>/wp) or a directory copy of the bucket; "
-            "segments are found below it (s3:// URLs are not supported yet).",
+            help="The local Woodpecker folder (<localStorage.path>/wp), a directory copy of the bucket, or "
+            "s3://BUCKET/PREFIX read straight from MinIO/S3 (e.g. s3://a-bucket/files/wp with --s3-endpoint); "
+            "segments are found below it.",
             show_default=False,
         ),
     ],
@@ -743,6 +759,7 @@ def woodpecker(
         typer.Option("--log", help="Also list the entries of this log (its pchannel with --etcd, or its id)."),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many entries with --log.")] = 20,
+    s3_endpoint: S3EndpointOpt = None,
     etcd: EtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
     json_mode: JsonOpt = False,
@@ -751,23 +768,23 @@ def woodpecker(
     """Woodpecker segment files of a Milvus 2.6+ WAL, read-only: per segment its state (finalized, active,
     fenced), blocks, entries, time ticks, footer version and LAC, with record and block CRCs checked; with --log
     the entries' 2.6 envelope (type, time tick, vchannel). With --etcd, logs are named after their pchannels.
-    Reading straight from S3/MinIO is not supported yet: copy the bucket to a folder. Exit 1 when a segment is
-    corrupt. Format from Milvus v2.6.x / Woodpecker v0.1.x source; not yet verified on a running 2.6."""
+    An s3:// PATH is read straight from MinIO/S3 (list and get only). Exit 1 when a segment is corrupt, 2 for bad
+    input (a missing folder or bucket, a bad URL), 3 when the endpoint is unreachable or refuses the credentials.
+    Format from Milvus v2.6.x / Woodpecker v0.1.x source; not yet verified on a running 2.6; s3:// reads tested
+    against moto's S3 server, not yet against MinIO or AWS."""
     from mqctl.cli.common import exit_with
     from mqctl.mq.streaming.wal_files import log_names, woodpecker_report
+    from mqctl.mq.woodpecker.storage import S3Access
 
-    if "://" in path:
+    if s3_endpoint and "://" not in path:
         from mqctl.errors import InputError
 
-        raise InputError(
-            f"{path}: reading S3/MinIO directly is not supported yet",
-            hint="copy the bucket's Woodpecker prefix to a folder (e.g. `mc mirror` or `aws s3 sync`) and give that",
-        )
+        raise InputError("--s3-endpoint is where an s3:// PATH is read", hint="give s3://BUCKET/PREFIX, or drop it")
     names = None
     if etcd:
         from mqctl.config.resolve.sources import EtcdConfig
 
         names = log_names(EtcdConfig(etcd, etcd_root or "by-dev"))
-    report = woodpecker_report(Path(path), names=names, log=log, limit=limit)
+    report = woodpecker_report(path, names=names, log=log, limit=limit, access=S3Access(endpoint=s3_endpoint))
     output(json_mode, wide).emit(report, _render_woodpecker)
     exit_with(1 if report.corrupt else 0)

@@ -39,6 +39,17 @@ EtcdRootOpt = Annotated[
     typer.Option("--etcd-root", help="etcd.rootPath of this Milvus (default: the config's, else by-dev)."),
 ]
 MilvusOpt = Annotated[str | None, typer.Option("--milvus", help="Milvus gRPC URI, e.g. http://127.0.0.1:19530.")]
+WOODPECKER_STATUS = (
+    "Format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6. s3:// reads: tested "
+    "against moto's S3 server, not yet against MinIO or AWS."
+)
+S3_ENDPOINT_HELP = (
+    "MinIO/S3 endpoint of an s3:// --woodpecker, e.g. http://127.0.0.1:9000 (default: with --config its "
+    "minio.address/port/useSSL, else env AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS S3). Credentials: the "
+    "config's minio.accessKeyID/secretAccessKey, else env AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/"
+    "AWS_SESSION_TOKEN, MINIO_ACCESS_KEY/MINIO_SECRET_KEY, the AWS credentials file or the mc alias MINIO_ALIAS; never options."
+)
+S3EndpointOpt = Annotated[str | None, typer.Option("--s3-endpoint", help=S3_ENDPOINT_HELP, show_default=False)]
 
 
 def seconds(maximum: float, *, positive: bool = False) -> Callable[[float | None], float | None]:
@@ -97,14 +108,17 @@ SOURCE_OPTIONS: dict[str, Any] = {
         ),
     ],
     "woodpecker": Annotated[
-        str | None,  # not a Path: an s3:// URL must reach the source intact, to be refused in one clear line
+        str | None,  # not a Path: an s3:// URL must reach the source intact
         typer.Option(
             "--woodpecker",
-            help="Milvus 2.6+ Woodpecker WAL: the local Woodpecker folder (<localStorage.path>/wp) or a directory copy "
-            "of its bucket; read-only, CRCs checked; with --etcd its logs are named after their pchannels. Format from "
-            "Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6.",
+            help="Milvus 2.6+ Woodpecker WAL, read-only with CRCs checked: the local folder (<localStorage.path>/wp), "
+            "a copy of its bucket, or s3://BUCKET/PREFIX (see --s3-endpoint); --etcd names its logs after their "
+            "pchannels. " + WOODPECKER_STATUS,
             rich_help_panel=SOURCE,
         ),
+    ],
+    "s3_endpoint": Annotated[
+        str | None, typer.Option("--s3-endpoint", help=S3_ENDPOINT_HELP, show_default=False, rich_help_panel=SOURCE)
     ],
     "config": Annotated[list[Path] | None, typer.Option("--config", help=CONFIG_HELP, rich_help_panel=SOURCE)],
     "user": Annotated[str | None, typer.Option("--user", help="NATS user.", rich_help_panel=NATS_AUTH)],
@@ -178,10 +192,14 @@ def takes_source(
     """Give a command the source options in place of its `source: SourceOptions` parameter, and call it with them
     built into one SourceOptions (whose field defaults are the options' defaults).
 
-    `rocksmq=False` leaves out --rocksmq (commands that change NATS streams), `woodpecker=False` --woodpecker
-    (commands that cannot read it, or declare it themselves); `config_first` lists --config
+    `rocksmq=False` leaves out --rocksmq (commands that change NATS streams), `woodpecker=False` --woodpecker and
+    --s3-endpoint (commands that cannot read it, or declare them themselves); `config_first` lists --config
     first; `config_help` makes --config required with this help (the config is what the command applies)."""
-    names = [name for name in SOURCE_OPTIONS if (rocksmq or name != "rocksmq") and (woodpecker or name != "woodpecker")]
+    names = [
+        name
+        for name in SOURCE_OPTIONS
+        if (rocksmq or name != "rocksmq") and (woodpecker or name not in ("woodpecker", "s3_endpoint"))
+    ]
     if config_first:
         names.remove("config")
         names.insert(0, "config")

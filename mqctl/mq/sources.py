@@ -19,6 +19,7 @@ from mqctl.mq.model import MQSource
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
     from mqctl.mq.nats.client import JetStreamSource
+    from mqctl.mq.woodpecker.storage import S3Access
 
 ROCKSMQ, NATSMQ = BACKENDS["rocksmq"], BACKENDS["natsmq"]
 
@@ -30,7 +31,8 @@ class SourceOptions:
     rocksmq: Path | None = None
     nats: str | None = None
     nats_store: Path | None = None
-    woodpecker: str | None = None  # a Woodpecker folder: the local `wp` folder or a directory copy of the bucket
+    woodpecker: str | None = None  # the local `wp` folder, a directory copy of the bucket, or s3://BUCKET/PREFIX
+    s3_endpoint: str | None = None  # --s3-endpoint: the MinIO/S3 endpoint of an s3:// --woodpecker
     config: list[Path] = field(default_factory=list)
     user: str | None = None
     password: str | None = None
@@ -45,6 +47,8 @@ class SourceOptions:
     # each command declares --etcd/--etcd-root itself)
     etcd: str | None = None
     etcd_root: str | None = None
+    # the endpoint and keys --config names for its Woodpecker bucket (set when the source is derived)
+    s3_access: S3Access | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         from mqctl.mq.nats.connect import check_timeout
@@ -95,14 +99,16 @@ def _listening(port: int) -> bool:
 class DerivedSource:
     """Where --config says the MQ lives on this host."""
 
-    kind: str  # rocksmq | nats | nats-store
+    kind: str  # rocksmq | nats | nats-store | woodpecker
     location: str
     reason: str
+    access: S3Access | None = field(default=None, repr=False)  # woodpecker in a bucket: endpoint and keys
 
 
 def derive_source(resolution: Resolution) -> DerivedSource:
     """The local source of the effective MQ: rocksmq.path; or the embedded NATS on 127.0.0.1 when it
-    listens (Milvus runs), else natsmq.server.storeDir (Milvus stopped)."""
+    listens (Milvus runs), else natsmq.server.storeDir (Milvus stopped); or Woodpecker's folder or bucket
+    (woodpecker/location.py)."""
     mq = resolution.effective_mq
     files = ", ".join(resolution.files)
     if mq is None and resolution.panic:
@@ -112,10 +118,10 @@ def derive_source(resolution: Resolution) -> DerivedSource:
             hint="fix the config; `mqctl config validate` says how",
         )
     if mq == "woodpecker":
-        raise PreconditionError(
-            f"{files}: the effective MQ is woodpecker, whose folder --config does not derive yet",
-            hint="pass --woodpecker PATH: the local Woodpecker folder (<localStorage.path>/wp) or a copy of its bucket",
-        )
+        from mqctl.mq.woodpecker.location import woodpecker_location
+
+        found = woodpecker_location(resolution)
+        return DerivedSource("woodpecker", found.location, found.reason, found.access)
     if mq not in EMBEDDED:
         raise PreconditionError(
             f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read {' and '.join(EMBEDDED)} only",
@@ -158,7 +164,13 @@ def choose_source(options: SourceOptions, resolution: Resolution | None = None) 
     if len(explicit) > 1:
         raise InputError(
             f"choose one source, not {' and '.join(explicit)}",
-            hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR, --woodpecker PATH (or --config FILE)",
+            hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR, --woodpecker PATH|s3://BUCKET/PREFIX "
+            "(or --config FILE)",
+        )
+    local_woodpecker = options.woodpecker is not None and "://" not in options.woodpecker
+    if options.s3_endpoint and (local_woodpecker or not (options.woodpecker or options.config)):
+        raise InputError(
+            "--s3-endpoint is where an s3:// --woodpecker is read", hint="add --woodpecker s3://BUCKET/PREFIX"
         )
     if explicit:
         kind = explicit[0].lstrip("-")
@@ -175,7 +187,9 @@ def choose_source(options: SourceOptions, resolution: Resolution | None = None) 
             hint="pass --rocksmq PATH, --nats URL, --nats-store DIR, or --config FILE to derive it",
         )
     derived = derive_source(resolution if resolution is not None else load_config(options.config))
-    if derived.kind != "nats" and not Path(derived.location).expanduser().exists():
+    if derived.kind == "woodpecker":
+        options.s3_access = derived.access
+    if derived.kind != "nats" and "://" not in derived.location and not Path(derived.location).expanduser().exists():
         raise InputError(
             f"{derived.location} does not exist on this host ({derived.reason})",
             hint="run mqctl on the Milvus host, or pass --rocksmq, --nats-store or --nats explicitly",
@@ -229,11 +243,21 @@ def woodpecker_log_names(options: SourceOptions) -> dict[int, str]:
     return log_names(EtcdConfig(options.etcd, options.etcd_root or "by-dev"))
 
 
+def woodpecker_access(options: SourceOptions) -> S3Access:
+    """The endpoint and keys of an s3:// Woodpecker location: --s3-endpoint wins over the config's endpoint; the
+    config's keys (if --config derived the location) come before the environment's."""
+    from mqctl.mq.woodpecker.storage import S3Access
+
+    derived = options.s3_access or S3Access()
+    return dataclasses.replace(derived, endpoint=options.s3_endpoint or derived.endpoint)
+
+
 @contextlib.contextmanager
 def open_woodpecker(options: SourceOptions, location: str, *, strict: bool = False) -> Iterator[MQSource]:
     from mqctl.mq.woodpecker.source import WoodpeckerSource
 
-    with WoodpeckerSource(location, names=woodpecker_log_names(options), strict=strict) as logs:
+    names = woodpecker_log_names(options)
+    with WoodpeckerSource(location, names=names, strict=strict, access=woodpecker_access(options)) as logs:
         yield logs
 
 

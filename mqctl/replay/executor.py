@@ -25,9 +25,14 @@ def checked_read(opts: ReplayOptions, marker: str | None, read: Iterator[T]) -> 
     host = socket.gethostname()
     local = opts.rocksmq or opts.woodpecker
     if local:
-        kind = "RocksMQ store" if opts.rocksmq else "Woodpecker folder"
+        kind = "RocksMQ store" if opts.rocksmq else "Woodpecker folder" if "://" not in local else "Woodpecker bucket"
         fix = (
-            SHARED_STORAGE_FIX if opts.rocksmq else "put the Woodpecker folder on shared storage or replay from a copy"
+            SHARED_STORAGE_FIX
+            if opts.rocksmq
+            else "put the Woodpecker folder on shared storage or replay from a copy"
+            if "://" not in local
+            else "the endpoint must be reachable from every executor, with the bucket's keys in its environment "
+            "(AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
         )
         try:
             source = opts.open_source()

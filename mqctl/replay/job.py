@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.files import overlap, refuse_overlap
@@ -30,6 +30,9 @@ from mqctl.replay.options import (
 from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
 from mqctl.replay.resume import ResumeState
 from mqctl.replay.write import write_with_progress
+
+if TYPE_CHECKING:
+    from mqctl.mq.woodpecker.storage import S3Access
 
 FORMATS = ("parquet", "json", "orc", "csv")
 MODES = ("append", "overwrite", "error")
@@ -162,17 +165,35 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
         auth = {key: str(value) for key, value in choice.nats_auth().items() if key in NATS_AUTH_OPTIONS and value}
         yield {"nats": location, **auth, **timeout}, public_url(location)
     elif kind == "woodpecker":
-        from mqctl.mq.sources import woodpecker_log_names
+        from mqctl.mq.sources import woodpecker_access, woodpecker_log_names
         from mqctl.mq.woodpecker.source import WoodpeckerSource
 
         path = str(Path(location).expanduser().resolve()) if "://" not in location else location
         names = woodpecker_log_names(choice)
-        WoodpeckerSource(path, names=names).close()  # a missing folder or an s3:// URL: one line, before Spark
-        yield {"woodpecker": path, "woodpecker_logs": logs_option(names)}, f"woodpecker:{path}"
+        access = woodpecker_access(choice)
+        # a missing folder or bucket, a bad URL, refused credentials: one line, before Spark
+        WoodpeckerSource(path, names=names, access=access).close()
+        found = {"woodpecker": path, "woodpecker_logs": logs_option(names)}
+        if "://" in path:
+            hand_keys_to_executors(access)
+            endpoint, region = access.endpoint_url(), access.region
+            found.update({"woodpecker_endpoint": endpoint, **({"woodpecker_region": region} if region else {})})
+        yield found, f"woodpecker:{path}"
     else:
         store = str(Path(location).expanduser().resolve())
         with private_nats_server(store) as url:
             yield {"nats": url, **timeout}, f"nats-store:{store}"
+
+
+def hand_keys_to_executors(access: S3Access) -> None:
+    """The keys a config names for its bucket, for the executors: through the environment Spark's workers
+    inherit (local mode), never through a data source option (those show in plans and the Spark UI); keys
+    already in the environment stay. On a cluster the executors' environment must hold them."""
+    import os
+
+    if access.access_key and access.secret_key and not os.environ.get("AWS_ACCESS_KEY_ID"):
+        os.environ["AWS_ACCESS_KEY_ID"] = access.access_key
+        os.environ["AWS_SECRET_ACCESS_KEY"] = access.secret_key
 
 
 def source_folders(choice: SourceOptions) -> list[tuple[Path, str]]:
@@ -210,6 +231,11 @@ def run_replay(
         mutual=False,
     )
     with source_options(request.source) as (options, label):
+        if "woodpecker" in options and request.start == FROM_CHECKPOINT and not request.source.woodpecker:
+            raise InputError(  # a WAL --config derived
+                "--from checkpoint reads a Woodpecker WAL named with --woodpecker, not yet one --config derives",
+                hint=f"add --woodpecker {options['woodpecker']} (and --s3-endpoint for a bucket)",
+            )
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:
             options["after"] = after_option(_milvus_checkpoints(request))

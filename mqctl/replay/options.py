@@ -72,7 +72,11 @@ class ReplayOptions:
 
     rocksmq: str | None = None
     nats: str | None = None
-    woodpecker: str | None = None  # a Woodpecker folder (Milvus 2.6+)
+    woodpecker: str | None = None  # a Woodpecker folder or s3://BUCKET/PREFIX (Milvus 2.6+)
+    # the MinIO/S3 endpoint and region of an s3:// woodpecker; its credentials reach executors through their
+    # environment (AWS_ACCESS_KEY_ID...), never through an option
+    woodpecker_endpoint: str | None = None
+    woodpecker_region: str | None = None
     woodpecker_logs: dict[int, str] = field(default_factory=dict)  # log id -> pchannel, from Woodpecker's etcd meta
     nats_auth: dict[str, str] = field(default_factory=dict)
     nats_timeout: float = 5.0  # seconds per NATS request
@@ -109,8 +113,10 @@ class ReplayOptions:
             return RocksMQSource(self.rocksmq)
         if self.woodpecker:
             from mqctl.mq.woodpecker.source import WoodpeckerSource
+            from mqctl.mq.woodpecker.storage import S3Access
 
-            return WoodpeckerSource(self.woodpecker, names=self.woodpecker_logs, strict=True)
+            access = S3Access(endpoint=self.woodpecker_endpoint, region=self.woodpecker_region)
+            return WoodpeckerSource(self.woodpecker, names=self.woodpecker_logs, strict=True, access=access)
         from mqctl.mq.nats.client import JetStreamSource
 
         return JetStreamSource(self.nats or "", **self.nats_auth, timeout=self.nats_timeout)
@@ -164,7 +170,7 @@ def parse_options(options: Mapping[str, object]) -> ReplayOptions:
     if [bool(rocksmq), bool(nats), bool(woodpecker)].count(True) != 1:
         raise InputError(
             "milvus_mq needs exactly one source: option 'rocksmq' (a RocksMQ directory), 'nats' (a URL) or "
-            "'woodpecker' (a Woodpecker folder)",
+            "'woodpecker' (a Woodpecker folder or s3://BUCKET/PREFIX)",
             hint='e.g. .option("nats", "nats://127.0.0.1:4222") or .option("rocksmq", "/var/lib/milvus/rdb_data")',
         )
     shape = (opts.get("shape") or ("rows" if opts.get("collection") else "messages")).lower()
@@ -175,6 +181,8 @@ def parse_options(options: Mapping[str, object]) -> ReplayOptions:
         nats=nats,
         woodpecker=woodpecker,
         woodpecker_logs=_parse_logs(opts["woodpecker_logs"]) if opts.get("woodpecker_logs") else {},
+        woodpecker_endpoint=opts.get("woodpecker_endpoint") or None,
+        woodpecker_region=opts.get("woodpecker_region") or None,
         shape=shape,
         nats_auth={key: opts[key] for key in NATS_AUTH_OPTIONS if opts.get(key)},
         nats_timeout=_positive_float(opts, "timeout") or 5.0,

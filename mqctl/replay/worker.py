@@ -21,6 +21,7 @@ EXECUTOR_MODULES = (
     "mqctl.replay.rows",
     "mqctl.mq.rocksmq.reader",
     "mqctl.mq.woodpecker.source",
+    "minio",
     "mqctl.mq.nats.client",
     "mqctl.mq.nats.reads",
     "google.protobuf",

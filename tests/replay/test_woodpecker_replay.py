@@ -68,6 +68,32 @@ def test_cli_replays_rows_through_the_woodpecker_source(spark, wal, tmp_path):
     assert inserts == expected_inserts("rocksmq", "items") and deletes == expected_deletes("rocksmq", "items")
 
 
+@pytest.mark.spark
+def test_cli_replays_rows_from_a_bucket(spark, tmp_path, logs):
+    """The object layout in an S3 bucket (moto's server, signatures checked): the keys reach the executors through
+    their environment only, never an option, and appear in no output."""
+    pytest.importorskip("moto.server", reason="moto[server] of .[test]")
+    from tests.helpers.s3 import moto_s3
+
+    write_wal(tmp_path / "bucket" / "files" / "wp", logs, layout="object", active_last=True)
+    out = tmp_path / "items"
+    with moto_s3() as s3:
+        s3.client().create_bucket(Bucket="wal")
+        s3.upload(tmp_path / "bucket", "wal")
+        s3.make_reader()
+        s3.require_signatures()
+        result = run_cli_subprocess(
+            "replay", "--to-spark", "--woodpecker", "s3://wal/files/wp", "--s3-endpoint", s3.endpoint,
+            "--collection", "items", "--output", str(out), "--master", "local[2]", "--partitions", "2", "--json",
+            env=s3.env(),
+        )  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert result.json()["source"] == "woodpecker:s3://wal/files/wp"
+    assert s3.reader_secret not in result.stdout + result.stderr
+    inserts, deletes = replayed(spark.read.parquet(str(out)).collect(), "items")
+    assert inserts == expected_inserts("rocksmq", "items") and deletes == expected_deletes("rocksmq", "items")
+
+
 def test_a_corrupt_segment_stops_the_plan_in_one_line(tmp_path, logs):
     """Planning reads the logs (counts, ids): a block whose CRC fails stops the replay before Spark starts."""
     log = logs[0]
@@ -98,6 +124,23 @@ def test_woodpecker_options_are_checked_before_spark(tmp_path, wal):
         "replay", "--to-spark", "--woodpecker", str(wal), "--output", str(wal / "out"), "--shape", "messages"
     )
     assert result.code == 2 and "Woodpecker folder" in result.stderr
+
+
+def test_a_wal_the_config_derives_is_checked_like_an_explicit_one(tmp_path):
+    """--config of a 2.6 with local Woodpecker storage: <localStorage.path>/wp is read; --follow and --from
+    checkpoint on it are refused with the --woodpecker option that names the same WAL."""
+    w.local_segment(tmp_path / "data" / "wp" / "files" / "wp" / "1" / "0", [w.messages(3)])
+    config = tmp_path / "milvus.yaml"
+    config.write_text(
+        f"mq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: local\nlocalStorage:\n  path: {tmp_path}/data\n"
+    )
+    base = ("replay", "--to-spark", "--config", str(config), "--output", str(tmp_path / "out"))
+    result = run_cli(*base, "--follow", "--checkpoint-location", str(tmp_path / "ck"))
+    assert result.code == 2 and "not yet one --config derives" in result.stderr
+    assert f"add --woodpecker {tmp_path}/data/wp" in result.stderr
+    result = run_cli(*base, "--from", "checkpoint", "--etcd", "http://127.0.0.1:1")
+    assert result.code == 2 and "--from checkpoint reads a Woodpecker WAL named with --woodpecker" in result.stderr
+    assert not (tmp_path / "out").exists()
 
 
 def test_help_states_the_verification_status():

@@ -1,5 +1,5 @@
 """What `mqctl channels woodpecker PATH` reports: the segments below a Woodpecker folder (local `wp` folder or a
-directory copy of the bucket), named after their pchannels when Woodpecker's etcd meta is given, and the entries
+directory copy of the bucket) or an `s3://BUCKET/PREFIX` read straight from MinIO/S3, named after their pchannels when Woodpecker's etcd meta is given, and the entries
 of one log with their 2.6 envelope. Format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a
 running 2.6."""
 
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.decode.envelope import read_envelope
 from mqctl.mq.streaming import VERIFICATION
-from mqctl.mq.woodpecker.segments import Segment, read_segments
+from mqctl.mq.woodpecker.segments import Segment
+from mqctl.mq.woodpecker.storage import S3Access, is_s3_url, open_segment_files, parse_s3_url, read_all
 
 
 @dataclass
@@ -88,18 +89,18 @@ def _row(segment: Segment, names: dict[int, str]) -> SegmentRow:
 
 
 def woodpecker_report(
-    path: Path, *, names: dict[int, str] | None = None, log: str | None = None, limit: int = 20
+    location: str | Path,
+    *,
+    names: dict[int, str] | None = None,
+    log: str | None = None,
+    limit: int = 20,
+    access: S3Access | None = None,
 ) -> WoodpeckerReport:
-    """Segments below `path`; with `log` (a log id or, with `names`, a pchannel) also its first `limit` entries."""
-    if not path.exists():
-        raise InputError(f"{path}: no such folder", hint="give the local `wp` folder or a directory copy of the bucket")
-    if not path.is_dir():
-        raise InputError(f"{path}: not a folder", hint="give the local `wp` folder or a directory copy of the bucket")
+    """Segments below `location` (a folder or an s3:// URL); with `log` (a log id or, with `names`, a pchannel) also
+    its first `limit` entries."""
     names = names or {}
-    try:
-        segments = read_segments(path)
-    except OSError as err:
-        raise PreconditionError(f"cannot read {err.filename or path}: {err.strerror}") from None
+    segments = read_wal_folder(str(location), access)
+    path = _shown(str(location))
     report = WoodpeckerReport(str(path), VERIFICATION, [_row(s, names) for s in segments])
     if log is None:
         return report
@@ -134,20 +135,24 @@ def woodpecker_report(
     return report
 
 
-def read_wal_folder(path_text: str) -> list[Segment]:
-    """The segments below a folder given on the command line (checked like woodpecker_report's)."""
-    if "://" in path_text:
-        raise InputError(
-            f"{path_text}: reading S3/MinIO directly is not supported yet",
-            hint="copy the bucket's Woodpecker prefix to a folder (e.g. `mc mirror` or `aws s3 sync`) and give that",
-        )
-    path = Path(path_text)
-    if not path.is_dir():
-        raise InputError(f"{path}: no such folder", hint="give the local `wp` folder or a directory copy of the bucket")
+def _shown(location: str) -> str:
+    return str(parse_s3_url(location)) if is_s3_url(location) else str(Path(location))
+
+
+def read_wal_folder(location: str, access: S3Access | None = None) -> list[Segment]:
+    """The segments below a folder or an `s3://BUCKET/PREFIX` given on the command line."""
+    hint = "give the local `wp` folder, a directory copy of the bucket, or s3://BUCKET/PREFIX"
+    if not is_s3_url(location) and "://" not in location:
+        path = Path(location)
+        if not path.exists():
+            raise InputError(f"{path}: no such folder", hint=hint)
+        if not path.is_dir():
+            raise InputError(f"{path}: not a folder", hint=hint)
+    files = open_segment_files(location, access)
     try:
-        return read_segments(path)
+        return read_all(files)
     except OSError as err:
-        raise PreconditionError(f"cannot read {err.filename or path}: {err.strerror}") from None
+        raise PreconditionError(f"cannot read {err.filename or location}: {err.strerror}") from None
 
 
 def log_names(etcd: EtcdConfig, meta_prefix: str | None = None) -> dict[int, str]:

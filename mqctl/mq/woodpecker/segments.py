@@ -1,6 +1,8 @@
-"""Woodpecker segment files, read-only: the local layout (`<logId>/<segId>/data.log`) and a directory copy of
-the object layout (`<logId>/<segId>/N.blk`, `m_N.blk`, `footer.blk`). Format from Woodpecker v0.1.x source
-(zilliztech/woodpecker, read for the format only); not yet verified on a running 2.6.
+"""Woodpecker segment files, read-only: the local layout (`<logId>/<segId>/data.log`) and the object layout
+(`<logId>/<segId>/N.blk`, `m_N.blk`, `footer.blk`), decoded from bytes (`read_local_bytes`, `read_object_files`)
+wherever storage.py found them (a folder or an S3 bucket), or from a folder directly (`read_local_segment`,
+`read_object_segment`, `read_segments`). Format from Woodpecker v0.1.x source (zilliztech/woodpecker, read for the
+format only); not yet verified on a running 2.6.
 
 Record framing (server/storage/codec/format.go and codec.go, v0.1.25): `[crc32:4][type:1][length:4][payload]`,
 little-endian, the CRC (IEEE) over type, length and payload. Types: header 1 (version u16, flags u16, first
@@ -31,7 +33,7 @@ import functools
 import re
 import struct
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -254,12 +256,10 @@ def _guard(segment: Segment, file: str, action: Callable[[], object]) -> None:
         segment.problems.append(Problem(segment.log_id, segment.segment_id, None, file, 0, f"truncated record: {err}"))
 
 
-def read_local_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
-    """`<logId>/<segId>/data.log` of the local layout."""
-    path = folder / "data.log"
-    data = path.read_bytes()
-    fenced = (folder / "write.fence").exists()
-    segment = Segment(log_id, segment_id, "local", str(path), "active", None)
+def read_local_bytes(data: bytes, fenced: bool, log_id: int, segment_id: int, shown: str) -> Segment:
+    """A local-layout `data.log` given as bytes (`fenced`: `write.fence` lies beside it); `shown` names it in
+    problems (a path, or an object's URL)."""
+    segment = Segment(log_id, segment_id, "local", shown, "active", None)
 
     def read() -> None:
         segment.footer = _footer(data)
@@ -271,35 +271,39 @@ def read_local_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
         if segment.footer is not None:
             _check_index(data, end)
 
-    _guard(segment, str(path), read)
+    _guard(segment, shown, read)
     return segment
 
 
-def read_object_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
-    """`<logId>/<segId>/{N.blk, m_N.blk, footer.blk}` of the object layout, from a directory copy."""
-    blocks: dict[int, Path] = {}
-    merged: dict[int, Path] = {}
-    for path in folder.iterdir():
-        match = BLOCK.match(path.name)
+def read_object_files(
+    names: Iterable[str], read: Callable[[str], bytes], log_id: int, segment_id: int, shown: Callable[[str | None], str]
+) -> Segment:
+    """An object-layout segment from the names of its files (`N.blk`, `m_N.blk`, `footer.blk`) and a `read(name)`
+    of their bytes, wherever they are stored; `shown(name)` names a file in problems (`shown(None)` the segment).
+    Blocks are read one at a time, in order, and only as far as needed."""
+    names = set(names)
+    blocks: dict[int, str] = {}
+    merged: dict[int, str] = {}
+    for name in names:
+        match = BLOCK.match(name)
         if match:
-            (merged if match.group(1) else blocks)[int(match.group(2))] = path
-    footer_path = folder / "footer.blk"
-    segment = Segment(log_id, segment_id, "object", str(folder), "active", None)
-    if footer_path.exists():
+            (merged if match.group(1) else blocks)[int(match.group(2))] = name
+    segment = Segment(log_id, segment_id, "object", shown(None), "active", None)
+    if "footer.blk" in names:
 
         def read_footer() -> None:
-            data = footer_path.read_bytes()
+            data = read("footer.blk")
             segment.footer = _footer(data)
             if segment.footer is None:
                 raise SegmentCorruption("footer.blk holds no footer record", 0, None)
             segment.state = "finalized"
             _check_index(data, 0)
 
-        _guard(segment, str(footer_path), read_footer)
+        _guard(segment, shown("footer.blk"), read_footer)
     chosen = merged if segment.footer is not None and segment.footer.compacted and merged else blocks
     for number in sorted(chosen):
-        path = chosen[number]
-        data = path.read_bytes()
+        name = chosen[number]
+        data = read(name)
         if data == b"F":
             segment.state = "fenced" if segment.state == "active" else segment.state
             break
@@ -308,10 +312,28 @@ def read_object_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
         first = number == min(chosen)
         _guard(
             segment,
-            str(path),
+            shown(name),
             functools.partial(_read_blocks, data, 0, segment, expect_header=first, stop_at_index=False),
         )
     return segment
+
+
+def read_local_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
+    """`<logId>/<segId>/data.log` of the local layout."""
+    path = folder / "data.log"
+    return read_local_bytes(path.read_bytes(), (folder / "write.fence").exists(), log_id, segment_id, str(path))
+
+
+def read_object_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
+    """`<logId>/<segId>/{N.blk, m_N.blk, footer.blk}` of the object layout, from a directory copy."""
+    names = [path.name for path in folder.iterdir()]
+    return read_object_files(
+        names,
+        lambda name: (folder / name).read_bytes(),
+        log_id,
+        segment_id,
+        lambda name: str(folder / name) if name is not None else str(folder),
+    )
 
 
 def find_segments(root: Path) -> Iterator[tuple[str, Path, int, int]]:

@@ -1,5 +1,6 @@
 """Woodpecker logs as MQ channels: the MQSource `channels list/show/peek` and replay read, over the segment files
-below a folder (the local `wp` folder or a directory copy of the bucket, layouts in segments.py). Read-only.
+below a folder (the local `wp` folder or a directory copy of the bucket) or an `s3://BUCKET/PREFIX` read straight
+from MinIO/S3 (storage.py; layouts in segments.py). Read-only.
 Format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6.
 
 A channel is one Woodpecker log: named after its pchannel when Woodpecker's etcd meta is given (Milvus names each
@@ -29,15 +30,8 @@ from typing import TYPE_CHECKING, ClassVar
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage, WalSegment, path_is_dir
-from mqctl.mq.woodpecker.segments import (
-    Entry,
-    Footer,
-    Problem,
-    Segment,
-    find_segments,
-    read_local_segment,
-    read_object_segment,
-)
+from mqctl.mq.woodpecker.segments import Entry, Footer, Problem, Segment
+from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, is_s3_url, open_segment_files, read_place
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
@@ -116,36 +110,39 @@ class WoodpeckerSource:
     supports_store_times: ClassVar[bool] = False  # the files keep no store time per entry; `_tt` gives the time
     sequential_ids: ClassVar[bool] = False  # ids jump from one segment to the next
 
-    def __init__(self, path: str | Path, *, names: dict[int, str] | None = None, strict: bool = False):
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        names: dict[int, str] | None = None,
+        strict: bool = False,
+        access: S3Access | None = None,
+    ):
         text = str(path)
-        if "://" in text:
-            raise InputError(
-                f"{text}: reading S3/MinIO directly is not supported yet",
-                hint="copy the bucket's Woodpecker prefix to a folder (e.g. `mc mirror` or `aws s3 sync`) and give that",
-            )
-        self.path = Path(text).expanduser()
-        if not path_is_dir(self.path):
-            what = "is not a folder" if self.path.exists() else "does not exist"
-            raise InputError(
-                f"Woodpecker folder {self.path} {what}",
-                hint="give the local Woodpecker folder (<localStorage.path>/wp) or a directory copy of the bucket",
-            )
-        self.description = f"woodpecker:{self.path}"
         self.strict = strict
         self.names = dict(names or {})
-        self._layout: dict[int, list[tuple[int, str, Path]]] = {}
+        hint = "give the local Woodpecker folder (<localStorage.path>/wp), a directory copy of the bucket, or s3://BUCKET/PREFIX"
+        if not is_s3_url(text) and "://" not in text:
+            local = Path(text).expanduser()
+            if not path_is_dir(local):
+                what = "is not a folder" if local.exists() else "does not exist"
+                raise InputError(f"Woodpecker folder {local} {what}", hint=hint)
+        self.files: SegmentFiles = open_segment_files(text, access)
+        self.path = self.files.description
+        self.description = f"woodpecker:{self.path}"
+        self._layout: dict[int, list[tuple[int, SegmentPlace]]] = {}
         try:
-            for layout, folder, log_id, segment_id in find_segments(self.path):
-                self._layout.setdefault(log_id, []).append((segment_id, layout, folder))
+            for place in self.files.places():
+                self._layout.setdefault(place.log_id, []).append((place.segment_id, place))
         except OSError as err:
             raise PreconditionError(f"cannot read {err.filename or self.path}: {err.strerror}") from None
         if not self._layout:
             raise InputError(
                 f"no Woodpecker segment below {self.path} (no <logId>/<segId> folder with data.log or *.blk)",
-                hint="give the local Woodpecker folder (<localStorage.path>/wp) or a directory copy of the bucket",
+                hint=hint,
             )
         for segments in self._layout.values():
-            segments.sort()
+            segments.sort(key=lambda item: item[0])
         self._summaries: dict[tuple[int, int], SegmentSummary] = {}
 
     # names ---------------------------------------------------------------------------------------------------
@@ -163,12 +160,11 @@ class WoodpeckerSource:
     def read_segment(self, log_id: int, segment_id: int) -> Segment:
         """One segment with its entries, read (CRCs checked) now: entries are never kept beyond the caller's use,
         so a WAL of many segments is read one segment at a time."""
-        layout, folder = next((lay, f) for s, lay, f in self._layout[log_id] if s == segment_id)
-        reader = read_local_segment if layout == "local" else read_object_segment
+        place = next(p for s, p in self._layout[log_id] if s == segment_id)
         try:
-            found = reader(folder, log_id, segment_id)
+            found = read_place(self.files, place)
         except OSError as err:
-            raise PreconditionError(f"cannot read {err.filename or folder}: {err.strerror}") from None
+            raise PreconditionError(f"cannot read {err.filename or place.folder}: {err.strerror}") from None
         if found.problems and self.strict:
             raise PreconditionError(
                 f"corrupt Woodpecker segment: {found.problems[0]}",
@@ -192,7 +188,7 @@ class WoodpeckerSource:
         return found
 
     def summaries(self, log_id: int) -> list[SegmentSummary]:
-        return [self.summary(log_id, segment_id) for segment_id, _, _ in self._layout[log_id]]
+        return [self.summary(log_id, segment_id) for segment_id, _ in self._layout[log_id]]
 
     def _first_last(self, log_id: int) -> tuple[Entry, Entry] | None:
         summaries = self.summaries(log_id)
@@ -228,7 +224,7 @@ class WoodpeckerSource:
         log_id = self.log_id(channel)
         first_segment = start_id // ENTRY_SPAN if start_id is not None else None
         last_segment = end_id // ENTRY_SPAN if end_id is not None else None
-        for segment_id, _, _ in self._layout[log_id]:
+        for segment_id, _ in self._layout[log_id]:
             if (first_segment is not None and segment_id < first_segment) or (
                 last_segment is not None and segment_id > last_segment
             ):

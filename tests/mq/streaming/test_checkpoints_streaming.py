@@ -332,3 +332,33 @@ def test_checkpoints_against_the_woodpecker_files(seeded, tmp_path):
 def test_woodpecker_files_need_2_6(seeded, tmp_path):
     result = checkpoints(seeded, "ok26", "--woodpecker", str(tmp_path / "absent"))
     assert result.code == 2 and "no such folder" in result.stderr
+
+
+@pytest.mark.extra
+def test_checkpoints_against_the_woodpecker_files_in_a_bucket(seeded, tmp_path):
+    """The same segments in an S3 bucket (moto's server) under `--woodpecker s3://...`: the same report as from the
+    folder, with the damaged object named by its key."""
+    pytest.importorskip("moto.server", reason="moto[server] of .[test]")
+    from tests.helpers import woodpecker_segments as w
+    from tests.helpers.s3 import moto_s3
+
+    wp = tmp_path / "files" / "wp"
+    w.local_segment(wp / "1" / "5", [w.messages(20)])
+    data = bytearray(w.local_segment(wp / "1" / "6", [w.messages(2), w.messages(2, 2)]))
+    data[data.index(b"payload-3")] ^= 0x01
+    (wp / "1" / "6" / "data.log").write_bytes(bytes(data))
+    w.object_segment(wp / "2" / "3", [w.messages(5)])
+    theirs = checkpoints(seeded, "ok26", "--woodpecker", str(tmp_path), "--json")
+    with moto_s3() as s3:
+        s3.client().create_bucket(Bucket="wal")
+        s3.upload(tmp_path, "wal")
+        env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_REGION": "us-east-1"}
+        mine = run_cli(
+            "channels", "checkpoints", "--etcd", seeded, "--etcd-root", "ok26", "--json",
+            "--woodpecker", "s3://wal", "--s3-endpoint", s3.endpoint, env={**ENV, **env},
+        )  # fmt: skip
+    assert (mine.code, theirs.code) == (1, 1), mine.stderr
+    assert mine.json()["pchannels"] == theirs.json()["pchannels"]
+    assert mine.json()["vchannels"] == theirs.json()["vchannels"]
+    (corrupt,) = [f for f in mine.json()["findings"] if f["code"] == "CP117"]
+    assert "log 1 segment 6 block 1: s3://wal/files/wp/1/6/data.log at byte" in corrupt["message"]

@@ -98,9 +98,11 @@ def test_unknown_log_and_missing_folder_are_input_errors(wal, tmp_path):
     assert result.code == 2 and "no such folder" in result.stderr
 
 
-def test_s3_urls_say_they_are_not_supported_yet():
-    result = run_cli("channels", "woodpecker", "s3://milvus-bucket/files/wp")
-    assert result.code == 2 and "not supported yet" in result.stderr and "mc mirror" in result.stderr
+def test_urls_other_than_s3_are_refused_in_one_line():
+    result = run_cli("channels", "woodpecker", "gs://milvus-bucket/files/wp")
+    assert result.code == 2 and "not a Woodpecker location" in result.stderr and "s3://BUCKET/PREFIX" in result.stderr
+    result = run_cli("channels", "woodpecker", "/tmp", "--s3-endpoint", "http://127.0.0.1:9000")
+    assert result.code == 2 and "--s3-endpoint" in result.stderr
 
 
 def test_help_states_the_verification_status():

@@ -172,7 +172,8 @@ def test_bad_paths_are_one_line_input_errors(tmp_path):
     for path, words in (
         (tmp_path / "absent", "does not exist"),
         (tmp_path / "empty", "no Woodpecker segment"),
-        ("s3://bucket/files/wp", "not supported yet"),
+        ("gs://bucket/files/wp", "not a Woodpecker location"),
+        ("s3://Bad_Bucket/files/wp", "not a bucket name"),
     ):
         result = run_cli("channels", "list", "--woodpecker", str(path))
         assert result.code == 2 and words in result.stderr and "Traceback" not in result.stderr
@@ -229,8 +230,28 @@ def test_transaction_and_insert_header_from_the_envelope(tmp_path):
     assert table.code == 0 and "BeginTxn" in table.stdout and "txn" in table.stdout and "Insert" not in table.stdout
 
 
-def test_a_config_pinning_woodpecker_points_at_the_option(tmp_path):
+def test_a_config_with_local_storage_reads_its_folder(tmp_path, wal):
+    """woodpecker.storage.type local with rootPath `default`: <localStorage.path>/wp, as Milvus 2.6 derives it."""
     config = tmp_path / "milvus.yaml"
-    config.write_text("mq:\n  type: woodpecker\n")
+    config.write_text(
+        f"mq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: local\nlocalStorage:\n  path: {wal}/\n"
+    )
+    mine = run_cli("channels", "list", "--config", str(config), "--json")
+    theirs = run_cli("channels", "list", "--woodpecker", str(wal / "wp"), "--json")
+    assert mine.code == 0 and theirs.code == 0, mine.stderr + theirs.stderr
+    assert mine.json() == theirs.json() and mine.json()["channels"]
+    custom = tmp_path / "custom.yaml"
+    custom.write_text(f"mq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: local\n    rootPath: {wal}/wp\n")
+    assert run_cli("channels", "list", "--config", str(custom), "--json").json() == theirs.json()
+
+
+def test_a_config_whose_woodpecker_is_a_service_or_absent_says_so(tmp_path):
+    config = tmp_path / "milvus.yaml"
+    config.write_text("mq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: service\n")
     result = run_cli("channels", "list", "--config", str(config))
-    assert result.code == 3 and "effective MQ is woodpecker" in result.stderr and "--woodpecker PATH" in result.stderr
+    assert result.code == 3 and "separate Woodpecker service" in result.stderr and "--woodpecker" in result.stderr
+    config.write_text(
+        f"mq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: local\nlocalStorage:\n  path: {tmp_path}/none\n"
+    )
+    result = run_cli("channels", "list", "--config", str(config))
+    assert result.code == 2 and f"{tmp_path}/none/wp does not exist" in result.stderr

@@ -1,0 +1,375 @@
+"""Where Woodpecker segment files live, read-only: a local folder (the `wp` folder or a directory copy of the
+bucket) or an S3/MinIO bucket and prefix (`s3://BUCKET/PREFIX`). Both list the segments below their root, as
+`<logId>/<segId>` holding `data.log` (local layout) or `N.blk`/`m_N.blk`/`footer.blk` (object layout), and hand
+segments.py the bytes of one file at a time; the CRC checks, problems and states are segments.py's alone.
+
+The bucket is read with the MinIO Python SDK, list and get only (`list_objects`, `get_object`). Its endpoint is
+`--s3-endpoint` or the config's, else env AWS_ENDPOINT_URL_S3 or AWS_ENDPOINT_URL, else AWS S3; its credentials
+come from the config (minio.accessKeyID/secretAccessKey, with --config), then the SDK's providers: env
+AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN, env MINIO_ACCESS_KEY/MINIO_SECRET_KEY, the AWS
+credentials file (AWS_SHARED_CREDENTIALS_FILE, AWS_PROFILE), the mc config file's alias MINIO_ALIAS when set,
+and, where the environment names one, an IAM web-identity token or container credentials URL. Without any,
+requests go unsigned. Secrets never reach an error, a repr or a Spark option. Tested against moto's S3 server,
+not yet against MinIO or AWS itself.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlparse
+
+from mqctl.errors import InputError, MqctlError, PreconditionError
+from mqctl.mq.woodpecker.segments import (
+    BLOCK,
+    Segment,
+    find_segments,
+    read_local_bytes,
+    read_object_files,
+)
+
+if TYPE_CHECKING:
+    from minio import Minio
+
+S3_SCHEME = "s3://"
+AWS_ENDPOINT = "https://s3.amazonaws.com"
+ENDPOINT_ENV = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
+CREDENTIAL_HINT = (
+    "set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or MINIO_ACCESS_KEY and MINIO_SECRET_KEY, or an AWS "
+    "credentials file) to keys that may list and read the bucket"
+)
+# S3 error codes that mean the credentials were refused or lack a permission
+DENIED = {
+    "AccessDenied",
+    "InvalidAccessKeyId",
+    "SignatureDoesNotMatch",
+    "ExpiredToken",
+    "InvalidToken",
+    "TokenRefreshRequired",
+    "AllAccessDisabled",
+    "AccountProblem",
+    "InvalidClientTokenId",
+}
+BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
+
+
+def is_s3_url(text: str) -> bool:
+    return text.lower().startswith(S3_SCHEME)
+
+
+@dataclass(frozen=True)
+class SegmentPlace:
+    """One segment folder: its layout, ids, where it is (a folder path or an object key prefix) and its files."""
+
+    layout: str  # local | object
+    log_id: int
+    segment_id: int
+    folder: str
+    files: frozenset[str]
+
+
+class SegmentFiles(Protocol):
+    """Read-only access to the segment files below one root."""
+
+    @property
+    def description(self) -> str: ...
+
+    def places(self) -> list[SegmentPlace]: ...
+
+    def read(self, place: SegmentPlace, name: str) -> bytes: ...
+
+    def shown(self, place: SegmentPlace, name: str | None = None) -> str: ...
+
+
+def read_place(files: SegmentFiles, place: SegmentPlace) -> Segment:
+    """The segment at `place`, read and checked by segments.py."""
+    if place.layout == "local":
+        return read_local_bytes(
+            files.read(place, "data.log"),
+            "write.fence" in place.files,
+            place.log_id,
+            place.segment_id,
+            files.shown(place, "data.log"),
+        )
+    return read_object_files(
+        place.files,
+        lambda name: files.read(place, name),
+        place.log_id,
+        place.segment_id,
+        lambda name: files.shown(place, name),
+    )
+
+
+def read_all(files: SegmentFiles) -> list[Segment]:
+    """Every segment below the root, by log and segment id."""
+    found = [read_place(files, place) for place in files.places()]
+    return sorted(found, key=lambda s: (s.log_id, s.segment_id))
+
+
+# --- a local folder ------------------------------------------------------------------------------------------
+class LocalFolder:
+    """Segments below a folder, found as segments.find_segments finds them."""
+
+    def __init__(self, root: Path):
+        self.root = root
+        self.description = str(root)
+
+    def places(self) -> list[SegmentPlace]:
+        return [
+            SegmentPlace(layout, log_id, segment_id, str(folder), frozenset(p.name for p in folder.iterdir()))
+            for layout, folder, log_id, segment_id in find_segments(self.root)
+        ]
+
+    def read(self, place: SegmentPlace, name: str) -> bytes:
+        return (Path(place.folder) / name).read_bytes()
+
+    def shown(self, place: SegmentPlace, name: str | None = None) -> str:
+        return str(Path(place.folder) / name) if name is not None else place.folder
+
+
+# --- an S3/MinIO bucket --------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class S3Access:
+    """How to reach a bucket: the endpoint URL (None: env, else AWS), credentials given by a config (None: the
+    SDK's providers) and the region. The secrets stay out of repr and every message."""
+
+    endpoint: str | None = None
+    access_key: str | None = field(default=None, repr=False)
+    secret_key: str | None = field(default=None, repr=False)
+    region: str | None = None
+
+    def endpoint_url(self) -> str:
+        for value in (self.endpoint, *(os.environ.get(name) for name in ENDPOINT_ENV)):
+            if value:
+                return value
+        return AWS_ENDPOINT
+
+
+@dataclass(frozen=True)
+class S3Url:
+    bucket: str
+    prefix: str  # without leading or trailing slash; "" for the whole bucket
+
+    def __str__(self) -> str:
+        return f"{S3_SCHEME}{self.bucket}/{self.prefix}".rstrip("/")
+
+
+def parse_s3_url(text: str) -> S3Url:
+    """`s3://BUCKET[/PREFIX]`; anything else is bad input (exit 2)."""
+    hint = "give s3://BUCKET/PREFIX, e.g. s3://a-bucket/files/wp (minio.bucketName, then minio.rootPath/wp)"
+    if not is_s3_url(text):
+        raise InputError(f"{text}: not an s3:// URL", hint=hint)
+    rest = text[len(S3_SCHEME) :]
+    bucket, _, prefix = rest.partition("/")
+    if "@" in bucket or ":" in bucket:
+        raise InputError(
+            f"{S3_SCHEME}{bucket.rpartition('@')[2]}...: an s3:// URL names the bucket only",
+            hint="pass the endpoint with --s3-endpoint and the credentials in the environment (AWS_ACCESS_KEY_ID...)",
+        )
+    if not BUCKET_NAME.match(bucket) or ".." in bucket:
+        raise InputError(f"{text}: {bucket!r} is not a bucket name (3-63 of a-z, 0-9, '.', '-')", hint=hint)
+    return S3Url(bucket, "/".join(part for part in prefix.split("/") if part))
+
+
+def _client(access: S3Access) -> tuple[Minio, str, bool]:
+    """A MinIO client for the endpoint (with few retries and bounded timeouts, so an unreachable endpoint fails in
+    seconds), the endpoint as shown, and whether its requests are signed (credentials were found)."""
+    import certifi
+    import urllib3
+    from minio import Minio
+    from minio.credentials.providers import (
+        AWSConfigProvider,
+        ChainedProvider,
+        EnvAWSProvider,
+        EnvMinioProvider,
+        IamAwsProvider,
+        MinioClientConfigProvider,
+        Provider,
+        StaticProvider,
+    )
+
+    url = access.endpoint_url()
+    parsed = urlparse(url if "://" in url else f"https://{url}")
+    fix = "give the endpoint as http(s)://HOST[:PORT] (--s3-endpoint, or env AWS_ENDPOINT_URL)"
+    try:
+        port = parsed.port
+    except ValueError:
+        raise InputError(f"S3 endpoint {url!r}: the port is not a number", hint=fix) from None
+    if parsed.scheme not in ("http", "https") or not parsed.hostname or parsed.path.strip("/") or parsed.query:
+        raise InputError(f"S3 endpoint {_shown_endpoint(url)!r} is not http(s)://HOST[:PORT]", hint=fix)
+    if parsed.username or parsed.password:
+        raise InputError(
+            f"S3 endpoint {_shown_endpoint(url)!r} carries credentials",
+            hint="drop them from the URL and set AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY instead",
+        )
+    host = parsed.hostname if port is None else f"{parsed.hostname}:{port}"
+    if ":" in parsed.hostname:  # IPv6
+        host = f"[{parsed.hostname}]" + (f":{port}" if port is not None else "")
+    providers: list[Provider] = []
+    if access.access_key and access.secret_key:
+        providers.append(StaticProvider(access.access_key, access.secret_key))
+    providers += [EnvAWSProvider(), EnvMinioProvider(), AWSConfigProvider()]
+    if os.environ.get("MINIO_ALIAS"):  # mc's own default alias `s3` holds placeholder keys: only one named
+        providers.append(MinioClientConfigProvider())
+    iam_env = (
+        "AWS_WEB_IDENTITY_TOKEN_FILE",
+        "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+        "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+    )
+    if any(os.environ.get(name) for name in iam_env):
+        providers.append(IamAwsProvider())
+    chain = ChainedProvider(providers)
+    found: Provider | None = chain
+    try:
+        chain.retrieve()  # the provider that answers is kept, and asked again when its keys expire
+    except ValueError:
+        found = None  # no credentials anywhere: unsigned requests (a public bucket)
+    except Exception as err:  # an IAM endpoint that fails: say so, without its reply
+        raise PreconditionError(f"cannot get S3 credentials ({type(err).__name__})", hint=CREDENTIAL_HINT) from None
+    http = urllib3.PoolManager(
+        timeout=urllib3.Timeout(connect=10, read=60),
+        maxsize=4,
+        cert_reqs="CERT_REQUIRED",
+        ca_certs=os.environ.get("SSL_CERT_FILE") or certifi.where(),
+        retries=urllib3.Retry(total=2, backoff_factor=0.2, status_forcelist=[500, 502, 503, 504]),
+    )
+    region = access.region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION") or None
+    try:
+        client = Minio(host, secure=parsed.scheme == "https", region=region, http_client=http, credentials=found)
+    except ValueError as err:
+        raise InputError(f"S3 endpoint {_shown_endpoint(url)!r}: {err}", hint=fix) from None
+    return client, f"{parsed.scheme}://{host}", found is not None
+
+
+def _shown_endpoint(url: str) -> str:
+    """The endpoint fit to print: without any `user:password@`."""
+    return re.sub(r"//[^/@]*@", "//", url)
+
+
+_OBJECT_REPR = re.compile(r"<[^<>]*object at 0x[0-9a-f]+>:?\s*|\w+Connection\(host=[^)]*\):\s*")
+
+
+class S3Prefix:
+    """Segments below `s3://BUCKET/PREFIX`, read through the MinIO SDK (list and get only)."""
+
+    def __init__(self, url: str, access: S3Access | None = None):
+        self.url = parse_s3_url(url)
+        self.access = access or S3Access()
+        self.client, self.endpoint, self.signed = _client(self.access)
+        self.description = str(self.url)
+
+    def _key(self, *parts: str) -> str:
+        return "/".join(part for part in (self.url.prefix, *parts) if part)
+
+    @contextlib.contextmanager
+    def _calling(self, what: str) -> Iterator[None]:
+        """Every SDK error as one line (exit 2 for a missing bucket, 3 for the rest), never with a secret."""
+        try:
+            yield
+        except MqctlError:
+            raise
+        except Exception as err:
+            raise self._failure(err, what) from None
+
+    def _failure(self, err: Exception, what: str) -> MqctlError:
+        failure = self._described(err, f"{what} at {self.endpoint}")
+        if self.signed or isinstance(failure, InputError):
+            return failure
+        return PreconditionError(
+            f"{failure.message}; no S3 credentials were found, so the request went unsigned", hint=CREDENTIAL_HINT
+        )
+
+    def _described(self, err: Exception, where: str) -> MqctlError:
+        import urllib3
+        from minio.error import InvalidResponseError, S3Error, ServerError
+
+        if isinstance(err, S3Error):
+            if err.code == "NoSuchBucket":
+                return InputError(
+                    f"{where}: bucket {self.url.bucket!r} does not exist",
+                    hint="check the bucket (minio.bucketName) and the endpoint (--s3-endpoint or AWS_ENDPOINT_URL)",
+                )
+            if err.code in DENIED:
+                return PreconditionError(f"{where}: access denied ({err.code})", hint=CREDENTIAL_HINT)
+            if err.code == "NoSuchKey":
+                return PreconditionError(
+                    f"{where}: the object is gone (deleted while read?)", hint="run the command again"
+                )
+            return PreconditionError(f"{where}: S3 error {err.code}: {err.message}")
+        if isinstance(err, ServerError):
+            return PreconditionError(f"{where}: the server answered HTTP {err.status_code}", hint="try again later")
+        if isinstance(err, InvalidResponseError):
+            return PreconditionError(
+                f"{where}: the endpoint does not answer as S3 does",
+                hint="check --s3-endpoint (or AWS_ENDPOINT_URL): it must be the S3 API port of MinIO, not its console",
+            )
+        reason = getattr(err, "reason", None) or err
+        if isinstance(reason, urllib3.exceptions.ResponseError):  # retries used up on 5xx answers
+            return PreconditionError(f"{where}: the server keeps failing ({reason})", hint="try again later")
+        if isinstance(err, (urllib3.exceptions.HTTPError, OSError)):
+            errno = re.search(r"\[Errno -?\d+\][^'\")]*", str(reason))
+            text = errno.group(0).strip() if errno else _OBJECT_REPR.sub("", str(reason)).strip()
+            return PreconditionError(
+                f"{where}: cannot reach the endpoint: {text or type(reason).__name__}",
+                hint="check --s3-endpoint (or AWS_ENDPOINT_URL) and that the server runs and is reachable from here",
+            )
+        return PreconditionError(f"{where}: {type(err).__name__}")
+
+    def _names(self) -> list[str]:
+        prefix = self._key() + "/" if self.url.prefix else ""
+        with self._calling(f"listing {self.description}"):
+            return [str(o.object_name) for o in self.client.list_objects(self.url.bucket, prefix, recursive=True)]
+
+    def places(self) -> list[SegmentPlace]:
+        """`<logId>/<segId>/<file>` keys below the prefix, grouped into segments (the listing of a folder copy)."""
+        folders: dict[str, set[str]] = {}
+        for key in self._names():
+            folder, _, name = key.rpartition("/")
+            folders.setdefault(folder, set()).add(name)
+        found = []
+        for folder in sorted(folders):
+            parts = folder.split("/")
+            if len(parts) < 2 or not parts[-1].isdigit() or not parts[-2].isdigit():
+                continue
+            names = folders[folder]
+            if "data.log" in names:
+                layout = "local"
+            elif any(BLOCK.match(name) or name == "footer.blk" for name in names):
+                layout = "object"
+            else:
+                continue
+            found.append(SegmentPlace(layout, int(parts[-2]), int(parts[-1]), folder, frozenset(names)))
+        return found
+
+    def read(self, place: SegmentPlace, name: str) -> bytes:
+        key = f"{place.folder}/{name}"
+        with self._calling(f"reading {S3_SCHEME}{self.url.bucket}/{key}"):
+            response: Any = self.client.get_object(self.url.bucket, key)
+            try:
+                return bytes(response.read())
+            finally:
+                response.close()
+                response.release_conn()
+
+    def shown(self, place: SegmentPlace, name: str | None = None) -> str:
+        key = f"{place.folder}/{name}" if name is not None else place.folder
+        return f"{S3_SCHEME}{self.url.bucket}/{key}"
+
+
+def open_segment_files(location: str | Path, access: S3Access | None = None) -> SegmentFiles:
+    """A LocalFolder, or an S3Prefix for an `s3://` URL (other URL schemes are refused)."""
+    text = str(location)
+    if is_s3_url(text):
+        return S3Prefix(text, access)
+    if "://" in text:
+        scheme = text.split("://", 1)[0]
+        raise InputError(
+            f"{scheme}:// is not a Woodpecker location mqctl reads",
+            hint="give a folder, or s3://BUCKET/PREFIX for MinIO/S3 (with --s3-endpoint for MinIO)",
+        )
+    return LocalFolder(Path(text).expanduser())
