@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from mqctl.mq.model import MQSource
     from mqctl.mq.sources import SourceOptions
     from mqctl.mq.streaming.state import StreamingState
+    from mqctl.mq.woodpecker.segments import Segment
 
 FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
 MiB = 1 << 20
@@ -809,8 +810,10 @@ def wal_state_checks(exam: Examination, state: StreamingState) -> None:
     except MqctlError as err:
         exam.add("checkpoints", "DR402", WARNING, f"Woodpecker's meta in etcd not read: {err.message}", err.hint)
         woodpecker = None
-    report = assess_streaming(state, woodpecker, woodpecker_storage=storage, etcd=shown)
-    command = shlex.join(["mqctl", "channels", "checkpoints", "--etcd", shown, "--etcd-root", exam.etcd.root])
+    wal_files, location = _woodpecker_files(exam, state)
+    report = assess_streaming(state, woodpecker, woodpecker_storage=storage, wal_files=wal_files, etcd=shown)
+    words = ["mqctl", "channels", "checkpoints", "--etcd", shown, "--etcd-root", exam.etcd.root]
+    command = shlex.join(words + (["--woodpecker", location] if location else []))
     shown_codes = {RULE_ALTER_WAL_MIDWAY, RULE_NOTHING}
     by_code: dict[str, list[Finding]] = {}
     for finding in report.findings:
@@ -835,9 +838,39 @@ def wal_state_checks(exam: Examination, state: StreamingState) -> None:
             OK,
             f"{len(report.pchannels)} pchannel(s) and {len(report.vchannels)} vchannel(s) of the 2.6 WAL state: "
             "every checkpoint on the pinned WAL"
-            + (", Woodpecker's quorum and truncation as expected" if woodpecker and woodpecker.logs else ""),
+            + (", Woodpecker's quorum and truncation as expected" if woodpecker and woodpecker.logs else "")
+            + (
+                f", what each needs still in the {len(wal_files)} segment(s) at {location}"
+                if location and wal_files is not None
+                else ""
+            ),
             details=[VERIFICATION],
         )
+
+
+def _woodpecker_files(exam: Examination, state: StreamingState) -> tuple[list[Segment] | None, str | None]:
+    """The Woodpecker segments where the config says Milvus writes them (a local folder or its bucket), so DR402
+    can tell whether each checkpoint's entries are still stored (CP116) and the files are whole (CP117); (None,
+    None) when the deployment is not on Woodpecker or the files cannot be read (said as an info)."""
+    from mqctl.mq.streaming.wal_files import read_wal_folder
+    from mqctl.mq.woodpecker.location import woodpecker_location
+
+    res = exam.res
+    on_woodpecker = (state.pinned_mq or res.effective_mq) == "woodpecker"
+    if not exam.target.configs or not on_woodpecker:
+        return None, None
+    try:
+        found = woodpecker_location(res)
+        return read_wal_folder(found.location, found.access), found.location
+    except MqctlError as err:
+        exam.add(
+            "checkpoints",
+            "DR402",
+            INFO,
+            f"the Woodpecker files were not read, so checkpoints are not compared with them: {err.message}",
+            err.hint,
+        )
+        return None, None
 
 
 # --- health --------------------------------------------------------------------------------------------------------

@@ -382,12 +382,14 @@ def test_a_2_6_etcd_state_names_the_pinned_mq_a_wal_switch_under_way_and_natsmq_
 
 @pytest.mark.etcd
 def test_a_2_6_wal_state_is_judged_as_channels_checkpoints_judges_it(tmp_path, cli, etcd_url):
-    """DR402: the doctor reports the WAL-state findings `mqctl channels checkpoints --etcd` makes on the same etcd
-    (a checkpoint on another WAL than the pinned one, a loopback quorum beside real ones, a dropped vchannel), each
-    with the command that lists every row; a healthy state is one ok."""
+    """DR402: the doctor reports the WAL-state findings `mqctl channels checkpoints --etcd --woodpecker` makes on the
+    same etcd and the Woodpecker folder the config names (a checkpoint on another WAL than the pinned one, a loopback
+    quorum beside real ones, a dropped vchannel, a channel checkpoint before the first stored entry), each with the
+    command that lists every row; a healthy state is one ok."""
     import time
 
     from tests.helpers import streaming_meta as enc
+    from tests.helpers import woodpecker_segments as w
 
     now = time.time()
     service = ("10.0.0.21:18080", "10.0.0.22:18080", "10.0.0.23:18080")
@@ -410,17 +412,26 @@ def test_a_2_6_wal_state_is_judged_as_channels_checkpoints_judges_it(tmp_path, c
             enc.put(etcd_url, f"{logs}/{p0}/segments/{seg}", enc.segment_meta(
                 seg, state=0 if seg == 3 else 3, created_ms=int((now - 600) * 1000),
                 quorum_id=-1 if loopback else seg, nodes=("127.0.0.1:59456",) if loopback else service))  # fmt: skip
+            if healthy or seg == 3:  # the unhealthy WAL lost segment 2, where its channel checkpoint points
+                segment = tmp_path / root / "data" / "wp" / "5" / str(seg)
+                w.local_segment(segment, [w.messages(3), w.messages(3, 3)], finalized=seg == 2)
 
     def judged(root: str) -> tuple[dict[str, list[dict[str, Any]]], set[str]]:
         config = tmp_path / root / "milvus.yaml"
-        config.parent.mkdir()
-        config.write_text(f"etcd:\n  rootPath: {root}\nmq:\n  type: woodpecker\n")
+        config.write_text(
+            f"etcd:\n  rootPath: {root}\nmq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: local\n"
+            f"localStorage:\n  path: {tmp_path / root / 'data'}\n"
+        )
         doctor = cli("doctor", "--config", str(config), "--etcd", etcd_url, "--milvus-version", "2.6.17", "--json")
-        listed = cli("channels", "checkpoints", "--etcd", etcd_url, "--etcd-root", root, "--json").json()
-        return checks_by_code(doctor.json()), {f["code"] for f in listed["findings"]} - {"CP111", "CP103"}
+        wal = str(tmp_path / root / "data" / "wp")
+        listed = cli("channels", "checkpoints", "--etcd", etcd_url, "--etcd-root", root, "--woodpecker", wal, "--json")
+        return checks_by_code(doctor.json()), {f["code"] for f in listed.json()["findings"]} - {"CP111", "CP103"}
 
     codes, expected = judged("docbad26")
-    assert expected >= {"CP110", "CP112", "CP114"}  # what this state was built to show
+    assert expected >= {"CP110", "CP112", "CP114", "CP116"}  # what this state was built to show
+    (lost,) = codes["CP116"]
+    assert lost["severity"] == "error" and "precedes the first stored Woodpecker entry 3/0" in lost["message"]
+    assert f"--woodpecker {tmp_path / 'docbad26' / 'data' / 'wp'}" in lost["fix"]
     assert {code for code in codes if code.startswith("CP11")} == expected
     (mismatch,) = codes["CP110"]
     assert mismatch["severity"] == "error" and "docbad26-rootcoord-dml_0" in mismatch["message"]
@@ -433,4 +444,5 @@ def test_a_2_6_wal_state_is_judged_as_channels_checkpoints_judges_it(tmp_path, c
     assert expected == {"CP114"}
     (fine,) = codes["DR402"]
     assert fine["severity"] == "ok" and "1 pchannel(s) and 2 vchannel(s)" in fine["message"]
+    assert "still in the 2 segment(s) at" in fine["message"]
     assert "CP110" not in codes and "CP112" not in codes
