@@ -99,7 +99,7 @@ def transaction_safe_end(source: MQSource, channel: str, start: int, end: int, l
 def transaction_safe_start(source: MQSource, channel: str, position: int) -> int:
     """A query starting at `latest`: the position after the last message, moved back before the first message of a
     transaction still open there, so that transaction is emitted whole once it commits."""
-    bounds = source.id_range(channel)
+    bounds = source.id_range(channel) if source.mq != NATSMQ else None
     if bounds is None or position <= bounds[0] or not may_hold_transactions(source, channel, bounds[0], position):
         return position
     opened: dict[int, int] = {}

@@ -163,3 +163,21 @@ def test_replay_detail_on_rocksmq_is_null_before_version_2(spark, rocksmq):
     details = {key: detail for key, (_, detail) in replayed.items() if detail is not None}
     assert sorted(details) == [("by-dev-rootcoord-dml_0", i) for i in ids[:-1]]
     assert [details[("by-dev-rootcoord-dml_0", i)] for i in ids[:-1]] == [d for *_, d in EXPECTED]
+
+
+@pytest.mark.spark
+def test_follow_messages_shape_carries_the_detail(spark, wal, tmp_path):
+    """`replay --follow` writes the same `detail` column (the streaming reader, Spark's file sink), up to the BeginTxn
+    of the transaction never committed here (no batch ends inside an open transaction)."""
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.follow import FollowRequest, run_follow
+    from mqctl.replay.job import ReplayRequest
+
+    out = tmp_path / "out"
+    replay = ReplayRequest(SourceOptions(woodpecker=str(wal)), output=str(out), shape="messages")
+    result = run_follow(FollowRequest(replay, str(tmp_path / "ckpt"), available_now=True), spark=spark)
+    begin = [properties["_t"] for _, properties in _stored()].index("900")
+    assert result.rows == begin
+    rows = spark.read.parquet(str(out)).orderBy("id").collect()
+    assert [r["detail"] for r in rows] == [m["detail"] for m in _peeked("1", "--woodpecker", str(wal))][:begin]
+    assert [r["detail"] for r in rows] == [d for *_, d in EXPECTED][:begin]
