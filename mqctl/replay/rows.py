@@ -55,6 +55,7 @@ class MessageBatch:
                 msg.rows,
                 msg.payload_size,
                 msg.error,
+                msg.detail,
             )
         )
         self.size += 1

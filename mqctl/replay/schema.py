@@ -32,6 +32,7 @@ MESSAGE_COLUMNS: list[tuple[str, str]] = [
     ("rows", "bigint"),
     ("payload_size", "bigint"),
     ("error", "string"),
+    ("detail", "string"),  # 2.6 version-2 messages: what `channels peek` shows as detail; else null
 ]
 
 # Bookkeeping columns of the `rows` shape, after the collection's own fields.

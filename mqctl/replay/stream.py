@@ -9,8 +9,8 @@ ephemeral consumers with `ack_policy: none`, as the batch reader does).
   message with a TSO at or below T follows on that channel, so every batch ends on a consistent cut, the
   one Milvus itself reads up to; what follows the tick waits for the next one. Channels that carry no time
   ticks (`by-dev-replicate-msg`) are emitted up to their last message. A Woodpecker log (Milvus 2.6, offsets are
-  message ids) is emitted up to its last complete entry, never ending a batch inside an open 2.6 transaction
-  (replay/woodpecker.py).
+  message ids) is emitted up to its last complete entry. On what 2.6 wrote (Woodpecker, RocksMQ `STREAM` values)
+  no batch ends inside an open transaction (open_transactions.py).
 - **Deterministic batches**: `partitions(start, end)` depends only on the offsets (and on which messages
   the MQ still holds), so a retried batch reads the same messages.
 - **Admission control**: `maxMessagesPerTrigger` caps the messages of one batch, shared among the channels
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
+from mqctl.replay.open_transactions import newest_first, transaction_safe_end, transaction_safe_start
 from mqctl.replay.worker import ChannelRangePartition, _arrow_schema, _load_runtime
 
 if TYPE_CHECKING:
@@ -52,7 +53,6 @@ except ImportError:  # pyspark 4.0/4.1
 TIME_TICK = 1200
 WOODPECKER = "woodpecker"  # MQSource.mq of a Woodpecker WAL
 DML_CHANNEL_MARK = "rootcoord-dml_"  # Milvus's DML pchannels: <prefix>-rootcoord-dml_N, time-ticked
-FIRST_WINDOW = 64  # messages looked at first when searching back for the last time tick
 STARTS = ("earliest", "latest")
 # stream options (beside the batch read's, see options.py)
 STARTING_OFFSETS = "startingoffsets"
@@ -133,22 +133,13 @@ def _header(raw: RawMessage) -> tuple[int | None, int | None]:
     return header.base.msg_type, header.base.timestamp or None
 
 
-def _backwards(source: MQSource, channel: str, low: int, high: int) -> Iterator[RawMessage]:
-    """Messages low <= id <= high, newest first, read in growing windows (ids may have gaps: RocksMQ)."""
-    width = FIRST_WINDOW
-    while high >= low:
-        start = max(low, high - width + 1)
-        yield from reversed(list(source.iter_messages(channel, start, high)))
-        high, width = start - 1, width * 4
-
-
 def visible_end(source: MQSource, channel: str, start: int, last: int) -> int:
     """The position after the channel's last time tick in start..last (start when none): what may be
     emitted. Channels without time ticks, and a Woodpecker log (see woodpecker_end), are visible up to their last
     message."""
     if not is_time_ticked(channel) or source.mq == WOODPECKER:
         return max(start, last + 1)
-    for raw in _backwards(source, channel, start, last):
+    for raw in newest_first(source, channel, start, last):
         if _header(raw)[0] == TIME_TICK:
             return raw.id + 1
     return start
@@ -303,10 +294,8 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
         source = opts.open_source()
         try:
             offsets = starting_offsets(source, opts, self.settings)
-            if source.mq == WOODPECKER and self.settings.starting == "latest":
-                from mqctl.replay.woodpecker import woodpecker_start
-
-                offsets = {name: woodpecker_start(source, name, position) for name, position in offsets.items()}
+            if self.settings.starting == "latest":  # before a 2.6 transaction still open there
+                offsets = {name: transaction_safe_start(source, name, position) for name, position in offsets.items()}
         finally:
             source.close()
         self._last = offsets
@@ -336,23 +325,27 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
                 name: max(start.get(name, 0), min(position, self._target.get(name, start.get(name, 0))))
                 for name, position in end.items()
             }
+        visible = end
         if cap is not None:
             end = self._capped(start, end, cap)
-        end = self._whole_transactions(start, end)
+        end = self._whole_transactions(start, end, visible)
         self._last = end
         return end
 
-    def _whole_transactions(self, start: dict[str, int], end: dict[str, int]) -> dict[str, int]:
-        """On Woodpecker, no batch ends inside a 2.6 transaction (woodpecker.transaction_safe_end)."""
+    def _whole_transactions(
+        self, start: dict[str, int], end: dict[str, int], visible: dict[str, int]
+    ) -> dict[str, int]:
+        """No batch ends inside a 2.6 transaction, on Woodpecker or RocksMQ written by 2.6 (open_transactions.py);
+        a batch carried on to a transaction's end stays within what is `visible`. natsmq, which 2.6 no longer offers,
+        holds none."""
         opts = self._opts()
-        if not opts.woodpecker:
+        if not (opts.woodpecker or opts.rocksmq):
             return end
-        from mqctl.replay.woodpecker import transaction_safe_end
-
         source = opts.open_source()
         try:
             return {
-                name: transaction_safe_end(source, name, start.get(name, 0), position) for name, position in end.items()
+                name: transaction_safe_end(source, name, start.get(name, 0), position, visible.get(name))
+                for name, position in end.items()
             }
         finally:
             source.close()
@@ -502,7 +495,7 @@ def channel_lags(source: MQSource, positions: dict[str, int], now_ms: int) -> li
         behind = count_messages(source, name, position, bounds[1] + 1)
         seconds = None
         if position > bounds[0]:
-            for raw in _backwards(source, name, bounds[0], min(position - 1, bounds[1])):
+            for raw in newest_first(source, name, bounds[0], min(position - 1, bounds[1])):
                 tso = _header(raw)[1]
                 if tso:
                     seconds = max(0.0, (now_ms - (tso >> TSO_LOGICAL_BITS)) / 1000)

@@ -12,19 +12,18 @@ pchannel's WAL checkpoint (`streamingnode-meta/wal/<p>/consume-checkpoint`: the 
 so all the vchannel has not persisted follows it) — the meaning the 2.3-2.5 form gives datacoord's seek position.
 A vchannel the streaming node marks dropped is left out (as a dropped collection's on 2.3-2.5).
 
-Transactions in follow mode: a batch never ends inside a transaction (see `transaction_safe_end`).
+Transactions in follow mode: a batch never ends inside a transaction (open_transactions.py, shared with RocksMQ
+written by 2.6).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.woodpecker.source import ENTRY_SPAN, position_of
 
 if TYPE_CHECKING:
-    from mqctl.mq.model import MQSource, RawMessage
     from mqctl.mq.streaming.state import StreamingState
     from mqctl.replay.job import ReplayRequest
 
@@ -143,64 +142,3 @@ def _check_stored(request: ReplayRequest, found: dict[str, tuple[str, int]]) -> 
                 hint="the WAL was truncated past the checkpoint (or the folder is an older copy): replay what is "
                 "left from a position or time, and check the WAL retention against the flush interval",
             )
-
-
-# ---------------------------------------------------------------------------------------- follow: transactions
-def _txn_marks(messages: Iterable[RawMessage]) -> Iterable[tuple[int, int, int | None]]:
-    """(message id, transaction id, MessageType number) of every message that belongs to a transaction."""
-    from mqctl.mq.decode.envelope import has_envelope, read_envelope
-
-    for raw in messages:
-        if not has_envelope(raw.headers):
-            continue
-        envelope = read_envelope(raw.headers)
-        if envelope.in_txn and envelope.txn_id is not None:
-            yield raw.id, envelope.txn_id, envelope.type_number
-
-
-def transaction_safe_end(source: MQSource, channel: str, start: int, end: int) -> int:
-    """The end of a batch start..end (exclusive) moved back before the first message of any transaction still open
-    at `end` (its BeginTxn, or its first message in the range), so a transaction is emitted whole, at its commit,
-    by exactly one batch, and none is read before its outcome is stored. When that leaves the batch empty, the
-    end moves forward instead to where every transaction begun in it has ended (a batch may then exceed
-    maxMessagesPerTrigger), or stays at `start` while the outcome is not stored yet."""
-    from mqctl.mq.decode.transactions import COMMIT, ROLLBACK
-
-    if end <= start:
-        return end
-    opened: dict[int, int] = {}  # transaction -> its first message in the range
-    for message_id, txn, number in _txn_marks(source.iter_messages(channel, start, end - 1)):
-        if number in (COMMIT, ROLLBACK):
-            opened.pop(txn, None)
-        else:
-            opened.setdefault(txn, message_id)
-    if not opened:
-        return end
-    hold = min(opened.values())
-    if hold > start:
-        return hold
-    for message_id, txn, number in _txn_marks(source.iter_messages(channel, end)):
-        if number in (COMMIT, ROLLBACK):
-            opened.pop(txn, None)
-        else:
-            opened.setdefault(txn, message_id)
-        if not opened:
-            return message_id + 1
-    return start
-
-
-def woodpecker_start(source: MQSource, channel: str, position: int) -> int:
-    """A query starting at `latest`: the position after the last entry, moved back before the first message of a
-    transaction still open there, so that transaction is emitted whole once it commits."""
-    from mqctl.mq.decode.transactions import COMMIT, ROLLBACK
-
-    bounds = source.id_range(channel)
-    if bounds is None or position <= bounds[0]:
-        return position
-    opened: dict[int, int] = {}
-    for message_id, txn, number in _txn_marks(source.iter_messages(channel, bounds[0], position - 1)):
-        if number in (COMMIT, ROLLBACK):
-            opened.pop(txn, None)
-        else:
-            opened.setdefault(txn, message_id)
-    return min(opened.values(), default=position)

@@ -93,7 +93,7 @@ def _initial(root: Path, first) -> LocalSegment:
 
 def test_a_batch_never_ends_inside_an_open_transaction(tmp_path, growth):
     from mqctl.mq.woodpecker.source import WoodpeckerSource
-    from mqctl.replay.woodpecker import transaction_safe_end, woodpecker_start
+    from mqctl.replay.open_transactions import transaction_safe_end, transaction_safe_start
 
     root = tmp_path / "wp"
     active = _initial(root, growth["first"])
@@ -104,7 +104,7 @@ def test_a_batch_never_ends_inside_an_open_transaction(tmp_path, growth):
         assert transaction_safe_end(source, "1", ids[0], last + 1) == begin  # held before the BeginTxn
         assert transaction_safe_end(source, "1", ids[0], begin) == begin  # nothing open before it
         assert transaction_safe_end(source, "1", begin, last + 1) == begin  # its outcome is not stored yet
-        assert woodpecker_start(source, "1", last + 1) == begin  # --from latest starts before it too
+        assert transaction_safe_start(source, "1", last + 1) == begin  # --from latest starts before it too
     active.append(growth["second"])
     with WoodpeckerSource(root) as source:
         ids = [raw.id for raw in source.iter_messages("1")]

@@ -120,21 +120,65 @@ def _args(wal, etcd_url: str, root: str, out, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
-@pytest.mark.etcd
-@pytest.mark.spark
-def test_replays_only_what_milvus_has_not_persisted(etcd_url, wal, checkpoints, stored, tmp_path):
-    root, cps = checkpoints
-    args = _args(wal, etcd_url, root, tmp_path / "messages", "--shape", "messages", "--format", "json")
+@pytest.fixture(scope="module")
+def batch_replay(etcd_url, wal, checkpoints, tmp_path_factory):
+    """The batch `--from checkpoint` replay of the WAL in the messages shape, through the CLI: (its --json result,
+    the rows it wrote)."""
+    root, _ = checkpoints
+    out = tmp_path_factory.mktemp("batch") / "messages"
+    args = _args(wal, etcd_url, root, out, "--shape", "messages", "--format", "json")
     result = run_cli_subprocess(*args, "--master", "local[2]", "--json")
     assert result.code == 0, result.stderr
-    assert {c["name"] for c in result.json()["channels"]} == {DML[0], DML[1], DML[3]}
-    written = _written(tmp_path / "messages")
+    return result.json(), _written(out)
+
+
+@pytest.mark.etcd
+@pytest.mark.spark
+def test_replays_only_what_milvus_has_not_persisted(checkpoints, stored, batch_replay):
+    _, cps = checkpoints
+    summary, written = batch_replay
+    assert {c["name"] for c in summary["channels"]} == {DML[0], DML[1], DML[3]}
     got = [(m["channel"], m["id"]) for m in written]
     assert len(got) == len(set(got)) and set(got) == _unpersisted(stored, cps)
     # dml_0 is read after the ghost's earlier checkpoint (0/0); 0/1 is v0's, persisted: 0/2 comes first
     assert stored[(DML[0], 1)]["shard"] == V0 and min(id_ for channel, id_ in got if channel == DML[0]) == 2
     assert not any(m.get("shard") == V0 and m["id"] <= cps[V0] for m in written)
     assert any(m.get("shard") == V0 for m in written)  # v0's inserts after its checkpoint are there
+
+
+@pytest.mark.etcd
+@pytest.mark.spark
+def test_a_follow_query_from_checkpoint_writes_what_the_batch_replay_writes(
+    etcd_url, wal, checkpoints, stored, batch_replay, tmp_path
+):
+    """`--follow --from checkpoint --available-now` through the CLI (real etcd, real local Spark): on the pchannels
+    with a checkpointed vchannel, every row of the batch replay of the same folder from the same checkpoints, each
+    once, column for column; dml_2, whose only vchannel is dropped, from its first message (a follow query reads
+    such a channel whole, docs/replay.md); a restart on the same checkpoint then adds nothing and ignores `--from`."""
+    root, _ = checkpoints
+    out, ckpt = tmp_path / "messages", tmp_path / "ckpt"
+    args = [
+        *_args(wal, etcd_url, root, out, "--shape", "messages", "--format", "json"),
+        "--follow", "--available-now", "--checkpoint-location", str(ckpt), "--master", "local[2]", "--json",
+    ]  # fmt: skip
+    result = run_cli_subprocess(*args)
+    assert result.code == 0, result.stderr
+    summary = result.json()
+    assert summary["started_from"] == "checkpoint" and summary["resumed"] is False
+
+    def rows(messages: list[dict]) -> list[str]:
+        return sorted(json.dumps(m, sort_keys=True) for m in messages)
+
+    _, batch = batch_replay
+    followed = _written(out)
+    written = rows([m for m in followed if m["channel"] != DML[2]])
+    assert written == rows(batch) and len(written) == len(set(written))
+    whole = sorted(m["id"] for m in followed if m["channel"] == DML[2])
+    assert whole == sorted(id_ for channel, id_ in stored if channel == DML[2])
+    assert summary["rows"] == len(followed) == len(batch) + len(whole)
+    again = run_cli_subprocess(*args)
+    assert again.code == 0, again.stderr
+    assert again.json()["resumed"] is True and again.json()["rows"] == 0 and rows(_written(out)) == rows(followed)
 
 
 @pytest.mark.etcd

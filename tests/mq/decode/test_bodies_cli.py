@@ -130,13 +130,54 @@ def test_rocksmq_values_written_by_26_show_the_same(rocksmq):
     assert messages[-1]["error"] == UNDECODABLE
 
 
+def _peeked(*args: str) -> list[dict]:
+    result = run_cli("channels", "peek", *args, "--limit", "1000", "--json")
+    assert result.code == 0, result.stderr
+    return result.json()["messages"]
+
+
 @pytest.mark.spark
-def test_replay_messages_shape_carries_the_ids(spark, wal):
+def test_replay_messages_shape_carries_the_ids_and_the_detail(spark, wal):
     """`replay`'s messages shape (the milvus_mq data source in a real local Spark) gets the collection, partition and
-    segment of each version-2 message, and the undecodable one its error."""
+    segment of each version-2 message, the undecodable one its error, and the `detail` `channels peek` shows."""
     frame = spark.read.format("milvus_mq").option("woodpecker", str(wal)).load()
-    got = [
-        (r["type"], r["collection_id"], r["partition_id"], r["segment_id"], r["error"])
-        for r in frame.orderBy("id").collect()
-    ]
+    rows = frame.orderBy("id").collect()
+    got = [(r["type"], r["collection_id"], r["partition_id"], r["segment_id"], r["error"]) for r in rows]
     assert got == [(t, c, p, s, None) for t, c, p, s, _ in EXPECTED] + [("FlushSegment", None, None, None, UNDECODABLE)]
+    peeked = _peeked("1", "--woodpecker", str(wal))
+    assert [r["detail"] for r in rows] == [m["detail"] for m in peeked] == [d for *_, d in EXPECTED] + [None]
+
+
+@pytest.mark.spark
+def test_replay_detail_on_rocksmq_is_null_before_version_2(spark, rocksmq):
+    """On a RocksMQ holding 2.6 values (dml_0, version-2 messages appended) beside 2.3-2.5 ones (dml_1), each row's
+    `detail` equals what `channels peek --json` shows for that message: set on the version-2 messages, null on the
+    version-1 messages in the 2.6 envelope and on every message 2.3-2.5 wrote."""
+    path, ids = rocksmq
+    frame = spark.read.format("milvus_mq").option("rocksmq", str(path)).load()
+    rows = frame.select("channel", "id", "type", "detail").collect()
+    replayed = {(r["channel"], r["id"]): (r["type"], r["detail"]) for r in rows}
+    for channel in ("by-dev-rootcoord-dml_0", "by-dev-rootcoord-dml_1"):
+        peeked = {(channel, m["id"]): (m["type"], m["detail"]) for m in _peeked(channel, "--rocksmq", str(path))}
+        assert peeked and {key: replayed[key] for key in peeked} == peeked
+    details = {key: detail for key, (_, detail) in replayed.items() if detail is not None}
+    assert sorted(details) == [("by-dev-rootcoord-dml_0", i) for i in ids[:-1]]
+    assert [details[("by-dev-rootcoord-dml_0", i)] for i in ids[:-1]] == [d for *_, d in EXPECTED]
+
+
+@pytest.mark.spark
+def test_follow_messages_shape_carries_the_detail(spark, wal, tmp_path):
+    """`replay --follow` writes the same `detail` column (the streaming reader, Spark's file sink), up to the BeginTxn
+    of the transaction never committed here (no batch ends inside an open transaction)."""
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.follow import FollowRequest, run_follow
+    from mqctl.replay.job import ReplayRequest
+
+    out = tmp_path / "out"
+    replay = ReplayRequest(SourceOptions(woodpecker=str(wal)), output=str(out), shape="messages")
+    result = run_follow(FollowRequest(replay, str(tmp_path / "ckpt"), available_now=True), spark=spark)
+    begin = [properties["_t"] for _, properties in _stored()].index("900")
+    assert result.rows == begin
+    rows = spark.read.parquet(str(out)).orderBy("id").collect()
+    assert [r["detail"] for r in rows] == [m["detail"] for m in _peeked("1", "--woodpecker", str(wal))][:begin]
+    assert [r["detail"] for r in rows] == [d for *_, d in EXPECTED][:begin]
