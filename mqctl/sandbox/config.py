@@ -111,6 +111,7 @@ def _finish_config(directory: Path, ports: dict[str, int], mq: str, external_etc
     config_path = directory / CONFIG_REL
     yaml = YAML()
     yaml.preserve_quotes = True
+    yaml.width = 1 << 16  # a long path stays on its key's line: a folded value breaks line-based edits and grep
     doc = yaml.load(config_path.read_text())
     doc["etcd"]["config"] = {"path": str(directory / ETCD_CONFIG_REL)}
     if external_etcd:
