@@ -291,6 +291,9 @@ def replay(
             "choose where to replay to: --to-spark",
             hint="e.g. mqctl replay --to-spark --rocksmq DIR --collection NAME --output OUT",
         )
+    from mqctl.mq.sources import resolve_source
+
+    source = resolve_source(source)  # a WAL --config derives is read as --woodpecker is, from here on
     if source.woodpecker:
         import dataclasses
 

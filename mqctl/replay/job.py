@@ -154,8 +154,9 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
     nats-server that lives as long as this context."""
     from mqctl.mq.nats.connect import public_url
     from mqctl.mq.nats.server import private_nats_server
-    from mqctl.mq.sources import choose_source
+    from mqctl.mq.sources import choose_source, resolve_source
 
+    choice = resolve_source(choice)  # a WAL --config derives: as --woodpecker, with the config's endpoint and keys
     kind, location = choose_source(choice)
     timeout = {"timeout": str(choice.timeout)}
     if kind == "rocksmq":
@@ -216,8 +217,11 @@ def run_replay(
     request: ReplayRequest, *, spark: Any = None, on_progress: ProgressCallback | None = None
 ) -> ReplayResult:
     """Replay what the request names into its target. `spark`: an existing session to use (its
-    master wins over request.master); otherwise one is started and stopped here."""
-    request = resolved_request(request)
+    master wins over request.master); otherwise one is started and stopped here. A Woodpecker WAL --config derives
+    is read as the explicit --woodpecker is (mqctl.mq.sources.resolve_source)."""
+    from mqctl.mq.sources import resolve_source
+
+    request = resolved_request(dataclasses.replace(request, source=resolve_source(request.source)))
     output = request.output or ""
     remote = "://" in output  # s3a://, hdfs://...: Spark checks those itself
     if request.table:
@@ -231,11 +235,6 @@ def run_replay(
         mutual=False,
     )
     with source_options(request.source) as (options, label):
-        if "woodpecker" in options and request.start == FROM_CHECKPOINT and not request.source.woodpecker:
-            raise InputError(  # a WAL --config derived
-                "--from checkpoint reads a Woodpecker WAL named with --woodpecker, not yet one --config derives",
-                hint=f"add --woodpecker {options['woodpecker']} (and --s3-endpoint for a bucket)",
-            )
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:
             options["after"] = after_option(_milvus_checkpoints(request))
@@ -326,16 +325,19 @@ def _read_options(request: ReplayRequest) -> dict[str, str]:
 
 def _milvus_checkpoints(request: ReplayRequest) -> dict[str, tuple[str, int]]:
     """--from checkpoint: each vchannel's seek position from etcd (what follows is not persisted yet); on a
-    Woodpecker WAL the 2.6 channel checkpoints (see woodpecker.py)."""
-    if request.source.woodpecker:
-        from mqctl.replay.woodpecker import woodpecker_checkpoints
-
-        return woodpecker_checkpoints(request)
-    from mqctl.mq.checkpoints import seek_positions
-    from mqctl.mq.milvus_meta import meta_reader
-    from mqctl.mq.sources import load_config
+    Woodpecker WAL (named with --woodpecker or derived from --config) the 2.6 channel checkpoints (see
+    woodpecker.py)."""
+    from mqctl.mq.sources import load_config, resolve_source
 
     resolution = load_config(request.source.config) if request.source.config else None
+    source = resolve_source(request.source, resolution)
+    if source.woodpecker:
+        from mqctl.replay.woodpecker import woodpecker_checkpoints
+
+        return woodpecker_checkpoints(dataclasses.replace(request, source=source))
+    from mqctl.mq.checkpoints import seek_positions
+    from mqctl.mq.milvus_meta import meta_reader
+
     return seek_positions(meta_reader(request.etcd, request.etcd_root, resolution).read())
 
 
