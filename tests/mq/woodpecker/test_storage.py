@@ -256,6 +256,18 @@ def test_a_config_with_minio_storage_reads_its_bucket(s3, tree, tmp_path):
     assert mine.code == 0 and len(mine.json()["messages"]) == 5, mine.stderr
 
 
+def test_channels_woodpecker_reads_the_bucket_a_config_names(s3, tmp_path):
+    """`channels woodpecker --config F` without PATH: the bucket and prefix the config names, with its endpoint and
+    keys (the environment's are wrong here), the same report as the explicit URL's; the keys in no output."""
+    config = minio_config(tmp_path / "milvus.yaml", s3)
+    env = s3.env(AWS_SECRET_ACCESS_KEY="wrong-secret-in-env")
+    mine = run_cli("channels", "woodpecker", "--config", str(config), "--json", env=env)
+    theirs = bucket(s3, "channels", "woodpecker", f"s3://{BUCKET}/files/wp", "--json")
+    assert mine.code == theirs.code == 0, mine.stderr
+    assert mine.json() == theirs.json() and mine.json()["path"] == f"s3://{BUCKET}/files/wp"
+    assert s3.reader_secret not in mine.stdout + mine.stderr
+
+
 def test_a_config_with_wrong_minio_keys_is_exit_3_without_them(s3, tmp_path):
     secret = "config-secret-that-is-wrong-Pk02"
     config = minio_config(tmp_path / "milvus.yaml", s3, secretAccessKey=secret)
