@@ -172,13 +172,14 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
         path = str(Path(location).expanduser().resolve()) if "://" not in location else location
         names = woodpecker_log_names(choice)
         access = woodpecker_access(choice)
-        # a missing folder or bucket, a bad URL, refused credentials: one line, before Spark
-        WoodpeckerSource(path, names=names, access=access).close()
         found = {"woodpecker": path, "woodpecker_logs": logs_option(names)}
         if "://" in path:
             hand_keys_to_executors(access)
             endpoint, region = access.endpoint_url(), access.region
             found.update({"woodpecker_endpoint": endpoint, **({"woodpecker_region": region} if region else {})})
+            access = dataclasses.replace(access, access_key=None, secret_key=None)  # the keys the executors will use
+        # a missing folder or bucket, a bad URL, refused credentials: one line, before Spark
+        WoodpeckerSource(path, names=names, access=access).close()
         yield found, f"woodpecker:{path}"
     else:
         store = str(Path(location).expanduser().resolve())
@@ -189,7 +190,8 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
 def hand_keys_to_executors(access: S3Access) -> None:
     """The keys a config names for its bucket, for the executors: through the environment Spark's workers
     inherit (local mode), never through a data source option (those show in plans and the Spark UI); keys
-    already in the environment stay. On a cluster the executors' environment must hold them."""
+    already in the environment stay. On a cluster the executors' environment must hold them. The driver then reads
+    (checks, plans) with the environment's keys as its executors do, as for an explicit s3:// --woodpecker."""
     import os
 
     if access.access_key and access.secret_key and not os.environ.get("AWS_ACCESS_KEY_ID"):
