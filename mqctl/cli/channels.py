@@ -641,8 +641,8 @@ def checkpoints(
     On Milvus 2.6+ (Streaming Service) it reads etcd: pchannel assignments, WAL checkpoints with the
     AlterWAL stage, vchannel meta, channel checkpoints with their WAL name, the pinned mq.type and Woodpecker's
     log/segment meta; and Woodpecker's files (--woodpecker, or where a --config on Woodpecker puts them) to tell
-    whether what each checkpoint needs is still stored. 2.6 support: format from Milvus v2.6.x / Woodpecker v0.1.x source; not yet verified on a
-    running 2.6."""
+    whether what each checkpoint needs is still stored. 2.6 support: format from Milvus v2.6.x / Woodpecker v0.1.x
+    source; not yet verified on a running 2.6."""
     from mqctl.backends import V2_6
     from mqctl.cli.common import exit_with
     from mqctl.config.known_keys import parse_version

@@ -279,9 +279,10 @@ def replay(
 
     --woodpecker (or --config of a 2.6 on Woodpecker, which says where the WAL is) reads a Milvus 2.6+ Woodpecker
     WAL, in batch or with --follow (a corrupt segment stops the replay, exit 3), from a folder or s3://BUCKET/PREFIX
-    (--s3-endpoint; executors get the keys from their environment, never from an option); with --etcd its logs are named after their pchannels and --from checkpoint starts after the 2.6
-    channel checkpoints: format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6;
-    s3:// reads tested against moto's S3 server, not yet against MinIO or AWS."""
+    (--s3-endpoint; executors get the keys from their environment, never from an option); with --etcd its logs are
+    named after their pchannels and --from checkpoint starts after the 2.6 channel checkpoints: format from Woodpecker
+    v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6; s3:// reads tested against moto's S3 server, not
+    yet against MinIO or AWS."""
     from mqctl.errors import InputError
     from mqctl.replay.job import ReplayRequest, run_replay
     from mqctl.replay.session import parse_spark_conf
