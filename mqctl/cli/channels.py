@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -451,7 +452,8 @@ WoodpeckerOpt = Annotated[
     typer.Option(
         "--woodpecker",
         help="2.6: the local Woodpecker folder, a copy of its bucket or s3://BUCKET/PREFIX (MinIO/S3, see "
-        "--s3-endpoint): is what each checkpoint needs still stored?",
+        "--s3-endpoint): is what each checkpoint needs still stored? Default: where a --config on Woodpecker puts "
+        "it.",
         rich_help_panel=META,
     ),
 ]
@@ -543,13 +545,32 @@ def _render_streaming(report: StreamingCheckpointReport) -> list[FitTable | str]
     return parts
 
 
+def _checkpoint_wal(
+    source: SourceOptions, woodpecker: str | None, s3_endpoint: str | None, resolution: Resolution | None
+) -> SourceOptions | None:
+    """The Woodpecker files 2.6 checkpoints are compared with: --woodpecker, else the WAL --config derives (as
+    `channels list --config` reads it; not a separate Woodpecker service's, whose files are where its own config
+    says), else none."""
+    import dataclasses
+
+    from mqctl.errors import InputError
+    from mqctl.mq.sources import resolve_source
+    from mqctl.mq.woodpecker.location import kept_by_service
+
+    wal = SourceOptions(woodpecker=woodpecker, s3_endpoint=s3_endpoint)
+    if woodpecker is None and not source.explicit and resolution is not None and not kept_by_service(resolution):
+        wal = resolve_source(dataclasses.replace(wal, config=source.config), resolution)
+    if s3_endpoint and not (wal.woodpecker and "://" in wal.woodpecker):
+        raise InputError("--s3-endpoint is where an s3:// --woodpecker is read", hint="add --woodpecker s3://...")
+    return wal if wal.woodpecker else None
+
+
 def _streaming_checkpoints(
     reader: MetaReader,
     resolution: Resolution | None,
     source: SourceOptions,
     truncation_lag: float,
-    wal_path: str | None,
-    s3_endpoint: str | None,
+    wal: SourceOptions | None,
     json_mode: bool,
     wide: bool,
 ) -> None:
@@ -563,15 +584,15 @@ def _streaming_checkpoints(
     out = output(json_mode, wide)
     if source.explicit:
         out.warn(
-            f"Milvus 2.6+: {', '.join(source.explicit)} not read: on 2.6 mqctl reads etcd and, with --woodpecker, "
-            "Woodpecker's files (other WALs written by 2.6 are not read yet)"
+            f"Milvus 2.6+: {', '.join(source.explicit)} not read: on 2.6 mqctl reads etcd and Woodpecker's files "
+            "(--woodpecker, or where a --config on Woodpecker puts them; other WALs written by 2.6 are not read yet)"
         )
     wal_files = None
-    if wal_path:
+    if wal is not None and wal.woodpecker:
+        from mqctl.mq.sources import woodpecker_access
         from mqctl.mq.streaming.wal_files import read_wal_folder
-        from mqctl.mq.woodpecker.storage import S3Access
 
-        wal_files = read_wal_folder(wal_path, S3Access(endpoint=s3_endpoint))
+        wal_files = read_wal_folder(wal.woodpecker, woodpecker_access(wal))
     etcd_values = reader.etcd.read()
 
     def configured(key: str) -> str | None:
@@ -617,10 +638,11 @@ def checkpoints(
     Exit 1 when any vchannel is expired or at-risk (2.6: any error or warning finding), 3 when etcd or the MQ
     cannot be read.
 
-    On Milvus 2.6+ (Streaming Service) it reads etcd only: pchannel assignments, WAL checkpoints with the
+    On Milvus 2.6+ (Streaming Service) it reads etcd: pchannel assignments, WAL checkpoints with the
     AlterWAL stage, vchannel meta, channel checkpoints with their WAL name, the pinned mq.type and Woodpecker's
-    log/segment meta. 2.6 support: format from Milvus v2.6.x / Woodpecker v0.1.x source; not yet verified on a
-    running 2.6."""
+    log/segment meta; and Woodpecker's files (--woodpecker, or where a --config on Woodpecker puts them) to tell
+    whether what each checkpoint needs is still stored. 2.6 support: format from Milvus v2.6.x / Woodpecker v0.1.x
+    source; not yet verified on a running 2.6."""
     from mqctl.backends import V2_6
     from mqctl.cli.common import exit_with
     from mqctl.config.known_keys import parse_version
@@ -640,9 +662,8 @@ def checkpoints(
         version = resolution.version
     streaming = version >= V2_6 if version is not None else has_streaming_meta(reader.etcd, reader.root)
     if streaming:
-        if s3_endpoint and not (woodpecker and "://" in woodpecker):
-            raise InputError("--s3-endpoint is where an s3:// --woodpecker is read", hint="add --woodpecker s3://...")
-        _streaming_checkpoints(reader, resolution, source, truncation_lag, woodpecker, s3_endpoint, json_mode, wide)
+        wal = _checkpoint_wal(source, woodpecker, s3_endpoint, resolution)
+        _streaming_checkpoints(reader, resolution, source, truncation_lag, wal, json_mode, wide)
         return
     if woodpecker or s3_endpoint:
         raise InputError("--woodpecker is for Milvus 2.6+", hint="give --milvus-version 2.6.x, or leave it out")
@@ -746,14 +767,22 @@ def _render_woodpecker(report: WoodpeckerReport) -> list[FitTable | str]:
 @app.command()
 def woodpecker(
     path: Annotated[
-        str,
+        str | None,
         typer.Argument(
             help="The local Woodpecker folder (<localStorage.path>/wp), a directory copy of the bucket, or "
             "s3://BUCKET/PREFIX read straight from MinIO/S3 (e.g. s3://a-bucket/files/wp with --s3-endpoint); "
-            "segments are found below it.",
+            "segments are found below it. Default: where --config puts it.",
             show_default=False,
         ),
-    ],
+    ] = None,
+    config: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--config",
+            help="milvus.yaml/user.yaml/CR/Helm values of a 2.6 on Woodpecker: read the WAL where they put it (its "
+            "folder, or its bucket with the endpoint and keys they name) when PATH is not given.",
+        ),
+    ] = None,
     log: Annotated[
         str | None,
         typer.Option("--log", help="Also list the entries of this log (its pchannel with --etcd, or its id)."),
@@ -768,23 +797,36 @@ def woodpecker(
     """Woodpecker segment files of a Milvus 2.6+ WAL, read-only: per segment its state (finalized, active,
     fenced), blocks, entries, time ticks, footer version and LAC, with record and block CRCs checked; with --log
     the entries' 2.6 envelope (type, time tick, vchannel). With --etcd, logs are named after their pchannels.
+    Without PATH, --config says where the WAL is (its folder, or its bucket with the endpoint and keys it names).
     An s3:// PATH is read straight from MinIO/S3 (list and get only). Exit 1 when a segment is corrupt, 2 for bad
     input (a missing folder or bucket, a bad URL), 3 when the endpoint is unreachable or refuses the credentials.
     Format from Milvus v2.6.x / Woodpecker v0.1.x source; not yet verified on a running 2.6; s3:// reads tested
     against moto's S3 server, not yet against MinIO or AWS."""
     from mqctl.cli.common import exit_with
+    from mqctl.errors import InputError
+    from mqctl.mq.sources import load_config, resolve_source, woodpecker_access
     from mqctl.mq.streaming.wal_files import log_names, woodpecker_report
-    from mqctl.mq.woodpecker.storage import S3Access
 
-    if s3_endpoint and "://" not in path:
-        from mqctl.errors import InputError
-
+    wal = SourceOptions(woodpecker=path, s3_endpoint=s3_endpoint, config=list(config or []))
+    if path is None:
+        if not config:
+            raise InputError("give the WAL: PATH, or --config FILE of a 2.6 on Woodpecker to derive it")
+        resolution = load_config(wal.config)
+        wal = resolve_source(wal, resolution)
+        if wal.woodpecker is None:
+            raise InputError(
+                f"{', '.join(resolution.files)}: the effective MQ is {resolution.effective_mq or 'none'}, not "
+                "woodpecker, so the config puts no Woodpecker WAL anywhere",
+                hint="see `mqctl config explain` for why, or give the WAL's PATH",
+            )
+    location = wal.woodpecker or ""
+    if s3_endpoint and "://" not in location:
         raise InputError("--s3-endpoint is where an s3:// PATH is read", hint="give s3://BUCKET/PREFIX, or drop it")
     names = None
     if etcd:
         from mqctl.config.resolve.sources import EtcdConfig
 
         names = log_names(EtcdConfig(etcd, etcd_root or "by-dev"))
-    report = woodpecker_report(path, names=names, log=log, limit=limit, access=S3Access(endpoint=s3_endpoint))
+    report = woodpecker_report(location, names=names, log=log, limit=limit, access=woodpecker_access(wal))
     output(json_mode, wide).emit(report, _render_woodpecker)
     exit_with(1 if report.corrupt else 0)

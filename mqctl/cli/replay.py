@@ -277,11 +277,12 @@ def replay(
 ) -> None:
     """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table.
 
-    --woodpecker reads a Milvus 2.6+ Woodpecker WAL, in batch or with --follow (a corrupt segment stops the replay,
-    exit 3), from a folder or s3://BUCKET/PREFIX (--s3-endpoint; executors get the keys from their environment, never
-    from an option); with --etcd its logs are named after their pchannels and --from checkpoint starts after the 2.6
-    channel checkpoints: format from Woodpecker v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6;
-    s3:// reads tested against moto's S3 server, not yet against MinIO or AWS."""
+    --woodpecker (or --config of a 2.6 on Woodpecker, which says where the WAL is) reads a Milvus 2.6+ Woodpecker
+    WAL, in batch or with --follow (a corrupt segment stops the replay, exit 3), from a folder or s3://BUCKET/PREFIX
+    (--s3-endpoint; executors get the keys from their environment, never from an option); with --etcd its logs are
+    named after their pchannels and --from checkpoint starts after the 2.6 channel checkpoints: format from Woodpecker
+    v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6; s3:// reads tested against moto's S3 server, not
+    yet against MinIO or AWS."""
     from mqctl.errors import InputError
     from mqctl.replay.job import ReplayRequest, run_replay
     from mqctl.replay.session import parse_spark_conf
@@ -291,6 +292,9 @@ def replay(
             "choose where to replay to: --to-spark",
             hint="e.g. mqctl replay --to-spark --rocksmq DIR --collection NAME --output OUT",
         )
+    from mqctl.mq.sources import resolve_source
+
+    source = resolve_source(source)  # a WAL --config derives is read as --woodpecker is, from here on
     if source.woodpecker:
         import dataclasses
 

@@ -47,7 +47,8 @@ class SourceOptions:
     # each command declares --etcd/--etcd-root itself)
     etcd: str | None = None
     etcd_root: str | None = None
-    # the endpoint and keys --config names for its Woodpecker bucket (set when the source is derived)
+    # the endpoint, region and keys --config names for its Woodpecker bucket (set by resolve_source when --config
+    # derives the WAL; an explicit s3:// --woodpecker reaches keys through the environment)
     s3_access: S3Access | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -187,14 +188,31 @@ def choose_source(options: SourceOptions, resolution: Resolution | None = None) 
             hint="pass --rocksmq PATH, --nats URL, --nats-store DIR, or --config FILE to derive it",
         )
     derived = derive_source(resolution if resolution is not None else load_config(options.config))
-    if derived.kind == "woodpecker":
-        options.s3_access = derived.access
+    return derived.kind, _on_this_host(derived)
+
+
+def _on_this_host(derived: DerivedSource) -> str:
+    """The derived location, which must exist on this host when it is a path."""
     if derived.kind != "nats" and "://" not in derived.location and not Path(derived.location).expanduser().exists():
-        raise InputError(
-            f"{derived.location} does not exist on this host ({derived.reason})",
-            hint="run mqctl on the Milvus host, or pass --rocksmq, --nats-store or --nats explicitly",
-        )
-    return derived.kind, derived.location
+        hint = "run mqctl on the Milvus host, or pass --rocksmq, --nats-store or --nats explicitly"
+        if derived.kind == "woodpecker":
+            hint = "run mqctl on the Milvus host, or pass --woodpecker PATH|s3://BUCKET/PREFIX explicitly"
+        raise InputError(f"{derived.location} does not exist on this host ({derived.reason})", hint=hint)
+    return derived.location
+
+
+def resolve_source(options: SourceOptions, resolution: Resolution | None = None) -> SourceOptions:
+    """The options with the Woodpecker WAL --config derives filled in as --woodpecker is: its folder or s3:// URL
+    in `woodpecker`, the config's endpoint, region and keys in `s3_access` (never shown; --s3-endpoint still wins).
+    From here on a derived WAL takes every path an explicit one takes. Any other options are returned as given (an
+    explicit source wins over --config; the other MQs are derived where they are opened)."""
+    if options.explicit or not options.config:
+        return options
+    resolution = resolution if resolution is not None else load_config(options.config)
+    if resolution.effective_mq != "woodpecker":
+        return options
+    derived = derive_source(resolution)
+    return dataclasses.replace(options, woodpecker=_on_this_host(derived), s3_access=derived.access)
 
 
 @contextlib.contextmanager
@@ -202,6 +220,7 @@ def open_source(
     options: SourceOptions, *, resolution: Resolution | None = None, writable_store: bool = False
 ) -> Iterator[MQSource]:
     """Open the chosen source read-only (a store only `writable_store` for retention apply); closes it after."""
+    options = resolve_source(options, resolution)
     kind, location = choose_source(options, resolution)
     if kind == "rocksmq":
         from mqctl.mq.rocksmq.reader import RocksMQSource

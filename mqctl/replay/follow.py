@@ -258,11 +258,6 @@ def run_follow(
     if checkpoint.exists() and not checkpoint.is_dir():
         raise InputError(f"--checkpoint-location {checkpoint} is a file, not a folder")
     with source_options(replay.source) as (options, label):
-        if "woodpecker" in options and not replay.source.woodpecker:  # a WAL --config derived
-            raise InputError(
-                "--follow reads a Woodpecker WAL named with --woodpecker, not yet one --config derives",
-                hint=f"add --woodpecker {options['woodpecker']} (and --s3-endpoint for a bucket)",
-            )
         from mqctl.replay.job import _read_options
 
         read = _read_options(dataclasses.replace(replay, start=None))

@@ -154,8 +154,9 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
     nats-server that lives as long as this context."""
     from mqctl.mq.nats.connect import public_url
     from mqctl.mq.nats.server import private_nats_server
-    from mqctl.mq.sources import choose_source
+    from mqctl.mq.sources import choose_source, resolve_source
 
+    choice = resolve_source(choice)  # a WAL --config derives: as --woodpecker, with the config's endpoint and keys
     kind, location = choose_source(choice)
     timeout = {"timeout": str(choice.timeout)}
     if kind == "rocksmq":
@@ -171,13 +172,14 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
         path = str(Path(location).expanduser().resolve()) if "://" not in location else location
         names = woodpecker_log_names(choice)
         access = woodpecker_access(choice)
-        # a missing folder or bucket, a bad URL, refused credentials: one line, before Spark
-        WoodpeckerSource(path, names=names, access=access).close()
         found = {"woodpecker": path, "woodpecker_logs": logs_option(names)}
         if "://" in path:
             hand_keys_to_executors(access)
             endpoint, region = access.endpoint_url(), access.region
             found.update({"woodpecker_endpoint": endpoint, **({"woodpecker_region": region} if region else {})})
+            access = dataclasses.replace(access, access_key=None, secret_key=None)  # the keys the executors will use
+        # a missing folder or bucket, a bad URL, refused credentials: one line, before Spark
+        WoodpeckerSource(path, names=names, access=access).close()
         yield found, f"woodpecker:{path}"
     else:
         store = str(Path(location).expanduser().resolve())
@@ -188,7 +190,8 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
 def hand_keys_to_executors(access: S3Access) -> None:
     """The keys a config names for its bucket, for the executors: through the environment Spark's workers
     inherit (local mode), never through a data source option (those show in plans and the Spark UI); keys
-    already in the environment stay. On a cluster the executors' environment must hold them."""
+    already in the environment stay. On a cluster the executors' environment must hold them. The driver then reads
+    (checks, plans) with the environment's keys as its executors do, as for an explicit s3:// --woodpecker."""
     import os
 
     if access.access_key and access.secret_key and not os.environ.get("AWS_ACCESS_KEY_ID"):
@@ -216,8 +219,11 @@ def run_replay(
     request: ReplayRequest, *, spark: Any = None, on_progress: ProgressCallback | None = None
 ) -> ReplayResult:
     """Replay what the request names into its target. `spark`: an existing session to use (its
-    master wins over request.master); otherwise one is started and stopped here."""
-    request = resolved_request(request)
+    master wins over request.master); otherwise one is started and stopped here. A Woodpecker WAL --config derives
+    is read as the explicit --woodpecker is (mqctl.mq.sources.resolve_source)."""
+    from mqctl.mq.sources import resolve_source
+
+    request = resolved_request(dataclasses.replace(request, source=resolve_source(request.source)))
     output = request.output or ""
     remote = "://" in output  # s3a://, hdfs://...: Spark checks those itself
     if request.table:
@@ -231,11 +237,6 @@ def run_replay(
         mutual=False,
     )
     with source_options(request.source) as (options, label):
-        if "woodpecker" in options and request.start == FROM_CHECKPOINT and not request.source.woodpecker:
-            raise InputError(  # a WAL --config derived
-                "--from checkpoint reads a Woodpecker WAL named with --woodpecker, not yet one --config derives",
-                hint=f"add --woodpecker {options['woodpecker']} (and --s3-endpoint for a bucket)",
-            )
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:
             options["after"] = after_option(_milvus_checkpoints(request))
@@ -326,16 +327,19 @@ def _read_options(request: ReplayRequest) -> dict[str, str]:
 
 def _milvus_checkpoints(request: ReplayRequest) -> dict[str, tuple[str, int]]:
     """--from checkpoint: each vchannel's seek position from etcd (what follows is not persisted yet); on a
-    Woodpecker WAL the 2.6 channel checkpoints (see woodpecker.py)."""
-    if request.source.woodpecker:
-        from mqctl.replay.woodpecker import woodpecker_checkpoints
-
-        return woodpecker_checkpoints(request)
-    from mqctl.mq.checkpoints import seek_positions
-    from mqctl.mq.milvus_meta import meta_reader
-    from mqctl.mq.sources import load_config
+    Woodpecker WAL (named with --woodpecker or derived from --config) the 2.6 channel checkpoints (see
+    woodpecker.py)."""
+    from mqctl.mq.sources import load_config, resolve_source
 
     resolution = load_config(request.source.config) if request.source.config else None
+    source = resolve_source(request.source, resolution)
+    if source.woodpecker:
+        from mqctl.replay.woodpecker import woodpecker_checkpoints
+
+        return woodpecker_checkpoints(dataclasses.replace(request, source=source))
+    from mqctl.mq.checkpoints import seek_positions
+    from mqctl.mq.milvus_meta import meta_reader
+
     return seek_positions(meta_reader(request.etcd, request.etcd_root, resolution).read())
 
 

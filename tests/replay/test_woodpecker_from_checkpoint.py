@@ -256,3 +256,58 @@ def test_a_follow_query_from_checkpoint_starts_after_the_same_positions(etcd_url
     options = _start_options(FollowRequest(replay, "ckpt"))
     after = {vchannel: (pchannel, position) for vchannel, pchannel, position in json.loads(options["after"])}
     assert after == {vchannel: (vchannel.rsplit("_", 1)[0], position) for vchannel, position in cps.items()}
+
+
+def _config(wal, folder) -> str:
+    """A milvus.yaml of a 2.6 on Woodpecker whose local storage puts the WAL in `wal` (<localStorage.path>/wp)."""
+    path = folder / "milvus.yaml"
+    path.write_text(
+        f"mq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: local\nlocalStorage:\n  path: {wal.parent}\n"
+    )
+    return str(path)
+
+
+@pytest.mark.etcd
+def test_etcd_names_the_logs_of_a_wal_the_config_derives(etcd_url, wal, checkpoints, tmp_path):
+    """--etcd without --from checkpoint names the logs after their pchannels, in batch and with --follow, as it does
+    for --woodpecker: --channels takes a pchannel (the replay stops later, at --partition-by); without --etcd the
+    logs go by their ids (a batch replay checks the channels before Spark starts)."""
+    root, _ = checkpoints
+    config = _config(wal, tmp_path)
+    follow = ("--follow", "--checkpoint-location", str(tmp_path / "ck"))
+    for extra in ((), follow):
+        args = ["replay", "--to-spark", "--output", str(tmp_path / "out"), "--channels", DML[0], *extra]
+        named = ("--etcd", etcd_url, "--etcd-root", root, "--partition-by", "nope")
+        derived = run_cli(*args, "--config", config, *named)
+        explicit = run_cli(*args, "--woodpecker", str(wal), *named)
+        assert (derived.code, derived.stderr) == (explicit.code, explicit.stderr)
+        assert derived.code == 2 and "--partition-by 'nope' is not a column" in derived.stderr, derived.stderr
+        if extra:
+            continue
+        unnamed = run_cli(*args, "--config", config)
+        assert unnamed.code == 2 and DML[0] in unnamed.stderr and "not a column" not in unnamed.stderr
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.etcd
+@pytest.mark.spark
+def test_from_checkpoint_on_a_wal_the_config_derives(etcd_url, wal, checkpoints, stored, tmp_path):
+    """`--config F --from checkpoint --etcd URL`: the same rows as `--woodpecker PATH` gives."""
+    root, cps = checkpoints
+    written = {}
+    for name, source in {
+        "derived": ("--config", _config(wal, tmp_path)),
+        "explicit": ("--woodpecker", str(wal)),
+    }.items():
+        result = run_cli_subprocess(
+            "replay", "--to-spark", *source, "--from", "checkpoint", "--etcd", etcd_url, "--etcd-root", root,
+            "--output", str(tmp_path / name), "--shape", "messages", "--format", "json", "--master", "local[2]",
+            "--json",
+        )  # fmt: skip
+        assert result.code == 0, result.stderr
+        assert result.json()["source"] == f"woodpecker:{wal.resolve()}"
+        assert {c["name"] for c in result.json()["channels"]} == {DML[0], DML[1], DML[3]}
+        written[name] = sorted(json.dumps(row, sort_keys=True) for row in _written(tmp_path / name))
+    assert written["derived"] == written["explicit"]
+    got = {(m["channel"], m["id"]) for m in map(json.loads, written["derived"])}
+    assert len(got) == len(written["derived"]) and got == _unpersisted(stored, cps)

@@ -127,19 +127,29 @@ def test_woodpecker_options_are_checked_before_spark(tmp_path, wal):
 
 
 def test_a_wal_the_config_derives_is_checked_like_an_explicit_one(tmp_path):
-    """--config of a 2.6 with local Woodpecker storage: <localStorage.path>/wp is read; --follow and --from
-    checkpoint on it are refused with the --woodpecker option that names the same WAL."""
+    """--config of a 2.6 with local Woodpecker storage: <localStorage.path>/wp is read as --woodpecker names it, in
+    batch, with --follow and with --from checkpoint: each stops at the same check with the same words."""
     w.local_segment(tmp_path / "data" / "wp" / "files" / "wp" / "1" / "0", [w.messages(3)])
     config = tmp_path / "milvus.yaml"
     config.write_text(
         f"mq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: local\nlocalStorage:\n  path: {tmp_path}/data\n"
     )
-    base = ("replay", "--to-spark", "--config", str(config), "--output", str(tmp_path / "out"))
-    result = run_cli(*base, "--follow", "--checkpoint-location", str(tmp_path / "ck"))
-    assert result.code == 2 and "not yet one --config derives" in result.stderr
-    assert f"add --woodpecker {tmp_path}/data/wp" in result.stderr
-    result = run_cli(*base, "--from", "checkpoint", "--etcd", "http://127.0.0.1:1")
-    assert result.code == 2 and "--from checkpoint reads a Woodpecker WAL named with --woodpecker" in result.stderr
+    sources = {"derived": ("--config", str(config)), "explicit": ("--woodpecker", str(tmp_path / "data" / "wp"))}
+    cases = {
+        "batch": ("--partition-by", "nope"),
+        "follow": ("--follow", "--checkpoint-location", str(tmp_path / "ck"), "--partition-by", "nope"),
+        "from checkpoint": ("--from", "checkpoint", "--etcd", "http://127.0.0.1:1"),
+    }
+    for case, extra in cases.items():
+        results = {
+            name: run_cli("replay", "--to-spark", *source, "--output", str(tmp_path / "out"), *extra)
+            for name, source in sources.items()
+        }
+        derived, explicit = results["derived"], results["explicit"]
+        assert (derived.code, derived.stderr) == (explicit.code, explicit.stderr), case
+        assert derived.code == (3 if case == "from checkpoint" else 2), derived.stderr
+        wanted = "is unreachable" if case == "from checkpoint" else "--partition-by 'nope' is not a column"
+        assert wanted in derived.stderr and "Traceback" not in derived.stderr
     assert not (tmp_path / "out").exists()
 
 

@@ -64,6 +64,12 @@ def _true(text: str) -> bool:
     return text.strip().lower() in ("true", "1", "yes", "on")
 
 
+def kept_by_service(resolution: Resolution) -> bool:
+    """Whether the config's Woodpecker is a separate service (`woodpecker.storage.type` service), whose files are
+    where the service's own config says: not derived."""
+    return _value(resolution, "woodpecker.storage.type").lower() == "service"
+
+
 def woodpecker_location(resolution: Resolution) -> WoodpeckerLocation:
     """The Woodpecker WAL the config's Milvus writes: a local folder or an s3:// URL with its endpoint and keys."""
     storage = _value(resolution, "woodpecker.storage.type").lower()
@@ -79,7 +85,7 @@ def woodpecker_location(resolution: Resolution) -> WoodpeckerLocation:
         return WoodpeckerLocation(
             root, f"{type_from}; woodpecker.storage.rootPath ({resolution.where('woodpecker.storage.rootPath')})"
         )
-    if storage == "service":
+    if kept_by_service(resolution):
         raise PreconditionError(
             f"{type_from}: the WAL is kept by a separate Woodpecker service, where its own config says",
             hint="pass --woodpecker PATH or s3://BUCKET/PREFIX (with --s3-endpoint) of that service's storage",

@@ -362,3 +362,47 @@ def test_checkpoints_against_the_woodpecker_files_in_a_bucket(seeded, tmp_path):
     assert mine.json()["vchannels"] == theirs.json()["vchannels"]
     (corrupt,) = [f for f in mine.json()["findings"] if f["code"] == "CP117"]
     assert "log 1 segment 6 block 1: s3://wal/files/wp/1/6/data.log at byte" in corrupt["message"]
+
+
+def _woodpecker_config(path, storage: str) -> str:
+    path.write_text(f"mq:\n  type: woodpecker\nwoodpecker:\n  storage:\n{storage}")
+    return str(path)
+
+
+def test_checkpoints_read_the_woodpecker_files_a_config_names(seeded, tmp_path):
+    """--config of a 2.6 on local Woodpecker storage (woodpecker.storage.rootPath): its folder is read as
+    --woodpecker reads it: the same report (CP116 for dml_1's checkpoints before its first stored entry 3/0)."""
+    from tests.helpers import woodpecker_segments as w
+
+    wp = tmp_path / "wal" / "files" / "wp"
+    w.local_segment(wp / "1" / "5", [w.messages(20)])
+    w.object_segment(wp / "2" / "3", [w.messages(5)])
+    config = _woodpecker_config(tmp_path / "milvus.yaml", f"    type: local\n    rootPath: {tmp_path / 'wal'}\n")
+    mine = checkpoints(seeded, "ok26", "--config", config, "--json")
+    theirs = checkpoints(seeded, "ok26", "--config", config, "--woodpecker", str(tmp_path / "wal"), "--json")
+    assert mine.code == theirs.code == 1, mine.stderr + mine.stdout
+    assert mine.json() == theirs.json()
+    report = mine.json()
+    rows = {r["pchannel"]: r for r in report["pchannels"]}
+    assert rows["ok26-rootcoord-dml_0"]["first_retained"] == "5/0"
+    assert (rows["ok26-rootcoord-dml_1"]["status"], rows["ok26-rootcoord-dml_1"]["first_retained"]) == (
+        "expired",
+        "3/0",
+    )
+    expired = sorted(f["key"] for f in report["findings"] if f["code"] == "CP116")
+    assert expired == ["ok26-rootcoord-dml_1", "ok26-rootcoord-dml_1_100v1"]
+    without = checkpoints(seeded, "ok26", "--woodpecker", str(tmp_path / "wal"), "--json")
+    assert without.code == 1 and without.json()["pchannels"] == report["pchannels"]
+
+
+def test_a_config_whose_wal_is_missing_or_kept_by_a_service(seeded, tmp_path):
+    """A derived folder missing on this host is bad input, as a missing --woodpecker is; a separate Woodpecker
+    service keeps its files where its own config says: etcd alone is read, as without --config."""
+    missing = _woodpecker_config(tmp_path / "missing.yaml", f"    type: local\n    rootPath: {tmp_path / 'absent'}\n")
+    result = checkpoints(seeded, "ok26", "--config", missing)
+    assert result.code == 2 and f"{tmp_path / 'absent'} does not exist on this host" in result.stderr
+    service = _woodpecker_config(tmp_path / "service.yaml", "    type: service\n")
+    result = checkpoints(seeded, "ok26", "--config", service, "--json")
+    assert result.code in (0, 1), result.stderr
+    assert all(r["first_retained"] is None for r in result.json()["pchannels"])
+    assert "CP116" not in {f["code"] for f in result.json()["findings"]}

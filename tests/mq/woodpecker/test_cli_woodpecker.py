@@ -109,3 +109,39 @@ def test_help_states_the_verification_status():
     result = run_cli("channels", "woodpecker", "--help")
     assert result.code == 0
     assert "not yet verified on a running 2.6" in " ".join(result.stdout.split())
+
+
+def _local_config(path, storage_path) -> str:
+    """A milvus.yaml of a 2.6 on Woodpecker with local storage below `storage_path` (so its WAL is <path>/wp)."""
+    path.write_text(
+        f"mq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: local\nlocalStorage:\n  path: {storage_path}\n"
+    )
+    return str(path)
+
+
+def test_the_wal_a_config_names_is_read_as_its_path(wal, tmp_path):
+    """Without PATH, --config says where the WAL is (<localStorage.path>/wp here): the same report, entries and log
+    names as with that PATH."""
+    path, etcd_url = wal
+    config = _local_config(tmp_path / "milvus.yaml", path)
+    for extra in ((), ("--etcd", etcd_url, "--log", "by-dev-rootcoord-dml_0")):
+        mine = run_cli("channels", "woodpecker", "--config", config, *extra, "--json")
+        theirs = run_cli("channels", "woodpecker", str(path / "wp"), *extra, "--json")
+        assert mine.code == theirs.code == 0, mine.stderr
+        assert mine.json() == theirs.json() and mine.json()["path"] == str(path / "wp")
+        assert mine.json()["segments"]
+
+
+def test_without_path_the_config_must_name_a_wal_here(tmp_path):
+    result = run_cli("channels", "woodpecker")
+    assert result.code == 2 and "give the WAL: PATH, or --config FILE" in result.stderr
+    rocksmq = tmp_path / "rocksmq.yaml"
+    rocksmq.write_text("mq:\n  type: rocksmq\n")
+    result = run_cli("channels", "woodpecker", "--config", str(rocksmq))
+    assert result.code == 2 and "not woodpecker, so the config puts no Woodpecker WAL" in result.stderr
+    config = _local_config(tmp_path / "milvus.yaml", tmp_path / "elsewhere")
+    result = run_cli("channels", "woodpecker", "--config", config)
+    assert result.code == 2 and f"{tmp_path}/elsewhere/wp does not exist on this host" in result.stderr
+    assert "localStorage.path" in result.stderr and "Traceback" not in result.stderr
+    result = run_cli("channels", "woodpecker", "--config", config, "--s3-endpoint", "http://127.0.0.1:9000")
+    assert result.code == 2 and "Traceback" not in result.stderr

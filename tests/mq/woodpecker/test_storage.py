@@ -256,6 +256,45 @@ def test_a_config_with_minio_storage_reads_its_bucket(s3, tree, tmp_path):
     assert mine.code == 0 and len(mine.json()["messages"]) == 5, mine.stderr
 
 
+def test_channels_woodpecker_reads_the_bucket_a_config_names(s3, tmp_path):
+    """`channels woodpecker --config F` without PATH: the bucket and prefix the config names, with its endpoint and
+    keys (the environment's are wrong here), the same report as the explicit URL's; the keys in no output."""
+    config = minio_config(tmp_path / "milvus.yaml", s3)
+    env = s3.env(AWS_SECRET_ACCESS_KEY="wrong-secret-in-env")
+    mine = run_cli("channels", "woodpecker", "--config", str(config), "--json", env=env)
+    theirs = bucket(s3, "channels", "woodpecker", f"s3://{BUCKET}/files/wp", "--json")
+    assert mine.code == theirs.code == 0, mine.stderr
+    assert mine.json() == theirs.json() and mine.json()["path"] == f"s3://{BUCKET}/files/wp"
+    assert s3.reader_secret not in mine.stdout + mine.stderr
+
+
+def test_replay_reads_the_bucket_a_config_names_as_its_executors_will(s3, tmp_path):
+    """`replay --config F`: the config's keys reach the driver's reads and the executors through the environment
+    (put there when it holds no AWS keys), as an explicit s3:// URL's keys do; planning reads the bucket (the replay
+    stops after it, at --partition-by, before Spark) as with the URL. Keys the environment holds win there: a wrong
+    one stops the replay in one line, exit 3, before Spark, without any secret."""
+    config = minio_config(tmp_path / "milvus.yaml", s3)
+    tail = ("--output", str(tmp_path / "out"), "--shape", "messages", "--partition-by", "nope")
+    no_keys = s3.env(AWS_ACCESS_KEY_ID="", AWS_SECRET_ACCESS_KEY="")
+    mine = run_cli("replay", "--to-spark", "--config", str(config), *tail, env=no_keys)
+    theirs = run_cli(
+        "replay",
+        "--to-spark",
+        "--woodpecker",
+        f"s3://{BUCKET}/files/wp",
+        *tail,
+        "--s3-endpoint",
+        s3.endpoint,
+        env=s3.env(),
+    )
+    assert (mine.code, mine.stderr) == (theirs.code, theirs.stderr)
+    assert mine.code == 2 and "--partition-by 'nope' is not a column" in mine.stderr, mine.stderr
+    wrong = run_cli("replay", "--to-spark", "--config", str(config), *tail, env=s3.env(AWS_SECRET_ACCESS_KEY="wrong-1"))
+    assert wrong.code == 3 and "access denied" in wrong.stderr, wrong.stderr
+    assert s3.reader_secret not in mine.stderr + mine.stdout + wrong.stderr + wrong.stdout
+    assert "wrong-1" not in wrong.stderr + wrong.stdout and not (tmp_path / "out").exists()
+
+
 def test_a_config_with_wrong_minio_keys_is_exit_3_without_them(s3, tmp_path):
     secret = "config-secret-that-is-wrong-Pk02"
     config = minio_config(tmp_path / "milvus.yaml", s3, secretAccessKey=secret)
