@@ -50,7 +50,7 @@ def woodpecker_checkpoints(request: ReplayRequest) -> dict[str, tuple[str, int]]
 
     if not request.etcd:
         raise InputError(
-            "--from checkpoint with --woodpecker needs --etcd URL: the channel checkpoints and the names of the logs "
+            "--from checkpoint on a Woodpecker WAL needs --etcd URL: the channel checkpoints and the names of the logs "
             "are in Milvus's etcd",
             hint="add --etcd http://HOST:2379 (and --etcd-root, etcd.rootPath, if it is not by-dev)",
         )
@@ -122,13 +122,13 @@ def _pchannel_of(vchannel: str) -> str:
 
 def _check_stored(request: ReplayRequest, found: dict[str, tuple[str, int]]) -> None:
     """Refuse a checkpoint whose next entry the folder no longer holds: what Milvus had not flushed is lost."""
-    from mqctl.mq.sources import choose_source, woodpecker_log_names
+    from mqctl.mq.sources import choose_source, woodpecker_access, woodpecker_log_names
     from mqctl.mq.woodpecker.source import WoodpeckerSource
     from mqctl.replay.options import ReplayOptions
 
     _, location = choose_source(request.source)
     names = woodpecker_log_names(request.source)
-    with WoodpeckerSource(location, names=names) as source:
+    with WoodpeckerSource(location, names=names, access=woodpecker_access(request.source)) as source:
         known = [info.name for info in source.list_channels(message_times=False)]
         selected = set(ReplayOptions(woodpecker=location, channels=request.channels).select_channels(known))
         for vchannel, (pchannel, position) in sorted(found.items()):

@@ -82,6 +82,8 @@ def moto_s3() -> Iterator[S3Server]:
     server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     s3 = S3Server(f"http://127.0.0.1:{port}")
+    # moto keeps its buckets and users per process, not per server: a second server in this process starts empty
+    urllib.request.urlopen(urllib.request.Request(f"{s3.endpoint}/moto-api/reset", method="POST"), timeout=30).close()
     try:
         yield s3
     finally:

@@ -224,6 +224,33 @@ def test_a_checkpoint_before_the_first_stored_entry_is_lost_data(etcd_url, wal, 
     assert "are lost" in result.stderr and _one_error(result.stderr)
 
 
+@pytest.mark.etcd
+def test_a_bucket_is_checked_for_lost_entries_at_its_own_endpoint(etcd_url, logs, tmp_path):
+    """The same lost-data check on a WAL read straight from a bucket (moto's S3 server): the check reads the bucket
+    at --s3-endpoint with the environment's keys, as the executors will, and none of them is printed."""
+    from tests.helpers.s3 import moto_s3
+
+    folder = tmp_path / "bucket" / "wp"
+    write_wal(folder, logs, layout="object", active_last=True)
+    dml_0 = next(log for log in logs if log.channel == DML[0])
+    for segment in (0, 1):
+        shutil.rmtree(folder / str(dml_0.log_id) / str(segment))
+    root = "lostbucket"
+    _name_logs(etcd_url, root, logs)
+    _vchannel(etcd_url, root, V0, DML[0])
+    _channel_cp(etcd_url, root, V0, 0, 3)
+    with moto_s3() as s3:
+        s3.client().create_bucket(Bucket="milvus-wal")
+        s3.upload(tmp_path / "bucket", "milvus-wal")
+        s3.make_reader()
+        s3.require_signatures()
+        args = _args("s3://milvus-wal/wp", etcd_url, root, tmp_path / "out", "--s3-endpoint", s3.endpoint)
+        result = run_cli(*args, env=s3.env())
+    assert result.code == 3, result.stderr
+    assert f"vchannel {V0}: channel checkpoint 0/3 precedes the first entry 2/0 stored for {DML[0]}" in result.stderr
+    assert _one_error(result.stderr) and s3.reader_secret not in result.stdout + result.stderr
+
+
 def test_the_entry_after_a_position_is_the_next_one_or_the_next_segments_first():
     from mqctl.replay.woodpecker import continues
 
@@ -239,7 +266,7 @@ def test_from_checkpoint_on_woodpecker_needs_etcd(wal, tmp_path):
     result = run_cli(
         "replay", "--to-spark", "--woodpecker", str(wal), "--from", "checkpoint", "--output", str(tmp_path / "o")
     )
-    assert result.code == 2 and "--from checkpoint with --woodpecker needs --etcd URL" in result.stderr
+    assert result.code == 2 and "--from checkpoint on a Woodpecker WAL needs --etcd URL" in result.stderr
 
 
 @pytest.mark.etcd

@@ -117,7 +117,7 @@ def test_woodpecker_options_are_checked_before_spark(tmp_path, wal):
     result = run_cli(
         "replay", "--to-spark", "--woodpecker", str(wal), "--from", "checkpoint", "--output", str(tmp_path / "o")
     )
-    assert result.code == 2 and "--from checkpoint with --woodpecker needs --etcd URL" in result.stderr
+    assert result.code == 2 and "--from checkpoint on a Woodpecker WAL needs --etcd URL" in result.stderr
     result = run_cli("replay", "--to-spark", "--woodpecker", str(wal), "--follow", "--output", str(tmp_path / "o"))
     assert result.code == 2 and "--follow needs --checkpoint-location DIR" in result.stderr
     result = run_cli(
