@@ -206,19 +206,23 @@ def test_a_dropped_sentinel_on_a_live_vchannel_is_refused(etcd_url, wal, logs, t
     assert "still lists it as live" in result.stderr and _one_error(result.stderr)
 
 
+def _lose_the_head_of_dml_0(folder, etcd_url: str, root: str, logs) -> None:
+    """dml_0's segments 0 and 1 removed from `folder` (truncated), while V0's channel checkpoint stays at 0/3."""
+    dml_0 = next(log for log in logs if log.channel == DML[0])
+    for segment in (0, 1):
+        shutil.rmtree(folder / str(dml_0.log_id) / str(segment))
+    _name_logs(etcd_url, root, logs)
+    _vchannel(etcd_url, root, V0, DML[0])
+    _channel_cp(etcd_url, root, V0, 0, 3)
+
+
 @pytest.mark.etcd
 def test_a_checkpoint_before_the_first_stored_entry_is_lost_data(etcd_url, wal, logs, tmp_path):
     """dml_0's segments 0 and 1 removed (truncated past the checkpoint 0/3): its entries 0/4.. are gone."""
     copy = tmp_path / "wp"
     shutil.copytree(wal, copy)
-    dml_0 = next(log for log in logs if log.channel == DML[0])
-    for segment in (0, 1):
-        shutil.rmtree(copy / str(dml_0.log_id) / str(segment))
-    root = "lost"
-    _name_logs(etcd_url, root, logs)
-    _vchannel(etcd_url, root, V0, DML[0])
-    _channel_cp(etcd_url, root, V0, 0, 3)
-    result = run_cli(*_args(copy, etcd_url, root, tmp_path / "out"))
+    _lose_the_head_of_dml_0(copy, etcd_url, "lost", logs)
+    result = run_cli(*_args(copy, etcd_url, "lost", tmp_path / "out"))
     assert result.code == 3, result.stderr
     assert f"vchannel {V0}: channel checkpoint 0/3 precedes the first entry 2/0 stored for {DML[0]}" in result.stderr
     assert "are lost" in result.stderr and _one_error(result.stderr)
@@ -232,13 +236,8 @@ def test_a_bucket_is_checked_for_lost_entries_at_its_own_endpoint(etcd_url, logs
 
     folder = tmp_path / "bucket" / "wp"
     write_wal(folder, logs, layout="object", active_last=True)
-    dml_0 = next(log for log in logs if log.channel == DML[0])
-    for segment in (0, 1):
-        shutil.rmtree(folder / str(dml_0.log_id) / str(segment))
     root = "lostbucket"
-    _name_logs(etcd_url, root, logs)
-    _vchannel(etcd_url, root, V0, DML[0])
-    _channel_cp(etcd_url, root, V0, 0, 3)
+    _lose_the_head_of_dml_0(folder, etcd_url, root, logs)
     with moto_s3() as s3:
         s3.client().create_bucket(Bucket="milvus-wal")
         s3.upload(tmp_path / "bucket", "milvus-wal")
