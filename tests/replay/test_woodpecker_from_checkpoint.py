@@ -317,23 +317,19 @@ def test_etcd_names_the_logs_of_a_wal_the_config_derives(etcd_url, wal, checkpoi
 
 @pytest.mark.etcd
 @pytest.mark.spark
-def test_from_checkpoint_on_a_wal_the_config_derives(etcd_url, wal, checkpoints, stored, tmp_path):
-    """`--config F --from checkpoint --etcd URL`: the same rows as `--woodpecker PATH` gives."""
+def test_from_checkpoint_on_a_wal_the_config_derives(etcd_url, wal, checkpoints, stored, batch_replay, tmp_path):
+    """`--config F --from checkpoint --etcd URL`: the same rows as `--woodpecker PATH` gives (the batch replay)."""
     root, cps = checkpoints
-    written = {}
-    for name, source in {
-        "derived": ("--config", _config(wal, tmp_path)),
-        "explicit": ("--woodpecker", str(wal)),
-    }.items():
-        result = run_cli_subprocess(
-            "replay", "--to-spark", *source, "--from", "checkpoint", "--etcd", etcd_url, "--etcd-root", root,
-            "--output", str(tmp_path / name), "--shape", "messages", "--format", "json", "--master", "local[2]",
-            "--json",
-        )  # fmt: skip
-        assert result.code == 0, result.stderr
-        assert result.json()["source"] == f"woodpecker:{wal.resolve()}"
-        assert {c["name"] for c in result.json()["channels"]} == {DML[0], DML[1], DML[3]}
-        written[name] = sorted(json.dumps(row, sort_keys=True) for row in _written(tmp_path / name))
-    assert written["derived"] == written["explicit"]
-    got = {(m["channel"], m["id"]) for m in map(json.loads, written["derived"])}
-    assert len(got) == len(written["derived"]) and got == _unpersisted(stored, cps)
+    result = run_cli_subprocess(
+        "replay", "--to-spark", "--config", _config(wal, tmp_path), "--from", "checkpoint", "--etcd", etcd_url,
+        "--etcd-root", root, "--output", str(tmp_path / "derived"), "--shape", "messages", "--format", "json",
+        "--master", "local[2]", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    assert result.json()["source"] == f"woodpecker:{wal.resolve()}"
+    assert {c["name"] for c in result.json()["channels"]} == {DML[0], DML[1], DML[3]}
+    derived = sorted(json.dumps(row, sort_keys=True) for row in _written(tmp_path / "derived"))
+    _, explicit = batch_replay
+    assert derived == sorted(json.dumps(row, sort_keys=True) for row in explicit)
+    got = {(m["channel"], m["id"]) for m in map(json.loads, derived)}
+    assert len(got) == len(derived) and got == _unpersisted(stored, cps)
