@@ -59,3 +59,12 @@ def spark(spark_warehouse: Any) -> Any:
     return start_session(
         "local[2]", {"spark.sql.shuffle.partitions": "2", "spark.sql.warehouse.dir": str(spark_warehouse)}
     )
+
+
+@pytest.fixture(scope="module")
+def logs() -> list[Any]:
+    """The RocksMQ fixture's topics that hold messages, as Woodpecker logs of 2.6 messages
+    (tests/helpers/woodpecker_wal.py `fixture_logs`)."""
+    from tests.helpers.woodpecker_wal import fixture_logs
+
+    return [log for log in fixture_logs() if log.messages]

@@ -12,7 +12,7 @@ import pytest
 
 from tests.helpers import streaming_meta as enc
 from tests.helpers.cli import run_cli, run_cli_subprocess
-from tests.helpers.woodpecker_wal import fixture_logs, write_wal
+from tests.helpers.woodpecker_wal import write_wal
 
 ITEMS = 470633384395407379  # the fixture's `items` collection: shards on dml_0 and dml_1
 DML = [f"by-dev-rootcoord-dml_{n}" for n in range(4)]
@@ -21,18 +21,6 @@ GHOST = f"{DML[0]}_999v0"  # another collection's vchannel on dml_0, with an ear
 GONE = f"{DML[2]}_555v0"  # a dropped vchannel: its channel checkpoint is the MaxUint64 sentinel
 LIVE = f"{DML[3]}_777v0"  # a live vchannel datacoord has no checkpoint for yet: its pchannel's WAL checkpoint counts
 WAL_CP = (0, 2)  # dml_3's WAL checkpoint
-
-
-@pytest.fixture(scope="module")
-def logs():
-    return [log for log in fixture_logs() if log.messages]
-
-
-@pytest.fixture(scope="module")
-def wal(tmp_path_factory, logs):
-    root = tmp_path_factory.mktemp("wal") / "wp"
-    write_wal(root, logs, active_last=True)
-    return root
 
 
 def _name_logs(etcd_url: str, root: str, logs) -> None:

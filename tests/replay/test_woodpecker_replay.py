@@ -9,22 +9,10 @@ import pytest
 from tests.helpers import woodpecker_segments as w
 from tests.helpers.cli import run_cli, run_cli_subprocess
 from tests.helpers.replay import EXPECTED, expected_deletes, expected_inserts, replayed
-from tests.helpers.woodpecker_wal import ROCKSMQ, fixture_logs, write_wal
+from tests.helpers.woodpecker_wal import ROCKSMQ, write_wal
 
 if EXPECTED is None:
     pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)", allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def logs():
-    return [log for log in fixture_logs() if log.messages]
-
-
-@pytest.fixture(scope="module")
-def wal(tmp_path_factory, logs):
-    root = tmp_path_factory.mktemp("wal") / "wp"
-    write_wal(root, logs, active_last=True)
-    return root
 
 
 def _frame(spark, options: dict[str, str]):

@@ -302,9 +302,9 @@ def test_message_ids_decode_from_independent_encodings():
     assert from_message_id("woodpecker", "not base64!").order is None
 
 
-def test_checkpoints_against_the_woodpecker_files(seeded, tmp_path):
-    """ok26's logs: 1 (dml_0, checkpoints 5/17 and 5/10) still holds segment 5; 2 (dml_1, checkpoints 2/3 and
-    2/1) holds only segment 3, so what both of its checkpoints need is gone; a damaged segment is named."""
+def _ok26_files(tmp_path) -> None:
+    """ok26's Woodpecker files below tmp_path/files/wp: log 1 segment 5 whole and segment 6 with a flipped byte in
+    block 1; log 2 segment 3 only, in the object layout."""
     from tests.helpers import woodpecker_segments as w
 
     wp = tmp_path / "files" / "wp"
@@ -313,6 +313,12 @@ def test_checkpoints_against_the_woodpecker_files(seeded, tmp_path):
     data[data.index(b"payload-3")] ^= 0x01
     (wp / "1" / "6" / "data.log").write_bytes(bytes(data))
     w.object_segment(wp / "2" / "3", [w.messages(5)])
+
+
+def test_checkpoints_against_the_woodpecker_files(seeded, tmp_path):
+    """ok26's logs: 1 (dml_0, checkpoints 5/17 and 5/10) still holds segment 5; 2 (dml_1, checkpoints 2/3 and
+    2/1) holds only segment 3, so what both of its checkpoints need is gone; a damaged segment is named."""
+    _ok26_files(tmp_path)
     result = checkpoints(seeded, "ok26", "--woodpecker", str(tmp_path), "--json")
     assert result.code == 1, result.stderr + result.stdout
     report = result.json()
@@ -339,15 +345,9 @@ def test_checkpoints_against_the_woodpecker_files_in_a_bucket(seeded, tmp_path):
     """The same segments in an S3 bucket (moto's server) under `--woodpecker s3://...`: the same report as from the
     folder, with the damaged object named by its key."""
     pytest.importorskip("moto.server", reason="moto[server] of .[test]")
-    from tests.helpers import woodpecker_segments as w
     from tests.helpers.s3 import moto_s3
 
-    wp = tmp_path / "files" / "wp"
-    w.local_segment(wp / "1" / "5", [w.messages(20)])
-    data = bytearray(w.local_segment(wp / "1" / "6", [w.messages(2), w.messages(2, 2)]))
-    data[data.index(b"payload-3")] ^= 0x01
-    (wp / "1" / "6" / "data.log").write_bytes(bytes(data))
-    w.object_segment(wp / "2" / "3", [w.messages(5)])
+    _ok26_files(tmp_path)
     theirs = checkpoints(seeded, "ok26", "--woodpecker", str(tmp_path), "--json")
     with moto_s3() as s3:
         s3.client().create_bucket(Bucket="wal")

@@ -11,17 +11,12 @@ import pytest
 from tests.helpers import streaming_meta as enc
 from tests.helpers import woodpecker_segments as w
 from tests.helpers.cli import run_cli
-from tests.helpers.woodpecker_wal import ROCKSMQ, fixture_logs, write_wal
+from tests.helpers.woodpecker_wal import ROCKSMQ, write_wal
 
 SPAN = 10**10  # mqctl's Woodpecker message id: segment * 10**10 + entry
 
 if not ROCKSMQ.exists():
     pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)", allow_module_level=True)
-
-
-@pytest.fixture(scope="module")
-def logs():
-    return [log for log in fixture_logs() if log.messages]
 
 
 @pytest.fixture(scope="module")

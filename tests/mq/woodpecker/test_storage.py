@@ -12,7 +12,7 @@ import pytest
 from tests.helpers import woodpecker_segments as w
 from tests.helpers.cli import run_cli
 from tests.helpers.servers import free_port
-from tests.helpers.woodpecker_wal import ROCKSMQ, fixture_logs, write_wal
+from tests.helpers.woodpecker_wal import ROCKSMQ, write_wal
 
 pytest.importorskip("moto.server", reason="moto[server] of .[test]")
 pytestmark = pytest.mark.extra
@@ -23,11 +23,6 @@ if not ROCKSMQ.exists():
     pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)", allow_module_level=True)
 
 BUCKET = "wal"
-
-
-@pytest.fixture(scope="module")
-def logs():
-    return [log for log in fixture_logs() if log.messages]
 
 
 @pytest.fixture(scope="module")
