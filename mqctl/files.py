@@ -7,11 +7,13 @@ import datetime as _dt
 import errno
 import fcntl
 import os
+import re
 import shutil
 import stat
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 from mqctl.errors import InputError, PreconditionError
@@ -262,3 +264,62 @@ def refuse_overlap(path: Path | str, option: str, protected: list[tuple[Path, st
                 f"{option} {path} {how} {what} {folder}; writing there would change or delete that data",
                 hint=f"choose a {option} outside {folder}",
             )
+
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*):")  # Hadoop's Path: a scheme is what stands before the first ':'
+_LOCAL_HOSTS = ("", "localhost")
+
+
+@dataclass(frozen=True)
+class WriteTarget:
+    """Where a path or URL that Spark (Hadoop's Path) or mqctl writes to really lands. `local`: the resolved
+    local path (symlinks followed, `..` removed) for a plain path or a `file:` URL, None for another filesystem;
+    `scheme`/`bucket`/`key` for an object store URL (s3, s3a, s3n, gs, ...); `spark`: the form to hand to Spark,
+    which names the same place without ambiguity."""
+
+    given: str
+    local: Path | None
+    scheme: str
+    bucket: str
+    key: str
+    spark: str
+
+
+def write_target(text: str, option: str) -> WriteTarget:
+    """Resolve an output as Spark resolves it: `file:/X`, `file:///X`, `file://localhost/X` and `file:rel` are the
+    local X (a guard that compared the URL as a string would miss them and let `--mode overwrite` empty a source
+    folder); a plain path is local (resolved here, as before); any other scheme is another filesystem."""
+    match = _SCHEME.match(text)
+    if match is None or len(match.group(1)) == 1:  # no scheme (a one-letter "scheme" would be a drive letter)
+        local = Path(os.path.realpath(Path(text).expanduser()))
+        return WriteTarget(text, local, "", "", "", str(local))
+    scheme = match.group(1).lower()
+    rest = text[match.end() :]
+    if scheme == "file":
+        if rest.startswith("//"):
+            host, slash, path = rest[2:].partition("/")
+            if host.lower() not in _LOCAL_HOSTS:
+                raise InputError(
+                    f"{option} {text!r} names host {host!r}; a file: URL can only name this host",
+                    hint=f"write {option} file:///PATH or a plain path",
+                )
+            rest = slash + path
+        if not rest:
+            raise InputError(f"{option} {text!r} names no path", hint=f"write {option} file:///PATH")
+        local = Path(os.path.realpath(Path(rest).expanduser()))
+        return WriteTarget(text, local, "file", "", "", f"file://{local}")
+    bucket, _, key = rest.lstrip("/").partition("/") if rest.startswith("//") else ("", "", rest)
+    return WriteTarget(text, None, scheme, bucket, key.strip("/"), text)
+
+
+def local_file_option(text: str, option: str) -> Path:
+    """A path mqctl itself writes (a resume file, a follow checkpoint folder), given plainly or as a `file:` URL:
+    the resolved local path. Another scheme is refused, never taken as a folder named `s3:` under the working
+    directory."""
+    target = write_target(text, option)
+    if target.local is None:
+        raise InputError(
+            f"{option} {text!r}: mqctl writes this itself and only to a local path",
+            hint=f"give {option} a local path (or a file:/// URL; a shared folder mounted here works too)",
+        )
+    return target.local

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.files import replace_atomically
+from mqctl.files import local_file_option, replace_atomically, write_target
 from mqctl.replay.job import FORMATS, ReplayRequest, check_no_overlap, source_options
 from mqctl.replay.options import FROM_CHECKPOINT, parse_bound, parse_options
 from mqctl.replay.stream import ChannelLag
@@ -99,11 +99,7 @@ def check_request(request: FollowRequest) -> FollowRequest:
         raise InputError("--follow reads without an end: --to is for batch replays", hint="drop --to")
     if not request.checkpoint_location:
         raise InputError("--follow needs --checkpoint-location DIR: where Spark keeps the query's offsets")
-    if "://" in request.checkpoint_location:
-        raise InputError(
-            f"--checkpoint-location {request.checkpoint_location!r}: only a local folder (or a shared folder "
-            "mounted on this host) is supported as the follow checkpoint for now"
-        )
+    local_file_option(request.checkpoint_location, "--checkpoint-location")  # a file: URL is a folder here
     if request.trigger_seconds <= 0:
         raise InputError(f"--trigger {request.trigger_seconds:g} is not a positive number of seconds")
     if request.max_messages_per_trigger is not None and request.max_messages_per_trigger < 1:
@@ -243,18 +239,11 @@ def run_follow(
     asks it to stop; a signal lets the running batch commit first."""
     request = check_request(request)
     replay = request.replay
-    output = replay.output or ""
-    remote_output = "://" in output
-    target = (
-        f"table:{replay.table}"
-        if replay.table
-        else (output if remote_output else str(Path(output).expanduser().resolve()))
-    )
-    checkpoint = Path(request.checkpoint_location).expanduser().resolve()
-    check_no_overlap(
-        replay.source,
-        {"--output": None if replay.table or remote_output else target, "--checkpoint-location": str(checkpoint)},
-    )
+    target = f"table:{replay.table}" if replay.table else write_target(replay.output or "", "--output").spark
+    if not replay.table:
+        replay = dataclasses.replace(replay, output=target)
+    checkpoint = local_file_option(request.checkpoint_location, "--checkpoint-location")
+    check_no_overlap(replay.source, {"--output": replay.output, "--checkpoint-location": str(checkpoint)})
     if checkpoint.exists() and not checkpoint.is_dir():
         raise InputError(f"--checkpoint-location {checkpoint} is a file, not a folder")
     with source_options(replay.source) as (options, label):

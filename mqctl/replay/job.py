@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.files import overlap, refuse_overlap
+from mqctl.files import WriteTarget, local_file_option, overlap, refuse_overlap, write_target
 from mqctl.mq.sources import SourceOptions
 from mqctl.replay.options import (
     FROM_CHECKPOINT,
@@ -133,18 +133,45 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
 
 
 def check_no_overlap(source: SourceOptions, paths: dict[str, str | None], *, mutual: bool = True) -> None:
-    """Refuse an output or checkpoint that is, holds or lies inside a source folder (resolved, symlinks
-    followed): writing there would change Milvus's data; with `mutual`, two of our own folders may not nest
-    either."""
+    """Refuse an output or checkpoint that is, holds or lies inside a source folder (resolved as Spark resolves
+    it: a plain path, `file:` URLs of every form, symlinks followed, `..` removed) or a source bucket prefix (an
+    s3/s3a/s3n output over an s3:// WAL): writing there, and `--mode overwrite` above all, would change or delete
+    the data being read. With `mutual`, two of our own folders may not nest either."""
+    targets = {option: write_target(path, option) for option, path in paths.items() if path}
     protected = source_folders(source)
-    mine = {option: path for option, path in paths.items() if path and "://" not in path}
-    for option, path in mine.items():
+    local = {option: target.local for option, target in targets.items() if target.local is not None}
+    for option, path in local.items():
         refuse_overlap(path, option, protected)
-    items = list(mine.items()) if mutual else []
+    for option, target in targets.items():
+        if target.local is None:
+            _refuse_bucket_overlap(target, option, source)
+    items = list(local.items()) if mutual else []
     for i, (option, path) in enumerate(items):
         for other, other_path in items[i + 1 :]:
             if overlap(path, other_path):
                 raise InputError(f"{option} {path} and {other} {other_path} overlap", hint="use two separate folders")
+
+
+_S3_SCHEMES = ("s3", "s3a", "s3n")
+
+
+def _refuse_bucket_overlap(target: WriteTarget, option: str, source: SourceOptions) -> None:
+    """An object-store output in the bucket and under (or above) the prefix of the s3:// WAL being read."""
+    from mqctl.mq.sources import choose_source
+
+    kind, location = choose_source(source)
+    if kind != "woodpecker" or target.scheme not in _S3_SCHEMES:
+        return
+    read = write_target(location, "--woodpecker")
+    if read.scheme not in _S3_SCHEMES or read.bucket != target.bucket:
+        return
+    mine, theirs = target.key.split("/") if target.key else [], read.key.split("/") if read.key else []
+    shorter = min(len(mine), len(theirs))
+    if mine[:shorter] == theirs[:shorter]:
+        raise InputError(
+            f"{option} {target.given} overlaps the Woodpecker WAL {location}; writing there would change or delete it",
+            hint=f"choose a {option} outside s3://{read.bucket}/{read.key}",
+        )
 
 
 @contextlib.contextmanager
@@ -224,18 +251,15 @@ def run_replay(
     from mqctl.mq.sources import resolve_source
 
     request = resolved_request(dataclasses.replace(request, source=resolve_source(request.source)))
-    output = request.output or ""
-    remote = "://" in output  # s3a://, hdfs://...: Spark checks those itself
-    if request.table:
+    if request.checkpoint:
+        request = dataclasses.replace(request, checkpoint=str(local_file_option(request.checkpoint, "--checkpoint")))
+    written = write_target(request.output, "--output") if request.output else None
+    if written is None:
         target = f"table:{request.table}"
     else:
-        target = output if remote else str(Path(output).expanduser().resolve())
+        target = written.spark
         request = dataclasses.replace(request, output=target)
-    check_no_overlap(
-        request.source,
-        {"--output": None if request.table or remote else target, "--checkpoint": request.checkpoint},
-        mutual=False,
-    )
+    check_no_overlap(request.source, {"--output": request.output, "--checkpoint": request.checkpoint}, mutual=False)
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:
@@ -244,7 +268,7 @@ def run_replay(
         checkpoint = ResumeState.load(request.checkpoint) if request.checkpoint else None
         if checkpoint is not None:
             checkpoint.check_belongs_to(label, target, _selection(request))
-        if request.output and not remote and request.mode == "error" and Path(target).exists():
+        if written is not None and written.local is not None and request.mode == "error" and written.local.exists():
             raise PreconditionError(
                 f"output {target} already exists and --mode is error",
                 hint="use --mode append or --mode overwrite, or another --output",

@@ -30,7 +30,7 @@ def follow_args(tmp_path, *extra: str) -> list[str]:
         (["--checkpoint-location", "CKPT", "--to", "100"], "--follow reads without an end"),
         (["--checkpoint-location", "CKPT", "--trigger", "0"], "--trigger 0 is not a positive number"),
         (["--checkpoint-location", "CKPT", "--from", "yesterday"], "--from 'yesterday' is neither"),
-        (["--checkpoint-location", "s3a://bucket/ckpt"], "only a local folder"),
+        (["--checkpoint-location", "s3a://bucket/ckpt"], "only to a local path"),
     ],
 )
 def test_bad_follow_usage_is_one_line_and_exit_2(cli, tmp_path, extra, message):

@@ -43,10 +43,13 @@ def test_messages_equal_the_rocksmq_replay_of_the_same_messages(spark, wal, logs
 
 
 @pytest.mark.spark
-def test_cli_replays_rows_through_the_woodpecker_source(spark, wal, tmp_path):
+@pytest.mark.parametrize("form", ["path", "file-url"])
+def test_cli_replays_rows_through_the_woodpecker_source(spark, wal, tmp_path, form):
+    """A `file://` output is written where it names, as a plain path is (the overlap guard resolves both)."""
     out = tmp_path / "items"
+    output = str(out) if form == "path" else f"file://{out}"
     result = run_cli_subprocess(
-        "replay", "--to-spark", "--woodpecker", str(wal), "--collection", "items", "--output", str(out),
+        "replay", "--to-spark", "--woodpecker", str(wal), "--collection", "items", "--output", output,
         "--master", "local[2]", "--partitions", "2", "--json",
     )  # fmt: skip
     assert result.code == 0, result.stderr
