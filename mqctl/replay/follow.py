@@ -23,7 +23,7 @@ from typing import Any
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.files import local_file_option, replace_atomically, write_target
-from mqctl.replay.job import FORMATS, ReplayRequest, check_no_overlap, source_options
+from mqctl.replay.job import FORMATS, ReplayRequest, check_no_overlap, source_options, table_folders
 from mqctl.replay.options import FROM_CHECKPOINT, parse_bound, parse_options
 from mqctl.replay.stream import ChannelLag
 
@@ -243,7 +243,10 @@ def run_follow(
     if not replay.table:
         replay = dataclasses.replace(replay, output=target)
     checkpoint = local_file_option(request.checkpoint_location, "--checkpoint-location")
-    check_no_overlap(replay.source, {"--output": replay.output, "--checkpoint-location": str(checkpoint)})
+    check_no_overlap(
+        replay.source,
+        {"--output": replay.output, "--checkpoint-location": str(checkpoint), **table_folders(replay)},
+    )
     if checkpoint.exists() and not checkpoint.is_dir():
         raise InputError(f"--checkpoint-location {checkpoint} is a file, not a folder")
     with source_options(replay.source) as (options, label):

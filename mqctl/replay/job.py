@@ -155,6 +155,16 @@ def check_no_overlap(source: SourceOptions, paths: dict[str, str | None], *, mut
 _S3_SCHEMES = ("s3", "s3a", "s3n")
 
 
+def table_folders(request: ReplayRequest) -> dict[str, str]:
+    """Where a `--table` replay on a local master writes besides the table: Spark's warehouse and its Hive metastore
+    (`./spark-warehouse` and `./metastore_db` in the working directory unless the conf names a warehouse), checked
+    against the sources as an output is: run from inside a source folder, they would be written there."""
+    if not request.table or request.remote or not request.master.startswith("local"):
+        return {}
+    warehouse = request.spark_conf.get("spark.sql.warehouse.dir", "spark-warehouse")
+    return {"--table (Spark's warehouse)": warehouse, "--table (Spark's metastore_db)": "metastore_db"}
+
+
 def _refuse_bucket_overlap(target: WriteTarget, option: str, source: SourceOptions) -> None:
     """An object-store output in the bucket and under (or above) the prefix of the s3:// WAL being read."""
     from mqctl.mq.sources import choose_source
@@ -259,7 +269,8 @@ def run_replay(
     else:
         target = written.spark
         request = dataclasses.replace(request, output=target)
-    check_no_overlap(request.source, {"--output": request.output, "--checkpoint": request.checkpoint}, mutual=False)
+    paths: dict[str, str | None] = {"--output": request.output, "--checkpoint": request.checkpoint}
+    check_no_overlap(request.source, {**paths, **table_folders(request)}, mutual=False)
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:

@@ -172,3 +172,13 @@ def test_write_target_names_the_place_spark_writes():
     assert write_target("s3a://bucket/key/", "--output").key == "key"
     assert write_target("hdfs://nn:8020/x", "--output").local is None
     assert write_target("file:///tmp/x", "--output").spark == "file:///tmp/x"
+
+
+def test_a_table_replay_run_inside_a_source_folder_is_refused(sources):
+    """On a local master Spark writes ./spark-warehouse and ./metastore_db: inside the store when run from there."""
+    before = fingerprint(sources / "nats")
+    result = run_cli(
+        "replay", "--to-spark", "--nats-store", ".", "--table", "t", "--json", cwd=str(sources / "nats")
+    )  # fmt: skip
+    assert result.code == 2 and "Spark's warehouse" in result.json()["error"]["message"], result.stdout
+    assert fingerprint(sources / "nats") == before
