@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -54,7 +55,7 @@ def _render(result: ReplayResult) -> list[FitTable | str]:
     )
     if not result.written:
         note = "nothing new to replay" + (
-            f" (checkpoint {result.checkpoint} is up to date)" if result.checkpoint else ""
+            f" (resume file {result.resume_file} is up to date)" if result.resume_file else ""
         )
         return [table, note]
     what = f"{result.shape}" + (
@@ -74,9 +75,22 @@ def _render(result: ReplayResult) -> list[FitTable | str]:
         lines.append(f"done in {result.seconds:.2f} s (executors could not report their counts to the driver)")
     if result.spark_startup_seconds is not None:
         lines.append(f"Spark start-up {result.spark_startup_seconds:.2f} s (not counted above)")
-    if result.checkpoint:
-        lines.append(f"checkpoint {result.checkpoint} moved to run {result.run}")
+    if result.resume_file:
+        lines.append(f"resume file {result.resume_file} moved to run {result.run}")
     return [table, *lines]
+
+
+def _resume_file(new: str | None, old: str | None) -> str | None:
+    """--resume-file, or the deprecated --checkpoint it was called before (one name for Milvus's channel
+    checkpoints, another for Spark's checkpoint folder, a third for this file was one too many)."""
+    from mqctl.errors import InputError
+
+    if old is None:
+        return new
+    if new is not None:
+        raise InputError("--checkpoint is the old name of --resume-file; give one of them", hint="drop --checkpoint")
+    print("mqctl: --checkpoint FILE is now --resume-file FILE; the old name goes in a later release", file=sys.stderr)
+    return old
 
 
 class _ChannelProgress:
@@ -146,18 +160,24 @@ TableOpt = Annotated[
 ModeOpt = Annotated[
     str | None,
     typer.Option(
-        "--mode", help="append, overwrite or error (default: error; append with --checkpoint).", rich_help_panel=WHERE
+        "--mode", help="append, overwrite or error (default: error; append with --resume-file).", rich_help_panel=WHERE
     ),
 ]
 PartitionByOpt = Annotated[
     str | None,
     typer.Option("--partition-by", help="Output columns to partition by, comma-separated.", rich_help_panel=WHERE),
 ]
-CheckpointOpt = Annotated[
+ResumeFileOpt = Annotated[
     str | None,
     typer.Option(
-        "--checkpoint", help="Resume file: each run replays only what earlier runs did not.", rich_help_panel=WHERE
+        "--resume-file",
+        help="What earlier runs replayed: each run replays only what they did not (a local path or file: URL).",
+        rich_help_panel=WHERE,
     ),
+]
+OldResumeFileOpt = Annotated[
+    str | None,
+    typer.Option("--checkpoint", hidden=True, help="Deprecated name of --resume-file."),
 ]
 FollowOpt = Annotated[
     bool,
@@ -260,7 +280,8 @@ def replay(
     table: TableOpt = None,
     mode: ModeOpt = None,
     partition_by: PartitionByOpt = None,
-    checkpoint: CheckpointOpt = None,
+    resume_file: ResumeFileOpt = None,
+    old_resume_file: OldResumeFileOpt = None,
     partitions: PartitionsOpt = None,
     follow: FollowOpt = False,
     checkpoint_location: CheckpointLocationOpt = None,
@@ -317,7 +338,7 @@ def replay(
         remote=remote,
         ship=not no_ship,
         spark_conf=parse_spark_conf(spark_conf or []),
-        checkpoint=checkpoint,
+        resume_file=_resume_file(resume_file, old_resume_file),
         milvus=milvus,
         milvus_token=milvus_token,
         etcd=etcd,

@@ -87,9 +87,9 @@ def check_request(request: FollowRequest) -> FollowRequest:
         raise InputError("give exactly one target: --output PATH (with --format) or --table NAME")
     if replay.format not in FORMATS:
         raise InputError(f"--format {replay.format!r} is not one of {', '.join(FORMATS)}")
-    if replay.checkpoint:
+    if replay.resume_file:
         raise InputError(
-            "--checkpoint FILE is the resume file of batch replays; a follow query keeps its offsets in Spark's "
+            "--resume-file FILE is the resume file of batch replays; a follow query keeps its offsets in Spark's "
             "checkpoint folder",
             hint="use --checkpoint-location DIR with --follow",
         )

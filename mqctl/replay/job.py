@@ -57,7 +57,7 @@ class ReplayRequest:
     remote: str | None = None  # sc://HOST:PORT: a Spark Connect server instead of --master
     ship: bool = True  # send mqctl's runtime to a cluster's executors (see shipping.py)
     spark_conf: dict[str, str] = field(default_factory=dict)
-    checkpoint: str | None = None
+    resume_file: str | None = None  # --resume-file: what earlier runs replayed (replay/resume.py)
     milvus: str | None = None
     milvus_token: str | None = None
     etcd: str | None = None  # --from checkpoint: where Milvus keeps its channel checkpoints
@@ -85,8 +85,8 @@ class ReplayResult:
     collection: str | None
     schema_origin: str | None  # stream | milvus | inferred (rows shape)
     partitions: int
-    run: int | None  # replay_run written (with --checkpoint)
-    checkpoint: str | None
+    run: int | None  # replay_run written (with --resume-file)
+    resume_file: str | None
     written: bool
     messages: int | None
     rows: int | None
@@ -96,6 +96,10 @@ class ReplayResult:
     messages_per_second: float | None
     spark_startup_seconds: float | None
     channels: list[ChannelResult] = field(default_factory=list)
+    checkpoint: str | None = None  # deprecated JSON name of resume_file, kept for one release
+
+    def __post_init__(self) -> None:
+        self.checkpoint = self.resume_file
 
 
 ProgressCallback = Callable[[list[ChannelResult]], None]
@@ -108,13 +112,13 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
     if request.format not in FORMATS:
         raise InputError(f"--format {request.format!r} is not one of {', '.join(FORMATS)}")
     shape = request.shape or ("rows" if request.collection else "messages")
-    mode = request.mode or ("append" if request.checkpoint else "error")
+    mode = request.mode or ("append" if request.resume_file else "error")
     if mode not in MODES:
         raise InputError(f"--mode {mode!r} is not one of {', '.join(MODES)}")
-    if request.checkpoint and mode != "append":
+    if request.resume_file and mode != "append":
         raise InputError(
-            f"--checkpoint adds each run to the output; --mode {mode} cannot go with it",
-            hint="drop --mode (append is implied), or drop --checkpoint",
+            f"--resume-file adds each run to the output; --mode {mode} cannot go with it",
+            hint="drop --mode (append is implied), or drop --resume-file",
         )
     from mqctl.replay.session import check_master, check_remote
 
@@ -261,30 +265,31 @@ def run_replay(
     from mqctl.mq.sources import resolve_source
 
     request = resolved_request(dataclasses.replace(request, source=resolve_source(request.source)))
-    if request.checkpoint:
-        request = dataclasses.replace(request, checkpoint=str(local_file_option(request.checkpoint, "--checkpoint")))
+    if request.resume_file:
+        resume_file = str(local_file_option(request.resume_file, "--resume-file"))
+        request = dataclasses.replace(request, resume_file=resume_file)
     written = write_target(request.output, "--output") if request.output else None
     if written is None:
         target = f"table:{request.table}"
     else:
         target = written.spark
         request = dataclasses.replace(request, output=target)
-    paths: dict[str, str | None] = {"--output": request.output, "--checkpoint": request.checkpoint}
+    paths: dict[str, str | None] = {"--output": request.output, "--resume-file": request.resume_file}
     check_no_overlap(request.source, {**paths, **table_folders(request)}, mutual=False)
     with source_options(request.source) as (options, label):
         options.update(_read_options(request))
         if request.start == FROM_CHECKPOINT:
             options["after"] = after_option(_milvus_checkpoints(request))
         opts = parse_options(options)
-        checkpoint = ResumeState.load(request.checkpoint) if request.checkpoint else None
-        if checkpoint is not None:
-            checkpoint.check_belongs_to(label, target, _selection(request))
+        resume = ResumeState.load(request.resume_file) if request.resume_file else None
+        if resume is not None:
+            resume.check_belongs_to(label, target, _selection(request))
         if written is not None and written.local is not None and request.mode == "error" and written.local.exists():
             raise PreconditionError(
                 f"output {target} already exists and --mode is error",
                 hint="use --mode append or --mode overwrite, or another --output",
             )
-        plan = _plan(opts, options, checkpoint)
+        plan = _plan(opts, options, resume)
         unknown = [column for column in request.partition_by if column not in plan.columns]
         if unknown:
             raise InputError(
@@ -301,8 +306,8 @@ def run_replay(
             collection=opts.collection,
             schema_origin=plan.schema_origin,
             partitions=len(plan.pieces),
-            run=checkpoint.next_run if checkpoint else None,
-            checkpoint=request.checkpoint,
+            run=resume.next_run if resume else None,
+            resume_file=request.resume_file,
             written=False,
             messages=0,
             rows=0,
@@ -326,12 +331,12 @@ def run_replay(
             spark = start_session(request.master, conf, ship=request.ship, remote=request.remote)
             result.spark_startup_seconds = round(time.monotonic() - started, 3)
         try:
-            write_with_progress(spark, request, options, result, checkpoint, on_progress)
+            write_with_progress(spark, request, options, result, resume, on_progress)
         finally:
             if own_session:
                 spark.stop()
-        if checkpoint is not None:
-            checkpoint.advanced(label, target, {s.channel: s.last for s in spans}, _selection(request)).save()
+        if resume is not None:
+            resume.advanced(label, target, {s.channel: s.last for s in spans}, _selection(request)).save()
         return result
 
 
@@ -386,16 +391,16 @@ class Plan:
     columns: list[str]  # of the shape being written
 
 
-def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: ResumeState | None) -> Plan:
+def _plan(opts: ReplayOptions, options: dict[str, str], resume: ResumeState | None) -> Plan:
     """Fix the id range of every channel now (a checkpoint records exactly these ends), cut them
     into partitions, and find the collection's schema; pieces and schema go to the data source as
     options."""
     from mqctl.replay.collection import find_schema
     from mqctl.replay.schema import MESSAGE_COLUMNS, ROW_META_COLUMNS, rows_ddl, schema_to_json
 
-    if checkpoint is not None and opts.end is not None and opts.end.kind == "tso":
+    if resume is not None and opts.end is not None and opts.end.kind == "tso":
         raise InputError(
-            "--checkpoint needs --to as a sequence/id (or no --to): a time or TSO end is not a position "
+            "--resume-file needs --to as a sequence/id (or no --to): a time or TSO end is not a position "
             "the next run could resume after"
         )
     source = opts.open_source()
@@ -409,11 +414,11 @@ def _plan(opts: ReplayOptions, options: dict[str, str], checkpoint: ResumeState 
             columns = [f.name for f in schema.fields] + [name for name, _ in ROW_META_COLUMNS]
     finally:
         source.close()
-    if checkpoint is not None:
+    if resume is not None:
         spans = [
             ChannelSpan(s.channel, start, s.last, s.messages - _skipped(s, start))
             for s in spans
-            for start in [checkpoint.start_after(s.channel, s.first)]
+            for start in [resume.start_after(s.channel, s.first)]
             if start <= s.last
         ]
     pieces = split_spans(spans, opts.partitions, opts.messages_per_partition)

@@ -24,7 +24,7 @@ def write_with_progress(
     request: ReplayRequest,
     options: dict[str, str],
     result: ReplayResult,
-    checkpoint: ResumeState | None,
+    resume: ResumeState | None,
     on_progress: ProgressCallback | None,
 ) -> None:
     """Write, showing per-channel progress as executors report it; `spark`: a classic or a Connect session."""
@@ -48,7 +48,7 @@ def write_with_progress(
     watcher.start()
     started = time.monotonic()
     try:
-        _write(spark, request, options, checkpoint)
+        _write(spark, request, options, resume)
     finally:
         stop.set()
         watcher.join()
@@ -80,10 +80,10 @@ def _apply_counts(result: ReplayResult, counts: dict[str, PartitionCounts], *, c
     result.bytes = sum(count.bytes for count in found)
 
 
-def _write(spark: Any, request: ReplayRequest, options: dict[str, str], checkpoint: ResumeState | None) -> None:
+def _write(spark: Any, request: ReplayRequest, options: dict[str, str], resume: ResumeState | None) -> None:
     """Read with `milvus_mq` and write; a Spark failure becomes one line (and a fix when known)."""
     try:
-        _read_and_write(spark, request, options, checkpoint)
+        _read_and_write(spark, request, options, resume)
     except (InputError, PreconditionError):
         raise
     except Exception as err:
@@ -93,9 +93,7 @@ def _write(spark: Any, request: ReplayRequest, options: dict[str, str], checkpoi
         raise PreconditionError(f"the Spark job failed: {line}", hint=hint) from err
 
 
-def _read_and_write(
-    spark: Any, request: ReplayRequest, options: dict[str, str], checkpoint: ResumeState | None
-) -> None:
+def _read_and_write(spark: Any, request: ReplayRequest, options: dict[str, str], resume: ResumeState | None) -> None:
     from pyspark.sql import functions as F
 
     from mqctl.replay.datasource import FORMAT
@@ -103,16 +101,16 @@ def _read_and_write(
     df = spark.read.format(FORMAT).options(**options).load()
     partition_by = list(request.partition_by)
     mode = request.mode or "error"
-    if checkpoint is not None:
-        # Each run owns the part directory replay_run=N and overwrites only that one (see checkpoint.py).
-        df = df.withColumn(RUN_COLUMN, F.lit(checkpoint.next_run))
+    if resume is not None:
+        # Each run owns the part directory replay_run=N and overwrites only that one (see resume.py).
+        df = df.withColumn(RUN_COLUMN, F.lit(resume.next_run))
         partition_by = [RUN_COLUMN, *partition_by]
         spark.conf.set("spark.sql.sources.partitionOverwriteMode", "dynamic")
         mode = "overwrite"
     if request.format == "csv":
         df = _flat_for_csv(df)
     if request.table:
-        _write_table(spark, df, request.table, request, mode, partition_by, checkpoint is not None)
+        _write_table(spark, df, request.table, request, mode, partition_by, resume is not None)
         return
     writer = df.write.format(request.format).mode(mode)
     if partition_by:

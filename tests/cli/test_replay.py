@@ -67,7 +67,7 @@ def test_config_source_messages_as_json_with_checkpoint(cli, spark, tmp_path):
         "json",
         "--partition-by",
         "type",
-        "--checkpoint",
+        "--resume-file",
         str(ckpt),
         "--master",
         "local[2]",
@@ -218,7 +218,7 @@ def test_unreachable_milvus_never_prints_the_password_of_its_uri(cli, tmp_path):
         (("--to-spark", "--rocksmq", str(ROCKSMQ)), "give exactly one target"),
         (("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--format", "xml"), "--format 'xml'"),
         (
-            ("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "c", "--mode", "overwrite"),
+            ("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--resume-file", "c", "--mode", "overwrite"),
             "--mode overwrite cannot go with it",
         ),
         (
@@ -243,12 +243,12 @@ def test_unreachable_milvus_never_prints_the_password_of_its_uri(cli, tmp_path):
                 str(ROCKSMQ),
                 "--output",
                 "o",
-                "--checkpoint",
+                "--resume-file",
                 "c",
                 "--to",
                 "2024-05-01T00:00:00Z",
             ),
-            "--checkpoint needs --to as a sequence/id",
+            "--resume-file needs --to as a sequence/id",
         ),
         (
             ("--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--partition-by", "nope"),
@@ -266,7 +266,7 @@ def test_broken_checkpoint_is_exit_2_with_its_location(cli, tmp_path):
     ckpt = tmp_path / "c.json"
     ckpt.write_text("{not json")
     result = cli(
-        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "o"), "--checkpoint", str(ckpt)
+        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "o"), "--resume-file", str(ckpt)
     )
     assert result.code == 2 and f"{ckpt}:1:2" in result.stderr
 
@@ -321,3 +321,19 @@ def test_same_job_on_a_pseudo_cluster_with_separate_executors(cli, spark, tmp_pa
     with RocksMQSource(ROCKSMQ) as rocks:
         stored = sum(channel.messages for channel in rocks.list_channels())
     assert result.json()["messages"] == stored == spark.read.orc(str(out)).count()
+
+
+def test_the_old_resume_file_option_still_works_with_a_note(cli, tmp_path):
+    """--checkpoint was the resume file's name (as Milvus's channel checkpoints and Spark's checkpoint folder were
+    also called): kept for one release, it reads the same file and says the new name on stderr."""
+    ckpt = tmp_path / "c.json"
+    ckpt.write_text("{not json")
+    result = cli(
+        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", str(tmp_path / "o"), "--checkpoint", str(ckpt)
+    )
+    assert result.code == 2 and f"{ckpt}:1:2" in result.stderr
+    assert "--checkpoint FILE is now --resume-file FILE" in result.stderr
+    both = cli(
+        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--output", "o", "--checkpoint", "a", "--resume-file", "b"
+    )
+    assert both.code == 2 and "give one of them" in both.stderr

@@ -24,7 +24,7 @@ def follow_args(tmp_path, *extra: str) -> list[str]:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--checkpoint-location", "CKPT", "--checkpoint", "x.json"], "use --checkpoint-location DIR with --follow"),
+        (["--checkpoint-location", "CKPT", "--resume-file", "x.json"], "use --checkpoint-location DIR with --follow"),
         ([], "--follow needs --checkpoint-location DIR"),
         (["--checkpoint-location", "CKPT", "--mode", "append"], "--mode does not apply to --follow"),
         (["--checkpoint-location", "CKPT", "--to", "100"], "--follow reads without an end"),

@@ -43,7 +43,7 @@ CASES = {
     "through a symlink": (["--rocksmq", "volumes/rdb_data"], ["--output", "link/out"], "is inside"),
     "the resume file inside the store": (
         ["--nats-store", "nats"],
-        ["--output", "out", "--checkpoint", "nats/jetstream/resume.json"],
+        ["--output", "out", "--resume-file", "nats/jetstream/resume.json"],
         "is inside",
     ),
 }
@@ -131,7 +131,7 @@ def test_a_resume_file_url_is_the_local_file_it_names(sources):
     """`--checkpoint file:///X` was written to `./file:/X`; now it is X, and X inside a source is refused."""
     inside = sources / "nats" / "resume.json"
     result = run_cli(
-        "replay", "--to-spark", "--nats-store", "nats", "--output", "out", "--checkpoint", f"file://{inside}",
+        "replay", "--to-spark", "--nats-store", "nats", "--output", "out", "--resume-file", f"file://{inside}",
         "--json", cwd=str(sources),
     )  # fmt: skip
     assert result.code == 2 and " is inside " in result.json()["error"]["message"], result.stdout
@@ -140,7 +140,7 @@ def test_a_resume_file_url_is_the_local_file_it_names(sources):
 
 def test_a_resume_file_on_another_filesystem_is_refused(sources):
     result = run_cli(
-        "replay", "--to-spark", "--nats-store", "nats", "--output", "out", "--checkpoint", "s3://b/resume.json",
+        "replay", "--to-spark", "--nats-store", "nats", "--output", "out", "--resume-file", "s3://b/resume.json",
         "--json", cwd=str(sources),
     )  # fmt: skip
     assert result.code == 2 and "only to a local path" in result.json()["error"]["message"], result.stdout

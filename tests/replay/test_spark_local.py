@@ -210,7 +210,7 @@ def test_checkpoint_second_run_adds_nothing_and_a_later_run_adds_exactly_the_new
 
     def replay():
         request = ReplayRequest(
-            SourceOptions(nats=live_nats), output=str(out), collection="items", checkpoint=str(ckpt), partitions=3
+            SourceOptions(nats=live_nats), output=str(out), collection="items", resume_file=str(ckpt), partitions=3
         )
         return run_replay(request, spark=spark)
 
@@ -240,7 +240,7 @@ def test_rerun_after_a_crash_before_the_checkpoint_moved_adds_no_duplicates(spar
     from mqctl.replay.job import ReplayRequest, run_replay
 
     out, ckpt = tmp_path / "out", tmp_path / "ckpt.json"
-    request = ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), output=str(out), collection="skus", checkpoint=str(ckpt))
+    request = ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), output=str(out), collection="skus", resume_file=str(ckpt))
     run_replay(request, spark=spark)
     ckpt.unlink()  # as if the process died after the write, before the checkpoint was saved
     again = run_replay(request, spark=spark)
@@ -256,7 +256,7 @@ def test_table_target_with_checkpoint_reruns_without_duplicates(spark, tmp_path)
 
     ckpt = tmp_path / "ckpt.json"
     request = ReplayRequest(
-        SourceOptions(rocksmq=ROCKSMQ), table="replayed_items", collection="items", checkpoint=str(ckpt)
+        SourceOptions(rocksmq=ROCKSMQ), table="replayed_items", collection="items", resume_file=str(ckpt)
     )
     first = run_replay(request, spark=spark)
     ckpt.unlink()  # a crash after the write: the rerun is run 1 again and replaces its partition
