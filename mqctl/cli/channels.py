@@ -19,6 +19,7 @@ from mqctl.cli.common import (
     seconds,
     takes_source,
 )
+from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.mq.sources import SourceOptions
 
 if TYPE_CHECKING:
@@ -826,7 +827,7 @@ def woodpecker(
     if etcd:
         from mqctl.config.resolve.sources import EtcdConfig
 
-        names = log_names(EtcdConfig(etcd, etcd_root or "by-dev"))
+        names = log_names(EtcdConfig(etcd, etcd_root or DEFAULT_ETCD_ROOT))
     report = woodpecker_report(location, names=names, log=log, limit=limit, access=woodpecker_access(wal))
     output(json_mode, wide).emit(report, _render_woodpecker)
     exit_with(1 if report.corrupt else 0)

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from mqctl import procfs
 from mqctl.backends import BACKENDS, EMBEDDED
 from mqctl.config.known_keys import parse_version
+from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.doctor.discovery import Request, Target, locate
 from mqctl.doctor.verdict import OK, Check, Report, report
 from mqctl.errors import MqctlError
@@ -115,7 +116,7 @@ def _resolve(target: Target, request: Request) -> Examination:
     etcd, error = None, None
     if target.etcd:
         try:
-            etcd = EtcdConfig(target.etcd, target.etcd_root or "by-dev", timeout=request.timeout)
+            etcd = EtcdConfig(target.etcd, target.etcd_root or DEFAULT_ETCD_ROOT, timeout=request.timeout)
             etcd.read()
         except MqctlError as err:
             etcd, error = None, err.message

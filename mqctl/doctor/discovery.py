@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from mqctl import procfs
 from mqctl.config.known_keys import KEYS, normalize_key
+from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.errors import InputError, PreconditionError
 from mqctl.secrets import redact
 
@@ -303,7 +304,7 @@ def locate(request: Request, root: Path = procfs.PROC) -> Target:
         seen_by_milvus = data_paths(res, base)
         if target.etcd is None:
             target.etcd, target.etcd_embedded = etcd_of(res, target._fs)
-        target.etcd_root = request.etcd_root or res.value("etcd.rootPath") or "by-dev"
+        target.etcd_root = request.etcd_root or res.value("etcd.rootPath") or DEFAULT_ETCD_ROOT
         grpc = int_or_none(res.value("proxy.port")) or DEFAULT_GRPC_PORT
         target.ports.setdefault("grpc", grpc)
         nats_port = int_or_none(res.value("natsmq.server.port"))

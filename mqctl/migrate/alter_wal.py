@@ -18,7 +18,7 @@ from mqctl.config.read.documents import HELM_VALUES, load_document
 from mqctl.config.read.nodes import lookup, scalar_text
 from mqctl.config.resolve import pinning, wal
 from mqctl.config.resolve.resolution import Resolution, resolve
-from mqctl.config.resolve.sources import EtcdConfig
+from mqctl.config.resolve.sources import DEFAULT_CHANNEL_PREFIX, DEFAULT_ETCD_ROOT, EtcdConfig
 from mqctl.errors import PreconditionError
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.migrate.options import MigrateOptions
@@ -76,7 +76,7 @@ def refuse_run(options: MigrateOptions) -> None:
 
 def _resolved(options: MigrateOptions, checks: list[Finding]) -> tuple[Resolution, bool]:
     """The deployment read with its etcd when given; an unreachable etcd becomes an error check."""
-    etcd = EtcdConfig(options.etcd, options.etcd_root or "by-dev") if options.etcd else None
+    etcd = EtcdConfig(options.etcd, options.etcd_root or DEFAULT_ETCD_ROOT) if options.etcd else None
     try:
         return resolve(list(options.configs), milvus_version=options.milvus_version, etcd=etcd), etcd is not None
     except PreconditionError as err:
@@ -190,7 +190,7 @@ def _target_data_checks(res: Resolution, target: str, checks: list[Finding]) -> 
                     "archive and remove it before switching back to rocksmq",
                 )
             )
-    prefix = res.value("msgChannel.chanNamePrefix.cluster") or "by-dev"
+    prefix = res.value("msgChannel.chanNamePrefix.cluster") or DEFAULT_CHANNEL_PREFIX
     checks.append(
         _check(
             INFO,
@@ -249,7 +249,7 @@ def _streaming_checks(res: Resolution, options: MigrateOptions, checks: list[Fin
     from mqctl.mq.streaming.state import StreamingReader
     from mqctl.mq.woodpecker.meta import read_woodpecker_meta
 
-    etcd = EtcdConfig(options.etcd or "", options.etcd_root or res.value("etcd.rootPath") or "by-dev")
+    etcd = EtcdConfig(options.etcd or "", options.etcd_root or res.value("etcd.rootPath") or DEFAULT_ETCD_ROOT)
     meta_sub = res.value("etcd.metaSubPath") or "meta"
     try:
         state = StreamingReader(etcd, meta_sub).read()

@@ -7,12 +7,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mqctl import hooks
+from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.milvus_client import MilvusTarget
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
-
-DEFAULT_ETCD_ROOT = "by-dev"  # Milvus's etcd.rootPath default
 
 
 @dataclass

@@ -19,6 +19,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.errors import PreconditionError
 
 if TYPE_CHECKING:
@@ -369,5 +370,6 @@ def meta_reader(url: str | None, root: str | None, resolution: Resolution | None
             hint="pass --etcd http://HOST:2379 (or --config with etcd.endpoints)",
         )
     return MetaReader(
-        EtcdConfig(url, root or configured("etcd.rootPath") or "by-dev"), configured("etcd.metaSubPath") or "meta"
+        EtcdConfig(url, root or configured("etcd.rootPath") or DEFAULT_ETCD_ROOT),
+        configured("etcd.metaSubPath") or "meta",
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.backends import BACKENDS, EMBEDDED, port_of
+from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import MQSource
 
@@ -259,7 +260,7 @@ def woodpecker_log_names(options: SourceOptions) -> dict[int, str]:
     from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.mq.woodpecker.source import log_names
 
-    return log_names(EtcdConfig(options.etcd, options.etcd_root or "by-dev"))
+    return log_names(EtcdConfig(options.etcd, options.etcd_root or DEFAULT_ETCD_ROOT))
 
 
 def woodpecker_access(options: SourceOptions) -> S3Access:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.woodpecker.source import ENTRY_SPAN, position_of
 
@@ -54,7 +55,7 @@ def woodpecker_checkpoints(request: ReplayRequest) -> dict[str, tuple[str, int]]
             "are in Milvus's etcd",
             hint="add --etcd http://HOST:2379 (and --etcd-root, etcd.rootPath, if it is not by-dev)",
         )
-    etcd = EtcdConfig(request.etcd, request.etcd_root or "by-dev")
+    etcd = EtcdConfig(request.etcd, request.etcd_root or DEFAULT_ETCD_ROOT)
     reader = StreamingReader(etcd)
     state = reader.read()
     if not state.channel_checkpoints and not state.found:

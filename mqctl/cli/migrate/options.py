@@ -167,7 +167,7 @@ def migrate_options(params: dict[str, Any]) -> MigrateOptions:
     """The MigrateOptions of one `migrate`/`plan` command line (`params`: its parameters by name)."""
     from mqctl.config.edit.set_unset import check_backend_name
     from mqctl.errors import InputError
-    from mqctl.migrate.options import DEFAULT_ETCD_ROOT
+    from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 
     check_seconds({TIMEOUTS[name]: params.get(name) for name in TIMEOUTS})
     filled = sandbox_fill(params.get("sandbox"))

@@ -41,7 +41,7 @@ from mqctl.config.read.inference import pick_mode, pick_role, pick_version
 from mqctl.config.read.kinds import KindView
 from mqctl.config.read.nodes import same_yaml, viper_rank
 from mqctl.config.resolve import pinning
-from mqctl.config.resolve.sources import EtcdConfig, env_settings
+from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT, EtcdConfig, env_settings
 from mqctl.config.settings import INTERNAL, Setting
 from mqctl.errors import InputError
 from mqctl.secrets import REDACTED, is_secret_key
@@ -316,7 +316,7 @@ def override_sources(
     if etcd_url:
         if etcd_root is None:
             etcd_root = resolve(paths, kind=kind, mode=mode, milvus_version=milvus_version).value("etcd.rootPath")
-        etcd = EtcdConfig(etcd_url, etcd_root or "by-dev")
+        etcd = EtcdConfig(etcd_url, etcd_root or DEFAULT_ETCD_ROOT)
     return environment, etcd
 
 

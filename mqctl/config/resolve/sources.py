@@ -68,10 +68,14 @@ def _prefix_end(prefix: str) -> str:
     return base64.b64encode(bytes(raw)).decode()
 
 
+DEFAULT_ETCD_ROOT = "by-dev"  # Milvus's etcd.rootPath default (configs/milvus.yaml)
+DEFAULT_CHANNEL_PREFIX = "by-dev"  # Milvus's msgChannel.chanNamePrefix.cluster default: the same word, another key
+
+
 class EtcdConfig:
     """Milvus config overrides in etcd, through etcd v3's JSON gateway (no gRPC needed)."""
 
-    def __init__(self, url: str, root: str = "by-dev", timeout: float = 5.0):
+    def __init__(self, url: str, root: str = DEFAULT_ETCD_ROOT, timeout: float = 5.0):
         if not url.startswith(("http://", "https://")):
             url = "http://" + url
         split_url(url, "--etcd")
