@@ -83,7 +83,8 @@ async def fill_stream(url: str, payloads: list[bytes]) -> None:
 
 def throughput(spark, source, work: Path, label: str, messages: int) -> None:
     from mqctl.replay.follow import FollowRequest, run_follow
-    from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
 
     def request(name: str, **extra) -> ReplayRequest:
         return ReplayRequest(source, output=str(work / name), collection=COLLECTION, partitions=1, **extra)

@@ -217,7 +217,8 @@ def executor_read_rate(source_options: dict[str, str], count: int, label: str) -
 
 
 def replay_rate(spark, source, work: Path, partitions: int, count: int, label: str) -> float:
-    from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
 
     def request(out: str, **extra) -> ReplayRequest:
         return ReplayRequest(source, output=str(work / out), collection=COLLECTION, partitions=partitions, **extra)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
 
     from mqctl.cli.terminal import FitTable
-    from mqctl.replay.job import ChannelResult, ReplayResult
+    from mqctl.replay.model import ChannelResult, ReplayResult
 
 app = typer.Typer(help="Replay MQ topics into Apache Spark (local or cluster) for backfill.", add_completion=False)
 
@@ -305,7 +305,8 @@ def replay(
     v0.1.x / Milvus v2.6.x source; not yet verified on a running 2.6; s3:// reads tested against moto's S3 server, not
     yet against MinIO or AWS."""
     from mqctl.errors import InputError
-    from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
     from mqctl.replay.session import parse_spark_conf
 
     if not to_spark:

@@ -105,8 +105,8 @@ class MilvusMQReader(DataSourceReader):
             return iter(())
         _load_runtime()
         from mqctl.replay.executor import checked_read
+        from mqctl.replay.model import ChannelSpan
         from mqctl.replay.options import parse_options
-        from mqctl.replay.planning import ChannelSpan
         from mqctl.replay.progress import ProgressReporter
         from mqctl.replay.rows import read_span
         from mqctl.replay.schema import schema_from_json

@@ -23,7 +23,8 @@ from typing import Any
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.files import local_file_option, replace_atomically, write_target
-from mqctl.replay.job import FORMATS, ReplayRequest, check_no_overlap, source_options, table_folders
+from mqctl.replay.job import check_no_overlap, source_options, table_folders
+from mqctl.replay.model import FORMATS, ReplayRequest
 from mqctl.replay.options import FROM_CHECKPOINT, parse_bound, parse_options
 from mqctl.replay.stream import ChannelLag
 

@@ -9,14 +9,23 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.files import WriteTarget, local_file_option, overlap, refuse_overlap, write_target
 from mqctl.mq.sources import SourceOptions
+from mqctl.replay.model import (
+    FORMATS,
+    MODES,
+    ChannelResult,
+    ChannelSpan,
+    ProgressCallback,
+    ReplayRequest,
+    ReplayResult,
+)
 from mqctl.replay.options import (
     FROM_CHECKPOINT,
     NATS_AUTH_OPTIONS,
@@ -27,82 +36,12 @@ from mqctl.replay.options import (
     parse_options,
     ranges_option,
 )
-from mqctl.replay.planning import ChannelSpan, plan_spans, split_spans
+from mqctl.replay.planning import plan_spans, split_spans
 from mqctl.replay.resume import ResumeState
 from mqctl.replay.write import write_with_progress
 
 if TYPE_CHECKING:
     from mqctl.mq.woodpecker.storage import S3Access
-
-FORMATS = ("parquet", "json", "orc", "csv")
-MODES = ("append", "overwrite", "error")
-
-
-@dataclass
-class ReplayRequest:
-    source: SourceOptions
-    output: str | None = None
-    format: str = "parquet"
-    table: str | None = None
-    mode: str | None = None  # default: error, or append with a checkpoint
-    channels: list[str] = field(default_factory=list)
-    collection: str | None = None
-    shape: str | None = None  # default: rows with a collection, else messages
-    start: str | None = None
-    end: str | None = None
-    types: str | None = None
-    partition_by: list[str] = field(default_factory=list)
-    partitions: int | None = None
-    master: str = "local[*]"
-    remote: str | None = None  # sc://HOST:PORT: a Spark Connect server instead of --master
-    ship: bool = True  # send mqctl's runtime to a cluster's executors (see shipping.py)
-    spark_conf: dict[str, str] = field(default_factory=dict)
-    resume_file: str | None = None  # --resume-file: what earlier runs replayed (replay/resume.py)
-    milvus: str | None = None
-    milvus_token: str | None = None
-    etcd: str | None = None  # --from checkpoint: where Milvus keeps its channel checkpoints
-    etcd_root: str | None = None
-
-
-@dataclass
-class ChannelResult:
-    name: str
-    first_id: int
-    last_id: int
-    planned: int  # messages in the range (estimated for RocksMQ, whose ids have gaps)
-    messages: int | None = None  # None when executors could not report (see progress.py)
-    rows: int | None = None
-    bytes: int | None = None
-
-
-@dataclass
-class ReplayResult:
-    source: str
-    target: str
-    format: str
-    mode: str
-    shape: str
-    collection: str | None
-    schema_origin: str | None  # stream | milvus | inferred (rows shape)
-    partitions: int
-    run: int | None  # replay_run written (with --resume-file)
-    resume_file: str | None
-    written: bool
-    messages: int | None
-    rows: int | None
-    bytes: int | None
-    seconds: float
-    rows_per_second: float | None
-    messages_per_second: float | None
-    spark_startup_seconds: float | None
-    channels: list[ChannelResult] = field(default_factory=list)
-    checkpoint: str | None = None  # deprecated JSON name of resume_file, kept for one release
-
-    def __post_init__(self) -> None:
-        self.checkpoint = self.resume_file
-
-
-ProgressCallback = Callable[[list[ChannelResult]], None]
 
 
 def resolved_request(request: ReplayRequest) -> ReplayRequest:

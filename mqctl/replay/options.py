@@ -19,7 +19,7 @@ from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:
     from mqctl.mq.model import MQSource
-    from mqctl.replay.planning import ChannelSpan
+    from mqctl.replay.model import ChannelSpan
 
 # Option names of NATS authentication and TLS, the same as `mqctl channels` takes.
 NATS_AUTH_OPTIONS = ("user", "password", "token", "creds", "nkey", "tls_ca", "tls_cert", "tls_key")

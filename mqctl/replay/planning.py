@@ -8,21 +8,11 @@ TSO and time bounds are applied while reading.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from mqctl.errors import InputError
 from mqctl.mq.model import MQSource
+from mqctl.replay.model import ChannelSpan
 from mqctl.replay.options import ReplayOptions
-
-
-@dataclass(frozen=True)
-class ChannelSpan:
-    """Messages first <= id <= last of one channel; `messages` is their (estimated) count."""
-
-    channel: str
-    first: int
-    last: int
-    messages: int
 
 
 def plan_spans(source: MQSource, opts: ReplayOptions) -> list[ChannelSpan]:

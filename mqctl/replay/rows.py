@@ -14,8 +14,8 @@ from mqctl.mq.decode.columns import SCALAR_DATA, column_values
 from mqctl.mq.decode.messages import DecodedMessage
 from mqctl.mq.decode.schemas import CollectionSchemaInfo
 from mqctl.mq.model import RawMessage
+from mqctl.replay.model import ChannelSpan
 from mqctl.replay.options import ReplayOptions
-from mqctl.replay.planning import ChannelSpan
 from mqctl.replay.progress import ProgressReporter
 from mqctl.replay.schema import type_key
 from mqctl.sorting import ascii_int

@@ -409,7 +409,8 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
         """Each channel's start..end cut into pieces by the batch read's rules: the same offsets give the same
         pieces, so a retried batch reads the same messages."""
         _load_runtime()
-        from mqctl.replay.planning import ChannelSpan, split_spans
+        from mqctl.replay.model import ChannelSpan
+        from mqctl.replay.planning import split_spans
 
         opts = self._opts()
         source = opts.open_source()
@@ -444,7 +445,7 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
             return iter(())
         _load_runtime()
         from mqctl.replay.executor import checked_read
-        from mqctl.replay.planning import ChannelSpan
+        from mqctl.replay.model import ChannelSpan
         from mqctl.replay.progress import ProgressReporter
         from mqctl.replay.rows import read_span
         from mqctl.replay.schema import schema_from_json

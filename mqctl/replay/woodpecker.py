@@ -26,7 +26,7 @@ from mqctl.mq.woodpecker.source import ENTRY_SPAN, position_of
 
 if TYPE_CHECKING:
     from mqctl.mq.streaming.state import StreamingState
-    from mqctl.replay.job import ReplayRequest
+    from mqctl.replay.model import ReplayRequest
 
 WOODPECKER = "woodpecker"
 

@@ -13,7 +13,7 @@ from mqctl.replay.progress import PartitionCounts, ProgressCollector
 from mqctl.replay.resume import RUN_COLUMN, ResumeState
 
 if TYPE_CHECKING:
-    from mqctl.replay.job import ProgressCallback, ReplayRequest, ReplayResult
+    from mqctl.replay.model import ProgressCallback, ReplayRequest, ReplayResult
 
 PROGRESS_INTERVAL = 0.3
 PYTHON_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception): ")

@@ -86,7 +86,8 @@ def test_no_ship_says_what_the_executors_lack(cluster, tmp_path):
 def local_runs(tmp_path_factory):
     """The reference: each source replayed on local[2] (rows of `items`), as rows sorted by position."""
     from mqctl.mq.sources import SourceOptions
-    from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
 
     out = tmp_path_factory.mktemp("local")
     runs = {}
@@ -117,7 +118,7 @@ def read_rows(folder: Path) -> list[dict]:
 def items_request(name: str, local: list[dict], out: Path):
     """Replay `items` from one source in two partitions: one per channel that holds its rows."""
     from mqctl.mq.sources import SourceOptions
-    from mqctl.replay.job import ReplayRequest
+    from mqctl.replay.model import ReplayRequest
 
     channels = sorted({row["_channel"] for row in local})
     assert len(channels) == 2, channels
@@ -139,7 +140,8 @@ def test_cluster_replay_equals_local(cluster_session, local_runs, tmp_path, name
 def test_executor_that_cannot_see_the_rocksmq_path(cluster, cluster_session, tmp_path):
     from mqctl.errors import PreconditionError
     from mqctl.mq.sources import SourceOptions
-    from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
 
     if cluster.driver_only_store is None:
         pytest.skip("needs private mount namespaces (unshare -m, root) to give the workers another file system")

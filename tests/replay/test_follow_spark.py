@@ -43,7 +43,7 @@ def live_nats(tmp_path):
 # ---------------------------------------------------------------------------- helpers
 def follow(spark, source: SourceOptions, out: Path, ckpt: Path, **extra):
     from mqctl.replay.follow import FollowRequest, run_follow
-    from mqctl.replay.job import ReplayRequest
+    from mqctl.replay.model import ReplayRequest
 
     replay = ReplayRequest(source, output=str(out), collection="items", partitions=2)
     request = FollowRequest(replay, str(ckpt), available_now=True, **extra)
@@ -324,7 +324,7 @@ def test_idle_trigger_reports_are_not_counted_as_batches(spark, tmp_path):
     import threading
 
     from mqctl.replay.follow import FollowRequest, run_follow
-    from mqctl.replay.job import ReplayRequest
+    from mqctl.replay.model import ReplayRequest
 
     interval = "spark.sql.streaming.noDataProgressEventInterval"
     previous = spark.conf.get(interval)

@@ -103,7 +103,7 @@ def _keys(rows) -> list[tuple]:
 def test_follow_emits_a_transaction_once_whole_at_its_commit_and_resumes(spark, tmp_path):
     from mqctl.mq.sources import SourceOptions
     from mqctl.replay.follow import FollowRequest, run_follow
-    from mqctl.replay.job import ReplayRequest
+    from mqctl.replay.model import ReplayRequest
     from tests.helpers.rocksmq26 import append
 
     store, growth = _store(tmp_path)

@@ -154,7 +154,8 @@ def test_csv_holds_vectors_as_json_and_binary_as_base64(spark, tmp_path):
     import base64
 
     from mqctl.mq.sources import SourceOptions
-    from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
 
     def replay_csv(collection: str) -> list:
         out = tmp_path / f"{collection}.csv"
@@ -204,7 +205,8 @@ def _new_inserts(url: str, first_pk: int, count: int) -> tuple[str, bytes, dict]
 
 def test_checkpoint_second_run_adds_nothing_and_a_later_run_adds_exactly_the_new_messages(spark, live_nats, tmp_path):
     from mqctl.mq.sources import SourceOptions
-    from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
 
     out, ckpt = tmp_path / "out", tmp_path / "ckpt.json"
 
@@ -237,7 +239,8 @@ def test_rerun_after_a_crash_before_the_checkpoint_moved_adds_no_duplicates(spar
     """A run that wrote its part but died before saving the checkpoint is run N again: it overwrites
     replay_run=N instead of adding a second copy."""
     from mqctl.mq.sources import SourceOptions
-    from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
 
     out, ckpt = tmp_path / "out", tmp_path / "ckpt.json"
     request = ReplayRequest(SourceOptions(rocksmq=ROCKSMQ), output=str(out), collection="skus", resume_file=str(ckpt))
@@ -252,7 +255,8 @@ def test_rerun_after_a_crash_before_the_checkpoint_moved_adds_no_duplicates(spar
 def test_table_target_with_checkpoint_reruns_without_duplicates(spark, tmp_path):
     from mqctl.errors import PreconditionError
     from mqctl.mq.sources import SourceOptions
-    from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
 
     ckpt = tmp_path / "ckpt.json"
     request = ReplayRequest(
@@ -276,7 +280,8 @@ def test_schema_from_milvus_for_a_live_rocksmq_found_through_its_config(spark, t
     from pymilvus import DataType, MilvusClient
 
     from mqctl.mq.sources import SourceOptions
-    from mqctl.replay.job import ReplayRequest, run_replay
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
     from mqctl.sandbox import server as sandbox
 
     box = tmp_path / "milvus"

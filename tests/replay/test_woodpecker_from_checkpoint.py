@@ -262,7 +262,7 @@ def test_a_follow_query_from_checkpoint_starts_after_the_same_positions(etcd_url
     batch replay above and in test_woodpecker_follow.py): the same vchannel -> (pchannel, id) as the batch replay."""
     from mqctl.mq.sources import SourceOptions
     from mqctl.replay.follow import FollowRequest, _start_options
-    from mqctl.replay.job import ReplayRequest
+    from mqctl.replay.model import ReplayRequest
 
     root, cps = checkpoints
     source = SourceOptions(woodpecker=str(wal), etcd=etcd_url, etcd_root=root)

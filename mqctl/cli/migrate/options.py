@@ -166,8 +166,8 @@ AS_GIVEN = ("backup_dir", "store_dir", "nats_port", "milvus_version", *TIMEOUTS)
 def migrate_options(params: dict[str, Any]) -> MigrateOptions:
     """The MigrateOptions of one `migrate`/`plan` command line (`params`: its parameters by name)."""
     from mqctl.config.edit.set_unset import check_backend_name
-    from mqctl.errors import InputError
     from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
+    from mqctl.errors import InputError
 
     check_seconds({TIMEOUTS[name]: params.get(name) for name in TIMEOUTS})
     filled = sandbox_fill(params.get("sandbox"))

@@ -20,14 +20,33 @@ first booted with points Milvus at an MQ without its data. Without --etcd that i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from mqctl.backends import V2_6, Version
 from mqctl.config.known_keys import format_version
+from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
+from mqctl.config.settings import Setting
 from mqctl.findings import INFO, WARNING, Finding
 
-if TYPE_CHECKING:  # resolve() calls note(): a runtime import would be circular
-    from mqctl.config.resolve.resolution import Resolution
+
+class Resolution(Protocol):
+    """What the pinning rules read of a resolution (resolution.Resolution is one): resolve() calls note(), so
+    this module names the part it needs instead of importing the resolution it is called from."""
+
+    milvus_version: str | None
+    explanation: list[str]
+    files: list[str]
+    etcd_read: bool
+
+    @property
+    def version(self) -> Version | None: ...
+
+    def origin(self, key: str) -> Setting: ...
+
+    def value(self, key: str) -> str | None: ...
+
+    def yaml_setting(self, key: str) -> Setting | None: ...
+
 
 PINNED_SINCE: Version = (2, 6, 14)
 PIN_KEY = "mqtype"  # Milvus's formatKey("mq.type"): lower-case, `/ _ .` dropped
@@ -55,7 +74,7 @@ def unchangeable(version: Version | None) -> bool:
 
 def pin_key(res: Resolution) -> str:
     """The etcd key Milvus pins mq.type under, from the resolved etcd.rootPath."""
-    return f"{(res.value('etcd.rootPath') or 'by-dev').strip('/')}/config/{PIN_KEY}"
+    return f"{(res.value('etcd.rootPath') or DEFAULT_ETCD_ROOT).strip('/')}/config/{PIN_KEY}"
 
 
 def pinned(res: Resolution) -> str | None:

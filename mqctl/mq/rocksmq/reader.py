@@ -16,13 +16,13 @@ import tempfile
 import weakref
 from collections import deque
 from collections.abc import Generator, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, PageRow, RawMessage, path_is_dir, path_is_file
+from mqctl.mq.rocksmq.model import RocksPage, RocksTopicMeta
 from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:
@@ -34,34 +34,6 @@ META_ONLY_KEY = b"rmq_id"  # the id allocator's bound lives in the metadata data
 # a topic's keys are b"<topic>/<decimal id>": all between b"<topic>/0" and b"<topic>/:" (":" follows "9"), which
 # leaves out the keys of a topic named "<topic>/x" (`a/b` beside `a`)
 _FIRST_ID, _AFTER_IDS = b"/0", b"/:"
-
-
-@dataclass
-class RocksPage:
-    """One closed RocksMQ page: messages with ids up to end_id."""
-
-    end_id: int
-    size: int  # payload bytes, as Milvus counts them for retention
-    closed_at: dt.datetime | None
-    acked_at: dt.datetime | None  # set once every consumer group read past the page (#24106)
-
-    @property
-    def acked(self) -> bool:
-        return self.acked_at is not None
-
-
-@dataclass
-class RocksTopicMeta:
-    """What `_meta_kv` says about one topic."""
-
-    name: str
-    created_at: dt.datetime | None = None
-    open_page_size: int = 0
-    pages: list[RocksPage] = field(default_factory=list)
-
-    @property
-    def bytes(self) -> int:
-        return self.open_page_size + sum(p.size for p in self.pages)
 
 
 def _unix(value: bytes) -> dt.datetime | None:
@@ -408,7 +380,7 @@ class RocksMQSource:
     def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
         from mqctl.mq.rocksmq.retention import rocksmq_report
 
-        return rocksmq_report(self, configured, now)
+        return rocksmq_report(self.description, self.mq, self.list_channels(), self.topic_meta(), configured, now)
 
     @staticmethod
     def _is_message_of(key: bytes, topic: str) -> bool:

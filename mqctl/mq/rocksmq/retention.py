@@ -21,9 +21,10 @@ from mqctl.mq.retention import (
     check_64_bits,
     value_finding,
 )
+from mqctl.mq.rocksmq.model import RocksPage, RocksTopicMeta
 
 if TYPE_CHECKING:
-    from mqctl.mq.rocksmq.reader import RocksMQSource, RocksPage
+    from mqctl.mq.model import ChannelInfo
 
 MAX_MINUTES = int(dt.timedelta.max.total_seconds() // 60)
 
@@ -64,8 +65,16 @@ def rocksmq_purge(pages: list[RocksPage], *, retention_minutes: int, retention_m
     return PagePurge(purgeable, blocked, unacked)
 
 
-def rocksmq_report(source: RocksMQSource, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
-    """Per topic: its pages, which of them retention purges now, and unacked pages it never purges."""
+def rocksmq_report(
+    description: str,
+    mq: str,
+    channels: list[ChannelInfo],
+    meta: dict[str, RocksTopicMeta],
+    configured: ConfiguredRetention,
+    now: dt.datetime,
+) -> RetentionReport:
+    """Per topic (`channels` as listed, `meta` as `_meta_kv` has it): its pages, which of them retention purges
+    now, and unacked pages it never purges."""
     time_value, size_value = configured.get(ROCKS_TIME_KEY), configured.get(ROCKS_SIZE_KEY)
     check_64_bits(time_value)
     check_64_bits(size_value)
@@ -75,9 +84,8 @@ def rocksmq_report(source: RocksMQSource, configured: ConfiguredRetention, now: 
         "keys": {time_value.key: time_value.raw, size_value.key: size_value.raw},
         "from": sorted({time_value.where, size_value.where}),
     }
-    meta = source.topic_meta()
     rows = []
-    for channel in source.list_channels():
+    for channel in channels:
         topic = meta.get(channel.name)
         pages = topic.pages if topic else []
         purge = rocksmq_purge(pages, retention_minutes=time_value.value, retention_mb=size_value.value, now=now)
@@ -113,4 +121,4 @@ def rocksmq_report(source: RocksMQSource, configured: ConfiguredRetention, now: 
                 cause,
             )
         rows.append(row)
-    return RetentionReport(source.description, source.mq, rows, [f for r in rows for f in r.findings])
+    return RetentionReport(description, mq, rows, [f for r in rows for f in r.findings])

@@ -171,7 +171,7 @@ def test_follow_messages_shape_carries_the_detail(spark, wal, tmp_path):
     of the transaction never committed here (no batch ends inside an open transaction)."""
     from mqctl.mq.sources import SourceOptions
     from mqctl.replay.follow import FollowRequest, run_follow
-    from mqctl.replay.job import ReplayRequest
+    from mqctl.replay.model import ReplayRequest
 
     out = tmp_path / "out"
     replay = ReplayRequest(SourceOptions(woodpecker=str(wal)), output=str(out), shape="messages")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from mqctl.mq.rocksmq.reader import RocksPage
+from mqctl.mq.rocksmq.model import RocksPage
 from mqctl.mq.rocksmq.retention import rocksmq_purge
 
 
