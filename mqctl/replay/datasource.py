@@ -23,10 +23,10 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
-    from mqctl.replay.options import ReplayOptions
-    from mqctl.replay.stream import MilvusMQStreamReader
+    from mqctl.replay.reader.options import ReplayOptions
+    from mqctl.replay.reader.stream import MilvusMQStreamReader
 
-from mqctl.replay.worker import (  # noqa: F401  (RUNTIME_*, ExecutorSetupError: part of this module's interface)
+from mqctl.replay.reader.worker import (  # noqa: F401  (RUNTIME_*, ExecutorSetupError: part of this module's interface)
     EXECUTOR_MODULES,
     RUNTIME_DIR,
     RUNTIME_MANIFEST,
@@ -48,8 +48,8 @@ class MilvusMQDataSource(DataSource):
 
     def schema(self) -> str:
         _load_runtime()
-        from mqctl.replay.options import parse_options
-        from mqctl.replay.schema import messages_ddl, rows_ddl, schema_from_json
+        from mqctl.replay.reader.options import parse_options
+        from mqctl.replay.reader.schema import messages_ddl, rows_ddl, schema_from_json
 
         opts = parse_options(self.options)
         if opts.shape == "messages":
@@ -62,7 +62,7 @@ class MilvusMQDataSource(DataSource):
 
     def streamReader(self, schema: StructType) -> MilvusMQStreamReader:
         """`spark.readStream.format("milvus_mq")`: follow the channels (see stream.py)."""
-        from mqctl.replay.stream import MilvusMQStreamReader
+        from mqctl.replay.reader.stream import MilvusMQStreamReader
 
         return MilvusMQStreamReader(self._reader_options(), schema)
 
@@ -70,7 +70,7 @@ class MilvusMQDataSource(DataSource):
         """The options a batch or stream reader gets: the `rows` shape with its collection's schema found here,
         since schema() is skipped when the caller gave a schema itself."""
         _load_runtime()
-        from mqctl.replay.options import parse_options
+        from mqctl.replay.reader.options import parse_options
 
         options = dict(self.options)
         opts = parse_options(options)
@@ -88,8 +88,8 @@ class MilvusMQReader(DataSourceReader):
 
     def partitions(self) -> list[ChannelRangePartition]:
         _load_runtime()
-        from mqctl.replay.options import parse_options
-        from mqctl.replay.planning import plan_partitions
+        from mqctl.replay.reader.options import parse_options
+        from mqctl.replay.reader.planning import plan_partitions
 
         opts = parse_options(self.options)
         source = opts.open_source()
@@ -104,12 +104,12 @@ class MilvusMQReader(DataSourceReader):
         if not isinstance(partition, ChannelRangePartition):  # Spark's stand-in (None) when there is nothing to read
             return iter(())
         _load_runtime()
-        from mqctl.replay.executor import checked_read
         from mqctl.replay.model import ChannelSpan
-        from mqctl.replay.options import parse_options
-        from mqctl.replay.progress import ProgressReporter
-        from mqctl.replay.rows import read_span
-        from mqctl.replay.schema import schema_from_json
+        from mqctl.replay.reader.executor import checked_read
+        from mqctl.replay.reader.options import parse_options
+        from mqctl.replay.reader.progress import ProgressReporter
+        from mqctl.replay.reader.rows import read_span
+        from mqctl.replay.reader.schema import schema_from_json
 
         opts = parse_options(self.options)
         schema_json = opts.collection_schema if opts.shape == "rows" else None  # reader() sets it for rows
@@ -123,8 +123,8 @@ class MilvusMQReader(DataSourceReader):
 
 def _find_schema_json(opts: ReplayOptions) -> str:
     _load_runtime()
-    from mqctl.replay.collection import find_schema
-    from mqctl.replay.schema import schema_to_json
+    from mqctl.replay.reader.collection import find_schema
+    from mqctl.replay.reader.schema import schema_to_json
 
     source = opts.open_source()
     try:
@@ -139,7 +139,7 @@ def register(spark: Any) -> None:
 
     from pyspark import cloudpickle
 
-    from mqctl.replay import stream, worker
+    from mqctl.replay.reader import stream, worker
 
     for module in (sys.modules[__name__], worker, stream):
         cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # vendored, untyped

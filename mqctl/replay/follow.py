@@ -25,8 +25,8 @@ from mqctl.errors import InputError, PreconditionError
 from mqctl.files import local_file_option, replace_atomically, write_target
 from mqctl.replay.job import check_no_overlap, source_options, table_folders
 from mqctl.replay.model import FORMATS, ReplayRequest
-from mqctl.replay.options import FROM_CHECKPOINT, parse_bound, parse_options
-from mqctl.replay.stream import ChannelLag
+from mqctl.replay.reader.options import FROM_CHECKPOINT, parse_bound, parse_options
+from mqctl.replay.reader.stream import ChannelLag
 
 STATE_FILE = "mqctl-follow.json"
 STATE_FORMAT = "mqctl-follow/1"
@@ -219,7 +219,7 @@ def _start_options(request: FollowRequest) -> dict[str, str]:
         return {"startingOffsets": start}
     if start == FROM_CHECKPOINT:
         from mqctl.replay.job import _milvus_checkpoints
-        from mqctl.replay.options import after_option
+        from mqctl.replay.reader.options import after_option
 
         return {"startingOffsets": "earliest", "after": after_option(_milvus_checkpoints(request.replay))}
     bound = parse_bound(start, "--from", upper=False)
@@ -323,8 +323,8 @@ def run_follow(
 
 def _plan_schema(opts, options: dict[str, str]) -> list[str]:
     """Find the collection's schema now (rows shape), so the stream's columns are fixed; the shape's columns."""
-    from mqctl.replay.collection import find_schema
-    from mqctl.replay.schema import MESSAGE_COLUMNS, ROW_META_COLUMNS, rows_ddl, schema_to_json
+    from mqctl.replay.reader.collection import find_schema
+    from mqctl.replay.reader.schema import MESSAGE_COLUMNS, ROW_META_COLUMNS, rows_ddl, schema_to_json
 
     if opts.shape != "rows":
         return [name for name, _ in MESSAGE_COLUMNS]
@@ -444,7 +444,7 @@ def _offsets(text: Any) -> dict[str, int]:
 
 
 def _batch_progress(opts, batch: int, data: dict, start: dict[str, int], end: dict[str, int]) -> BatchProgress:
-    from mqctl.replay.stream import channel_lags, count_messages, is_time_ticked
+    from mqctl.replay.reader.stream import channel_lags, count_messages, is_time_ticked
 
     source = opts.open_source()
     try:

@@ -26,7 +26,7 @@ from mqctl.replay.model import (
     ReplayRequest,
     ReplayResult,
 )
-from mqctl.replay.options import (
+from mqctl.replay.reader.options import (
     FROM_CHECKPOINT,
     NATS_AUTH_OPTIONS,
     ReplayOptions,
@@ -36,7 +36,7 @@ from mqctl.replay.options import (
     parse_options,
     ranges_option,
 )
-from mqctl.replay.planning import plan_spans, split_spans
+from mqctl.replay.reader.planning import plan_spans, split_spans
 from mqctl.replay.resume import ResumeState
 from mqctl.replay.write import write_with_progress
 
@@ -313,7 +313,7 @@ def _milvus_checkpoints(request: ReplayRequest) -> dict[str, tuple[str, int]]:
     resolution = load_config(request.source.config) if request.source.config else None
     source = resolve_source(request.source, resolution)
     if source.woodpecker:
-        from mqctl.replay.woodpecker import woodpecker_checkpoints
+        from mqctl.replay.reader.woodpecker import woodpecker_checkpoints
 
         return woodpecker_checkpoints(dataclasses.replace(request, source=source))
     from mqctl.mq.checkpoints import seek_positions
@@ -334,8 +334,8 @@ def _plan(opts: ReplayOptions, options: dict[str, str], resume: ResumeState | No
     """Fix the id range of every channel now (a checkpoint records exactly these ends), cut them
     into partitions, and find the collection's schema; pieces and schema go to the data source as
     options."""
-    from mqctl.replay.collection import find_schema
-    from mqctl.replay.schema import MESSAGE_COLUMNS, ROW_META_COLUMNS, rows_ddl, schema_to_json
+    from mqctl.replay.reader.collection import find_schema
+    from mqctl.replay.reader.schema import MESSAGE_COLUMNS, ROW_META_COLUMNS, rows_ddl, schema_to_json
 
     if resume is not None and opts.end is not None and opts.end.kind == "tso":
         raise InputError(

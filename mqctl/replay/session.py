@@ -116,8 +116,8 @@ def ship_runtime(settings: dict[str, str]) -> dict[str, str]:
     path of every worker before it unpickles anything (Spark's data source worker imports pyarrow
     first thing). The driver's own Python workers, which plan the partitions with the executors'
     Python, find the unpacked copy in the cache by its absolute path, which executors do not have."""
+    from mqctl.replay.reader.worker import RUNTIME_DIR
     from mqctl.replay.shipping import runtime_archive
-    from mqctl.replay.worker import RUNTIME_DIR
 
     archive, folder = runtime_archive()
     archives = [item for item in settings.get("spark.archives", "").split(",") if item]
@@ -186,7 +186,7 @@ def _connect_session(session_class: Any, remote: str, conf: dict[str, str], app_
     """A Spark Connect session. The runtime goes as an archive artifact of this session, and its
     Python workers run through the archive's `bin/python`, which puts the runtime on the path."""
     from mqctl.replay.datasource import register
-    from mqctl.replay.worker import RUNTIME_DIR
+    from mqctl.replay.reader.worker import RUNTIME_DIR
 
     check_remote(remote)
     builder = session_class.builder.remote(remote).appName(app_name)

@@ -30,8 +30,8 @@ from collections.abc import Callable
 from importlib import metadata
 from pathlib import Path
 
-from mqctl.replay.worker import RUNTIME_DIR
-from mqctl.replay.worker import RUNTIME_MANIFEST as MANIFEST
+from mqctl.replay.reader.worker import RUNTIME_DIR
+from mqctl.replay.reader.worker import RUNTIME_MANIFEST as MANIFEST
 
 # Distributions the executor side of milvus_mq imports; pymilvus only for its generated protobuf modules.
 EXECUTOR_DISTRIBUTIONS = (

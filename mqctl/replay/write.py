@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.replay.progress import PartitionCounts, ProgressCollector
+from mqctl.replay.reader.progress import PartitionCounts, ProgressCollector
 from mqctl.replay.resume import RUN_COLUMN, ResumeState
 
 if TYPE_CHECKING:

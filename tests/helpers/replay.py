@@ -20,7 +20,7 @@ def _expected() -> dict[str, Any]:
 
 def expected_inserts(phase: str, collection: str) -> dict[Any, dict[str, Any]]:
     """pk -> inserted row of one phase, values as Spark returns them (JSON and $meta parsed, binary as bytes)."""
-    from mqctl.replay.schema import type_key
+    from mqctl.replay.reader.schema import type_key
 
     expected = _expected()
     info = expected["collections"][collection]
@@ -49,7 +49,7 @@ def expected_deletes(phase: str, collection: str) -> list[Any]:
 
 def replayed(rows: Any, collection: str) -> tuple[dict[Any, dict[str, Any]], list[Any]]:
     """(pk -> inserted row, sorted deleted pks) from replayed Spark rows; no pk may come twice."""
-    from mqctl.replay.schema import type_key
+    from mqctl.replay.reader.schema import type_key
 
     info = _expected()["collections"][collection]
     pk, declared = info["primary_key"], {f["name"]: f["type"] for f in info["fields"]}

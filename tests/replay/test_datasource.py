@@ -29,7 +29,7 @@ def messages_schema():
     """The messages shape as a StructType, built without a JVM (StructType.fromDDL needs a session)."""
     from pyspark.sql.types import IntegerType, LongType, StringType, StructField, StructType, TimestampType
 
-    from mqctl.replay.schema import MESSAGE_COLUMNS
+    from mqctl.replay.reader.schema import MESSAGE_COLUMNS
 
     types = {"string": StringType(), "bigint": LongType(), "int": IntegerType(), "timestamp": TimestampType()}
     return StructType([StructField(name, types[kind]) for name, kind in MESSAGE_COLUMNS])

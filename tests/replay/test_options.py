@@ -8,7 +8,7 @@ import pytest
 
 from mqctl.errors import InputError
 from mqctl.mq.decode.messages import datetime_to_tso
-from mqctl.replay.options import Bound, parse_bound, parse_options
+from mqctl.replay.reader.options import Bound, parse_bound, parse_options
 
 
 def test_bounds_accept_ids_tsos_and_times():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from mqctl.replay.model import ChannelSpan
-from mqctl.replay.planning import split_spans
+from mqctl.replay.reader.planning import split_spans
 
 
 def test_split_follows_message_counts_and_covers_every_id_once():

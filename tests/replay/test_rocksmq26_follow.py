@@ -66,7 +66,11 @@ def _store(tmp_path: Path) -> tuple[Path, Growth]:
 
 def test_positions_hold_an_open_transaction_whole(tmp_path):
     from mqctl.mq.rocksmq.reader import RocksMQSource
-    from mqctl.replay.open_transactions import may_hold_transactions, transaction_safe_end, transaction_safe_start
+    from mqctl.replay.reader.open_transactions import (
+        may_hold_transactions,
+        transaction_safe_end,
+        transaction_safe_start,
+    )
     from tests.helpers.rocksmq26 import append
 
     store, growth = _store(tmp_path)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, FieldInfo
-from mqctl.replay.schema import rows_ddl
+from mqctl.replay.reader.schema import rows_ddl
 
 
 @pytest.mark.extra  # pyspark
@@ -21,7 +21,7 @@ def test_rows_of_every_vector_and_array_type_become_their_spark_values():
 
     from mqctl.mq.decode.messages import decode
     from mqctl.mq.model import RawMessage
-    from mqctl.replay.rows import EntityBatch
+    from mqctl.replay.reader.rows import EntityBatch
 
     halves, bfloats = [1.5, -2.0, 0.25, 8.0], [3.0, -0.5, 1.0, 2.0]
     msg = msg_pb2.InsertRequest(

@@ -6,7 +6,7 @@ import pytest
 
 from mqctl.errors import InputError
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, FieldInfo
-from mqctl.replay.schema import rows_ddl, schema_from_json, schema_to_json, spark_ddl
+from mqctl.replay.reader.schema import rows_ddl, schema_from_json, schema_to_json, spark_ddl
 
 
 @pytest.mark.parametrize(

@@ -93,7 +93,7 @@ def _initial(root: Path, first) -> LocalSegment:
 
 def test_a_batch_never_ends_inside_an_open_transaction(tmp_path, growth):
     from mqctl.mq.woodpecker.source import WoodpeckerSource
-    from mqctl.replay.open_transactions import transaction_safe_end, transaction_safe_start
+    from mqctl.replay.reader.open_transactions import transaction_safe_end, transaction_safe_start
 
     root = tmp_path / "wp"
     active = _initial(root, growth["first"])

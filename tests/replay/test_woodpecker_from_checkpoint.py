@@ -239,7 +239,7 @@ def test_a_bucket_is_checked_for_lost_entries_at_its_own_endpoint(etcd_url, logs
 
 
 def test_the_entry_after_a_position_is_the_next_one_or_the_next_segments_first():
-    from mqctl.replay.woodpecker import continues
+    from mqctl.replay.reader.woodpecker import continues
 
     span = 10**10
     assert continues(3 * span + 5, 3 * span + 5) and continues(3 * span + 5, 3 * span + 2)

@@ -15,9 +15,9 @@ from mqctl.mq.decode.messages import DecodedMessage
 from mqctl.mq.decode.schemas import CollectionSchemaInfo
 from mqctl.mq.model import RawMessage
 from mqctl.replay.model import ChannelSpan
-from mqctl.replay.options import ReplayOptions
-from mqctl.replay.progress import ProgressReporter
-from mqctl.replay.schema import type_key
+from mqctl.replay.reader.options import ReplayOptions
+from mqctl.replay.reader.progress import ProgressReporter
+from mqctl.replay.reader.schema import type_key
 from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import TypeVar
 
 from mqctl.errors import MqctlError, PreconditionError
-from mqctl.replay.options import ReplayOptions
+from mqctl.replay.reader.options import ReplayOptions
 
 T = TypeVar("T")
 SHARED_STORAGE_FIX = "put the RocksMQ directory on shared storage or replay from a copy"

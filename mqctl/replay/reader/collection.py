@@ -12,8 +12,8 @@ from __future__ import annotations
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.mq.model import MQSource
-from mqctl.replay.options import ReplayOptions
-from mqctl.replay.rows import collection_matches
+from mqctl.replay.reader.options import ReplayOptions
+from mqctl.replay.reader.rows import collection_matches
 from mqctl.sorting import ascii_int
 
 CREATE_COLLECTION, INSERT = 100, 400

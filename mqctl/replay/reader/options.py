@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mqctl.errors import InputError
-from mqctl.replay.schema import SHAPES
+from mqctl.replay.reader.schema import SHAPES
 from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:

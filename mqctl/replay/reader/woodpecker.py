@@ -125,7 +125,7 @@ def _check_stored(request: ReplayRequest, found: dict[str, tuple[str, int]]) -> 
     """Refuse a checkpoint whose next entry the folder no longer holds: what Milvus had not flushed is lost."""
     from mqctl.mq.sources import choose_source, woodpecker_access, woodpecker_log_names
     from mqctl.mq.woodpecker.source import WoodpeckerSource
-    from mqctl.replay.options import ReplayOptions
+    from mqctl.replay.reader.options import ReplayOptions
 
     _, location = choose_source(request.source)
     names = woodpecker_log_names(request.source)

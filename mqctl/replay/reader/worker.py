@@ -18,7 +18,7 @@ RUNTIME_DIR = "mqctl_runtime"  # where Spark unpacks the shipped runtime, in the
 RUNTIME_MANIFEST = "mqctl-runtime.json"
 # What the reader imports on a worker: checked up front, so a missing one is one clear line.
 EXECUTOR_MODULES = (
-    "mqctl.replay.rows",
+    "mqctl.replay.reader.rows",
     "mqctl.mq.rocksmq.reader",
     "mqctl.mq.woodpecker.source",
     "minio",

@@ -12,7 +12,7 @@ import math
 from mqctl.errors import InputError
 from mqctl.mq.model import MQSource
 from mqctl.replay.model import ChannelSpan
-from mqctl.replay.options import ReplayOptions
+from mqctl.replay.reader.options import ReplayOptions
 
 
 def plan_spans(source: MQSource, opts: ReplayOptions) -> list[ChannelSpan]:

@@ -31,12 +31,12 @@ from typing import TYPE_CHECKING, Any
 
 from pyspark.sql.datasource import DataSourceStreamReader, InputPartition
 
-from mqctl.replay.open_transactions import newest_first, transaction_safe_end, transaction_safe_start
-from mqctl.replay.worker import ChannelRangePartition, _arrow_schema, _load_runtime
+from mqctl.replay.reader.open_transactions import newest_first, transaction_safe_end, transaction_safe_start
+from mqctl.replay.reader.worker import ChannelRangePartition, _arrow_schema, _load_runtime
 
 if TYPE_CHECKING:
     from mqctl.mq.model import MQSource, RawMessage
-    from mqctl.replay.options import ReplayOptions
+    from mqctl.replay.reader.options import ReplayOptions
 
 try:  # pyspark >= 4.2: admission control and Trigger.AvailableNow for Python sources
     from pyspark.sql.streaming.datasource import (
@@ -224,7 +224,7 @@ def lost_range(source: MQSource, channel: str, position: int, first_stored: int 
     if position <= 0 or first_stored is None or first_stored <= position:
         return None
     if source.mq == WOODPECKER:
-        from mqctl.replay.woodpecker import continues
+        from mqctl.replay.reader.woodpecker import continues
 
         if continues(position, first_stored):
             return None
@@ -284,7 +284,7 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
         self._last: dict[str, int] | None = None  # pyspark 4.0/4.1 call latestOffset() without a start
 
     def _opts(self) -> ReplayOptions:
-        from mqctl.replay.options import parse_options
+        from mqctl.replay.reader.options import parse_options
 
         return parse_options(self.options)
 
@@ -410,7 +410,7 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
         pieces, so a retried batch reads the same messages."""
         _load_runtime()
         from mqctl.replay.model import ChannelSpan
-        from mqctl.replay.planning import split_spans
+        from mqctl.replay.reader.planning import split_spans
 
         opts = self._opts()
         source = opts.open_source()
@@ -444,11 +444,11 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
         if not isinstance(partition, ChannelRangePartition):
             return iter(())
         _load_runtime()
-        from mqctl.replay.executor import checked_read
         from mqctl.replay.model import ChannelSpan
-        from mqctl.replay.progress import ProgressReporter
-        from mqctl.replay.rows import read_span
-        from mqctl.replay.schema import schema_from_json
+        from mqctl.replay.reader.executor import checked_read
+        from mqctl.replay.reader.progress import ProgressReporter
+        from mqctl.replay.reader.rows import read_span
+        from mqctl.replay.reader.schema import schema_from_json
 
         opts = self._opts()
         loss_from = getattr(partition, "loss_from", None)
