@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import click
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, exit_with, output
@@ -18,6 +19,7 @@ app = typer.Typer(
     help="Is my Milvus healthy? Find the Milvus running here, check its MQ, one verdict.", add_completion=False
 )
 
+FORMATS = ["text", "json", "prometheus", "nagios"]
 TARGET = "Target (default: the `milvus run standalone` process of this host)"
 ELSEWHERE = "A Milvus elsewhere (a container's mounted config, a Helm release's port-forwards)"
 
@@ -69,18 +71,31 @@ def doctor(
         float, typer.Option("--timeout", min=0.1, help="Seconds for each network call (etcd, NATS, /healthz).")
     ] = 5.0,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="text, json (as --json), prometheus (a textfile for node_exporter's textfile collector; exit 0 "
+            "whenever it is printed) or nagios (one status line; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).",
+            click_type=click.Choice(FORMATS),
+        ),
+    ] = "text",
     json_mode: JsonOpt = False,
     wide: WideOpt = False,
 ) -> None:
     """Find the Milvus standalone running here (or the one named), run every MQ check, print one verdict.
 
     Exit 0 when no check is an error, 1 when one is (--strict: or a warning), 2 on bad usage (several
-    Milvus processes: choose one with --pid), 3 when there is nothing to examine."""
+    Milvus processes: choose one with --pid), 3 when there is nothing to examine. --format nagios has the
+    plugin codes instead (docs/monitoring.md)."""
     from mqctl.doctor.checks import examine
     from mqctl.doctor.discovery import Request
     from mqctl.doctor.verdict import exit_code
-    from mqctl.errors import InputError
+    from mqctl.errors import InputError, MqctlError
 
+    if json_mode and output_format not in ("text", "json"):
+        raise InputError(f"choose --json or --format {output_format}, not both")
+    json_mode = json_mode or output_format == "json"
     if sum(x is not None for x in (pid, sandbox)) > 1:
         raise InputError("choose --pid or --sandbox, not both")
     given = [name for name, value in (("--rocksmq", rocksmq), ("--nats", nats), ("--nats-store", nats_store)) if value]
@@ -99,7 +114,24 @@ def doctor(
         milvus_version=milvus_version,
         timeout=timeout,
     )
+    if output_format == "nagios":
+        from mqctl.doctor.nagios import plugin_result, unknown
+
+        try:
+            plugin = plugin_result(examine(request))
+        except MqctlError as err:  # nothing examined: the monitoring system shows UNKNOWN with the reason
+            plugin = unknown(err.one_line())
+        from mqctl.cli.terminal import shown
+
+        output().plain(shown(plugin.line))  # URL passwords masked, control characters escaped
+        exit_with(plugin.code)
+        return
     result = examine(request)
+    if output_format == "prometheus":
+        from mqctl.doctor.metrics import exposition, families
+
+        output().plain(exposition(families(result)))
+        return
     output(json_mode, wide).emit(result, lambda r: _render(r, wide))
     exit_with(exit_code(result, strict=strict))
 
