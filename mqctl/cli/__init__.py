@@ -19,6 +19,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "mqctl.cli.doctor",
         "Is my Milvus healthy? Finds the Milvus running here, checks its MQ, one verdict, a fix per finding.",
     ),
+    "exporter": (
+        "mqctl.cli.exporter",
+        "Serve the doctor's checks as Prometheus metrics (/metrics), reads cached between scrapes.",
+    ),
     "config": (
         "mqctl.cli.config",
         "Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from prometheus_client.registry import Collector
 
 MiB = 1 << 20
-GAUGE = "gauge"
+GAUGE, COUNTER = "gauge", "counter"
 
 
 @dataclass
@@ -34,6 +34,7 @@ class Family:
     help: str
     labels: tuple[str, ...]
     samples: list[tuple[tuple[str, ...], float]] = field(default_factory=list)
+    kind: str = GAUGE  # a counter's name has no _total: the exposition adds it
 
     def add(self, value: float | int | None, *labels: str | None) -> None:
         """A sample; a value the report does not know (None) is left out, never exported as 0."""
@@ -255,10 +256,11 @@ class FamiliesCollector:
         self.produce = produce
 
     def collect(self) -> Iterable[object]:
-        from prometheus_client.core import GaugeMetricFamily
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         for family in self.produce():
-            metric = GaugeMetricFamily(family.name, family.help, labels=list(family.labels))
+            kind = CounterMetricFamily if family.kind == COUNTER else GaugeMetricFamily
+            metric = kind(family.name, family.help, labels=list(family.labels))
             for labels, value in family.samples:
                 metric.add_metric(list(labels), value)
             yield metric

@@ -69,3 +69,21 @@ def max_age_keeping(store: Path, margin_minutes: int = 4320) -> str:
     oldest = dt.datetime.fromtimestamp(min(stamps) / 1e9, dt.timezone.utc)
     latest = max(clock.now(), dt.datetime.now(dt.timezone.utc))
     return str(int((latest - oldest).total_seconds() // 60) + margin_minutes)
+
+
+def purge_below(store: Path, stream: str, sequence: int) -> None:
+    """What natsmq retention does to old messages: the stream drops everything below `sequence` (a private
+    nats-server over the store)."""
+    import nats
+
+    from mqctl.mq.nats.server import private_nats_server
+
+    async def purge(url: str) -> None:
+        client = await nats.connect(url)
+        try:
+            await client.jsm().purge_stream(stream, seq=sequence)
+        finally:
+            await client.close()
+
+    with private_nats_server(store, writable=True) as url:
+        asyncio.run(purge(url))
