@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
@@ -17,39 +15,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.helpers.metrics import sample_config, value
+from tests.helpers.metrics import sample_config, start_exporter, stop, value
 from tests.helpers.paths import FIXTURES, REPO
 from tests.helpers.servers import free_port, start_nats
-
-
-def start_exporter(*args: str) -> tuple[subprocess.Popen[str], str]:
-    """`python -m mqctl exporter ARGS --listen 127.0.0.1:PORT` from this checkout; returns (process, /metrics URL)
-    once it answers."""
-    port = free_port()
-    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mqctl", "exporter", *args, "--listen", f"127.0.0.1:{port}"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and proc.poll() is None:
-        with socket.socket() as sock:
-            if sock.connect_ex(("127.0.0.1", port)) == 0:
-                return proc, f"http://127.0.0.1:{port}/metrics"
-        time.sleep(0.05)
-    proc.kill()
-    raise AssertionError(f"the exporter did not listen: {proc.communicate()}")
-
-
-def stop(proc: subprocess.Popen[str]) -> tuple[int, str]:
-    """SIGTERM, as a service manager stops it; its exit code and stderr."""
-    proc.send_signal(signal.SIGTERM)
-    _, err = proc.communicate(timeout=15)
-    return proc.returncode, err
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +37,9 @@ def nats_milvus(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str,
 
 def test_scrapes_are_answered_from_one_read_with_the_channels_numbers(nats_milvus, cli):
     url, config, _ = nats_milvus
-    proc, metrics = start_exporter("--config", str(config), "--nats", url, "--milvus-version", "2.3.5", "--interval", "600")
+    proc, metrics = start_exporter(
+        "--config", str(config), "--nats", url, "--milvus-version", "2.3.5", "--interval", "600"
+    )
     try:
         texts = []
         for _ in range(10):  # a scrape every 100 ms: the cache holds, Milvus's MQ is read once

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
-from tests.helpers.paths import SAMPLES
+from tests.helpers.paths import REPO, SAMPLES
 from tests.helpers.servers import free_port
 
 
@@ -37,3 +44,53 @@ def sample_config(folder: Path, sample: str = "milvus-2.3-standalone-rocksmq.yam
     path = folder / "milvus.yaml"
     path.write_text(text.replace("\n  type: default\n", f"\n  type: {mq}\n"))
     return path
+
+
+def start_exporter(*args: str) -> tuple[subprocess.Popen[str], str]:
+    """`python -m mqctl exporter ARGS --listen 127.0.0.1:PORT` from this checkout, as a service manager runs it;
+    returns (process, /metrics URL) once it answers."""
+    port = free_port()
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mqctl", "exporter", *args, "--listen", f"127.0.0.1:{port}"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    if not wait_for_port(port) or proc.poll() is not None:
+        proc.kill()
+        raise AssertionError(f"the exporter did not listen: {proc.communicate()}")
+    return proc, f"http://127.0.0.1:{port}/metrics"
+
+
+def wait_for_port(port: int, seconds: float = 30) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return True
+        time.sleep(0.05)
+    return False
+
+
+def stop(proc: subprocess.Popen[str]) -> tuple[int, str]:
+    """SIGTERM, as a service manager stops it; its exit code and stderr."""
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=15)
+    return proc.returncode, err
+
+
+PROMETHEUS_DIRS = (Path.home() / ".cache" / "mqctl-ci" / "prometheus" / "usr" / "bin",)
+
+
+def prometheus_tool(name: str) -> str | None:
+    """promtool or prometheus: on PATH, else where .ci/run unpacks Debian's `prometheus` package."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for folder in PROMETHEUS_DIRS:
+        if (folder / name).is_file():
+            return str(folder / name)
+    return None

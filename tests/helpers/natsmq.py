@@ -71,19 +71,23 @@ def max_age_keeping(store: Path, margin_minutes: int = 4320) -> str:
     return str(int((latest - oldest).total_seconds() // 60) + margin_minutes)
 
 
-def purge_below(store: Path, stream: str, sequence: int) -> None:
-    """What natsmq retention does to old messages: the stream drops everything below `sequence` (a private
-    nats-server over the store)."""
+def purge_stream(url: str, stream: str, sequence: int) -> None:
+    """What natsmq retention does to old messages: the stream at `url` drops everything below `sequence`."""
     import nats
 
-    from mqctl.mq.nats.server import private_nats_server
-
-    async def purge(url: str) -> None:
+    async def purge() -> None:
         client = await nats.connect(url)
         try:
             await client.jsm().purge_stream(stream, seq=sequence)
         finally:
             await client.close()
 
+    asyncio.run(purge())
+
+
+def purge_below(store: Path, stream: str, sequence: int) -> None:
+    """`purge_stream` on a natsmq store, through a private nats-server over it."""
+    from mqctl.mq.nats.server import private_nats_server
+
     with private_nats_server(store, writable=True) as url:
-        asyncio.run(purge(url))
+        purge_stream(url, stream, sequence)
