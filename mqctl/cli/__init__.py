@@ -23,6 +23,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "mqctl.cli.exporter",
         "Serve the doctor's checks as Prometheus metrics (/metrics), reads cached between scrapes.",
     ),
+    "bundle": (
+        "mqctl.cli.bundle",
+        "Write one .tar.gz for a support ticket: configs (secrets masked), doctor, channels, checkpoints, logs.",
+    ),
     "config": (
         "mqctl.cli.config",
         "Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",

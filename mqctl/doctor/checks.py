@@ -115,11 +115,11 @@ def _resolve(target: Target, request: Request) -> Examination:
     from mqctl.config.resolve.resolution import resolve
     from mqctl.config.resolve.sources import EtcdConfig
 
-    etcd, error = None, None
+    etcd, error, keys = None, None, None
     if target.etcd:
         try:
             etcd = EtcdConfig(target.etcd, target.etcd_root or "by-dev", timeout=request.timeout)
-            etcd.read()
+            keys = {item.key: item.value for item in etcd.read().values()}
         except MqctlError as err:
             etcd, error = None, err.message
     overrides = etcd if etcd is not None and target.etcd_embedded is not True else None
@@ -136,6 +136,7 @@ def _resolve(target: Target, request: Request) -> Examination:
         )
     target.next_mq = res.effective_mq
     exam = Examination(target, res, etcd, error, etcd_given=bool(request.etcd))
+    exam.measured.etcd_config = keys
     if target.configs:
         exam.measured.read("config", True)
     if target.etcd:

@@ -211,6 +211,7 @@ class Measured:
     disk: DiskUsage | None = None
     force_deny: bool | None = None  # forceDeny in the config and quotas enabled (None: no config read)
     quota: QuotaStates | None = None  # what the proxy enforces now (None: not asked)
+    etcd_config: dict[str, str] | None = None  # raw etcd key -> value under <root>/config/ (secrets unmasked)
     sources: list[SourceRead] = field(default_factory=list)
 
     def read(self, source: str, up: bool, detail: str = "") -> None:
