@@ -8,16 +8,25 @@ import json
 import re
 import shutil
 import subprocess
-import time
 
 import httpx
 import pytest
 
-from tests.helpers.metrics import prometheus_tool, sample_config, start_exporter, stop, value, wait_for_port
+from tests.helpers.metrics import (
+    firing,
+    instant,
+    prometheus_tool,
+    running_prometheus,
+    sample_config,
+    start_exporter,
+    stop,
+    until,
+    value,
+)
 from tests.helpers.milvus_meta import collection_info, position, put
 from tests.helpers.natsmq import max_age_keeping, purge_stream
 from tests.helpers.paths import FIXTURES, SAMPLES
-from tests.helpers.servers import free_port, start_nats
+from tests.helpers.servers import start_nats
 
 MONITORING = SAMPLES / "monitoring"
 RULES = MONITORING / "mqctl-alerts.yml"
@@ -62,13 +71,10 @@ def test_every_metric_the_rules_and_dashboard_name_is_one_the_exporter_serves(tm
 
 @pytest.mark.etcd
 def test_a_real_prometheus_fires_the_expired_checkpoint_alert_when_retention_passes_it(tmp_path, cli, etcd_url):
-    binary = prometheus_tool("prometheus")
-    if binary is None:
-        pytest.skip("prometheus not installed (.ci/run unpacks Debian's prometheus package)")
     store = tmp_path / "store"
     shutil.copytree(FIXTURES / "natsmq" / "store", store)
     server, url = start_nats(tmp_path, store_dir=store)
-    prometheus = exporter = None
+    exporter = None
     try:
         channel = "by-dev-rootcoord-dml_0"
         insert = cli("channels", "peek", channel, "--nats", url, "--type", "insert", "--json").json()["messages"][0]
@@ -82,65 +88,27 @@ def test_a_real_prometheus_fires_the_expired_checkpoint_alert_when_retention_pas
         put(etcd_url, f"alerts/meta/datacoord-meta/channel-cp/{vchannel}",
             position(vchannel, insert["id"] - 1, insert["tso"] - 1))  # fmt: skip
         exporter, metrics = start_exporter("--config", str(config), "--nats", url, "--interval", "0.5")
-        rules = tmp_path / "rules.yml"  # the shipped rules, each `for` shortened so the test need not wait minutes
-        rules.write_text(re.sub(r"for: \d+m", "for: 0s", RULES.read_text()))
-        port = free_port()
-        (tmp_path / "prometheus.yml").write_text(
-            "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-            f"rule_files: [{json.dumps(str(rules))}]\n"
-            "scrape_configs:\n"
-            f"  - job_name: mqctl\n    static_configs: [{{targets: ['{metrics.split('/')[2]}']}}]\n"
-        )
-        prometheus = subprocess.Popen(
-            [binary, f"--config.file={tmp_path / 'prometheus.yml'}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-             f"--web.listen-address=127.0.0.1:{port}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        assert wait_for_port(port)
-        api = f"http://127.0.0.1:{port}/api/v1"
+        with running_prometheus(tmp_path / "prometheus", metrics.split("/")[2], RULES.read_text()) as api:
 
-        def headroom() -> float | None:
-            answer = httpx.get(f"{api}/query", params={"query": "mqctl_retention_headroom_seconds"}, timeout=5).json()
-            found = [r for r in answer["data"]["result"] if r["metric"].get("vchannel") == vchannel]
-            return float(found[0]["value"][1]) if found else None
+            def headroom() -> float | None:
+                found = [
+                    v
+                    for labels, v in instant(api, "mqctl_retention_headroom_seconds")
+                    if labels["vchannel"] == vchannel
+                ]
+                return found[0] if found else None
 
-        def until(condition, seconds: float = 30):
-            deadline = time.monotonic() + seconds
-            while time.monotonic() < deadline:
-                got = condition()
-                if got:
-                    return got
-                time.sleep(0.25)
-            raise AssertionError(f"not within {seconds} s: {condition.__name__}")
+            before = until(headroom)
+            assert before > 0  # the age limit keeps every message: time left before it passes the checkpoint
+            assert value(httpx.get(metrics, timeout=5).text, "mqctl_source_up", source="etcd") == 1
 
-        before = until(headroom)
-        assert before > 0  # the age limit keeps every message: time left before it passes the checkpoint
-        assert value(httpx.get(metrics, timeout=5).text, "mqctl_source_up", source="etcd") == 1
-
-        purge_stream(url, channel, insert["id"] + 2)  # retention passes the checkpoint: the insert is gone
-
-        def expired() -> float | None:
-            now = headroom()
-            return now if now is not None and now <= -1 else None
-
-        assert until(expired) < before
-
-        def firing() -> list[dict]:
-            alerts = httpx.get(f"{api}/alerts", timeout=5).json()["data"]["alerts"]
-            return [
-                a
-                for a in alerts
-                if a["labels"]["alertname"] == "MqctlCheckpointExpired"
-                and a["labels"]["vchannel"] == vchannel
-                and a["state"] == "firing"
-            ]
-
-        (alert,) = until(firing)
-        assert alert["annotations"]["doctor_code"] == "CP100" and alert["labels"]["severity"] == "critical"
+            purge_stream(url, channel, insert["id"] + 2)  # retention passes the checkpoint: the insert is gone
+            after = until(lambda: (h := headroom()) is not None and h <= -1 and h)
+            assert after < before
+            (alert,) = until(lambda: firing(api, "MqctlCheckpointExpired", vchannel=vchannel))
+            assert alert["annotations"]["doctor_code"] == "CP100" and alert["labels"]["severity"] == "critical"
     finally:
-        for proc in (prometheus, server):
-            if proc is not None:
-                proc.kill()
-                proc.wait()
+        server.kill()
+        server.wait()
         if exporter is not None:
             stop(exporter)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import shutil
 import signal
@@ -9,10 +11,14 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any, TypeVar
 
 from tests.helpers.paths import REPO, SAMPLES
 from tests.helpers.servers import free_port
+
+T = TypeVar("T")
 
 
 def samples(text: str) -> dict[str, list[tuple[dict[str, str], float]]]:
@@ -94,3 +100,66 @@ def prometheus_tool(name: str) -> str | None:
         if (folder / name).is_file():
             return str(folder / name)
     return None
+
+
+def until(condition: Callable[[], T | None], seconds: float = 30, every: float = 0.25) -> T:
+    """The first truthy answer of `condition`, polled until `seconds` pass (then the test fails)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        got = condition()
+        if got:
+            return got
+        time.sleep(every)
+    raise AssertionError(f"not within {seconds} s: {getattr(condition, '__name__', condition)}")
+
+
+@contextlib.contextmanager
+def running_prometheus(folder: Path, scraped: str, rules: str) -> Iterator[str]:
+    """A real Prometheus (Debian's binary) scraping `scraped` (HOST:PORT) every second and evaluating `rules` (the
+    shipped rules, each `for` shortened to 0s so a test need not wait minutes); yields its /api/v1 URL."""
+    import re
+
+    binary = prometheus_tool("prometheus")
+    if binary is None:
+        import pytest
+
+        pytest.skip("prometheus not installed (.ci/run unpacks Debian's prometheus package)")
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "rules.yml").write_text(re.sub(r"for: \d+m", "for: 0s", rules))
+    (folder / "prometheus.yml").write_text(
+        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+        f"rule_files: [{json.dumps(str(folder / 'rules.yml'))}]\n"
+        f"scrape_configs:\n  - job_name: mqctl\n    static_configs: [{{targets: ['{scraped}']}}]\n"
+    )
+    port = free_port()
+    proc = subprocess.Popen(
+        [binary, f"--config.file={folder / 'prometheus.yml'}", f"--storage.tsdb.path={folder / 'tsdb'}",
+         f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        assert wait_for_port(port), "prometheus did not listen"
+        yield f"http://127.0.0.1:{port}/api/v1"
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def instant(api: str, expr: str) -> list[tuple[dict[str, str], float]]:
+    """An instant query through Prometheus's HTTP API: each series' labels and value."""
+    import httpx
+
+    answer = httpx.get(f"{api}/query", params={"query": expr}, timeout=5).json()
+    return [(r["metric"], float(r["value"][1])) for r in answer["data"]["result"]]
+
+
+def firing(api: str, alertname: str, **labels: str) -> list[dict[str, Any]]:
+    """The alerts named `alertname` firing now whose labels include `labels`."""
+    import httpx
+
+    alerts = httpx.get(f"{api}/alerts", timeout=5).json()["data"]["alerts"]
+    return [
+        a
+        for a in alerts
+        if a["labels"]["alertname"] == alertname and labels.items() <= a["labels"].items() and a["state"] == "firing"
+    ]
