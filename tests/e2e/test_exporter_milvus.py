@@ -5,7 +5,6 @@ oldest messages) drives it below -1 and fires MqctlCheckpointExpired, read back 
 
 from __future__ import annotations
 
-import asyncio
 import shutil
 
 import httpx
@@ -13,26 +12,10 @@ import pytest
 
 from tests.helpers.cli import run_cli_subprocess
 from tests.helpers.metrics import firing, instant, running_prometheus, start_exporter, stop, until, value
+from tests.helpers.natsmq import purge_dml_streams
 from tests.helpers.paths import SAMPLES
 
 pytestmark = [pytest.mark.milvus, pytest.mark.etcd]
-
-
-def purge_dml_streams(port: int) -> list[str]:
-    import nats
-
-    async def purge() -> list[str]:
-        nc = await nats.connect(f"nats://127.0.0.1:{port}")
-        try:
-            jsm = nc.jsm()
-            names = [s.config.name or "" for s in await jsm.streams_info() if "rootcoord-dml" in (s.config.name or "")]
-            for name in names:
-                await jsm.purge_stream(name)
-            return names
-        finally:
-            await nc.close()
-
-    return asyncio.run(purge())
 
 
 def test_headroom_falls_past_zero_and_the_alert_fires_when_retention_passes_the_checkpoints(tmp_path_factory):
@@ -55,7 +38,7 @@ def test_headroom_falls_past_zero_and_the_alert_fires_when_retention_passes_the_
             before = until(lambda: instant(api, "mqctl_retention_headroom_seconds"), seconds=60)
             assert all(headroom > 0 for _, headroom in before)  # the default 3-day age limit is far away
             assert not firing(api, "MqctlCheckpointExpired")
-            assert purge_dml_streams(Sandbox(str(folder)).ports["natsmq_port"])
+            assert purge_dml_streams(f"nats://127.0.0.1:{Sandbox(str(folder)).ports['natsmq_port']}")
 
             def expired() -> list[tuple[dict[str, str], float]]:
                 now = instant(api, "mqctl_retention_headroom_seconds <= -1")

@@ -91,3 +91,22 @@ def purge_below(store: Path, stream: str, sequence: int) -> None:
 
     with private_nats_server(store, writable=True) as url:
         purge_stream(url, stream, sequence)
+
+
+def purge_dml_streams(url: str) -> list[str]:
+    """What natsmq retention does to every DML stream at once (their first messages dropped), on a live server:
+    the names of the streams purged."""
+    import nats
+
+    async def purge() -> list[str]:
+        nc = await nats.connect(url)
+        try:
+            jsm = nc.jsm()
+            names = [s.config.name or "" for s in await jsm.streams_info() if "rootcoord-dml" in (s.config.name or "")]
+            for name in names:
+                await jsm.purge_stream(name)
+            return names
+        finally:
+            await nc.close()
+
+    return asyncio.run(purge())
