@@ -104,8 +104,16 @@ def _build_root() -> click.Group:
     return root
 
 
+COMPLETE_VARIABLE = "_MQCTL_COMPLETE"  # click's shell completion: eval "$(_MQCTL_COMPLETE=bash_source mqctl)"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    import os
+
+    if os.environ.get(COMPLETE_VARIABLE):  # the shell asks for its script or for completions (bash, zsh, fish)
+        _build_root().main(args=args, prog_name="mqctl", complete_var=COMPLETE_VARIABLE)
+        return 0
     if not args or args in (["--help"], ["-h"]):
         sys.stdout.write(_root_help())
         return 0

@@ -1,6 +1,6 @@
 """mqctl installed like other CLIs: `python -m build` makes an sdist and a wheel (built from the sdist, so the
 sdist is complete), and the wheel installed into a fresh virtual environment, run from a folder with no checkout
-in it, answers --help and --version and runs real commands on files outside the repository."""
+in it, answers --help and --version, completes in bash, and runs real commands on files outside the repository."""
 
 from __future__ import annotations
 
@@ -81,5 +81,13 @@ def test_the_installed_wheel_runs_from_outside_the_checkout(installed, tmp_path)
     metrics = run(installed, tmp_path, "doctor", "--rocksmq", str(rocksmq), "--format", "prometheus")
     assert metrics.returncode == 0, metrics.stderr
     assert 'mqctl_channel_messages{channel="by-dev-rootcoord-dml_0",mq="rocksmq"}' in metrics.stdout
+    script, env = installed
+    completion = {**env, "_MQCTL_COMPLETE": "bash_complete", "COMP_WORDS": "mqctl exporter --li", "COMP_CWORD": "2"}
+    completed = subprocess.run([str(script)], capture_output=True, text=True, env=completion, cwd=tmp_path, check=False)
+    assert completed.returncode == 0 and completed.stdout.split() == ["plain,--listen"], completed
+    source = subprocess.run(
+        [str(script)], capture_output=True, text=True, env={**env, "_MQCTL_COMPLETE": "bash_source"}, check=False
+    )
+    assert "complete -o nosort -F _mqctl_completion mqctl" in source.stdout
     bad = run(installed, tmp_path, "doctor", "--format", "nagios", "--pid", "999999999")
     assert bad.returncode == 3 and bad.stdout.startswith("MQCTL UNKNOWN") and "Traceback" not in bad.stderr
