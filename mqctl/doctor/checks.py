@@ -102,6 +102,7 @@ def examine(request: Request, root: Path = procfs.PROC) -> Report:
         exam.checks += served
         if quota is not None:
             quota_check(exam, quota)
+            exam.measured.quota = quota
         if target.milvus:
             exam.measured.read("milvus", quota is not None, "" if quota is not None else served[0].message)
     exam.checks.append(version_check(target))

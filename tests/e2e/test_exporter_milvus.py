@@ -33,6 +33,9 @@ def test_headroom_falls_past_zero_and_the_alert_fires_when_retention_passes_the_
         for source in ("config", "etcd", "mq", "milvus"):
             assert value(scraped, "mqctl_source_up", source=source) == 1, source
         assert value(scraped, "mqctl_doctor_verdict", verdict="ok") == 1
+        assert value(scraped, "mqctl_writes_denied", source="quota") == 0  # CheckHealth: no DenyToWrite
+        assert value(scraped, "mqctl_writes_denied", source="config") == 0
+        assert value(scraped, "mqctl_wal_disk_free_bytes", mq="natsmq") > 0
         rules = (SAMPLES / "monitoring" / "mqctl-alerts.yml").read_text()
         with running_prometheus(folder.parent / "prometheus", metrics.split("/")[2], rules) as api:
             before = until(lambda: instant(api, "mqctl_retention_headroom_seconds"), seconds=60)
