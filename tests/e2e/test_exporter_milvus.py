@@ -1,11 +1,15 @@
 """`mqctl exporter` on a real Milvus 2.3.5 on natsmq with its own etcd, scraped by a real Prometheus with the
 shipped alert rules: while the seeded rows wait after the channel checkpoints the headroom is the stream's age
 limit less their age; natsmq retention passing the checkpoints (every DML stream purged, as retention drops the
-oldest messages) drives it below -1 and fires MqctlCheckpointExpired, read back through Prometheus's HTTP API."""
+oldest messages) drives it below -1 and fires MqctlCheckpointExpired, read back through Prometheus's HTTP API.
+Then `mqctl bundle --sandbox` of the same Milvus: every part read (its log included), its MinIO keys nowhere."""
 
 from __future__ import annotations
 
+import json
 import shutil
+import tarfile
+from pathlib import Path
 
 import httpx
 import pytest
@@ -53,6 +57,22 @@ def test_headroom_falls_past_zero_and_the_alert_fires_when_retention_passes_the_
             alerts = until(lambda: firing(api, "MqctlCheckpointExpired"), seconds=60)
             assert {a["labels"]["vchannel"] for a in alerts} <= {labels["vchannel"] for labels, _ in before}
             assert all(a["annotations"]["doctor_code"] == "CP100" for a in alerts)
+
+        # the support bundle of the same sandbox: every part read, the config's MinIO keys nowhere inside
+        config = Path(json.loads(up.stdout)["config"])
+        assert "secretAccessKey: minioadmin" in config.read_text()
+        out = folder.parent / "ticket.tar.gz"
+        made = run_cli_subprocess("bundle", "--sandbox", str(folder), "--out", str(out), "--json", timeout=300)
+        assert made.code == 0, made.stderr
+        manifest = made.json()["manifest"]
+        parts = {part["path"] for part in manifest["parts"]}
+        assert {"configs/01-milvus.yaml", "doctor.json", "mq/retention.json", "mq/checkpoints.json",
+                "etcd/config.json", "milvus.log", "versions.json"} <= parts, manifest["missing"]  # fmt: skip
+        with tarfile.open(out, "r:gz") as archive:
+            for member in archive.getmembers():
+                content = archive.extractfile(member).read()  # type: ignore[union-attr]
+                assert b"minioadmin" not in content, member.name
+        assert json.loads(made.stdout)["manifest"]["verdict"] == "error"  # CP100: the purged checkpoints
     finally:
         if exporter is not None:
             stop(exporter)
