@@ -19,6 +19,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "mqctl.cli.doctor",
         "Is my Milvus healthy? Finds the Milvus running here, checks its MQ, one verdict, a fix per finding.",
     ),
+    "exporter": (
+        "mqctl.cli.exporter",
+        "Serve the doctor's checks as Prometheus metrics (/metrics), reads cached between scrapes.",
+    ),
+    "bundle": (
+        "mqctl.cli.bundle",
+        "Write one .tar.gz for a support ticket: configs (secrets masked), doctor, channels, checkpoints, logs.",
+    ),
     "config": (
         "mqctl.cli.config",
         "Explain, validate and edit MQ settings (milvus.yaml, user.yaml, Operator CR, Helm values).",
@@ -96,8 +104,16 @@ def _build_root() -> click.Group:
     return root
 
 
+COMPLETE_VARIABLE = "_MQCTL_COMPLETE"  # click's shell completion: eval "$(_MQCTL_COMPLETE=bash_source mqctl)"
+
+
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    import os
+
+    if os.environ.get(COMPLETE_VARIABLE):  # the shell asks for its script or for completions (bash, zsh, fish)
+        _build_root().main(args=args, prog_name="mqctl", complete_var=COMPLETE_VARIABLE)
+        return 0
     if not args or args in (["--help"], ["-h"]):
         sys.stdout.write(_root_help())
         return 0

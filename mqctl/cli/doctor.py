@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
+import click
 import typer
 
 from mqctl.cli.common import JsonOpt, WideOpt, exit_with, output
@@ -12,73 +13,73 @@ from mqctl.cli.common import JsonOpt, WideOpt, exit_with, output
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from mqctl.doctor.discovery import Request
     from mqctl.doctor.verdict import Report
 
 app = typer.Typer(
     help="Is my Milvus healthy? Find the Milvus running here, check its MQ, one verdict.", add_completion=False
 )
 
+FORMATS = ["text", "json", "prometheus", "nagios"]
 TARGET = "Target (default: the `milvus run standalone` process of this host)"
 ELSEWHERE = "A Milvus elsewhere (a container's mounted config, a Helm release's port-forwards)"
 
 
-@app.command()
-def doctor(
-    pid: Annotated[
-        int | None, typer.Option("--pid", help="Examine this Milvus process.", rich_help_panel=TARGET)
-    ] = None,
-    sandbox: Annotated[
-        Path | None, typer.Option("--sandbox", help="Examine the `mqctl sandbox` in DIR.", rich_help_panel=TARGET)
-    ] = None,
-    config: Annotated[
-        list[Path] | None,
-        typer.Option(
-            "--config", help="milvus.yaml [user.yaml] it reads (repeat, merge order).", rich_help_panel=ELSEWHERE
-        ),
-    ] = None,
-    etcd: Annotated[
-        str | None,
-        typer.Option("--etcd", help="Its etcd client URL, e.g. http://127.0.0.1:2379.", rich_help_panel=ELSEWHERE),
-    ] = None,
-    etcd_root: Annotated[
-        str | None,
-        typer.Option("--etcd-root", help="etcd.rootPath (default: from the config).", rich_help_panel=ELSEWHERE),
-    ] = None,
-    milvus: Annotated[
-        str | None,
-        typer.Option("--milvus", help="Its gRPC URI, e.g. http://127.0.0.1:19530.", rich_help_panel=ELSEWHERE),
-    ] = None,
-    rocksmq: Annotated[
-        Path | None, typer.Option("--rocksmq", help="Its RocksMQ directory (rocksmq.path).", rich_help_panel=ELSEWHERE)
-    ] = None,
-    nats: Annotated[
-        str | None,
-        typer.Option("--nats", help="Its live NATS URL, e.g. nats://127.0.0.1:4222.", rich_help_panel=ELSEWHERE),
-    ] = None,
-    nats_store: Annotated[
-        Path | None,
-        typer.Option("--nats-store", help="Its natsmq storeDir (Milvus stopped).", rich_help_panel=ELSEWHERE),
-    ] = None,
-    milvus_version: Annotated[
-        str | None,
-        typer.Option(
-            "--milvus-version", help="Its version, e.g. 2.3.5 (default: its log banner).", rich_help_panel=ELSEWHERE
-        ),
-    ] = None,
-    timeout: Annotated[
-        float, typer.Option("--timeout", min=0.1, help="Seconds for each network call (etcd, NATS, /healthz).")
-    ] = 5.0,
-    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
-) -> None:
-    """Find the Milvus standalone running here (or the one named), run every MQ check, print one verdict.
+PidOpt = Annotated[int | None, typer.Option("--pid", help="Examine this Milvus process.", rich_help_panel=TARGET)]
+SandboxOpt = Annotated[
+    Path | None, typer.Option("--sandbox", help="Examine the `mqctl sandbox` in DIR.", rich_help_panel=TARGET)
+]
+ConfigsOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--config", help="milvus.yaml [user.yaml] it reads (repeat, merge order).", rich_help_panel=ELSEWHERE),
+]
+TargetEtcdOpt = Annotated[
+    str | None,
+    typer.Option("--etcd", help="Its etcd client URL, e.g. http://127.0.0.1:2379.", rich_help_panel=ELSEWHERE),
+]
+TargetEtcdRootOpt = Annotated[
+    str | None, typer.Option("--etcd-root", help="etcd.rootPath (default: from the config).", rich_help_panel=ELSEWHERE)
+]
+TargetMilvusOpt = Annotated[
+    str | None,
+    typer.Option("--milvus", help="Its gRPC URI, e.g. http://127.0.0.1:19530.", rich_help_panel=ELSEWHERE),
+]
+RocksmqOpt = Annotated[
+    Path | None, typer.Option("--rocksmq", help="Its RocksMQ directory (rocksmq.path).", rich_help_panel=ELSEWHERE)
+]
+NatsOpt = Annotated[
+    str | None,
+    typer.Option("--nats", help="Its live NATS URL, e.g. nats://127.0.0.1:4222.", rich_help_panel=ELSEWHERE),
+]
+NatsStoreOpt = Annotated[
+    Path | None, typer.Option("--nats-store", help="Its natsmq storeDir (Milvus stopped).", rich_help_panel=ELSEWHERE)
+]
+VersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--milvus-version", help="Its version, e.g. 2.3.5 (default: its log banner).", rich_help_panel=ELSEWHERE
+    ),
+]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", min=0.1, help="Seconds for each network call (etcd, NATS, /healthz).")
+]
 
-    Exit 0 when no check is an error, 1 when one is (--strict: or a warning), 2 on bad usage (several
-    Milvus processes: choose one with --pid), 3 when there is nothing to examine."""
-    from mqctl.doctor.checks import examine
+
+def target_request(
+    pid: int | None,
+    sandbox: Path | None,
+    config: list[Path] | None,
+    etcd: str | None,
+    etcd_root: str | None,
+    milvus: str | None,
+    rocksmq: Path | None,
+    nats: str | None,
+    nats_store: Path | None,
+    milvus_version: str | None,
+    timeout: float,
+) -> Request:
+    """The doctor's target options as its Request (shared by doctor, exporter and bundle); exit 2 on a conflict."""
     from mqctl.doctor.discovery import Request
-    from mqctl.doctor.verdict import exit_code
     from mqctl.errors import InputError
 
     if sum(x is not None for x in (pid, sandbox)) > 1:
@@ -86,7 +87,7 @@ def doctor(
     given = [name for name, value in (("--rocksmq", rocksmq), ("--nats", nats), ("--nats-store", nats_store)) if value]
     if len(given) > 1:
         raise InputError(f"choose one MQ source, not {' and '.join(given)}")
-    request = Request(
+    return Request(
         pid=pid,
         sandbox=str(sandbox) if sandbox else None,
         configs=[str(c) for c in config or []],
@@ -99,7 +100,65 @@ def doctor(
         milvus_version=milvus_version,
         timeout=timeout,
     )
+
+
+@app.command()
+def doctor(
+    pid: PidOpt = None,
+    sandbox: SandboxOpt = None,
+    config: ConfigsOpt = None,
+    etcd: TargetEtcdOpt = None,
+    etcd_root: TargetEtcdRootOpt = None,
+    milvus: TargetMilvusOpt = None,
+    rocksmq: RocksmqOpt = None,
+    nats: NatsOpt = None,
+    nats_store: NatsStoreOpt = None,
+    milvus_version: VersionOpt = None,
+    timeout: TimeoutOpt = 5.0,
+    strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="text, json (as --json), prometheus (a textfile for node_exporter's textfile collector; exit 0 "
+            "whenever it is printed) or nagios (one status line; exit 0 OK, 1 WARNING, 2 CRITICAL, 3 UNKNOWN).",
+            click_type=click.Choice(FORMATS),
+        ),
+    ] = "text",
+    json_mode: JsonOpt = False,
+    wide: WideOpt = False,
+) -> None:
+    """Find the Milvus standalone running here (or the one named), run every MQ check, print one verdict.
+
+    Exit 0 when no check is an error, 1 when one is (--strict: or a warning), 2 on bad usage (several
+    Milvus processes: choose one with --pid), 3 when there is nothing to examine. --format nagios has the
+    plugin codes instead (docs/monitoring.md)."""
+    from mqctl.doctor.checks import examine
+    from mqctl.doctor.verdict import exit_code
+    from mqctl.errors import InputError, MqctlError
+
+    if json_mode and output_format not in ("text", "json"):
+        raise InputError(f"choose --json or --format {output_format}, not both")
+    json_mode = json_mode or output_format == "json"
+    options = (pid, sandbox, config, etcd, etcd_root, milvus, rocksmq, nats, nats_store, milvus_version, timeout)
+    if output_format == "nagios":
+        from mqctl.cli.terminal import shown
+        from mqctl.doctor.nagios import plugin_result, unknown
+
+        try:
+            plugin = plugin_result(examine(target_request(*options)))
+        except MqctlError as err:  # nothing examined (bad options included): UNKNOWN with the reason
+            plugin = unknown(err.one_line())
+        output().plain(shown(plugin.line))  # URL passwords masked, control characters escaped
+        exit_with(plugin.code)
+        return
+    request = target_request(*options)
     result = examine(request)
+    if output_format == "prometheus":
+        from mqctl.doctor.metrics import exposition, families
+
+        output().plain(exposition(families(result)))
+        return
     output(json_mode, wide).emit(result, lambda r: _render(r, wide))
     exit_with(exit_code(result, strict=strict))
 

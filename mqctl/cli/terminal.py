@@ -314,6 +314,11 @@ class Output:
                 item.wide = self.wide
             self.console.print(_masked(item), crop=not isinstance(item, FitTable))
 
+    def plain(self, text: str) -> None:
+        """Text in a format a program reads (Prometheus exposition, a Nagios status line), written as it is."""
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        sys.stdout.flush()
+
     def print_json(self, data: Any) -> None:
         global _json_printed
         text = json.dumps(data, indent=2, ensure_ascii=False, default=str)  # escapes C0 controls itself

@@ -24,7 +24,7 @@ from mqctl.backends import BACKENDS, EMBEDDED
 from mqctl.config.known_keys import parse_version
 from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.doctor.discovery import Request, Target, locate
-from mqctl.doctor.verdict import OK, Check, Report, report
+from mqctl.doctor.verdict import OK, Check, DiskUsage, Measured, Report, report
 from mqctl.errors import MqctlError
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 
@@ -59,6 +59,7 @@ class Examination:
     journal: Journal | None = None  # the migration journal beside the config
     journal_fix: str | None = None  # how to go on with an interrupted migration
     data_messages: int | None = None
+    measured: Measured = field(default_factory=Measured)  # the reports behind the checks (the exporter's metrics)
 
     def add(self, area: str, code: str, severity: str, message: str, fix: str | None = None, **more: Any) -> Check:
         check = Check(area, code, severity, message, fix, **more)
@@ -102,8 +103,11 @@ def examine(request: Request, root: Path = procfs.PROC) -> Report:
         exam.checks += served
         if quota is not None:
             quota_check(exam, quota)
+            exam.measured.quota = quota
+        if target.milvus:
+            exam.measured.read("milvus", quota is not None, "" if quota is not None else served[0].message)
     exam.checks.append(version_check(target))
-    return report(target, exam.checks, round(time.monotonic() - started, 3))
+    return report(target, exam.checks, round(time.monotonic() - started, 3), exam.measured)
 
 
 # --- config -----------------------------------------------------------------------------------------------
@@ -113,11 +117,11 @@ def _resolve(target: Target, request: Request) -> Examination:
     from mqctl.config.resolve.resolution import resolve
     from mqctl.config.resolve.sources import EtcdConfig
 
-    etcd, error = None, None
+    etcd, error, keys = None, None, None
     if target.etcd:
         try:
             etcd = EtcdConfig(target.etcd, target.etcd_root or DEFAULT_ETCD_ROOT, timeout=request.timeout)
-            etcd.read()
+            keys = {item.key: item.value for item in etcd.read().values()}
         except MqctlError as err:
             etcd, error = None, err.message
     overrides = etcd if etcd is not None and target.etcd_embedded is not True else None
@@ -133,7 +137,13 @@ def _resolve(target: Target, request: Request) -> Examination:
             role="full",
         )
     target.next_mq = res.effective_mq
-    return Examination(target, res, etcd, error, etcd_given=bool(request.etcd))
+    exam = Examination(target, res, etcd, error, etcd_given=bool(request.etcd))
+    exam.measured.etcd_config = keys
+    if target.configs:
+        exam.measured.read("config", True)
+    if target.etcd:
+        exam.measured.read("etcd", etcd is not None, error or "")
+    return exam
 
 
 def resolve_without_config() -> Resolution:
@@ -321,6 +331,7 @@ def write_checks(exam: Examination) -> None:
     if exam.target.configs:
         deny = (res.value(FORCE_DENY) or "false").strip().lower() == "true"
         enabled = (res.value("quotaAndLimits.enabled") or "false").strip().lower() == "true"
+        exam.measured.force_deny = deny and enabled
         if deny and enabled:
             exam.add(
                 "writes",
@@ -407,14 +418,16 @@ def _mq_source(exam: Examination, request: Request) -> Iterator[MQSource | None]
         if options is None:
             yield None
             return
-        exam.data_mq = "rocksmq" if options.rocksmq else "natsmq"
+        exam.data_mq = exam.measured.mq = "rocksmq" if options.rocksmq else "natsmq"
         opened = contextlib.ExitStack()
         source = opened.enter_context(open_source(options))
     except MqctlError as err:
         severity = ERROR if exam.target.pid else WARNING
         exam.add("mq", "DR300", severity, f"the MQ could not be read: {err.message}", err.hint)
+        exam.measured.read("mq", False, err.message)
         yield None
         return
+    exam.measured.read("mq", True)
     with opened:
         yield source
 
@@ -474,7 +487,9 @@ def mq_checks(exam: Examination, source: MQSource) -> None:
         found = retention_report(source, ConfiguredRetention(exam.res if exam.target.configs else None))
     except MqctlError as err:
         exam.add("mq", "DR301", WARNING, f"retention not checked: {err.message}", err.hint)
+        exam.measured.read("mq", False, err.message)
         return
+    exam.measured.retention = found
     exam.data_messages = sum(int(r.actual.get("messages") or 0) for r in found.channels)
     for group in found.finding_groups:
         named = f"{len(group.channels)} channel(s) ({', '.join(group.channels[:3])}{'…' if len(group.channels) > 3 else ''}): "
@@ -517,6 +532,7 @@ def _disk_headroom(exam: Examination, source: MQSource) -> None:
         )
     used = dir_size(folder)
     free = shutil.disk_usage(folder).free
+    exam.measured.disk = DiskUsage(str(folder), used, free, max(limit, 0), key)
     room = limit - used
     if limit > 0 and room > free:
         exam.add(
@@ -613,7 +629,9 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
         )
     except MqctlError as err:
         exam.add("checkpoints", "DR401", WARNING, f"channel checkpoints not checked: {err.message}", err.hint)
+        exam.measured.read("etcd", False, err.message)
         return
+    exam.measured.checkpoints = assessed
     exam.unflushed = sum(row.lag_messages or 0 for row in assessed.checkpoints)
     exam.unflushed_rows = sum(row.lag_rows or 0 for row in assessed.checkpoints)
     at_risk = _rows_at_risk(target, assessed.checkpoints, timeout)
@@ -810,9 +828,11 @@ def wal_state_checks(exam: Examination, state: StreamingState) -> None:
         woodpecker = read_woodpecker_meta(exam.etcd, (res.value("woodpecker.meta.prefix") if configured else None))
     except MqctlError as err:
         exam.add("checkpoints", "DR402", WARNING, f"Woodpecker's meta in etcd not read: {err.message}", err.hint)
+        exam.measured.read("woodpecker", False, err.message)
         woodpecker = None
     wal_files, location = _woodpecker_files(exam, state)
     report = assess_streaming(state, woodpecker, woodpecker_storage=storage, wal_files=wal_files, etcd=shown)
+    exam.measured.streaming = report
     words = ["mqctl", "channels", "checkpoints", "--etcd", shown, "--etcd-root", exam.etcd.root]
     command = shlex.join(words + (["--woodpecker", location] if location else []))
     shown_codes = {RULE_ALTER_WAL_MIDWAY, RULE_NOTHING}
@@ -862,8 +882,11 @@ def _woodpecker_files(exam: Examination, state: StreamingState) -> tuple[list[Se
         return None, None
     try:
         found = woodpecker_location(res)
-        return read_wal_folder(found.location, found.access), found.location
+        files = read_wal_folder(found.location, found.access)
+        exam.measured.read("woodpecker", True)
+        return files, found.location
     except MqctlError as err:
+        exam.measured.read("woodpecker", False, err.message)
         exam.add(
             "checkpoints",
             "DR402",

@@ -8,10 +8,16 @@ the doctor's own checks are DR codes, listed in CODES and in docs/doctor.md.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import EXIT_FINDINGS, EXIT_OK
 from mqctl.findings import ERROR, INFO, WARNING, Finding
+
+if TYPE_CHECKING:
+    from mqctl.milvus_client import QuotaStates
+    from mqctl.mq.checkpoints import CheckpointReport
+    from mqctl.mq.retention import RetentionReport
+    from mqctl.mq.streaming.checkpoints import StreamingCheckpointReport
 
 OK = "ok"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2, OK: 3}
@@ -174,6 +180,51 @@ CODE_BY_NAME = {code.code: code for code in CODES}
 
 
 @dataclass
+class DiskUsage:
+    """The MQ's folder on its volume (DR310): what it holds, what the volume has free, the configured cap."""
+
+    folder: str
+    used_bytes: int
+    free_bytes: int
+    limit_bytes: int  # rocksmq.retentionSizeInMB / natsmq.server.maxFileStore in bytes (0: none)
+    limit_key: str
+
+
+@dataclass
+class SourceRead:
+    """Whether one source of the examination answered (the exporter's `mqctl_source_up`)."""
+
+    source: str  # config | etcd | mq | milvus | woodpecker
+    up: bool
+    detail: str = ""
+
+
+@dataclass
+class Measured:
+    """The domain reports the checks judged, kept whole so the numbers behind each check (messages, lags,
+    bytes) can be exported as metrics without reading anything a second time. Not part of the doctor's JSON."""
+
+    mq: str | None = None  # the MQ whose data was read (rocksmq | natsmq)
+    retention: RetentionReport | None = None
+    checkpoints: CheckpointReport | None = None
+    streaming: StreamingCheckpointReport | None = None
+    disk: DiskUsage | None = None
+    force_deny: bool | None = None  # forceDeny in the config and quotas enabled (None: no config read)
+    quota: QuotaStates | None = None  # what the proxy enforces now (None: not asked)
+    etcd_config: dict[str, str] | None = None  # raw etcd key -> value under <root>/config/ (secrets unmasked)
+    sources: list[SourceRead] = field(default_factory=list)
+
+    def read(self, source: str, up: bool, detail: str = "") -> None:
+        """Record one source's outcome; a source read twice is up only when every read succeeded."""
+        for known in self.sources:
+            if known.source == source:
+                known.up = known.up and up
+                known.detail = known.detail or detail
+                return
+        self.sources.append(SourceRead(source, up, detail))
+
+
+@dataclass
 class Report:
     """What `mqctl doctor` prints: the verdict, the Milvus examined, every check."""
 
@@ -182,6 +233,7 @@ class Report:
     checks: list[Check]
     summary: dict[str, int]
     seconds: float | None = None
+    measured: Measured = field(default_factory=Measured, metadata={"json": False})
 
 
 def verdict_of(checks: list[Check]) -> str:
@@ -195,10 +247,10 @@ def ordered(checks: list[Check]) -> list[Check]:
     return sorted(checks, key=lambda c: (SEVERITY_RANK[c.severity], AREAS.index(c.area), c.code))
 
 
-def report(target: Any, checks: list[Check], seconds: float | None = None) -> Report:
+def report(target: Any, checks: list[Check], seconds: float | None = None, measured: Measured | None = None) -> Report:
     checks = ordered(checks)
     summary = {level: sum(c.severity == level for c in checks) for level in (ERROR, WARNING, INFO, OK)}
-    return Report(verdict_of(checks), target, checks, summary, seconds)
+    return Report(verdict_of(checks), target, checks, summary, seconds, measured or Measured())
 
 
 def exit_code(result: Report, *, strict: bool = False) -> int:

@@ -89,7 +89,7 @@ def test_json_output_is_what_was_recorded(name, tmp_path):
     arguments, kind = COMMANDS[name]
     _materialise(kind, tmp_path)
     args = [a.replace("<repo>", str(REPO)).replace("<tmp>", str(tmp_path)) for a in arguments]
-    result = run_cli(*args, "--json", cwd=str(tmp_path), env={"TZ": "UTC", "MQCTL_NOW": "2026-01-01T00:00:00Z"})
+    result = run_cli(*args, "--json", cwd=str(tmp_path), env={"TZ": "UTC", "MQCTL_NOW": "2030-01-01T00:00:00Z"})
     got = {"exit": result.code, "stdout": json.loads(_normalised(result.stdout, tmp_path))}
     path = GOLDEN / f"{name}.json"
     text = json.dumps(got, indent=1, sort_keys=True, ensure_ascii=False) + "\n"

@@ -13,6 +13,7 @@ import pytest
 
 from mqctl.doctor.verdict import CODES
 from tests.helpers.milvus_meta import collection_info, position, put
+from tests.helpers.natsmq import purge_below
 from tests.helpers.paths import FIXTURES, REPO, SAMPLES
 from tests.helpers.servers import free_port
 
@@ -230,25 +231,6 @@ def _put_collection(etcd_url: str, root: str, insert: dict, pchannel: str, check
     put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, checkpoint, ts))
 
 
-def _purge_below(store: Path, stream: str, sequence: int) -> None:
-    """What natsmq retention does to old messages: the stream drops everything below `sequence`."""
-    import asyncio
-
-    import nats
-
-    from mqctl.mq.nats.server import private_nats_server
-
-    async def purge(url: str) -> None:
-        client = await nats.connect(url)
-        try:
-            await client.jsm().purge_stream(stream, seq=sequence)
-        finally:
-            await client.close()
-
-    with private_nats_server(store, writable=True) as url:
-        asyncio.run(purge(url))
-
-
 @pytest.mark.etcd
 def test_natsmq_retention_past_a_checkpoint_is_an_error_with_the_rows_at_risk(tmp_path, cli, etcd_url):
     store = tmp_path / "store"
@@ -256,7 +238,7 @@ def test_natsmq_retention_past_a_checkpoint_is_an_error_with_the_rows_at_risk(tm
     channel = "by-dev-rootcoord-dml_0"
     peeked = cli("channels", "peek", channel, "--nats-store", str(store), "--type", "insert", "--json")
     insert = peeked.json()["messages"][0]
-    _purge_below(store, channel, insert["id"] + 2)  # the insert and the message after it are gone
+    purge_below(store, channel, insert["id"] + 2)  # the insert and the message after it are gone
     _put_collection(etcd_url, "doctor", insert, channel, insert["id"] - 1, insert["tso"] - 1)
     config = config_copy(tmp_path, "milvus-2.3-standalone-natsmq.yaml", etcd=etcd_url)
     config.write_text(

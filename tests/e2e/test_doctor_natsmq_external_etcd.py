@@ -18,6 +18,7 @@ import time
 import pytest
 
 from tests.helpers.cli import run_cli_subprocess
+from tests.helpers.natsmq import purge_dml_streams
 from tests.helpers.sandbox import client
 
 pytestmark = [pytest.mark.milvus, pytest.mark.etcd]
@@ -182,26 +183,10 @@ def test_an_interrupted_migration_journal_beside_the_config_says_where_it_stoppe
 def test_natsmq_retention_past_the_checkpoints_is_an_error_with_what_a_restart_loses(box, cli):
     """What natsmq retention does to a stream (its first messages dropped) done at once with a purge of every
     DML stream of the live Milvus: the seeded rows, not flushed, are then only in Milvus's memory."""
-    import asyncio
-
-    import nats
-
     from mqctl.sandbox.server import Sandbox
 
     port = Sandbox(box["dir"]).ports["natsmq_port"]
-
-    async def purge() -> list[str]:
-        nc = await nats.connect(f"nats://127.0.0.1:{port}")
-        try:
-            jsm = nc.jsm()
-            names = [s.config.name or "" for s in await jsm.streams_info() if "rootcoord-dml" in (s.config.name or "")]
-            for name in names:
-                await jsm.purge_stream(name)
-            return names
-        finally:
-            await nc.close()
-
-    assert asyncio.run(purge())
+    assert purge_dml_streams(f"nats://127.0.0.1:{port}")
     result, report, _ = doctor(cli, box)
     assert result.code == 1 and report["verdict"] == "error"
     expired = [c for c in report["checks"] if c["code"] == "CP100"]

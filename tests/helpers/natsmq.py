@@ -69,3 +69,44 @@ def max_age_keeping(store: Path, margin_minutes: int = 4320) -> str:
     oldest = dt.datetime.fromtimestamp(min(stamps) / 1e9, dt.timezone.utc)
     latest = max(clock.now(), dt.datetime.now(dt.timezone.utc))
     return str(int((latest - oldest).total_seconds() // 60) + margin_minutes)
+
+
+def purge_stream(url: str, stream: str, sequence: int) -> None:
+    """What natsmq retention does to old messages: the stream at `url` drops everything below `sequence`."""
+    import nats
+
+    async def purge() -> None:
+        client = await nats.connect(url)
+        try:
+            await client.jsm().purge_stream(stream, seq=sequence)
+        finally:
+            await client.close()
+
+    asyncio.run(purge())
+
+
+def purge_below(store: Path, stream: str, sequence: int) -> None:
+    """`purge_stream` on a natsmq store, through a private nats-server over it."""
+    from mqctl.mq.nats.server import private_nats_server
+
+    with private_nats_server(store, writable=True) as url:
+        purge_stream(url, stream, sequence)
+
+
+def purge_dml_streams(url: str) -> list[str]:
+    """What natsmq retention does to every DML stream at once (their first messages dropped), on a live server:
+    the names of the streams purged."""
+    import nats
+
+    async def purge() -> list[str]:
+        nc = await nats.connect(url)
+        try:
+            jsm = nc.jsm()
+            names = [s.config.name or "" for s in await jsm.streams_info() if "rootcoord-dml" in (s.config.name or "")]
+            for name in names:
+                await jsm.purge_stream(name)
+            return names
+        finally:
+            await nc.close()
+
+    return asyncio.run(purge())

@@ -57,6 +57,9 @@ def nats_report(source: JetStreamSource, configured: ConfiguredRetention, now: d
             "oldest_message_age_seconds": age_seconds(channels[stream.name].first_time, now)
             if stream.name in channels
             else None,
+            "newest_message_age_seconds": age_seconds(channels[stream.name].last_time, now)
+            if stream.name in channels
+            else None,
         }
         row = ChannelRetention(
             stream.name,

@@ -101,6 +101,7 @@ def rocksmq_report(
             "never_purged_pages": len(purge.blocked),
             "open_page_bytes": topic.open_page_size if topic else 0,
             "oldest_message_age_seconds": age_seconds(channel.first_time, now),
+            "newest_message_age_seconds": age_seconds(channel.last_time, now),
         }
         row = ChannelRetention(channel.name, conf, actual)
         if purge.blocked:

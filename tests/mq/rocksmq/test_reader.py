@@ -144,7 +144,10 @@ def test_missing_or_wrong_directory_is_input_error(tmp_path):
         RocksMQSource(tmp_path)
 
 
-def test_the_metadata_database_is_refused_under_any_name(tmp_path):
+def test_the_metadata_database_is_refused_under_any_name(tmp_path, monkeypatch):
+    private = tmp_path / "tmp"  # shadow folders of this test only: other workers make theirs in the shared one
+    private.mkdir()
+    monkeypatch.setattr("tempfile.tempdir", str(private))
     meta = ROCKSMQ.with_name(ROCKSMQ.name + "_meta_kv")
     with pytest.raises(InputError, match="metadata database") as caught:
         RocksMQSource(meta)
