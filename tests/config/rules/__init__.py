@@ -1,0 +1,1 @@
+"""Tests of mqctl.config.rules: validation findings, their context, and verdicts over the shared corpus."""
