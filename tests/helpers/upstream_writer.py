@@ -154,9 +154,9 @@ def etcd_items(folder: Path) -> Iterator[tuple[bytes, bytes]]:
 
 
 def wal_path(folder: Path) -> Path:
-    """What `--woodpecker` takes: the local folder, or the bucket's `files/wp` prefix of a directory copy."""
-    wal = folder / "wal"
-    return wal / "files" / "wp" if (wal / "files" / "wp").is_dir() else wal
+    """What `--woodpecker` takes: wal/ is `<localStorage.path>/wp` of a local run and the bucket's root of an
+    object-storage run (both nest `files/wp/<log>/<segment>`, minio.rootPath `files`)."""
+    return folder / "wal"
 
 
 if __name__ == "__main__":

@@ -35,6 +35,10 @@ func newOpener(_ context.Context, o options, walDir string) (opener, error) {
 		"woodpecker.logstore.segmentSyncPolicy.maxInterval":                "200ms",
 		"woodpecker.logstore.segmentSyncPolicy.maxIntervalForLocalStorage": "10ms",
 	}
+	// minio.rootPath as a stock milvus.yaml sets it: the builder makes it `<minio.rootPath>/wp`, which is the key
+	// prefix in the bucket and also the folder below woodpecker.storage.rootPath (`<localStorage.path>/wp`) where
+	// local segments go (woodpecker server/processor/segment_processor.go getLogBaseDir), so wal/ holds files/wp/.
+	settings["minio.rootPath"] = "files"
 	if o.storage == "local" {
 		settings["woodpecker.storage.rootPath"] = walDir
 	} else {
@@ -42,7 +46,6 @@ func newOpener(_ context.Context, o options, walDir string) (opener, error) {
 		settings["minio.address"] = host
 		settings["minio.port"] = fmt.Sprint(port)
 		settings["minio.bucketName"] = o.bucket
-		settings["minio.rootPath"] = "files"
 		settings["minio.accessKeyID"] = envOr("AWS_ACCESS_KEY_ID", "testing")
 		settings["minio.secretAccessKey"] = envOr("AWS_SECRET_ACCESS_KEY", "testing")
 		settings["minio.useSSL"] = "false"

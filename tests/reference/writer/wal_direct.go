@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"path"
 
 	"github.com/milvus-io/milvus-proto/go-api/v2/commonpb"
 	"github.com/milvus-io/milvus/pkg/v2/streaming/util/message"
@@ -38,12 +37,12 @@ func newOpener(ctx context.Context, o options, walDir string) (opener, error) {
 	cfg.Woodpecker.Logstore.SegmentSyncPolicy.MaxIntervalForLocalStorage = config.NewDurationMillisecondsFromInt(10)
 	cfg.Log.Level = "error"
 	var storage objectstorage.ObjectStorage
+	cfg.Minio.RootPath = "files/wp" // `<minio.rootPath>/wp`, also the folder below the local root (wal_adapter.go)
 	if o.storage == "local" {
-		cfg.Woodpecker.Storage.RootPath = path.Join(walDir, "wp")
+		cfg.Woodpecker.Storage.RootPath = walDir
 	} else {
 		cfg.Minio.Address, cfg.Minio.Port = splitHostPort(o.s3Endpoint)
 		cfg.Minio.BucketName = o.bucket
-		cfg.Minio.RootPath = "files/wp"
 		cfg.Minio.AccessKeyID = envOr("AWS_ACCESS_KEY_ID", "testing")
 		cfg.Minio.SecretAccessKey = envOr("AWS_SECRET_ACCESS_KEY", "testing")
 		cfg.Minio.UseSSL = false
