@@ -45,6 +45,14 @@ LINES = (
     Line("woodpecker-v0.1.37", "woodpecker-v0.1.37.mod", "woodpecker_direct"),
 )
 STORAGES = ("local", "minio")
+# Per generated folder: its name's suffix, the writer's phases, the storages. `missing-footer`: the writer killed
+# after its entries were synced (the last segment keeps no footer, its etcd meta stays Active); `reopened`: then
+# a new process opens the log (Woodpecker recovers the segment: it writes the footer, seals it in etcd).
+VARIANTS = (
+    ("", ("normal",), STORAGES),
+    ("-missing-footer", ("crash",), STORAGES),
+    ("-reopened", ("crash", "reopen"), ("minio",)),
+)
 
 
 def go_env() -> dict[str, str]:
@@ -77,9 +85,10 @@ def build(line: Line, out: Path) -> Path:
     return binary
 
 
-def write(binary: Path, out: Path, storage: str, variant: str = "normal") -> Path:
-    """One generated folder: a fresh etcd (and moto's S3 for storage minio) for the writer; a bucket's objects are
-    copied into wal/ (a directory copy of the bucket, as `--woodpecker` takes one)."""
+def write(binary: Path, out: Path, storage: str, phases: tuple[str, ...] = ("normal",)) -> Path:
+    """One generated folder: a fresh etcd (and moto's S3 for storage minio) for the writer, run once per phase
+    (`crash` then `reopen`: a killed writer, then a new process on the same log); a bucket's objects are copied
+    into wal/ (a directory copy of the bucket, as `--woodpecker` takes one)."""
     from tests.helpers.servers import etcd_binary, running_etcd
 
     etcd = etcd_binary()
@@ -88,14 +97,19 @@ def write(binary: Path, out: Path, storage: str, variant: str = "normal") -> Pat
     out.mkdir(parents=True)
     with running_etcd(etcd, out.parent / f".etcd-{out.name}") as etcd_url:
         if storage == "local":
-            _run(binary, out, etcd_url, storage, variant, {})
+            for phase in phases:
+                _run(binary, out, etcd_url, storage, phase, {})
         else:
+            import logging
+
             from tests.helpers.s3 import ADMIN, moto_s3
 
+            logging.getLogger("werkzeug").setLevel(logging.ERROR)  # moto's request log
             with moto_s3() as s3:
                 env = {"AWS_ACCESS_KEY_ID": ADMIN["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY": "testing"}
                 endpoint = s3.endpoint.removeprefix("http://")
-                _run(binary, out, etcd_url, storage, variant, {"-s3-endpoint": endpoint, "-bucket": BUCKET}, env)
+                for phase in phases:
+                    _run(binary, out, etcd_url, storage, phase, {"-s3-endpoint": endpoint, "-bucket": BUCKET}, env)
                 client = s3.client()
                 for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
                     for item in page.get("Contents", []):
@@ -123,8 +137,12 @@ def _run(
         raise RuntimeError(f"{binary.name} failed ({result.returncode}): {result.stderr[-2000:]}")
 
 
-def generate(top: Path, lines: tuple[Line, ...] = LINES, storages: tuple[str, ...] = STORAGES) -> list[Path]:
-    """Every line x storage under `top` (emptied first); returns the generated folders."""
+def generate(
+    top: Path,
+    lines: tuple[Line, ...] = LINES,
+    variants: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = VARIANTS,
+) -> list[Path]:
+    """Every line x variant x storage under `top` (emptied first); returns the generated folders."""
     if top.exists():
         shutil.rmtree(top)
     top.mkdir(parents=True)
@@ -133,8 +151,9 @@ def generate(top: Path, lines: tuple[Line, ...] = LINES, storages: tuple[str, ..
     folders = []
     for line in lines:
         binary = build(line, bin_dir)
-        for storage in storages:
-            folders.append(write(binary, top / f"{line.name}-{storage}", storage))
+        for suffix, phases, storages in variants:
+            for storage in storages:
+                folders.append(write(binary, top / f"{line.name}-{storage}{suffix}", storage, phases))
     shutil.rmtree(bin_dir)
     return folders
 

@@ -91,7 +91,7 @@ func main() {
 	flag.StringVar(&o.etcd, "etcd", "", "etcd URL (Woodpecker's meta and Milvus's streaming state go there)")
 	flag.StringVar(&o.s3Endpoint, "s3-endpoint", "", "host:port of the S3 server (storage minio)")
 	flag.StringVar(&o.bucket, "bucket", "a-bucket", "bucket (storage minio)")
-	flag.StringVar(&o.variant, "variant", "normal", "normal, or missing-footer: the last segment is left as a crashed writer leaves it")
+	flag.StringVar(&o.variant, "variant", "normal", "normal; crash: the last segment is left as a killed writer leaves it; reopen: a new process appends after a crash")
 	flag.Parse()
 	if o.out == "" || o.etcd == "" {
 		fail("-out and -etcd are required")
@@ -138,44 +138,28 @@ func run(o options) error {
 	pchannel := rootPath + "-rootcoord-dml_0"
 	vchannel := pchannel + "_" + fmt.Sprint(collection) + "v0"
 	w := &walWriter{ctx: ctx, opener: opener, pchannel: pchannel, term: 1}
-
-	// Segment 0: the collection, its first segment and rows, a delete; closed cleanly (finalized, with a footer).
-	if err := w.open(); err != nil {
-		return err
-	}
-	w.append(createCollection(vchannel), nil)
-	w.append(createSegment(vchannel), nil)
-	w.append(insert(vchannel, 1, 2, 3), []int64{1, 2, 3})
-	w.append(timeTick(vchannel), nil)
-	w.append(deleteRows(vchannel, 2), []int64{2})
-	w.append(timeTick(vchannel), nil)
-	w.close()
-
-	// Segment 1 (a new writer, as a streaming node that reopened the pchannel): a transaction, flushes.
-	w.term = 2
-	if err := w.open(); err != nil {
-		return err
-	}
-	txn := message.TxnContext{TxnID: 7001, Keepalive: 10 * time.Second}
-	w.appendTxn(beginTxn(vchannel), txn, nil)
-	w.appendTxn(insert(vchannel, 10, 11), txn, []int64{10, 11})
-	w.appendTxn(deleteRows(vchannel, 1), txn, []int64{1})
-	w.appendTxn(commitTxn(vchannel), txn, nil)
-	w.append(flush(vchannel), nil)
-	w.append(manualFlush(vchannel, w.lastTT), nil)
-	w.append(timeTick(vchannel), nil)
-	if w.err != nil {
-		return w.err
-	}
-	checkpoint := w.last
-	if o.variant == "missing-footer" {
-		// Stop the way a killed streaming node stops: the entries are synced, the writer is never closed, so
-		// the segment keeps no footer and its etcd meta stays Active. Syncing is Woodpecker's own background
-		// flush; wait for it past its interval rather than closing.
-		time.Sleep(3 * time.Second)
-		m.Notes = append(m.Notes, "the last segment's writer was never closed (process exit after sync): no footer")
-	} else {
+	crash := o.variant == "crash"
+	if o.variant == "reopen" {
+		// The second process after a crash: the streaming node that takes the pchannel over opens a new writer
+		// (Woodpecker recovers and seals the crashed segment) and appends on.
+		if err := w.resume(filepath.Join(o.out, "manifest.json"), &m); err != nil {
+			return err
+		}
+		if err := w.open(); err != nil {
+			return err
+		}
+		w.append(timeTick(vchannel), nil)
 		w.close()
+	} else {
+		w.writeAll(vchannel)
+		if crash {
+			// Stop as a killed streaming node stops: the entries are synced by Woodpecker's own background flush
+			// (waited for past its interval), the writer is never closed, and the process exits below.
+			time.Sleep(3 * time.Second)
+			m.Notes = append(m.Notes, "the last segment's writer was never closed: the process exited after its entries were synced")
+		} else {
+			w.close()
+		}
 	}
 	if w.err != nil {
 		return w.err
@@ -186,7 +170,7 @@ func run(o options) error {
 		return err
 	}
 	m.Logs = []logEntries{{LogID: logID, PChannel: pchannel, Entries: w.entries}}
-	if err := putStreamingState(ctx, cli, pchannel, vchannel, checkpoint, w.lastTT, m.EtcdKeys); err != nil {
+	if err := putStreamingState(ctx, cli, pchannel, vchannel, w.last, w.lastTT, m.EtcdKeys); err != nil {
 		return err
 	}
 	if err := dumpEtcd(ctx, cli, filepath.Join(o.out, "etcd.json")); err != nil {
@@ -199,9 +183,56 @@ func run(o options) error {
 	if err := os.WriteFile(filepath.Join(o.out, "manifest.json"), append(body, '\n'), 0o644); err != nil {
 		return err
 	}
-	if o.variant == "missing-footer" {
-		os.Exit(0) // no Close anywhere: the process ends as a crashed one does, after its data was synced
+	if crash {
+		os.Exit(0) // no Close anywhere: the process ends as a crashed one does
 	}
+	return nil
+}
+
+// writeAll appends the fixture's messages: segment 0 closed cleanly (finalized, with a footer); segment 1 from a
+// new writer (as a streaming node that reopened the pchannel), left open for the caller to close or abandon.
+func (w *walWriter) writeAll(vchannel string) {
+	if w.err = w.open(); w.err != nil {
+		return
+	}
+	w.append(createCollection(vchannel), nil)
+	w.append(createSegment(vchannel), nil)
+	w.append(insert(vchannel, 1, 2, 3), []int64{1, 2, 3})
+	w.append(timeTick(vchannel), nil)
+	w.append(deleteRows(vchannel, 2), []int64{2})
+	w.append(timeTick(vchannel), nil)
+	w.close()
+
+	w.term = 2
+	if w.err = w.open(); w.err != nil {
+		return
+	}
+	txn := message.TxnContext{TxnID: 7001, Keepalive: 10 * time.Second}
+	w.appendTxn(beginTxn(vchannel), txn, nil)
+	w.appendTxn(insert(vchannel, 10, 11), txn, []int64{10, 11})
+	w.appendTxn(deleteRows(vchannel, 1), txn, []int64{1})
+	w.appendTxn(commitTxn(vchannel), txn, nil)
+	w.append(flush(vchannel), nil)
+	w.append(manualFlush(vchannel, w.lastTT), nil)
+	w.append(timeTick(vchannel), nil)
+}
+
+// resume takes the entries, time tick and term a crashed run recorded in its manifest.
+func (w *walWriter) resume(path string, m *manifest) error {
+	body, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var before manifest
+	if err := json.Unmarshal(body, &before); err != nil {
+		return err
+	}
+	w.entries = before.Logs[0].Entries
+	last := w.entries[len(w.entries)-1]
+	w.lastTT = last.TimeTick - baseTSO
+	w.last = &wplog.LogMessageId{SegmentId: last.SegmentID, EntryId: last.EntryID}
+	w.term = 3
+	m.Notes = append(before.Notes, "then a new process opened the log again and appended (the streaming node that took the pchannel over)")
 	return nil
 }
 
