@@ -185,6 +185,9 @@ def bucket():
         for folder in FOLDERS:
             if folder.name.endswith("-minio"):
                 s3.upload(folder / "wal", upstream.BUCKET, folder.name)
+                # and as the whole bucket of a deployment, for --config (bucket names: no underscores)
+                s3.client().create_bucket(Bucket=folder.name.replace(".", "-"))
+                s3.upload(folder / "wal", folder.name.replace(".", "-"))
         s3.make_reader()
         s3.require_signatures()
         yield s3
@@ -201,3 +204,36 @@ def test_the_bucket_woodpecker_wrote_is_read_straight_from_s3(bucket, folder):
     )  # fmt: skip
     assert result.code == 0, result.stderr
     assert shown(result.json()["messages"]) == expected_messages(manifest)
+
+
+CLEAN = [f for f in FOLDERS if upstream.manifest(f)["variant"] == "normal"]
+
+
+@pytest.mark.parametrize("folder", CLEAN, ids=[f.name for f in CLEAN])
+def test_a_stock_config_derives_where_woodpecker_wrote(folder, tmp_path, request):
+    """`--config` finds the WAL where Milvus puts it: `<localStorage.path>/wp` (with the `files/wp` nesting Woodpecker
+    writes below it) for local storage, `s3://<bucketName>/<rootPath>/wp` at `minio.address:port` for minio."""
+    manifest = upstream.manifest(folder)
+    config = tmp_path / "milvus.yaml"
+    env = None
+    if manifest["storage"] == "local":
+        shutil.copytree(folder / "wal", tmp_path / "data" / "wp")
+        config.write_text(f"mq:\n  type: woodpecker\nlocalStorage:\n  path: {tmp_path / 'data'}\n"
+                          "woodpecker:\n  storage:\n    type: local\n")  # fmt: skip
+        location = str(tmp_path / "data" / "wp")
+    else:
+        pytest.importorskip("moto.server", reason="moto[server] of .[test]")
+        s3 = request.getfixturevalue("bucket")
+        host, port = s3.endpoint.removeprefix("http://").split(":")
+        name = folder.name.replace(".", "-")
+        config.write_text(
+            f"mq:\n  type: woodpecker\nminio:\n  address: {host}\n  port: {port}\n  bucketName: {name}\n"
+            f"  rootPath: files\n  accessKeyID: {s3.reader_key}\n  secretAccessKey: {s3.reader_secret}\n"
+        )
+        env = s3.env(AWS_ACCESS_KEY_ID="", AWS_SECRET_ACCESS_KEY="")
+        location = f"s3://{name}/files/wp"
+    result = run_cli("channels", "list", "--config", str(config), "--json", env=env)
+    assert result.code == 0, result.stderr
+    report = result.json()
+    entries = manifest["logs"][0]["entries"]
+    assert (report["source"], [c["messages"] for c in report["channels"]]) == (f"woodpecker:{location}", [len(entries)])
