@@ -63,7 +63,7 @@ def go_env() -> dict[str, str]:
         "GOMODCACHE": str(CACHE / "mod"),
         "GOCACHE": os.environ.get("GOCACHE") or str(CACHE / "build"),
         "CGO_ENABLED": "0",
-        "GOFLAGS": "-mod=readonly",
+        "GOFLAGS": "-mod=readonly -buildvcs=false",
         "GOTOOLCHAIN": "local",
     }
 
