@@ -51,13 +51,13 @@ import functools
 import itertools
 import os
 import re
-import stat
 import struct
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mqctl.files import special_file_kind
 from mqctl.mq.declared_protos import declare, parse
 
 HEADER, DATA, INDEX, FOOTER, BLOCK_HEADER = 1, 2, 3, 4, 5
@@ -552,18 +552,9 @@ def read_regular_file(path: Path, cap: int | None = None) -> Data:
 
 
 def _check_regular(name: str, mode: int, size: int, cap: int) -> None:
-    kinds = (
-        (stat.S_ISDIR, "a directory"),
-        (stat.S_ISFIFO, "a FIFO (named pipe)"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISSOCK, "a socket"),
-    )
-    for test, kind in kinds:
-        if test(mode):
-            raise UnreadableFile(f"{name} is {kind}, not a file: not read")
-    if not stat.S_ISREG(mode):
-        raise UnreadableFile(f"{name} is not a regular file: not read")
+    kind = special_file_kind(mode)
+    if kind is not None:
+        raise UnreadableFile(f"{name} is {kind}, not a segment file: not read")
     if size > cap:
         raise UnreadableFile(
             f"{name} holds {size} bytes, more than the {cap}-byte cap: not read (MQCTL_WOODPECKER_MAX_BYTES raises it)"
