@@ -151,6 +151,8 @@ class Problem:
     file: str
     offset: int
     what: str
+    lost_from: int | None = None  # for a lost segment: the first segment id lost (else after the last readable entry)
+    loses_entries: bool = True  # False: a stray file or folder beside whole data (nothing unread because of it)
 
     def __str__(self) -> str:
         block = f" block {self.block}" if self.block is not None else ""
@@ -179,8 +181,24 @@ class Segment:
     def last_entry(self) -> int | None:
         return self.entries[-1].entry_id if self.entries else None
 
-    def problem(self, file: str, what: str, *, block: int | None = None, offset: int = 0) -> None:
-        self.problems.append(Problem(self.log_id, self.segment_id, block, file, offset, what))
+    def problem(
+        self, file: str, what: str, *, block: int | None = None, offset: int = 0, loses_entries: bool = True
+    ) -> Problem:
+        found = Problem(self.log_id, self.segment_id, block, file, offset, what, loses_entries=loses_entries)
+        self.problems.append(found)
+        return found
+
+    def at_risk_from(self) -> tuple[int, int] | None:
+        """(segment, entry) of the first entry that may be lost by what its problems say, None when none is: a
+        checkpoint at or before it needs entries the files do not hold."""
+        lost = [p for p in self.problems if p.loses_entries]
+        if not lost:
+            return None
+        gaps = [p.lost_from for p in lost if p.lost_from is not None]
+        if gaps:
+            return min(gaps), 0
+        last = self.last_entry
+        return self.segment_id, 0 if last is None else last + 1
 
 
 def _record(data: Data, offset: int, block: int | None, limit: int | None = None) -> tuple[int, bytes, int] | None:
@@ -442,7 +460,9 @@ def read_object_files(
             (merged if match.group(1) else blocks)[int(match.group(2))] = name
         elif name != "footer.blk" and LOOKS_LIKE_DATA.fullmatch(name):
             segment.problem(
-                shown(name), f"{name!r} is not a canonical block name (N.blk, N in ASCII decimal): not read"
+                shown(name),
+                f"{name!r} is not a canonical block name (N.blk, N in ASCII decimal): not read",
+                loses_entries=False,
             )
     index: list[tuple[int, int, int]] = []
     if "footer.blk" in names:
@@ -661,11 +681,12 @@ def check_log(segments: list[Segment]) -> None:
                     if following.segment_id == current.segment_id + 2
                     else f"segments {current.segment_id + 1}..{following.segment_id - 1}"
                 )
-                following.problem(
+                lost = following.problem(
                     following.path,
                     f"{gap} of log {following.log_id} missing between segments {current.segment_id} and "
                     f"{following.segment_id}: their entries are lost",
                 )
+                lost.lost_from = current.segment_id + 1
 
 
 def read_segments(root: Path) -> list[Segment]:

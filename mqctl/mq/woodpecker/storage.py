@@ -120,6 +120,7 @@ def read_place(files: SegmentFiles, place: SegmentPlace) -> Segment:
     if place.problem is not None:
         found = unreadable_segment(place.log_id, place.segment_id, place.layout, files.shown(place), place.problem)
         found.state = "misnamed"
+        found.problems[0].loses_entries = False
         return found
     if place.layout == "local":
         try:
