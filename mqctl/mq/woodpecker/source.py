@@ -314,7 +314,9 @@ class WoodpeckerSource:
                 found += [
                     (
                         self.channel_name(log_id),
-                        f"corrupt Woodpecker segment: {problem}; its entries after it are not read",
+                        f"corrupt Woodpecker segment: {problem}; its entries after it are not read"
+                        if problem.loses_entries
+                        else f"Woodpecker segment: {problem}",
                     )
                     for problem in summary.problems
                 ]
