@@ -49,7 +49,9 @@ def _lines_to_list(segments: int, tmp_path: Path) -> int:
         folder = root / "7" / str(segment)
         folder.mkdir(parents=True)
         (folder / "data.log").write_bytes(data)
-    source_file = sys.modules["mqctl.mq.woodpecker.source"].__file__ if "mqctl.mq.woodpecker.source" in sys.modules else ""
+    source_file = (
+        sys.modules["mqctl.mq.woodpecker.source"].__file__ if "mqctl.mq.woodpecker.source" in sys.modules else ""
+    )
     count = 0
 
     def trace(frame: FrameType, event: str, arg: object) -> Any:
