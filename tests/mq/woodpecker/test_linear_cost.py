@@ -19,7 +19,7 @@ class CountingBytes(bytes):
 
     copied = 0
 
-    def __getitem__(self, key: Any) -> Any:  # type: ignore[override]
+    def __getitem__(self, key: Any) -> Any:
         found = super().__getitem__(key)
         if isinstance(key, slice):
             CountingBytes.copied += len(found)
