@@ -240,10 +240,16 @@ def _footer(data: Data) -> Footer | None:
     return None
 
 
+@functools.cache
+def _layout_class() -> object:
+    """The LogMessageLayout class, looked up once (not once per entry)."""
+    return _layout("LogMessageLayout")
+
+
 def _message(payload: bytes, entry_id: int, offset: int, block: int) -> tuple[bytes, dict[str, str]]:
     """The LogMessageLayout of one entry. One that does not parse (invalid UTF-8 in a property, a broken field) is
     reported: read as a bare payload it would show as an undecodable message nobody was warned about."""
-    layout = parse(_layout("LogMessageLayout"), payload)
+    layout = parse(_layout_class(), payload)
     if layout is None:
         raise SegmentCorruption(
             f"entry {entry_id}: its LogMessageLayout (payload and properties) does not parse", offset, block
@@ -616,18 +622,24 @@ def segment_layout(names: Iterable[str]) -> str | None:
 def scan_segments(root: Path) -> Iterator[tuple[str, Path, int, int, str | None]]:
     """(layout, folder, log id, segment id, naming problem or None) of every segment folder below `root`; a folder
     whose log or segment name is numeric but not canonical (`00`, `01`, non-ASCII digits) comes with the problem."""
-    for folder in sorted(root.rglob("*")):
-        if not folder.is_dir() or not looks_numeric(folder.name) or not looks_numeric(folder.parent.name):
+    for layout, folder, log_id, segment_id, problem, _ in scan_segment_folders(root):
+        yield layout, folder, log_id, segment_id, problem
+
+
+def scan_segment_folders(root: Path) -> Iterator[tuple[str, Path, int, int, str | None, frozenset[str]]]:
+    """scan_segments with the names in each folder: one walk of the tree (os.walk, symlinked folders not followed,
+    as Path.rglob), each folder listed once."""
+    for top, folders, files in os.walk(root):
+        folders.sort()
+        here = Path(top)
+        if here == root or not looks_numeric(here.name) or not looks_numeric(here.parent.name):
             continue
-        try:
-            layout = segment_layout(p.name for p in folder.iterdir())
-        except OSError:
-            continue
+        names = frozenset([*files, *folders])
+        layout = segment_layout(names)
         if layout is None:
             continue
-        log_id, segment_id = number_of(folder.parent.name), number_of(folder.name)
-        problem = misnamed(folder.parent.name, folder.name)
-        yield layout, folder, log_id, segment_id, problem
+        log_id, segment_id = number_of(here.parent.name), number_of(here.name)
+        yield layout, here, log_id, segment_id, misnamed(here.parent.name, here.name), names
 
 
 def misnamed(log_name: str, segment_name: str) -> str | None:

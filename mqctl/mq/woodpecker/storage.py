@@ -39,7 +39,7 @@ from mqctl.mq.woodpecker.segments import (
     read_local_bytes,
     read_object_files,
     read_regular_file,
-    scan_segments,
+    scan_segment_folders,
     segment_layout,
     unreadable_segment,
 )
@@ -161,8 +161,8 @@ class LocalFolder:
 
     def places(self) -> list[SegmentPlace]:
         return [
-            SegmentPlace(layout, log_id, segment_id, str(folder), frozenset(p.name for p in folder.iterdir()), problem)
-            for layout, folder, log_id, segment_id, problem in scan_segments(self.root)
+            SegmentPlace(layout, log_id, segment_id, str(folder), names, problem)
+            for layout, folder, log_id, segment_id, problem, names in scan_segment_folders(self.root)
         ]
 
     def read(self, place: SegmentPlace, name: str) -> Data:
