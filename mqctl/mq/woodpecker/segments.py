@@ -67,8 +67,8 @@ FOOTER_MAGIC = b"FTR\x01"
 FOOTER_V5, FOOTER_V6 = 36, 44
 FLAG_COMPACTED = 1
 # canonical names only: ASCII decimal without leading zero, and nothing after (`$` would accept a trailing newline)
-NUMBER = re.compile(r"0|[1-9][0-9]*", re.ASCII)
-BLOCK = re.compile(r"(m_)?(0|[1-9][0-9]*)\.blk", re.ASCII)  # use fullmatch
+NUMBER = re.compile(r"(?:0|[1-9][0-9]*)\Z", re.ASCII)
+BLOCK = re.compile(r"(m_)?(0|[1-9][0-9]*)\.blk\Z", re.ASCII)
 # names that look like segment data but are not canonical (`01.blk`, `1.blk\n`, `١.blk`, `data.log~`): named, not read
 LOOKS_LIKE_DATA = re.compile(r".*\.blk.*|.*footer.*|data\.log.+", re.DOTALL)
 DEFAULT_MAX_FILE_BYTES = 1 << 30
