@@ -102,6 +102,15 @@ def _summary(segment: Segment) -> SegmentSummary:
     )
 
 
+def _warning(problem: Problem) -> str:
+    """One line per problem, saying what it costs: the rest of the segment, whole segments, or nothing."""
+    if not problem.loses_entries:
+        return f"Woodpecker segment: {problem}"
+    if problem.lost_from is not None:
+        return f"lost Woodpecker segment(s): {problem}"
+    return f"corrupt Woodpecker segment: {problem}; its entries after it are not read"
+
+
 class WoodpeckerSource:
     """An MQSource over Woodpecker segment files. A segment is read (and its CRCs checked) when first needed and only
     its summary is kept; reading its messages reads it again, so memory holds one segment at a time."""
@@ -311,15 +320,7 @@ class WoodpeckerSource:
         ]
         for log_id in sorted(self._layout):
             for summary in self.summaries(log_id):
-                found += [
-                    (
-                        self.channel_name(log_id),
-                        f"corrupt Woodpecker segment: {problem}; its entries after it are not read"
-                        if problem.loses_entries
-                        else f"Woodpecker segment: {problem}",
-                    )
-                    for problem in summary.problems
-                ]
+                found += [(self.channel_name(log_id), _warning(problem)) for problem in summary.problems]
         return found
 
     def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
