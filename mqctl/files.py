@@ -139,6 +139,13 @@ def not_editable(path: Path | str) -> str | None:
         if err.errno == errno.ELOOP:
             return "a symbolic link loop, not a file"
         return f"cannot be read: {err.strerror}"
+    kind = special_file_kind(info.st_mode)
+    return f"is {kind}, not a config file" if kind else None
+
+
+def special_file_kind(mode: int) -> str | None:
+    """What a stat mode that is not a regular file is ("a named pipe (FIFO)"...), None for a regular file: such a
+    path is never opened for reading, where a FIFO would block and a device would never end."""
     kinds = (
         (stat.S_ISDIR, "a directory"),
         (stat.S_ISFIFO, "a named pipe (FIFO)"),
@@ -147,9 +154,9 @@ def not_editable(path: Path | str) -> str | None:
         (stat.S_ISSOCK, "a socket"),
     )
     for test, what in kinds:
-        if test(info.st_mode):
-            return f"is {what}, not a config file"
-    return None
+        if test(mode):
+            return what
+    return None if stat.S_ISREG(mode) else "not a regular file"
 
 
 def _lock_wait() -> float:

@@ -806,7 +806,7 @@ def woodpecker(
     from mqctl.cli.common import exit_with
     from mqctl.errors import InputError
     from mqctl.mq.sources import load_config, resolve_source, woodpecker_access
-    from mqctl.mq.streaming.wal_files import log_names, woodpecker_report
+    from mqctl.mq.streaming.wal_files import woodpecker_report
 
     wal = SourceOptions(woodpecker=path, s3_endpoint=s3_endpoint, config=list(config or []))
     if path is None:
@@ -823,11 +823,12 @@ def woodpecker(
     location = wal.woodpecker or ""
     if s3_endpoint and "://" not in location:
         raise InputError("--s3-endpoint is where an s3:// PATH is read", hint="give s3://BUCKET/PREFIX, or drop it")
-    names = None
+    meta = None
     if etcd:
         from mqctl.config.resolve.sources import EtcdConfig
+        from mqctl.mq.woodpecker.meta import read_woodpecker_meta
 
-        names = log_names(EtcdConfig(etcd, etcd_root or DEFAULT_ETCD_ROOT))
-    report = woodpecker_report(location, names=names, log=log, limit=limit, access=woodpecker_access(wal))
+        meta = read_woodpecker_meta(EtcdConfig(etcd, etcd_root or DEFAULT_ETCD_ROOT))
+    report = woodpecker_report(location, log=log, limit=limit, access=woodpecker_access(wal), meta=meta)
     output(json_mode, wide).emit(report, _render_woodpecker)
     exit_with(1 if report.corrupt else 0)

@@ -428,3 +428,38 @@ def test_a_2_6_wal_state_is_judged_as_channels_checkpoints_judges_it(tmp_path, c
     assert fine["severity"] == "ok" and "1 pchannel(s) and 2 vchannel(s)" in fine["message"]
     assert "still in the 2 segment(s) at" in fine["message"]
     assert "CP110" not in codes and "CP112" not in codes
+
+
+@pytest.mark.etcd
+def test_a_woodpecker_segment_short_of_etcd_after_the_wal_checkpoint_is_cp118(tmp_path, cli, etcd_url):
+    """DR402 with the files where the config puts them: etcd records segment 2 as completed with entries up to 9,
+    the file holds 0..5 (finalized, so only etcd can tell); the WAL checkpoint is 2/1, so entries 2/6..2/9 after it
+    are gone: CP118 (error) names them and the vchannel whose rows are at risk, CP117 says what disagrees."""
+    import time
+
+    from tests.helpers import streaming_meta as enc
+    from tests.helpers import woodpecker_segments as w
+
+    now, root = time.time(), "docshort26"
+    p0, v0 = f"{root}-rootcoord-dml_0", f"{root}-rootcoord-dml_0_100v0"
+    meta, logs = f"{root}/meta", f"{root}/woodpecker/logs"
+    enc.put(etcd_url, f"{root}/config/mqtype", "woodpecker")
+    enc.put(etcd_url, f"{meta}/streamingcoord-meta/pchannel/{p0}", enc.pchannel_meta(p0, 1, 1, "10.0.0.9:1"))
+    enc.put(etcd_url, f"{meta}/streamingnode-meta/wal/{p0}/consume-checkpoint",
+            enc.wal_checkpoint(enc.wp_message_id(2, 1), enc.tso(now - 10)))  # fmt: skip
+    enc.put(etcd_url, f"{meta}/streamingnode-meta/wal/{p0}/vchannel/{v0}", enc.vchannel_meta(v0, 1, 100, enc.tso(now)))
+    enc.put(etcd_url, f"{logs}/{p0}", enc.log_meta(5, int(now - 3600)))
+    enc.put(etcd_url, f"{logs}/{p0}/segments/2",
+            enc.segment_meta(2, state=2, created_ms=int((now - 600) * 1000), last_entry=9))  # fmt: skip
+    w.local_segment(tmp_path / "data" / "wp" / "5" / "2", [w.messages(3), w.messages(3, 3)])
+    config = tmp_path / "milvus.yaml"
+    config.write_text(
+        f"etcd:\n  rootPath: {root}\nmq:\n  type: woodpecker\nwoodpecker:\n  storage:\n    type: local\n"
+        f"localStorage:\n  path: {tmp_path / 'data'}\n"
+    )
+    doctor = cli("doctor", "--config", str(config), "--etcd", etcd_url, "--milvus-version", "2.6.17", "--json")
+    codes = checks_by_code(doctor.json())
+    (lost,) = codes["CP118"]
+    assert lost["severity"] == "error" and f"rows of {v0}" in lost["message"]
+    assert "do not hold entries from 2/6 on, after the WAL checkpoint 2/1" in lost["message"]
+    assert "entries 6..9 are missing" in codes["CP117"][0]["message"]

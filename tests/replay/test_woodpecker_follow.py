@@ -161,7 +161,8 @@ def test_cli_follow_reads_a_growing_wal_exactly_once_and_resumes(spark, tmp_path
         active.append(growth["second"])  # the active segment's data.log grows, the transaction commits
         _wait_for_batches(proc, lines, first + second, deadline)
         active.finalize()  # the segment rolls: its index and footer, and a new segment appears
-        LocalSegment(root / "1" / "3").append(growth["third"])
+        third_segment = LocalSegment(root / "1" / "3")
+        third_segment.append(growth["third"])
         _wait_for_batches(proc, lines, first + second + third, deadline)
         proc.send_signal(signal.SIGINT)
         assert proc.stderr is not None and proc.stdout is not None
@@ -184,6 +185,7 @@ def test_cli_follow_reads_a_growing_wal_exactly_once_and_resumes(spark, tmp_path
     txn_rows = [key for key in written if key[3] == 2 * 10**10]  # first[24], the insert in the transaction: 2/0
     assert txn_rows and {key[4] for key in txn_rows} == {growth["commit"]}
 
+    third_segment.finalize()  # Woodpecker finalizes a segment before it opens the next
     LocalSegment(root / "1" / "4").append(growth["fourth"])  # while the query is stopped
     again = subprocess.run(
         [*command[:-2], "--available-now", "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300

@@ -15,6 +15,12 @@ Hazards flagged:
 - CP114 (info): a dropped vchannel's checkpoint holds the MaxUint64 sentinel (funcutil
   DroppedChannelCheckpointTimestamp): shown as dropped, never as frozen or lagging (birdwatcher PR #527).
 - CP115: a key whose value does not decode with the cited format.
+- CP116: with the Woodpecker files, a WAL or channel checkpoint before the first stored entry.
+- CP117: with the Woodpecker files, a damaged segment (a CRC, a structural cross-check, a count short of etcd's
+  LastEntryId, a misnamed file): segments.py and meta_check.py say what was found where.
+- CP118: with the Woodpecker files, entries at or after a WAL checkpoint that the files do not hold (a damaged, cut
+  short or missing segment, a shortfall against the footer LAC or etcd): the streaming node cannot replay them, so
+  the rows of the pchannel's vchannels written after the checkpoint are at risk.
 """
 
 from __future__ import annotations
@@ -37,10 +43,12 @@ RULE_DROPPED = "CP114"
 RULE_UNDECODABLE = "CP115"
 RULE_WAL_EXPIRED = "CP116"
 RULE_WAL_CORRUPT = "CP117"
+RULE_WAL_SHORTFALL = "CP118"
 RULE_NOTHING = "CP103"
 DEFAULT_TRUNCATION_LAG = dt.timedelta(hours=24)
 OK, DROPPED, MISMATCH, ALTERING, LAGGING, UNKNOWN = "ok", "dropped", "wal-mismatch", "altering", "lagging", "unknown"
 EXPIRED = "expired"
+AT_RISK = "at-risk"  # entries after the WAL checkpoint are not in the files (CP118)
 
 
 @dataclass
@@ -264,7 +272,7 @@ def assess_streaming(
                 hint="check --etcd-root (etcd.rootPath) and that this etcd belongs to the Milvus 2.6 you mean",
             )
         )
-    order = {EXPIRED: 0, MISMATCH: 1, ALTERING: 2, LAGGING: 3, UNKNOWN: 4, OK: 5, DROPPED: 6}
+    order = {EXPIRED: 0, AT_RISK: 0, MISMATCH: 1, ALTERING: 2, LAGGING: 3, UNKNOWN: 4, OK: 5, DROPPED: 6}
     prows.sort(key=lambda r: (order.get(r.status, 9), r.pchannel))
     vrows.sort(key=lambda r: (order.get(r.status, 9), r.vchannel))
     return StreamingCheckpointReport(
@@ -361,6 +369,9 @@ def _against_wal_files(
     """Is the entry after each WAL and channel checkpoint still in the Woodpecker files? A checkpoint before the
     first stored entry means the streaming node (WAL checkpoint) or the flusher (channel checkpoint) cannot
     replay what it has not persisted: those messages are gone."""
+    from mqctl.mq.woodpecker.meta_check import check_against_meta
+
+    segments = check_against_meta(segments, woodpecker)
     ids = {name: log.id for name, log in (woodpecker.logs.items() if woodpecker else [])}
     by_log: dict[int, list[Segment]] = {}
     for segment in segments:
@@ -398,6 +409,7 @@ def _against_wal_files(
                     hint="the segments before it were removed (truncation or retention ran past the checkpoint)",
                 )
             )
+    _shortfalls_after_checkpoints(prows, vrows, state, ids, by_log, findings)
     for vrow in vrows:
         head = firsts.get(vrow.pchannel)
         ccp = state.channel_checkpoints.get(vrow.vchannel)
@@ -420,3 +432,45 @@ def _against_wal_files(
                     "retentionPolicy.ttl) against the flush interval",
                 )
             )
+
+
+def _shortfalls_after_checkpoints(
+    prows: list[PChannelRow],
+    vrows: list[VChannelRow],
+    state: StreamingState,
+    ids: dict[str, int],
+    by_log: dict[int, list[Segment]],
+    findings: list[Finding],
+) -> None:
+    """CP118: the first entry the files may have lost (Segment.at_risk_from) at or after a pchannel's WAL
+    checkpoint: the streaming node replays from the checkpoint, so what is lost after it is lost for good, and the
+    rows of every vchannel on the pchannel written after the checkpoint are at risk."""
+    for row in prows:
+        cp = state.wal_checkpoints.get(row.pchannel)
+        position = cp.position if cp is not None else None
+        if position is None or position.wal != "woodpecker" or not position.order:
+            continue
+        risks = [
+            (start, segment)
+            for segment in by_log.get(ids.get(row.pchannel, -1), [])
+            if (start := segment.at_risk_from()) is not None and start >= position.order[:2]
+        ]
+        if not risks:
+            continue
+        start, segment = min(risks, key=lambda item: item[0])
+        vchannels = sorted(v.vchannel for v in vrows if v.pchannel == row.pchannel)
+        row.status = EXPIRED if row.status == EXPIRED else AT_RISK
+        row.reasons.append(f"entries from {start[0]}/{start[1]} on, after the WAL checkpoint, are not in the files")
+        when = f" (written after {cp.time:%Y-%m-%d %H:%M:%S} UTC)" if cp is not None and cp.time else ""
+        findings.append(
+            Finding(
+                RULE_WAL_SHORTFALL,
+                ERROR,
+                f"{row.pchannel}: the Woodpecker files do not hold entries from {start[0]}/{start[1]} on, after the WAL "
+                f"checkpoint {position.text} ({next(p.what for p in segment.problems if p.loses_entries)}): the streaming node cannot replay them; "
+                f"rows of {', '.join(vchannels) or 'its vchannels'}{when} are at risk",
+                row.pchannel,
+                hint="do not let Milvus reopen this pchannel before the segment files are restored from a copy; flush "
+                "the collections once it runs and compare row counts with the source of the data",
+            )
+        )

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from mqctl.config.resolve.sources import EtcdConfig
+    from mqctl.mq.woodpecker.meta import WoodpeckerMeta
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.decode.envelope import read_envelope
@@ -95,11 +95,15 @@ def woodpecker_report(
     log: str | None = None,
     limit: int = 20,
     access: S3Access | None = None,
+    meta: WoodpeckerMeta | None = None,
 ) -> WoodpeckerReport:
     """Segments below `location` (a folder or an s3:// URL); with `log` (a log id or, with `names`, a pchannel) also
-    its first `limit` entries."""
-    names = names or {}
-    segments = read_wal_folder(str(location), access)
+    its first `limit` entries. With Woodpecker's etcd `meta`, the logs are named after it and each closed segment's
+    LastEntryId is checked against the files (meta_check.py)."""
+    from mqctl.mq.woodpecker.meta_check import check_against_meta
+
+    names = names or ({log.id: name for name, log in meta.logs.items()} if meta else {})
+    segments = check_against_meta(read_wal_folder(str(location), access), meta)
     path = _shown(str(location))
     report = WoodpeckerReport(str(path), VERIFICATION, [_row(s, names) for s in segments])
     if log is None:
@@ -153,10 +157,3 @@ def read_wal_folder(location: str, access: S3Access | None = None) -> list[Segme
         return read_all(files)
     except OSError as err:
         raise PreconditionError(f"cannot read {err.filename or location}: {err.strerror}") from None
-
-
-def log_names(etcd: EtcdConfig, meta_prefix: str | None = None) -> dict[int, str]:
-    """Log id -> log name (the pchannel) from Woodpecker's etcd meta."""
-    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
-
-    return {log.id: name for name, log in read_woodpecker_meta(etcd, meta_prefix).logs.items()}

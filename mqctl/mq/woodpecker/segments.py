@@ -25,11 +25,31 @@ a map<string,string>).
 A segment without footer is active: it is read up to its last complete block. A record or block whose CRC does
 not match is reported with log, segment, block and offset, and reading that segment stops there; the index
 records of a finalized segment are CRC-checked too.
+
+The structure around the CRCs is cross-checked as well, since a CRC cannot see what is missing: block numbers run
+0, 1, 2... (in each block header and, in the object layout, in the object names), entry ids run on from the
+header's first entry without gap or repeat across blocks, no block is empty, a footer's block count and index
+records agree with the blocks read, a v6 footer's LAC is not past the last readable entry, a fence object only
+ends an unfinalized segment, and file and folder names are the canonical ASCII decimal form (`00`, `01.blk`, `١`
+or a key ending in a newline is named and not read, never counted twice). Across the segments of a log
+(`check_log`): a segment without footer that another segment follows is a completed segment cut short or whose
+footer is lost, and a gap in the segment ids is a lost segment. Each finding is a Problem naming log, segment,
+block and file: the reader never answers with fewer or more entries than the files hold without one.
+
+Bounds: a local file is read only when `stat` says it is a regular file (a FIFO, a device, a directory, a dangling
+or looping symlink is a named Problem, never opened), opened with O_NONBLOCK, and no file or object is read past
+MAX_FILE_BYTES (1 GiB by default, MQCTL_WOODPECKER_MAX_BYTES to change it; a block's data length is a u32, so the
+format alone would allow 4 GiB; a segment rolls at 256 MiB by default, so no file Woodpecker writes comes near the
+cap) or, for `footer.blk`, MAX_FOOTER_BYTES (64 MiB: 1.6 million 41-byte index records). Reading is linear in the
+bytes: records are decoded in place, never from a copied prefix.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
+import itertools
+import os
 import re
 import struct
 import zlib
@@ -37,6 +57,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from mqctl.files import special_file_kind
 from mqctl.mq.declared_protos import declare, parse
 
 HEADER, DATA, INDEX, FOOTER, BLOCK_HEADER = 1, 2, 3, 4, 5
@@ -45,7 +66,15 @@ HEADER_MAGIC = b"HDR\x01"
 FOOTER_MAGIC = b"FTR\x01"
 FOOTER_V5, FOOTER_V6 = 36, 44
 FLAG_COMPACTED = 1
-BLOCK = re.compile(r"^(m_)?(\d+)\.blk$")
+# canonical names only: ASCII decimal without leading zero, and nothing after (`$` would accept a trailing newline)
+NUMBER = re.compile(r"(?:0|[1-9][0-9]*)\Z", re.ASCII)
+BLOCK = re.compile(r"(m_)?(0|[1-9][0-9]*)\.blk\Z", re.ASCII)
+# names that look like segment data but are not canonical (`01.blk`, `1.blk\n`, `١.blk`, `data.log~`): named, not read
+LOOKS_LIKE_DATA = re.compile(r".*\.blk.*|.*footer.*|data\.log.+", re.DOTALL)
+DEFAULT_MAX_FILE_BYTES = 1 << 30
+MAX_FOOTER_BYTES = 64 << 20
+FENCE = b"F"
+Data = bytes | bytearray  # a file's bytes; read into a bytearray once, never copied whole again
 
 _layout = declare(
     "mqctl.woodpecker_log",
@@ -56,10 +85,41 @@ _layout = declare(
 )
 
 
+def max_file_bytes() -> int:
+    """The cap on one data.log, block object or footer copy: MQCTL_WOODPECKER_MAX_BYTES, else 1 GiB."""
+    text = os.environ.get("MQCTL_WOODPECKER_MAX_BYTES", "").strip()
+    return int(text) if text.isascii() and text.isdigit() and int(text) > 0 else DEFAULT_MAX_FILE_BYTES
+
+
+def is_canonical_number(name: str) -> bool:
+    return NUMBER.fullmatch(name) is not None
+
+
+def looks_numeric(name: str) -> bool:
+    """A folder name meant as a log or segment id, canonical or not (`00`, `١`, `0\n`)."""
+    return name.strip().isdigit()
+
+
+def number_of(name: str) -> int:
+    """The id a (possibly non-canonical) numeric name stands for, -1 when it has none."""
+    try:
+        return int(name.strip())
+    except ValueError:
+        return -1
+
+
 class SegmentCorruption(Exception):
     def __init__(self, what: str, offset: int, block: int | None):
         super().__init__(what)
         self.what, self.offset, self.block = what, offset, block
+
+
+class UnreadableFile(Exception):
+    """A segment file that is not read: not a regular file, or past the size cap. `what` says which and why."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
 
 
 @dataclass
@@ -91,6 +151,8 @@ class Problem:
     file: str
     offset: int
     what: str
+    lost_from: int | None = None  # for a lost segment: the first segment id lost (else after the last readable entry)
+    loses_entries: bool = True  # False: a stray file or folder beside whole data (nothing unread because of it)
 
     def __str__(self) -> str:
         block = f" block {self.block}" if self.block is not None else ""
@@ -103,11 +165,13 @@ class Segment:
     segment_id: int
     layout: str  # local | object
     path: str
-    state: str  # finalized (footer) | active | fenced
+    state: str  # finalized (footer) | active | fenced | misnamed | missing
     footer: Footer | None
     entries: list[Entry] = field(default_factory=list)
     blocks: int = 0
     problems: list[Problem] = field(default_factory=list)
+    spans: list[tuple[int, int, int]] = field(default_factory=list)  # (block, first entry, last entry) read
+    next_entry: int | None = None  # the entry id the next block must start at
 
     @property
     def first_entry(self) -> int | None:
@@ -117,31 +181,56 @@ class Segment:
     def last_entry(self) -> int | None:
         return self.entries[-1].entry_id if self.entries else None
 
+    def problem(
+        self, file: str, what: str, *, block: int | None = None, offset: int = 0, loses_entries: bool = True
+    ) -> Problem:
+        found = Problem(self.log_id, self.segment_id, block, file, offset, what, loses_entries=loses_entries)
+        self.problems.append(found)
+        return found
 
-def _record(data: bytes, offset: int, block: int | None) -> tuple[int, bytes, int] | None:
-    """(type, payload, next offset) of the record at `offset`; None when the bytes end inside it."""
-    if offset + RECORD_HEADER > len(data):
+    def at_risk_from(self) -> tuple[int, int] | None:
+        """(segment, entry) of the first entry that may be lost by what its problems say, None when none is: a
+        checkpoint at or before it needs entries the files do not hold."""
+        lost = [p for p in self.problems if p.loses_entries]
+        if not lost:
+            return None
+        gaps = [p.lost_from for p in lost if p.lost_from is not None]
+        if gaps:
+            return min(gaps), 0
+        last = self.last_entry
+        return self.segment_id, 0 if last is None else last + 1
+
+
+def _record(data: Data, offset: int, block: int | None, limit: int | None = None) -> tuple[int, bytes, int] | None:
+    """(type, payload, next offset) of the record at `offset`; None when the bytes (up to `limit`) end inside it.
+    Nothing before `offset` is copied: a segment is read in time linear in its bytes."""
+    limit = len(data) if limit is None else limit
+    if offset + RECORD_HEADER > limit:
         return None
     crc, kind, length = struct.unpack_from("<IBI", data, offset)
     end = offset + RECORD_HEADER + length
-    if end > len(data):
+    if end > limit:
         return None
-    if zlib.crc32(data[offset + 4 : end]) != crc:
-        raise SegmentCorruption(f"record CRC mismatch (type {kind}, {length} bytes)", offset, block)
-    return kind, data[offset + RECORD_HEADER : end], end
+    view = memoryview(data)
+    try:
+        if zlib.crc32(view[offset + 4 : end]) != crc:
+            raise SegmentCorruption(f"record CRC mismatch (type {kind}, {length} bytes)", offset, block)
+        return kind, bytes(view[offset + RECORD_HEADER : end]), end
+    finally:
+        view.release()
 
 
-def _footer(data: bytes) -> Footer | None:
+def _footer(data: Data) -> Footer | None:
     """The footer record at the end of `data` (version 6 or 5), or None."""
     for size in (FOOTER_V6, FOOTER_V5):
         start = len(data) - RECORD_HEADER - size
         if start < 0:
             continue
         crc, kind, length = struct.unpack_from("<IBI", data, start)
-        payload = data[start + RECORD_HEADER :]
+        payload = bytes(data[start + RECORD_HEADER :])
         if kind != FOOTER or length != size or payload[32:36] != FOOTER_MAGIC:
             continue
-        if zlib.crc32(data[start + 4 :]) != crc:
+        if zlib.crc32(bytes(data[start + 4 :])) != crc:
             raise SegmentCorruption("footer CRC mismatch", start, None)
         blocks, records, _size, _index_offset, _index_length, version, flags = struct.unpack_from("<iIQQIHH", payload)
         lac = struct.unpack_from("<q", payload, 36)[0] if size == FOOTER_V6 else None
@@ -151,10 +240,20 @@ def _footer(data: bytes) -> Footer | None:
     return None
 
 
-def _message(payload: bytes) -> tuple[bytes, dict[str, str]]:
-    layout = parse(_layout("LogMessageLayout"), payload)
+@functools.cache
+def _layout_class() -> object:
+    """The LogMessageLayout class, looked up once (not once per entry)."""
+    return _layout("LogMessageLayout")
+
+
+def _message(payload: bytes, entry_id: int, offset: int, block: int) -> tuple[bytes, dict[str, str]]:
+    """The LogMessageLayout of one entry. One that does not parse (invalid UTF-8 in a property, a broken field) is
+    reported: read as a bare payload it would show as an undecodable message nobody was warned about."""
+    layout = parse(_layout_class(), payload)
     if layout is None:
-        return payload, {}
+        raise SegmentCorruption(
+            f"entry {entry_id}: its LogMessageLayout (payload and properties) does not parse", offset, block
+        )
     return bytes(layout.payload), {p.key: p.value for p in layout.properties}
 
 
@@ -164,7 +263,7 @@ def _message(payload: bytes) -> tuple[bytes, dict[str, str]]:
 SIZES = {HEADER: {16}, INDEX: {32}, FOOTER: {FOOTER_V5, FOOTER_V6}, BLOCK_HEADER: {28}}
 
 
-def _expect(data: bytes, offset: int, kinds: tuple[int, ...], block: int | None) -> None:
+def _expect(data: Data, offset: int, kinds: tuple[int, ...], block: int | None) -> None:
     """The record starting at `offset`, whole or cut short, is one of `kinds` with its fixed length."""
     if offset + 5 <= len(data) and data[offset + 4] not in kinds:
         names = " or ".join(str(k) for k in kinds)
@@ -177,8 +276,9 @@ def _expect(data: bytes, offset: int, kinds: tuple[int, ...], block: int | None)
             )
 
 
-def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bool, stop_at_index: bool) -> int:
-    """Read `[header] [block header][data...]...` from `start`; returns the offset after the last complete block."""
+def _read_blocks(data: Data, start: int, segment: Segment, *, expect_header: bool, stop_at_index: bool) -> int:
+    """Read `[header] [block header][data...]...` from `start`; returns the offset after the last complete block.
+    Block numbers must run on from the blocks already read, entry ids on from the last entry read."""
     offset = start
     if expect_header:
         _expect(data, offset, (HEADER,), 0)
@@ -190,7 +290,10 @@ def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bo
             raise SegmentCorruption(f"expected the header record, found type {kind}", offset, 0)
         if payload[12:16] != HEADER_MAGIC:
             raise SegmentCorruption("bad header magic", offset, 0)
+        segment.next_entry = struct.unpack_from("<q", payload, 4)[0]
         offset = after
+    elif segment.blocks == 0 and segment.next_entry is None:
+        raise SegmentCorruption("the first block does not start with the segment's header record", offset, 0)
     while offset < len(data):
         _expect(data, offset, (BLOCK_HEADER, INDEX, FOOTER) if stop_at_index else (BLOCK_HEADER,), None)
         record = _record(data, offset, None)
@@ -205,18 +308,39 @@ def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bo
         end = after + length
         if end > len(data):
             return offset  # the tail block is incomplete: an active segment
-        if zlib.crc32(data[after:end]) != block_crc:
+        if number != segment.blocks:
+            raise SegmentCorruption(
+                f"block header says block {number} where block {segment.blocks} comes (a block missing, swapped "
+                "or repeated)",
+                offset,
+                number,
+            )
+        if segment.next_entry is not None and first != segment.next_entry:
+            raise SegmentCorruption(
+                f"block starts at entry {first} where entry {segment.next_entry} comes (entries missing, out of "
+                "order or repeated)",
+                offset,
+                number,
+            )
+        if last < first or length == 0:
+            raise SegmentCorruption(f"empty block (entries {first}..{last}, {length} data bytes)", offset, number)
+        view = memoryview(data)
+        try:
+            crc = zlib.crc32(view[after:end])
+        finally:
+            view.release()
+        if crc != block_crc:
             raise SegmentCorruption("block CRC mismatch", offset, number)
         entry_id, position = first, after
         while position < end:
-            record = _record(data[:end], position, number)
+            record = _record(data, position, number, end)
             if record is None:
                 raise SegmentCorruption("data record runs past its block", position, number)
             kind, payload, after_record = record
             if kind != DATA:
                 raise SegmentCorruption(f"expected a data record, found type {kind}", position, number)
+            message, properties = _message(payload, entry_id, position, number)
             position = after_record
-            message, properties = _message(payload)
             segment.entries.append(Entry(segment.log_id, segment.segment_id, entry_id, message, properties, number))
             entry_id += 1
         if entry_id - 1 != last:
@@ -224,39 +348,82 @@ def _read_blocks(data: bytes, start: int, segment: Segment, *, expect_header: bo
                 f"block says entries {first}..{last}, holds {first}..{entry_id - 1}", offset, number
             )
         segment.blocks += 1
+        segment.spans.append((number, first, last))
+        segment.next_entry = last + 1
         offset = end
     return offset
 
 
-def _check_index(data: bytes, start: int) -> None:
+def _check_index(data: Data, start: int) -> list[tuple[int, int, int]]:
     """The index records from `start` up to the footer ending `data`: each one whole, of its type, CRC checked
     (the blocks are read without them; a damaged index still means a damaged segment). Locally they follow the last
     block directly (server/storage/disk/writer_impl.go v0.1.25 `Finalize`: the index records from the written
-    offset, then the footer)."""
-    offset = start
+    offset, then the footer). Returns (block, first entry, last entry) of each."""
+    offset, found = start, list[tuple[int, int, int]]()
     while offset < len(data):
         record = _record(data, offset, None)
         if record is None:
             raise SegmentCorruption("index record runs past the end of the file", offset, None)
-        kind, _, after = record
+        kind, payload, after = record
         if kind == FOOTER and after == len(data):
-            return
-        if kind != INDEX:
+            return found
+        if kind != INDEX or len(payload) != 32:
             raise SegmentCorruption(f"expected an index record, found type {kind}", offset, None)
+        number, _start, _size, first, last = struct.unpack_from("<iqIqq", payload)
+        found.append((number, first, last))
         offset = after
     raise SegmentCorruption("no footer record after the index", offset, None)
 
 
-def _guard(segment: Segment, file: str, action: Callable[[], object]) -> None:
+def _against_footer(segment: Segment, index: list[tuple[int, int, int]], file: str) -> None:
+    """A finalized segment read whole must hold what its footer and index say: the same blocks with the same
+    entries, and no fewer entries than the LAC confirms."""
+    footer = segment.footer
+    if footer is None or segment.problems:
+        return
+    if footer.blocks != len(index):
+        segment.problem(file, f"footer says {footer.blocks} block(s), its index lists {len(index)}")
+    elif footer.blocks != segment.blocks:
+        segment.problem(
+            file,
+            f"footer says {footer.blocks} block(s), {segment.blocks} read: "
+            + (f"blocks {segment.blocks}..{footer.blocks - 1} missing" if segment.blocks < footer.blocks else "more"),
+        )
+    elif index != segment.spans:
+        wrong = next(i for i, (a, b) in enumerate(zip(index, segment.spans, strict=True)) if a != b)
+        listed, read = index[wrong], segment.spans[wrong]
+        segment.problem(
+            file,
+            f"index lists block {listed[0]} with entries {listed[1]}..{listed[2]}, the block read is block "
+            f"{read[0]} with entries {read[1]}..{read[2]}",
+            block=read[0],
+        )
+    last = segment.last_entry
+    if footer.lac is not None and (last is None or footer.lac > last):
+        segment.problem(
+            file,
+            f"footer LAC (last add confirmed) is entry {footer.lac}, the last readable entry is "
+            f"{'none' if last is None else last}: entries {0 if last is None else last + 1}..{footer.lac} missing",
+        )
+
+
+def _guard(segment: Segment, file: str, action: Callable[[], object]) -> bool:
+    """Run `action`; a corruption becomes a Problem of `segment` (False: stop reading it)."""
     try:
         action()
     except SegmentCorruption as err:
         segment.problems.append(Problem(segment.log_id, segment.segment_id, err.block, file, err.offset, err.what))
+        return False
+    except UnreadableFile as err:
+        segment.problems.append(Problem(segment.log_id, segment.segment_id, None, file, 0, err.what))
+        return False
     except struct.error as err:
         segment.problems.append(Problem(segment.log_id, segment.segment_id, None, file, 0, f"truncated record: {err}"))
+        return False
+    return True
 
 
-def read_local_bytes(data: bytes, fenced: bool, log_id: int, segment_id: int, shown: str) -> Segment:
+def read_local_bytes(data: Data, fenced: bool, log_id: int, segment_id: int, shown: str) -> Segment:
     """A local-layout `data.log` given as bytes (`fenced`: `write.fence` lies beside it); `shown` names it in
     problems (a path, or an object's URL)."""
     segment = Segment(log_id, segment_id, "local", shown, "active", None)
@@ -269,59 +436,174 @@ def read_local_bytes(data: bytes, fenced: bool, log_id: int, segment_id: int, sh
             segment.state = "fenced"
         end = _read_blocks(data, 0, segment, expect_header=True, stop_at_index=True)
         if segment.footer is not None:
-            _check_index(data, end)
+            _against_footer(segment, _check_index(data, end), shown)
 
     _guard(segment, shown, read)
     return segment
 
 
+def unreadable_segment(log_id: int, segment_id: int, layout: str, shown: str, what: str) -> Segment:
+    """A segment whose data file cannot be read (what says why): no entries, one Problem."""
+    segment = Segment(log_id, segment_id, layout, shown, "active", None)
+    segment.problem(shown, what)
+    return segment
+
+
 def read_object_files(
-    names: Iterable[str], read: Callable[[str], bytes], log_id: int, segment_id: int, shown: Callable[[str | None], str]
+    names: Iterable[str], read: Callable[[str], Data], log_id: int, segment_id: int, shown: Callable[[str | None], str]
 ) -> Segment:
     """An object-layout segment from the names of its files (`N.blk`, `m_N.blk`, `footer.blk`) and a `read(name)`
     of their bytes, wherever they are stored; `shown(name)` names a file in problems (`shown(None)` the segment).
-    Blocks are read one at a time, in order, and only as far as needed."""
+    Blocks are read one at a time, in order, and only as far as needed: from 0 on without a gap, the one-byte fence
+    object only at the end of a segment without footer."""
     names = set(names)
     blocks: dict[int, str] = {}
     merged: dict[int, str] = {}
-    for name in names:
-        match = BLOCK.match(name)
+    segment = Segment(log_id, segment_id, "object", shown(None), "active", None)
+    for name in sorted(names):
+        match = BLOCK.fullmatch(name)
         if match:
             (merged if match.group(1) else blocks)[int(match.group(2))] = name
-    segment = Segment(log_id, segment_id, "object", shown(None), "active", None)
+        elif name != "footer.blk" and LOOKS_LIKE_DATA.fullmatch(name):
+            segment.problem(
+                shown(name),
+                f"{name!r} is not a canonical block name (N.blk, N in ASCII decimal): not read",
+                loses_entries=False,
+            )
+    index: list[tuple[int, int, int]] = []
     if "footer.blk" in names:
 
         def read_footer() -> None:
             data = read("footer.blk")
+            if len(data) > MAX_FOOTER_BYTES:
+                raise UnreadableFile(f"{len(data)} bytes, more than a footer object holds ({MAX_FOOTER_BYTES})")
             segment.footer = _footer(data)
             if segment.footer is None:
                 raise SegmentCorruption("footer.blk holds no footer record", 0, None)
             segment.state = "finalized"
-            _check_index(data, 0)
+            index.extend(_check_index(data, 0))
 
-        _guard(segment, shown("footer.blk"), read_footer)
+        if not _guard(segment, shown("footer.blk"), read_footer):
+            return segment
     chosen = merged if segment.footer is not None and segment.footer.compacted and merged else blocks
-    for number in sorted(chosen):
+    numbers = sorted(chosen)
+    for position, number in enumerate(numbers):
         name = chosen[number]
-        data = read(name)
-        if data == b"F":
-            segment.state = "fenced" if segment.state == "active" else segment.state
-            break
-        if segment.problems:
-            break
-        first = number == min(chosen)
-        _guard(
+        if number != position:
+            what = f"{'m_' if chosen is merged else ''}{position}.blk is missing ({name} follows)"
+            segment.problem(shown(name), what + ": the blocks after it are not read", block=position)
+            return segment
+        fetched = _fetch(segment, shown(name), read, name)
+        if fetched is None:
+            return segment
+        data = fetched
+        if data == FENCE:
+            if segment.footer is not None:
+                # Upstream's writer leaves the fence of a segment it sealed, right after the blocks its footer
+                # counts (seen in the object layout Woodpecker v0.1.13 and v0.1.37 wrote: tests/fixtures/upstream):
+                # normal there; anywhere else a fence in a finalized segment hides blocks the footer does not count.
+                if number != numbers[-1] or number != segment.footer.blocks:
+                    segment.problem(
+                        shown(name),
+                        f"a fence object in a finalized segment at block {number}, not after its "
+                        f"{segment.footer.blocks} footer-counted block(s)",
+                        block=number,
+                    )
+            elif number != numbers[-1]:
+                segment.problem(shown(name), f"a fence object with blocks after it ({numbers[-1]}.blk)", block=number)
+            else:
+                segment.state = "fenced"
+            return segment
+        if not data:
+            segment.problem(shown(name), "empty block object", block=number)
+            return segment
+        before = segment.blocks
+        ok = _guard(
             segment,
             shown(name),
-            functools.partial(_read_blocks, data, 0, segment, expect_header=first, stop_at_index=False),
+            functools.partial(_read_blocks, data, 0, segment, expect_header=position == 0, stop_at_index=False),
         )
+        if not ok:
+            return segment
+        tail_being_copied = segment.blocks == before and segment.footer is None and number == numbers[-1]
+        if segment.blocks != before + 1 and not tail_being_copied:  # a copy taken mid-write may cut the last one
+            segment.problem(
+                shown(name),
+                f"holds {segment.blocks - before} whole block(s), not one"
+                + (": cut short" if segment.blocks == before else ""),
+                block=number,
+            )
+            return segment
+    _against_footer(segment, index, shown("footer.blk"))
     return segment
+
+
+def _fetch(segment: Segment, file: str, read: Callable[[str], Data], name: str) -> Data | None:
+    """read(name), or None once an unreadable file became a Problem."""
+    try:
+        return read(name)
+    except UnreadableFile as err:
+        segment.problem(file, err.what)
+        return None
+
+
+def read_regular_file(path: Path, cap: int | None = None) -> Data:
+    """The bytes of `path`, only when it is a regular file of at most `cap` bytes (max_file_bytes()): anything else
+    (a FIFO, a directory, a device, a dangling or looping symlink) raises UnreadableFile naming it, and nothing is
+    opened that could block (O_NONBLOCK; the file type is checked before and after opening)."""
+    cap = max_file_bytes() if cap is None else cap
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        if os.path.islink(path):
+            raise UnreadableFile(f"{path.name} is a dangling symbolic link") from None
+        raise UnreadableFile(f"{path.name} is gone (deleted while read?)") from None
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise UnreadableFile(f"{path.name} is a symbolic link loop") from None
+        raise UnreadableFile(f"{path.name} cannot be read: {err.strerror}") from None
+    _check_regular(path.name, info.st_mode, info.st_size, cap)
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as err:
+        raise UnreadableFile(f"{path.name} cannot be opened: {err.strerror}") from None
+    try:
+        info = os.fstat(descriptor)
+        _check_regular(path.name, info.st_mode, info.st_size, cap)
+        data = bytearray(info.st_size)
+        view, got = memoryview(data), 0
+        try:
+            while got < len(data):
+                count = os.readv(descriptor, [view[got:]])
+                if count == 0:
+                    break
+                got += count
+        finally:
+            view.release()
+        del data[got:]  # the file shrank while read: what is there
+        return data  # a bytearray: one copy of the file in memory, not two
+    finally:
+        os.close(descriptor)
+
+
+def _check_regular(name: str, mode: int, size: int, cap: int) -> None:
+    kind = special_file_kind(mode)
+    if kind is not None:
+        raise UnreadableFile(f"{name} is {kind}, not a segment file: not read")
+    if size > cap:
+        raise UnreadableFile(
+            f"{name} holds {size} bytes, more than the {cap}-byte cap: not read (MQCTL_WOODPECKER_MAX_BYTES raises it)"
+        )
 
 
 def read_local_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
     """`<logId>/<segId>/data.log` of the local layout."""
     path = folder / "data.log"
-    return read_local_bytes(path.read_bytes(), (folder / "write.fence").exists(), log_id, segment_id, str(path))
+    try:
+        data = read_regular_file(path)
+    except UnreadableFile as err:
+        return unreadable_segment(log_id, segment_id, "local", str(path), err.what)
+    return read_local_bytes(data, (folder / "write.fence").exists(), log_id, segment_id, str(path))
 
 
 def read_object_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
@@ -329,30 +611,110 @@ def read_object_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
     names = [path.name for path in folder.iterdir()]
     return read_object_files(
         names,
-        lambda name: (folder / name).read_bytes(),
+        lambda name: read_regular_file(folder / name, MAX_FOOTER_BYTES if name == "footer.blk" else None),
         log_id,
         segment_id,
         lambda name: str(folder / name) if name is not None else str(folder),
     )
 
 
-def find_segments(root: Path) -> Iterator[tuple[str, Path, int, int]]:
-    """(layout, folder, log id, segment id) of every segment below `root`: a folder `<logId>/<segId>` holding
-    `data.log` (local) or `*.blk` objects (object layout), wherever the `wp` prefix puts them."""
-    for folder in sorted(root.rglob("*")):
-        if not folder.is_dir() or not folder.name.isdigit() or not folder.parent.name.isdigit():
+def segment_layout(names: Iterable[str]) -> str | None:
+    """local (a `data.log`, whatever its file type), object (a block or footer name, canonical or not), or None."""
+    names = list(names)
+    if "data.log" in names:
+        return "local"
+    if any(name == "footer.blk" or LOOKS_LIKE_DATA.fullmatch(name) for name in names):
+        return "object"
+    return None
+
+
+def scan_segments(root: Path) -> Iterator[tuple[str, Path, int, int, str | None]]:
+    """(layout, folder, log id, segment id, naming problem or None) of every segment folder below `root`; a folder
+    whose log or segment name is numeric but not canonical (`00`, `01`, non-ASCII digits) comes with the problem."""
+    for layout, folder, log_id, segment_id, problem, _ in scan_segment_folders(root):
+        yield layout, folder, log_id, segment_id, problem
+
+
+def scan_segment_folders(root: Path) -> Iterator[tuple[str, Path, int, int, str | None, frozenset[str]]]:
+    """scan_segments with the names in each folder: one walk of the tree (os.walk, symlinked folders not followed,
+    as Path.rglob), each folder listed once."""
+    for top, folders, files in os.walk(root):
+        folders.sort()
+        here = Path(top)
+        if here == root or not looks_numeric(here.name) or not looks_numeric(here.parent.name):
             continue
-        log_id, segment_id = int(folder.parent.name), int(folder.name)
-        if (folder / "data.log").is_file():
-            yield "local", folder, log_id, segment_id
-        elif any(BLOCK.match(p.name) or p.name == "footer.blk" for p in folder.iterdir()):
-            yield "object", folder, log_id, segment_id
+        names = frozenset([*files, *folders])
+        layout = segment_layout(names)
+        if layout is None:
+            continue
+        log_id, segment_id = number_of(here.parent.name), number_of(here.name)
+        yield layout, here, log_id, segment_id, misnamed(here.parent.name, here.name), names
+
+
+def misnamed(log_name: str, segment_name: str) -> str | None:
+    """Why `<log>/<segment>` is not read as a segment folder (non-canonical names), or None when it is."""
+    bad = [
+        (kind, name) for kind, name in (("log", log_name), ("segment", segment_name)) if not is_canonical_number(name)
+    ]
+    if not bad:
+        return None
+    return (
+        "; ".join(
+            f"{kind} folder name {name!r} is not the canonical ASCII decimal form"
+            + (f" of {number_of(name)}" if number_of(name) >= 0 else "")
+            for kind, name in bad
+        )
+        + ": not read (Woodpecker writes canonical names; this is a stray copy or a damaged name)"
+    )
+
+
+def find_segments(root: Path) -> Iterator[tuple[str, Path, int, int]]:
+    """(layout, folder, log id, segment id) of every canonically named segment below `root`: a folder
+    `<logId>/<segId>` holding `data.log` (local) or `*.blk` objects (object layout), wherever the `wp` prefix puts
+    them."""
+    for layout, folder, log_id, segment_id, problem in scan_segments(root):
+        if problem is None:
+            yield layout, folder, log_id, segment_id
+
+
+def check_log(segments: list[Segment]) -> None:
+    """Cross-segment checks of the segments of one or more logs (sorted or not): a segment without footer that another
+    segment of its log follows was completed and then cut short or lost its footer (Woodpecker finalizes a segment
+    before it opens the next; a fenced one was closed by a new writer), and a gap in segment ids is a lost segment.
+    Each adds a Problem to the segment concerned; a segment already damaged is not flagged twice."""
+    by_log: dict[int, list[Segment]] = {}
+    for segment in segments:
+        if segment.state not in ("misnamed", "missing"):
+            by_log.setdefault(segment.log_id, []).append(segment)
+    for group in by_log.values():
+        group.sort(key=lambda s: s.segment_id)
+        for current, following in itertools.pairwise(group):
+            if current.state == "active" and not current.problems:
+                last = current.last_entry
+                current.problem(
+                    current.path,
+                    f"no footer, yet segment {following.segment_id} follows: a completed segment cut short or whose "
+                    f"footer is lost; entries after {'the start' if last is None else last} may be missing",
+                )
+            if following.segment_id != current.segment_id + 1:
+                gap = (
+                    f"segment {current.segment_id + 1}"
+                    if following.segment_id == current.segment_id + 2
+                    else f"segments {current.segment_id + 1}..{following.segment_id - 1}"
+                )
+                lost = following.problem(
+                    following.path,
+                    f"{gap} of log {following.log_id} missing between segments {current.segment_id} and "
+                    f"{following.segment_id}: their entries are lost",
+                )
+                lost.lost_from = current.segment_id + 1
 
 
 def read_segments(root: Path) -> list[Segment]:
-    """Every segment below `root`, by log and segment id."""
+    """Every segment below `root`, by log and segment id, cross-checked across each log."""
     found = []
     for layout, folder, log_id, segment_id in find_segments(root):
         reader = read_local_segment if layout == "local" else read_object_segment
         found.append(reader(folder, log_id, segment_id))
+    check_log(found)
     return sorted(found, key=lambda s: (s.log_id, s.segment_id))

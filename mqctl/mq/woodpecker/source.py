@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, ClassVar
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage, WalSegment, path_is_dir
-from mqctl.mq.woodpecker.segments import Entry, Footer, Problem, Segment
+from mqctl.mq.woodpecker.segments import Entry, Footer, Problem, Segment, check_log
 from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, is_s3_url, open_segment_files, read_place
 
 if TYPE_CHECKING:
@@ -102,6 +102,15 @@ def _summary(segment: Segment) -> SegmentSummary:
     )
 
 
+def _warning(problem: Problem) -> str:
+    """One line per problem, saying what it costs: the rest of the segment, whole segments, or nothing."""
+    if not problem.loses_entries:
+        return f"Woodpecker segment: {problem}"
+    if problem.lost_from is not None:
+        return f"lost Woodpecker segment(s): {problem}"
+    return f"corrupt Woodpecker segment: {problem}; its entries after it are not read"
+
+
 class WoodpeckerSource:
     """An MQSource over Woodpecker segment files. A segment is read (and its CRCs checked) when first needed and only
     its summary is kept; reading its messages reads it again, so memory holds one segment at a time."""
@@ -131,18 +140,33 @@ class WoodpeckerSource:
         self.path = self.files.description
         self.description = f"woodpecker:{self.path}"
         self._layout: dict[int, list[tuple[int, SegmentPlace]]] = {}
+        self._places: dict[tuple[int, int], SegmentPlace] = {}  # one lookup per segment: listing stays linear
+        self._misnamed: list[Segment] = []  # folders with non-canonical names: reported, never read as segments
         try:
             for place in self.files.places():
+                if place.problem is not None:
+                    self._misnamed.append(read_place(self.files, place))
+                    continue
                 self._layout.setdefault(place.log_id, []).append((place.segment_id, place))
+                self._places[(place.log_id, place.segment_id)] = place
         except OSError as err:
             raise PreconditionError(f"cannot read {err.filename or self.path}: {err.strerror}") from None
-        if not self._layout:
+        if not self._layout and not self._misnamed:
             raise InputError(
                 f"no Woodpecker segment below {self.path} (no <logId>/<segId> folder with data.log or *.blk)",
                 hint=hint,
             )
         for segments in self._layout.values():
             segments.sort(key=lambda item: item[0])
+        # the segment after each one (None for the last of its log): a segment without footer that another follows,
+        # or a gap before it, is a Problem (segments.check_log)
+        self._neighbours: dict[tuple[int, int], tuple[int | None, int | None]] = {}
+        for log_id, segments in self._layout.items():
+            ids = [segment_id for segment_id, _ in segments]
+            for i, segment_id in enumerate(ids):
+                before = ids[i - 1] if i else None
+                after = ids[i + 1] if i + 1 < len(ids) else None
+                self._neighbours[(log_id, segment_id)] = (before, after)
         self._summaries: dict[tuple[int, int], SegmentSummary] = {}
 
     # names ---------------------------------------------------------------------------------------------------
@@ -160,11 +184,18 @@ class WoodpeckerSource:
     def read_segment(self, log_id: int, segment_id: int) -> Segment:
         """One segment with its entries, read (CRCs checked) now: entries are never kept beyond the caller's use,
         so a WAL of many segments is read one segment at a time."""
-        place = next(p for s, p in self._layout[log_id] if s == segment_id)
+        place = self._places[(log_id, segment_id)]
         try:
             found = read_place(self.files, place)
         except OSError as err:
             raise PreconditionError(f"cannot read {err.filename or place.folder}: {err.strerror}") from None
+        before, after = self._neighbours[(log_id, segment_id)]
+        neighbours = [
+            Segment(log_id, other, place.layout, "", "finalized", None)
+            for other in (before, after)
+            if other is not None
+        ]
+        check_log([*neighbours, found])
         if found.problems and self.strict:
             raise PreconditionError(
                 f"corrupt Woodpecker segment: {found.problems[0]}",
@@ -282,16 +313,14 @@ class WoodpeckerSource:
     def data_warnings(self) -> list[tuple[str | None, str]]:
         """Corrupt segments (log, segment, block, file, offset): what follows the damage in a segment is not
         counted or read."""
-        found: list[tuple[str | None, str]] = []
+        found: list[tuple[str | None, str]] = [
+            (None, f"Woodpecker folder not read: {problem}")
+            for misnamed in self._misnamed
+            for problem in misnamed.problems
+        ]
         for log_id in sorted(self._layout):
             for summary in self.summaries(log_id):
-                found += [
-                    (
-                        self.channel_name(log_id),
-                        f"corrupt Woodpecker segment: {problem}; its entries after it are not read",
-                    )
-                    for problem in summary.problems
-                ]
+                found += [(self.channel_name(log_id), _warning(problem)) for problem in summary.problems]
         return found
 
     def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:

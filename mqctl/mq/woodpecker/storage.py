@@ -18,24 +18,36 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 from urllib.parse import urlparse
 
 from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.mq.woodpecker.segments import (
-    BLOCK,
+    MAX_FOOTER_BYTES,
+    Data,
     Segment,
-    find_segments,
+    UnreadableFile,
+    check_log,
+    looks_numeric,
+    max_file_bytes,
+    misnamed,
+    number_of,
     read_local_bytes,
     read_object_files,
+    read_regular_file,
+    scan_segment_folders,
+    segment_layout,
+    unreadable_segment,
 )
 
 if TYPE_CHECKING:
     from minio import Minio
 
+T = TypeVar("T")
 S3_SCHEME = "s3://"
 AWS_ENDPOINT = "https://s3.amazonaws.com"
 ENDPOINT_ENV = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
@@ -55,7 +67,22 @@ DENIED = {
     "AccountProblem",
     "InvalidClientTokenId",
 }
+# every S3 request (the whole listing of the prefix, one object's read) must end within this many seconds,
+# whatever the server does: a body that drips a byte at a time, a listing that answers after minutes or repeats
+# `IsTruncated=true` with the same token forever (urllib3's read timeout restarts with every byte)
+DEFAULT_S3_DEADLINE = 300.0
+S3_DEADLINE_ENV = "MQCTL_S3_DEADLINE"
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
+
+
+def s3_deadline() -> float:
+    """Seconds one S3 request may take in all: MQCTL_S3_DEADLINE, else 300."""
+    text = os.environ.get(S3_DEADLINE_ENV, "").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return DEFAULT_S3_DEADLINE
+    return value if 0 < value < 1e7 else DEFAULT_S3_DEADLINE
 
 
 def is_s3_url(text: str) -> bool:
@@ -71,6 +98,7 @@ class SegmentPlace:
     segment_id: int
     folder: str
     files: frozenset[str]
+    problem: str | None = None  # why the folder is not read as a segment (a non-canonical name)
 
 
 class SegmentFiles(Protocol):
@@ -81,16 +109,27 @@ class SegmentFiles(Protocol):
 
     def places(self) -> list[SegmentPlace]: ...
 
-    def read(self, place: SegmentPlace, name: str) -> bytes: ...
+    def read(self, place: SegmentPlace, name: str) -> Data: ...
 
     def shown(self, place: SegmentPlace, name: str | None = None) -> str: ...
 
 
 def read_place(files: SegmentFiles, place: SegmentPlace) -> Segment:
-    """The segment at `place`, read and checked by segments.py."""
+    """The segment at `place`, read and checked by segments.py; a misnamed folder or an unreadable data.log is a
+    segment without entries whose Problem says why."""
+    if place.problem is not None:
+        found = unreadable_segment(place.log_id, place.segment_id, place.layout, files.shown(place), place.problem)
+        found.state = "misnamed"
+        found.problems[0].loses_entries = False
+        return found
     if place.layout == "local":
+        try:
+            data = files.read(place, "data.log")
+        except UnreadableFile as err:
+            shown = files.shown(place, "data.log")
+            return unreadable_segment(place.log_id, place.segment_id, "local", shown, err.what)
         return read_local_bytes(
-            files.read(place, "data.log"),
+            data,
             "write.fence" in place.files,
             place.log_id,
             place.segment_id,
@@ -106,8 +145,9 @@ def read_place(files: SegmentFiles, place: SegmentPlace) -> Segment:
 
 
 def read_all(files: SegmentFiles) -> list[Segment]:
-    """Every segment below the root, by log and segment id."""
+    """Every segment below the root, by log and segment id, cross-checked across each log (segments.check_log)."""
     found = [read_place(files, place) for place in files.places()]
+    check_log(found)
     return sorted(found, key=lambda s: (s.log_id, s.segment_id))
 
 
@@ -121,12 +161,14 @@ class LocalFolder:
 
     def places(self) -> list[SegmentPlace]:
         return [
-            SegmentPlace(layout, log_id, segment_id, str(folder), frozenset(p.name for p in folder.iterdir()))
-            for layout, folder, log_id, segment_id in find_segments(self.root)
+            SegmentPlace(layout, log_id, segment_id, str(folder), names, problem)
+            for layout, folder, log_id, segment_id, problem, names in scan_segment_folders(self.root)
         ]
 
-    def read(self, place: SegmentPlace, name: str) -> bytes:
-        return (Path(place.folder) / name).read_bytes()
+    def read(self, place: SegmentPlace, name: str) -> Data:
+        """A regular file only, within the size cap (segments.read_regular_file): never a FIFO or device."""
+        cap = MAX_FOOTER_BYTES if name == "footer.blk" else None
+        return read_regular_file(Path(place.folder) / name, cap)
 
     def shown(self, place: SegmentPlace, name: str | None = None) -> str:
         return str(Path(place.folder) / name) if name is not None else place.folder
@@ -271,10 +313,38 @@ class S3Prefix:
         """Every SDK error as one line (exit 2 for a missing bucket, 3 for the rest), never with a secret."""
         try:
             yield
-        except MqctlError:
+        except (MqctlError, UnreadableFile):
             raise
         except Exception as err:
             raise self._failure(err, what) from None
+
+    def _bounded(self, what: str, call: Callable[[threading.Event], T]) -> T:
+        """call(stop) in a daemon thread, waited for at most s3_deadline() seconds in all: past it, one line
+        (exit 3) and `stop` is set so the call gives up at its next chunk or key; the thread cannot outlive the
+        process."""
+        deadline = s3_deadline()
+        stop, done = threading.Event(), threading.Event()
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["value"] = call(stop)
+            except BaseException as err:  # handed to the caller's thread
+                box["error"] = err
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="mqctl-s3", daemon=True).start()
+        if not done.wait(deadline):
+            stop.set()
+            raise PreconditionError(
+                f"{what} at {self.endpoint}: no whole answer within {deadline:g} s",
+                hint=f"the server is stuck or too slow (a body that drips, a listing that never ends); {S3_DEADLINE_ENV}"
+                " sets the deadline in seconds",
+            )
+        if "error" in box:
+            raise box["error"]
+        return cast(T, box["value"])
 
     def _failure(self, err: Exception, what: str) -> MqctlError:
         failure = self._described(err, f"{what} at {self.endpoint}")
@@ -322,8 +392,18 @@ class S3Prefix:
 
     def _names(self) -> list[str]:
         prefix = self._key() + "/" if self.url.prefix else ""
-        with self._calling(f"listing {self.description}"):
-            return [str(o.object_name) for o in self.client.list_objects(self.url.bucket, prefix, recursive=True)]
+        what = f"listing {self.description}"
+
+        def listing(stop: threading.Event) -> list[str]:
+            names = []
+            for item in self.client.list_objects(self.url.bucket, prefix, recursive=True):
+                if stop.is_set():
+                    break
+                names.append(str(item.object_name))
+            return names
+
+        with self._calling(what):
+            return self._bounded(what, listing)
 
     def places(self) -> list[SegmentPlace]:
         """`<logId>/<segId>/<file>` keys below the prefix, grouped into segments (the listing of a folder copy)."""
@@ -334,27 +414,46 @@ class S3Prefix:
         found = []
         for folder in sorted(folders):
             parts = folder.split("/")
-            if len(parts) < 2 or not parts[-1].isdigit() or not parts[-2].isdigit():
+            if len(parts) < 2 or not looks_numeric(parts[-1]) or not looks_numeric(parts[-2]):
                 continue
             names = folders[folder]
-            if "data.log" in names:
-                layout = "local"
-            elif any(BLOCK.match(name) or name == "footer.blk" for name in names):
-                layout = "object"
-            else:
+            layout = segment_layout(names)
+            if layout is None:
                 continue
-            found.append(SegmentPlace(layout, int(parts[-2]), int(parts[-1]), folder, frozenset(names)))
+            problem = misnamed(parts[-2], parts[-1])
+            found.append(
+                SegmentPlace(layout, number_of(parts[-2]), number_of(parts[-1]), folder, frozenset(names), problem)
+            )
         return found
 
-    def read(self, place: SegmentPlace, name: str) -> bytes:
+    def read(self, place: SegmentPlace, name: str) -> Data:
+        """The object's bytes, within the size cap (segments.max_file_bytes, MAX_FOOTER_BYTES for footer.blk) and the
+        deadline; an object past the cap is an UnreadableFile (a Problem of its segment), not a MemoryError."""
         key = f"{place.folder}/{name}"
-        with self._calling(f"reading {S3_SCHEME}{self.url.bucket}/{key}"):
+        what = f"reading {S3_SCHEME}{self.url.bucket}/{key}"
+        cap = MAX_FOOTER_BYTES if name == "footer.blk" else max_file_bytes()
+
+        def fetch(stop: threading.Event) -> Data:
             response: Any = self.client.get_object(self.url.bucket, key)
             try:
-                return bytes(response.read())
+                length = response.headers.get("Content-Length")
+                if length is not None and length.isdigit() and int(length) > cap:
+                    raise UnreadableFile(f"{name} holds {length} bytes, more than the {cap}-byte cap: not read")
+                data = bytearray()
+                while not stop.is_set():
+                    chunk = response.read(1 << 20)
+                    if not chunk:
+                        break
+                    data += chunk
+                    if len(data) > cap:
+                        raise UnreadableFile(f"{name} holds more than the {cap}-byte cap: not read")
+                return data
             finally:
                 response.close()
                 response.release_conn()
+
+        with self._calling(what):
+            return self._bounded(what, fetch)
 
     def shown(self, place: SegmentPlace, name: str | None = None) -> str:
         key = f"{place.folder}/{name}" if name is not None else place.folder

@@ -324,7 +324,8 @@ def test_checkpoints_against_the_woodpecker_files(seeded, tmp_path):
     report = result.json()
     rows = {r["pchannel"]: r for r in report["pchannels"]}
     p0, p1 = rows["ok26-rootcoord-dml_0"], rows["ok26-rootcoord-dml_1"]
-    assert (p0["status"], p0["first_retained"], p0["last_retained"]) == ("ok", "5/0", "6/1")
+    # segment 6 is damaged in block 1, after dml_0's WAL checkpoint 5/17: what follows it is at risk (CP118)
+    assert (p0["status"], p0["first_retained"], p0["last_retained"]) == ("at-risk", "5/0", "6/1")
     assert (p1["status"], p1["first_retained"]) == ("expired", "3/0")
     vrows = {r["vchannel"]: r for r in report["vchannels"]}
     assert vrows["ok26-rootcoord-dml_0_100v0"]["status"] == "ok"
@@ -333,6 +334,10 @@ def test_checkpoints_against_the_woodpecker_files(seeded, tmp_path):
     assert expired == ["ok26-rootcoord-dml_1", "ok26-rootcoord-dml_1_100v1"]
     (corrupt,) = [f for f in report["findings"] if f["code"] == "CP117"]
     assert "log 1 segment 6 block 1" in corrupt["message"]
+    (short,) = [f for f in report["findings"] if f["code"] == "CP118"]
+    assert short["key"] == "ok26-rootcoord-dml_0" and short["severity"] == "error"
+    assert "do not hold entries from 6/2 on, after the WAL checkpoint 5/17" in short["message"]
+    assert "rows of ok26-rootcoord-dml_0_100v0" in short["message"]
 
 
 def test_woodpecker_files_need_2_6(seeded, tmp_path):
@@ -406,3 +411,52 @@ def test_a_config_whose_wal_is_missing_or_kept_by_a_service(seeded, tmp_path):
     assert result.code in (0, 1), result.stderr
     assert all(r["first_retained"] is None for r in result.json()["pchannels"])
     assert "CP116" not in {f["code"] for f in result.json()["findings"]}
+
+
+def test_files_short_of_etcds_last_entry_after_the_wal_checkpoint(etcd_url, tmp_path):
+    """etcd's SegmentMetadata says segment 3 of log 7 was completed with entries up to 9, the files hold 0..5 (cut
+    short before its footer, with segment 4 after it): `channels checkpoints` names the rows at risk after the WAL
+    checkpoint 3/2 (CP118) and what disagrees (CP117); `channels woodpecker --etcd` says the same, exit 1."""
+    from tests.helpers import woodpecker_segments as w
+
+    put, root = enc.put, "short26"
+    p0 = f"{root}-rootcoord-dml_0"
+    put(etcd_url, f"{root}/config/mqtype", "woodpecker")
+    put(etcd_url, f"{root}/meta/streamingcoord-meta/pchannel/{p0}", enc.pchannel_meta(p0, 1, 1, "10.0.0.5:22222"))
+    put(
+        etcd_url,
+        f"{root}/meta/streamingnode-meta/wal/{p0}/consume-checkpoint",
+        enc.wal_checkpoint(enc.wp_message_id(3, 2), enc.tso(T - 60)),
+    )
+    v0 = f"{p0}_300v0"
+    put(etcd_url, f"{root}/meta/streamingnode-meta/wal/{p0}/vchannel/{v0}", enc.vchannel_meta(v0, 1, 300, enc.tso(T)))
+    logs = f"{root}/woodpecker/logs"
+    put(etcd_url, f"{logs}/{p0}", enc.log_meta(7, int(T - 86400)))
+    put(etcd_url, f"{logs}/{p0}/segments/3", enc.segment_meta(3, state=2, created_ms=_ms(600), last_entry=9))
+    put(etcd_url, f"{logs}/{p0}/segments/4", enc.segment_meta(4, state=0, created_ms=_ms(60)))
+    wp = tmp_path / "wp"
+    data = w.local_segment(wp / "7" / "3", [w.messages(3), w.messages(3, 3), w.messages(4, 6)], finalized=False)
+    third = len(w.header(0)) + len(w.block(0, 0, w.messages(3))) + len(w.block(1, 3, w.messages(3, 3)))
+    third += 10  # inside block 2's header: the readable entries end at 5
+    (wp / "7" / "3" / "data.log").write_bytes(data[:third])
+    w.local_segment(wp / "7" / "4", [w.messages(2)], finalized=False)
+
+    result = checkpoints(etcd_url, root, "--woodpecker", str(wp), "--json")
+    assert result.code == 1, result.stderr + result.stdout
+    findings = result.json()["findings"]
+    (short,) = [f for f in findings if f["code"] == "CP118"]
+    assert short["key"] == p0 and short["severity"] == "error"
+    assert "do not hold entries from 3/6 on, after the WAL checkpoint 3/2" in short["message"]
+    assert f"rows of {v0}" in short["message"]
+    damaged = " | ".join(f["message"] for f in findings if f["code"] == "CP117")
+    assert "no footer, yet segment 4 follows" in damaged
+    assert "as completed with last entry 9; the files hold entries up to 5: entries 6..9 are missing" in damaged
+    (row,) = result.json()["pchannels"]
+    assert row["status"] == "at-risk"
+
+    listed = run_cli("channels", "woodpecker", str(wp), "--etcd", etcd_url, "--etcd-root", root, "--json")
+    assert listed.code == 1, listed.stderr
+    rows = {r["segment"]: r for r in listed.json()["segments"]}
+    assert rows[3]["log"] == p0 and rows[3]["entries"] == 6
+    assert any("entries 6..9 are missing" in p for p in rows[3]["problems"])
+    assert rows[4]["problems"] == []
