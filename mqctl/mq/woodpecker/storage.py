@@ -439,14 +439,18 @@ class S3Prefix:
                 length = response.headers.get("Content-Length")
                 if length is not None and length.isdigit() and int(length) > cap:
                     raise UnreadableFile(f"{name} holds {length} bytes, more than the {cap}-byte cap: not read")
-                data = bytearray()
+                # the announced length is allocated once (one copy of the object in memory); without one, grown
+                data = bytearray(int(length)) if length is not None and length.isdigit() else bytearray()
+                got = 0
                 while not stop.is_set():
                     chunk = response.read(1 << 20)
                     if not chunk:
                         break
-                    data += chunk
-                    if len(data) > cap:
+                    if got + len(chunk) > cap:
                         raise UnreadableFile(f"{name} holds more than the {cap}-byte cap: not read")
+                    data[got : got + len(chunk)] = chunk
+                    got += len(chunk)
+                del data[got:]
                 return data
             finally:
                 response.close()
