@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from mqctl.backends import BACKENDS
+from mqctl.clock import utc_from_seconds
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, PageRow, RawMessage, path_is_dir, path_is_file
 from mqctl.sorting import ascii_int
@@ -67,7 +68,7 @@ class RocksTopicMeta:
 def _unix(value: bytes) -> dt.datetime | None:
     text = value.decode("ascii", errors="replace")
     seconds = ascii_int(text)
-    return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc) if seconds is not None else None
+    return utc_from_seconds(seconds)  # damaged metadata may hold any number: out of range shows as no time
 
 
 def _int(value: bytes) -> int:
