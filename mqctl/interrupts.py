@@ -79,6 +79,15 @@ def install() -> None:
             signal.signal(signum, _dispatch)
 
 
+def reclaim() -> None:
+    """Put mqctl's handler back after a library replaced it (PySpark's SparkContext installs its own SIGINT
+    handler, which calls into the JVM from inside the signal and leaves py4j tracebacks behind): Ctrl-C then
+    unwinds like any other stopping signal. Only where `install()` ran, i.e. in the CLI's process."""
+    if _in_main_thread() and signal.getsignal(signal.SIGTERM) is _dispatch:
+        for signum in STOPPING_SIGNALS:
+            signal.signal(signum, _dispatch)
+
+
 def installed() -> bool:
     return signal.getsignal(signal.SIGINT) is _dispatch
 

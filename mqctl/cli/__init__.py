@@ -157,9 +157,9 @@ def _main(args: list[str]) -> int:
 
 
 def _quiet_warnings(*, debug: bool) -> None:
-    """A library's warning (a deprecation in click, pyspark, protobuf...) never ends or clutters a command, even
-    under PYTHONWARNINGS=error: warnings are ignored, in this process and in the Python workers Spark starts
-    (which inherit the environment). --debug keeps them, as Python's defaults show them."""
+    """A library's warning (a deprecation in click, pyspark, protobuf...) or root-logger record never ends or
+    clutters a command, even under PYTHONWARNINGS=error: warnings are ignored, in this process and in the Python
+    workers Spark starts (which inherit the environment). --debug keeps them, as Python's defaults show them."""
     import os
     import warnings
 
@@ -168,6 +168,11 @@ def _quiet_warnings(*, debug: bool) -> None:
     os.environ.pop("PYTHONWARNINGS", None)
     warnings.resetwarnings()
     warnings.simplefilter("ignore")
+    # a library that logs through the root logger (py4j logs an interrupted call with its traceback) would print
+    # on stderr, through logging's basicConfig or last resort: a handler that keeps it quiet; --debug shows it
+    import logging
+
+    logging.getLogger().addHandler(logging.NullHandler())
 
 
 def _interrupted(interrupt: BaseException, args: list[str]) -> int:
