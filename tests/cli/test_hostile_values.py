@@ -23,12 +23,14 @@ PIECES = ("pa@ss", "ss:w", "w/rd", "rd%zz", "%zz", "ss:w/rd")
 
 
 def one_error_line(result: CliResult, code: int = 2) -> str:
-    """The one error line of a failed run (its hint may follow on the same line); no internal error, no traceback."""
+    """The one error line of a failed run (its hint on the same line; a progress note may come before it), no
+    internal error, no traceback."""
     assert result.code == code, (result.code, result.stdout, result.stderr)
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr + result.stdout
     lines = [line for line in result.stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.stderr
-    return lines[0]
+    errors = [line for line in lines if line.startswith("error: ")]
+    assert len(errors) == 1 and lines[-1] == errors[0], result.stderr
+    return errors[0]
 
 
 def assert_no_secret(result: CliResult) -> None:
@@ -238,3 +240,33 @@ def test_a_password_with_at_colon_slash_percent_in_the_url_logs_in_and_is_never_
     refused = run_cli("channels", "list", "--nats", f"nats://admin:{SECRET}x@{host}")
     assert refused.code == 3 and "Traceback" not in refused.stderr
     assert_no_secret(refused)
+
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def test_a_state_file_of_hostile_json_is_one_line(tmp_path):
+    """The files mqctl reads back (a replay checkpoint, a migration journal, a sandbox's state) hold hostile
+    JSON: one line naming the file, never a RecursionError or a digit-limit error as an internal error."""
+    checkpoint = tmp_path / "checkpoint.json"
+    for content in (DEEP, '{"format": ' + "1" * 5000 + "}"):
+        checkpoint.write_text(content)
+        result = run_cli(
+            "replay",
+            "--to-spark",
+            "--rocksmq",
+            str(ROCKSMQ),
+            "--collection",
+            "items",
+            "--output",
+            str(tmp_path / "out"),
+            "--checkpoint",
+            str(checkpoint),
+        )
+        line = one_error_line(result)
+        assert str(checkpoint) in line, line
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / ".mqctl-migrate.json").write_text(DEEP)
+    line = one_error_line(run_cli("migrate", "status", "--state-dir", str(state)))
+    assert "unreadable migration journal" in line

@@ -115,7 +115,7 @@ class EtcdConfig:
             )
         try:
             answer = json.loads(response.content)
-        except ValueError:
+        except (ValueError, RecursionError):
             answer = None
         if not isinstance(answer, dict):
             raise PreconditionError(
