@@ -251,18 +251,8 @@ def test_a_state_file_of_hostile_json_is_one_line(tmp_path):
     checkpoint = tmp_path / "checkpoint.json"
     for content in (DEEP, '{"format": ' + "1" * 5000 + "}"):
         checkpoint.write_text(content)
-        result = run_cli(
-            "replay",
-            "--to-spark",
-            "--rocksmq",
-            str(ROCKSMQ),
-            "--collection",
-            "items",
-            "--output",
-            str(tmp_path / "out"),
-            "--checkpoint",
-            str(checkpoint),
-        )
+        replay = f"replay --to-spark --collection items --rocksmq {ROCKSMQ} --output {tmp_path / 'out'}".split()
+        result = run_cli(*replay, "--checkpoint", str(checkpoint))
         line = one_error_line(result)
         assert str(checkpoint) in line, line
     state = tmp_path / "state"
