@@ -65,16 +65,31 @@ def progress_host(spark: Any) -> str:
 
 
 def check_master(master: str) -> None:
+    """A master Spark can parse: its hosts and ports are checked here, so a missing IPv6 bracket is one line
+    rather than a Java stack from SparkContext."""
+    from mqctl.urls import check_url
+
     if not MASTER_PATTERN.match(master):
         raise InputError(
             f"--master {master!r} is not a Spark master URL",
             hint="use local[*], local[N], spark://HOST:PORT, yarn or k8s://https://HOST:PORT",
         )
+    scheme, _, rest = master.partition("://")
+    if scheme == "spark":  # spark://H1:P1,H2:P2 for standby masters
+        for host in rest.split(","):
+            check_url(f"spark://{host}", "--master")
+    elif scheme == "k8s":
+        check_url(rest if "://" in rest else f"https://{rest}", "--master")
+    elif scheme == "mesos":
+        check_url(master, "--master")
 
 
 def check_remote(remote: str) -> None:
+    from mqctl.urls import check_url
+
     if not CONNECT_PATTERN.match(remote):
         raise InputError(f"--remote {remote!r} is not a Spark Connect URL", hint="use sc://HOST:PORT")
+    check_url(remote, "--remote")
 
 
 def parse_spark_conf(items: list[str]) -> dict[str, str]:

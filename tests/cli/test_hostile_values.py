@@ -260,3 +260,19 @@ def test_a_state_file_of_hostile_json_is_one_line(tmp_path):
     (state / ".mqctl-migrate.json").write_text(DEEP)
     line = one_error_line(run_cli("migrate", "status", "--state-dir", str(state)))
     assert "unreadable migration journal" in line
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        ("--master", "spark://[::1"),
+        ("--master", "spark://h1:7077,[::1:7077"),
+        ("--master", "k8s://https://[::1:443"),
+        ("--master", "spark://h:port"),
+        ("--remote", "sc://[::1"),
+    ],
+)
+def test_a_spark_master_or_connect_url_with_a_missing_bracket_is_one_line_before_spark_starts(tmp_path, option, value):
+    replay = f"replay --to-spark --collection items --rocksmq {ROCKSMQ} --output {tmp_path / 'out'}".split()
+    line = one_error_line(run_cli(*replay, option, value))
+    assert option in line and "is not a valid URL" in line and "Spark" not in line.split("—")[0], line
