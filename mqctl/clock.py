@@ -28,3 +28,16 @@ def now() -> dt.datetime:
             hint="write it like 2027-01-01T00:00:00Z, or unset it to measure ages against the wall clock",
         ) from None
     return moment if moment.tzinfo else moment.replace(tzinfo=dt.timezone.utc)
+
+
+def utc_from_seconds(seconds: float | None) -> dt.datetime | None:
+    """The UTC time `seconds` after the epoch, or None when there is none or it falls outside years 1-9999.
+
+    Times come from stored bytes (TSOs, `_tt` properties, RocksMQ metadata) that a damaged or hostile input can
+    set to anything: an out-of-range value is shown as no time, never an internal error."""
+    if seconds is None:
+        return None
+    try:
+        return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc)
+    except (OverflowError, OSError, ValueError):
+        return None

@@ -46,6 +46,14 @@ class PreconditionError(MqctlError):
     kind = "precondition"
 
 
+class Stopped(MqctlError):
+    """A stopping signal (Ctrl-C, SIGTERM, SIGHUP) ended a command part way; the message says what it left
+    behind, read back where it changed something, never what it meant to do."""
+
+    exit_code = EXIT_PRECONDITION
+    kind = "aborted"
+
+
 # "file", "file:line" or "file:line:column" (a file name may itself hold a colon)
 _LOCATION = re.compile(r"(?P<file>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?")
 

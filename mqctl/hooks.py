@@ -90,11 +90,11 @@ def http_healthy(url: str, timeout: float = 2.0) -> bool:
 
 def port_open(uri: str, timeout: float = 1.0) -> bool:
     """True when something accepts TCP connections at the host:port of `uri`."""
-    parsed = urlparse(uri if "://" in uri else f"tcp://{uri}")
     try:
+        parsed = urlparse(uri if "://" in uri else f"tcp://{uri}")
         with socket.create_connection((parsed.hostname or "127.0.0.1", parsed.port or 19530), timeout=timeout):
             return True
-    except (OSError, ValueError):  # ValueError: a port that is not a number or out of range
+    except (OSError, ValueError):  # ValueError: a port that is not a number, or a bracket missing
         return False
 
 

@@ -40,11 +40,11 @@ def client() -> httpx.Client:
     return httpx.Client()
 
 
-def request(method: str, url: str, *, timeout: float, json: Any = None) -> Answer:
+def request(method: str, url: str, *, timeout: float, json: Any = None, auth: tuple[str, str] | None = None) -> Answer:
     """One request that ends within `timeout` seconds overall, body included, or raises DeadlineExceeded
     (httpx.HTTPError for connection failures, BodyTooLarge past MAX_BODY)."""
     deadline = time.monotonic() + timeout
-    with client().stream(method, url, json=json, timeout=timeout) as response:
+    with client().stream(method, url, json=json, timeout=timeout, auth=auth) as response:
         chunks: list[bytes] = []
         size = 0
         for chunk in response.iter_bytes():

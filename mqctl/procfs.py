@@ -23,10 +23,13 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1", "0.0.0.0")
 
 def listening_pid(url: str, default_port: int | None) -> int | None:
     """The pid of the local process listening on a loopback URL's port, when visible in /proc."""
-    parts = urlsplit(url if "://" in url else f"tcp://{url}")
-    if parts.hostname not in LOOPBACK:
+    try:
+        parts = urlsplit(url if "://" in url else f"tcp://{url}")
+        if parts.hostname not in LOOPBACK:
+            return None
+        port = parts.port or default_port
+    except ValueError:  # not a URL (a bracket missing, a port that is no number): no process serves it
         return None
-    port = parts.port or default_port
     if port is None:
         return None
     inodes: set[str] = set()

@@ -108,28 +108,110 @@ COMPLETE_VARIABLE = "_MQCTL_COMPLETE"  # click's shell completion: eval "$(_MQCT
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The console script and `python -m mqctl`: run the command and exit with its code (0-3, see ROOT_HELP).
+
+    The stopping signals get mqctl's handler before anything else happens, so Ctrl-C, SIGTERM or SIGHUP at any
+    moment after the interpreter reached this line (while the CLI is imported and built, while the command
+    runs, while the result is printed) ends in one line, `error: interrupted (...)`, and exit 3 — never a
+    traceback, never 130 or 143. Once the exit code is decided a signal can no longer change it."""
     args = list(sys.argv[1:] if argv is None else argv)
     import os
 
     if os.environ.get(COMPLETE_VARIABLE):  # the shell asks for its script or for completions (bash, zsh, fish)
         _build_root().main(args=args, prog_name="mqctl", complete_var=COMPLETE_VARIABLE)
         return 0
-    if not args or args in (["--help"], ["-h"]):
-        sys.stdout.write(_root_help())
-        return 0
+    if not args or args in (["--help"], ["-h"]) or args == ["--version"]:
+        return _root_text(args)  # instant, no handler to install (mqctl/__init__.py's covers the CLI's start)
+    from mqctl import interrupts
+
+    interrupts.install()  # first: SIGTERM and SIGHUP unwind like Ctrl-C, cleanup runs
+    try:
+        code = _main(args)
+    except KeyboardInterrupt as interrupt:  # between the handlers and the command (imports, start-up)
+        code = _interrupted(interrupt, args)
+    interrupts.after_result(code)
+    _leave(code)
+    return code  # not reached
+
+
+def _leave(code: int) -> None:
+    """Exit with `code`, running the atexit functions and flushing the streams first, without the interpreter's
+    own shutdown: that restores the default signal handlers, so a SIGTERM in its last milliseconds used to end a
+    finished command with 143 and no word; here a signal can only end it sooner with the same code."""
+    import atexit
+    import os
+
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (`mqctl ... | head`): nothing more can be written
+            pass
+    os._exit(code)
+
+
+def _root_text(args: list[str]) -> int:
+    """The root help or the version, printed without importing click, typer or rich."""
     if args == ["--version"]:
         from mqctl import __version__
 
         sys.stdout.write(f"mqctl, version {__version__}\n")
         return 0
-    from mqctl import interrupts
+    sys.stdout.write(_root_help())
+    return 0
 
+
+def _main(args: list[str]) -> int:
+    _quiet_warnings(debug="--debug" in _options(args))
     for stream in (sys.stdout, sys.stderr):  # an ASCII-only terminal gets \u2013 escapes, not an encoding error
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    interrupts.install()  # SIGTERM and SIGHUP unwind like Ctrl-C: private servers and copies are cleaned up
-    code = run(args)
-    sys.exit(code)
+    try:
+        return run(args)
+    except KeyboardInterrupt as interrupt:  # while a failure was being printed
+        return _interrupted(interrupt, args)
+
+
+def _quiet_warnings(*, debug: bool) -> None:
+    """A library's warning (a deprecation in click, pyspark, protobuf...) or root-logger record never ends or
+    clutters a command, even under PYTHONWARNINGS=error: warnings are ignored, in this process and in the Python
+    workers Spark starts (which inherit the environment). --debug keeps them, as Python's defaults show them."""
+    import os
+    import warnings
+
+    if debug:
+        return
+    os.environ.pop("PYTHONWARNINGS", None)
+    warnings.resetwarnings()
+    warnings.simplefilter("ignore")
+    # a library that logs through the root logger (py4j logs an interrupted call with its traceback) would print
+    # on stderr, through logging's basicConfig or last resort: a handler that keeps it quiet; --debug shows it
+    import logging
+
+    logging.getLogger().addHandler(logging.NullHandler())
+
+
+def _interrupted(interrupt: BaseException, args: list[str]) -> int:
+    """Report a stop that came outside a command: one line on stderr (and the error object with --json)."""
+    import json
+
+    from mqctl.errors import EXIT_PRECONDITION, ErrorReport
+    from mqctl.interrupts import describe, held
+
+    with held():  # a second Ctrl-C cannot cut the line in half
+        reason = describe(interrupt)
+        sys.stderr.write(f"error: {reason}\n")
+        if "--json" in _options(args) and not _json_already_printed():
+            report = ErrorReport(EXIT_PRECONDITION, "aborted", reason)
+            sys.stdout.write(json.dumps(report.as_json(), indent=2) + "\n")
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+    return EXIT_PRECONDITION
+
+
+def _json_already_printed() -> bool:
+    terminal = sys.modules.get("mqctl.cli.terminal")
+    return bool(getattr(terminal, "_json_printed", False))
 
 
 def run(args: list[str]) -> int:
@@ -160,8 +242,13 @@ def _run(args: list[str]) -> ErrorReport | None:
     stopped = "stopped before a result (a confirmation was declined or the change refused; see stderr)"
     root = _build_root()
     try:
-        returned = root.main(args=args, prog_name="mqctl", standalone_mode=False)
-        # without standalone mode click returns a command's typer.Exit code instead of raising it
+        # what click's `main(standalone_mode=False)` does, minus the blank line it writes to stderr on Ctrl-C
+        # before turning it into Abort: the one line below is all an interrupted command prints
+        try:
+            with root.make_context("mqctl", list(args)) as ctx:
+                returned = root.invoke(ctx)
+        except EOFError as eof:  # a prompt read the end of stdin
+            raise click.exceptions.Abort() from eof
         code = returned if isinstance(returned, int) else 0
         return ErrorReport(code, "aborted", stopped) if code else None
     except MqctlError as err:
@@ -186,6 +273,10 @@ def _run(args: list[str]) -> ErrorReport | None:
         sys.stderr.write(f"error: {describe(interrupt)}\n")
         return ErrorReport(EXIT_PRECONDITION, "aborted", describe(interrupt))
     except Exception as err:
+        wrapped = _interrupt_inside(err)
+        if wrapped is not None:  # a signal raised inside code that wraps what it raises (e.g. __set_name__)
+            sys.stderr.write(f"error: {describe(wrapped)}\n")
+            return ErrorReport(EXIT_PRECONDITION, "aborted", describe(wrapped))
         _traceback_for(debug)
         from mqctl.cli.terminal import shown
 
@@ -198,6 +289,19 @@ def _run(args: list[str]) -> ErrorReport | None:
             f"internal error: {type(err).__name__}: {err}",
             hint="run with --debug for a traceback, and report it",
         )
+
+
+def _interrupt_inside(err: BaseException) -> KeyboardInterrupt | None:
+    """The interrupt an exception was raised from, when one was: Python wraps an exception raised while a class
+    is created (`__set_name__`) in RuntimeError, and some libraries re-raise what stopped them as their own."""
+    seen: set[int] = set()
+    cause: BaseException | None = err
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return cause
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def _traceback_for(debug: bool) -> None:

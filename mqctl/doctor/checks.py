@@ -25,7 +25,7 @@ from mqctl.config.known_keys import parse_version
 from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.doctor.discovery import Request, Target, locate
 from mqctl.doctor.verdict import OK, Check, DiskUsage, Measured, Report, report
-from mqctl.errors import MqctlError
+from mqctl.errors import InputError, MqctlError
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 
 if TYPE_CHECKING:
@@ -122,6 +122,10 @@ def _resolve(target: Target, request: Request) -> Examination:
         try:
             etcd = EtcdConfig(target.etcd, target.etcd_root or DEFAULT_ETCD_ROOT, timeout=request.timeout)
             keys = {item.key: item.value for item in etcd.read().values()}
+        except InputError:
+            if request.etcd:
+                raise  # the --etcd given is no URL (a bracket missing, a bad port): bad input, not a finding
+            etcd, error = None, "the etcd URL Milvus was started with cannot be read as a URL"
         except MqctlError as err:
             etcd, error = None, err.message
     overrides = etcd if etcd is not None and target.etcd_embedded is not True else None

@@ -164,7 +164,7 @@ class Journal:
                 f"no migration journal at {path}",
                 hint="start one with `mqctl migrate ...`, or point --state-dir/--config at it",
             ) from None
-        except (OSError, ValueError) as err:
+        except (OSError, ValueError, RecursionError) as err:  # RecursionError: JSON nested past any journal
             raise InputError(f"{path}: unreadable migration journal: {err}") from None
         version = data.get("schema_version", 1) if isinstance(data, dict) else 1
         if not isinstance(version, int) or isinstance(version, bool) or version > SCHEMA_VERSION:

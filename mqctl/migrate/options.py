@@ -43,6 +43,15 @@ class MigrateOptions:
     verify_timeout: float = 600
     confirm_timeout: float = 90
 
+    def __post_init__(self) -> None:
+        """A URL whose host or port cannot be a server's is refused here, in one line, before any step runs."""
+        from mqctl.urls import check_url
+
+        if self.health_url:
+            check_url(self.health_url, "--health-url")
+        if self.etcd:
+            check_url(self.etcd, "--etcd")
+
     def journaled(self) -> dict[str, Any]:
         data = {k: v for k, v in self.__dict__.items() if k != "milvus"}
         data["milvus"] = self.milvus.public()

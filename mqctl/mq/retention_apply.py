@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mqctl import interrupts
-from mqctl.errors import InputError, MqctlError, PreconditionError
+from mqctl.errors import InputError, MqctlError, PreconditionError, Stopped
 from mqctl.mq.nats.retention import ApplyPlan, LimitChange, checkpoint_losses, plan_apply
 from mqctl.mq.retention import Limits, show_limit
 
@@ -52,27 +52,50 @@ def apply_retention(
     opened only after the change was confirmed. A live --nats server cannot be copied: its losses are estimated.
     `checkpoints()` reads them once the store is open and the plan changes something (None: not checked): the
     plan is refused when it deletes messages after one, unless `force`."""
-    from mqctl.mq.nats.server import check_writable, store_root
     from mqctl.mq.sources import open_streams
 
-    if options.nats_store is None:
-        with open_streams(options) as source:
-            plan = plan_apply(source, wanted)
-            _guard_checkpoints(plan, checkpoints, force=force, dry_run=dry_run)
-            if not plan.changes or dry_run:
-                return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
-            _confirmed(confirm, plan)
-            with interrupts.held() as interrupted:
-                applied = apply_plan(source, plan, interrupted)
-                mismatches = verify(source, plan)
-        return ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses)
+    started: list[ApplyPlan] = []  # the plan whose updates may have begun: an interrupt reads the store back
+    try:
+        if options.nats_store is None:
+            with open_streams(options) as source:
+                plan = plan_apply(source, wanted)
+                _guard_checkpoints(plan, checkpoints, force=force, dry_run=dry_run)
+                if not plan.changes or dry_run:
+                    return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
+                _confirmed(confirm, plan)
+                started.append(plan)
+                with interrupts.held() as interrupted:
+                    applied = apply_plan(source, plan, interrupted)
+                    mismatches = verify(source, plan)
+            return ApplyOutcome(
+                plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses
+            )
+        return _apply_to_store(options, wanted, confirm, checkpoints, force=force, dry_run=dry_run, started=started)
+    except KeyboardInterrupt as stop:
+        raise _stopped(options, started[0] if started else None, stop) from None
+
+
+def _apply_to_store(
+    options: SourceOptions,
+    wanted: Limits,
+    confirm: Callable[[ApplyPlan], bool],
+    checkpoints: Callable[[], list[LiveCheckpoint] | None] | None,
+    *,
+    force: bool,
+    dry_run: bool,
+    started: list[ApplyPlan],
+) -> ApplyOutcome:
+    """apply_retention for a --nats-store: rehearsed on a copy, then applied to the store by a private server."""
+    from mqctl.mq.nats.server import check_writable, store_root
+    from mqctl.mq.sources import open_streams
 
     plan = rehearse(options, wanted)
     _guard_checkpoints(plan, checkpoints, force=force, dry_run=dry_run)
     if not plan.changes or dry_run:
         return ApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
-    check_writable(store_root(options.nats_store))
+    check_writable(store_root(options.nats_store or ""))
     _confirmed(confirm, plan)
+    started.append(plan)
     with interrupts.held() as interrupted:
         with open_streams(options, writable_store=True) as source:
             fresh = plan_apply(source, wanted)
@@ -87,6 +110,63 @@ def apply_retention(
             with open_streams(options) as reopened:  # the limits survive a restart of the store
                 mismatches = verify(reopened, fresh)
     return ApplyOutcome(plan.source, False, plan.changes, applied, not mismatches, mismatches, losses=plan.losses)
+
+
+def _stopped(options: SourceOptions, plan: ApplyPlan | None, stop: KeyboardInterrupt) -> Stopped:
+    """What an interrupted apply says: nothing changed when it stopped before the first update was sent; else what
+    the streams hold, read back from the store itself (a second Ctrl-C does not cut the read-back short)."""
+    reason = interrupts.describe(stop)
+    if plan is None:
+        return Stopped(f"{reason} before any change: nothing changed")
+    with interrupts.held():
+        held, error = _read_back(options, plan)
+    if error is not None:
+        return Stopped(
+            f"{reason} while the new limits were being applied; the streams could not be read back: {error}",
+            hint="run `mqctl retention show` with the same source to see which limits each stream holds",
+        )
+    changed = sorted({c.stream for c in plan.changes})
+    new = [s for s in changed if held.get(s) == "new"]
+    old = [s for s in changed if held.get(s) == "old"]
+    other = [s for s in changed if s not in new and s not in old]
+    where = f"read back from {plan.source}"
+    if len(new) == len(changed):
+        return Stopped(
+            f"{reason}; {where}: all {len(changed)} stream(s) hold the new limits",
+            hint="the change is complete: `mqctl retention show` shows no drift left",
+        )
+    if len(old) == len(changed):
+        return Stopped(f"{reason}; {where}: no stream was changed, all {len(changed)} keep their old limits")
+    parts = [f"{len(new)} stream(s) hold the new limits ({', '.join(new)})"] if new else []
+    parts += [f"{len(old)} keep the old ones ({', '.join(old)})"] if old else []
+    parts += [f"{len(other)} hold neither ({', '.join(other)})"] if other else []
+    return Stopped(
+        f"{reason}; {where}: {'; '.join(parts)}",
+        hint="run apply again to finish the change, or apply the old config to put the streams back",
+    )
+
+
+def _read_back(options: SourceOptions, plan: ApplyPlan) -> tuple[dict[str, str], str | None]:
+    """Per planned stream, whether it now holds its "new" limits, its "old" ones, or neither ("other"); or why
+    the store could not be read."""
+    from mqctl.mq.sources import open_streams
+
+    try:
+        with open_streams(options) as source:
+            left = plan_apply(source, plan.wanted).changes
+    except MqctlError as err:
+        return {}, err.message
+    now = {(c.stream, c.limit): c.actual for c in left}  # a limit not listed holds its wanted value
+    held = {}
+    for stream in {c.stream for c in plan.changes}:
+        planned = [c for c in plan.changes if c.stream == stream]
+        if not any(c.stream == stream for c in left):
+            held[stream] = "new"
+        elif all((c.stream, c.limit) in now and now[(c.stream, c.limit)] == c.actual for c in planned):
+            held[stream] = "old"
+        else:
+            held[stream] = "other"
+    return held, None
 
 
 def _confirmed(confirm: Callable[[ApplyPlan], bool], plan: ApplyPlan) -> None:

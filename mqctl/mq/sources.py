@@ -267,9 +267,13 @@ def woodpecker_access(options: SourceOptions) -> S3Access:
     """The endpoint and keys of an s3:// Woodpecker location: --s3-endpoint wins over the config's endpoint; the
     config's keys (if --config derived the location) come before the environment's."""
     from mqctl.mq.woodpecker.storage import S3Access
+    from mqctl.urls import check_url
 
     derived = options.s3_access or S3Access()
-    return dataclasses.replace(derived, endpoint=options.s3_endpoint or derived.endpoint)
+    access = dataclasses.replace(derived, endpoint=options.s3_endpoint or derived.endpoint)
+    origin = "--s3-endpoint" if options.s3_endpoint else "the S3 endpoint (config or env AWS_ENDPOINT_URL)"
+    check_url(access.endpoint_url(), origin)  # a missing bracket or a bad port: one line, the password masked
+    return access
 
 
 @contextlib.contextmanager

@@ -47,6 +47,12 @@ class ResumeState:
                 location=f"{path}:{err.lineno}:{err.colno}",
                 hint="restore it, or remove it to replay everything again",
             ) from None
+        except (ValueError, RecursionError):  # a number of thousands of digits, or nesting no checkpoint has
+            raise InputError(
+                "the checkpoint is not one mqctl wrote (a number or nesting past any checkpoint's)",
+                location=str(path),
+                hint="restore it, or remove it to replay everything again",
+            ) from None
         if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("positions"), dict):
             raise InputError(
                 f'not a replay checkpoint (expected "format": "{FORMAT}")',

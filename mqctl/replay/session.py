@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from mqctl import interrupts
 from mqctl.errors import InputError, PreconditionError
 
 MASTER_PATTERN = re.compile(r"^(local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[.+\]|spark://.+|yarn|k8s://.+|mesos://.+)$")
@@ -37,7 +38,11 @@ appender.console.name = console
 appender.console.target = SYSTEM_ERR
 appender.console.layout.type = PatternLayout
 appender.console.layout.pattern = spark: %p %c{1}: %m%n%ex
+logger.writer.name = org.apache.spark.sql.execution.datasources.FileFormatWriter
+logger.writer.level = off
 """
+# FileFormatWriter logs "Aborting job" with the whole Java stack when a write stops: the cause reaches mqctl as
+# the write's own exception (one line), and an interrupted replay (Ctrl-C, SIGTERM) has nothing more to say
 
 
 def is_local(master: str) -> bool:
@@ -60,16 +65,31 @@ def progress_host(spark: Any) -> str:
 
 
 def check_master(master: str) -> None:
+    """A master Spark can parse: its hosts and ports are checked here, so a missing IPv6 bracket is one line
+    rather than a Java stack from SparkContext."""
+    from mqctl.urls import check_url
+
     if not MASTER_PATTERN.match(master):
         raise InputError(
             f"--master {master!r} is not a Spark master URL",
             hint="use local[*], local[N], spark://HOST:PORT, yarn or k8s://https://HOST:PORT",
         )
+    scheme, _, rest = master.partition("://")
+    if scheme == "spark":  # spark://H1:P1,H2:P2 for standby masters
+        for host in rest.split(","):
+            check_url(f"spark://{host}", "--master")
+    elif scheme == "k8s":
+        check_url(rest if "://" in rest else f"https://{rest}", "--master")
+    elif scheme == "mesos":
+        check_url(master, "--master")
 
 
 def check_remote(remote: str) -> None:
+    from mqctl.urls import check_url
+
     if not CONNECT_PATTERN.match(remote):
         raise InputError(f"--remote {remote!r} is not a Spark Connect URL", hint="use sc://HOST:PORT")
+    check_url(remote, "--remote")
 
 
 def parse_spark_conf(items: list[str]) -> dict[str, str]:
@@ -175,11 +195,22 @@ def start_session(
         builder = builder.config(key, value)
     with _environment("PYSPARK_PYTHON", python):
         spark = builder.getOrCreate()
+    interrupts.reclaim()  # SparkContext took SIGINT over: Ctrl-C unwinds as everywhere in mqctl again
+    _quiet_accumulator_server(spark.sparkContext)
     spark.sparkContext.setLogLevel("ERROR")
     from mqctl.replay.datasource import register
 
     register(spark)
     return spark
+
+
+def _quiet_accumulator_server(context: Any) -> None:
+    """PySpark's accumulator server (a socketserver thread in this process) prints a traceback on stderr when
+    the JVM's connection to it ends mid-update, as it does when a SIGTERM to the process group stops the JVM
+    with mqctl: the command's own one line says it was interrupted, the traceback says nothing more."""
+    server = getattr(context, "_accumulatorServer", None)
+    if server is not None:
+        server.handle_error = lambda _request, _address: None
 
 
 def _connect_session(session_class: Any, remote: str, conf: dict[str, str], app_name: str, ship: bool) -> Any:

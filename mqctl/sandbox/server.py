@@ -116,7 +116,7 @@ class Sandbox:
                 f"{self.dir} is not a sandbox (no {STATE_FILE} in it)",
                 hint=f"create one with `mqctl sandbox up --dir {self.dir}`",
             ) from None
-        except (OSError, ValueError) as err:
+        except (OSError, ValueError, RecursionError) as err:  # RecursionError: JSON nested past any state file
             raise PreconditionError(
                 f"{self.dir} is not a sandbox ({state_path}: {err})",
                 hint=f"create one with `mqctl sandbox up --dir {self.dir}`",

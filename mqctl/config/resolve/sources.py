@@ -78,9 +78,14 @@ class EtcdConfig:
     def __init__(self, url: str, root: str = DEFAULT_ETCD_ROOT, timeout: float = 5.0):
         if not url.startswith(("http://", "https://")):
             url = "http://" + url
-        split_url(url, "--etcd")
-        self.url = url.rstrip("/")
-        self.shown = safe_url(self.url)  # the URL may carry user:password@
+        from urllib.parse import unquote
+
+        parts, user, password = split_url(url, "--etcd")
+        # user:password@ (the password up to the last @) is sent as basic auth, never as part of the URL, so
+        # neither httpx's parser nor an error quoting the URL ever sees it
+        self.url = parts.geturl().rstrip("/")
+        self.auth = None if user is None else (unquote(user), unquote(password or ""))
+        self.shown = safe_url(url.rstrip("/"))
         self.root = root.strip("/")
         self.timeout = timeout
 
@@ -96,7 +101,7 @@ class EtcdConfig:
         from mqctl import http
 
         try:
-            response = http.request("POST", f"{self.url}{endpoint}", json=body, timeout=self.timeout)
+            response = http.request("POST", f"{self.url}{endpoint}", json=body, timeout=self.timeout, auth=self.auth)
         except httpx.HTTPError as err:
             raise PreconditionError(
                 f"etcd at {self.shown} is unreachable: {err}",
@@ -114,7 +119,7 @@ class EtcdConfig:
             )
         try:
             answer = json.loads(response.content)
-        except ValueError:
+        except (ValueError, RecursionError):
             answer = None
         if not isinstance(answer, dict):
             raise PreconditionError(

@@ -23,6 +23,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from mqctl.clock import utc_from_seconds
 from mqctl.mq.declared_protos import declare, parse
 
 # RocksMQ written by the 2.6 streaming service: the value of `<topic>/<id>` is this prefix, then an
@@ -165,12 +166,9 @@ UNMAPPED_TYPE_BASE = 100_000
 
 def tso_time(ts: int | None) -> dt.datetime | None:
     """A Milvus TSO `(unix_ms << 18) | logical` as UTC; None for 0 or a value past year 9999."""
-    if not ts or ts >= (1 << 64) - 1:
+    if not ts or not 0 < ts < (1 << 64) - 1:
         return None
-    try:
-        return dt.datetime.fromtimestamp((ts >> 18) / 1000, dt.timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return None
+    return utc_from_seconds((ts >> 18) / 1000)
 
 
 def has_envelope(properties: dict[str, str] | None) -> bool:

@@ -14,6 +14,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
+from mqctl.clock import utc_from_seconds
 from mqctl.mq.decode.bodies import Undecodable, read_body
 from mqctl.mq.decode.columns import column_values
 from mqctl.mq.decode.envelope import (
@@ -56,10 +57,16 @@ MESSAGE_CLASSES: dict[int, tuple[str, str]] = {
 
 
 def tso_to_datetime(tso: int | None) -> dt.datetime | None:
-    """The wall-clock time (UTC) of a Milvus TSO, or None for 0/None."""
-    if not tso:
+    """The wall-clock time (UTC) of a Milvus TSO, or None for 0/None and for a value no uint64 TSO can hold
+    (a damaged `_tt` property or header: shown as no time, see `tso_out_of_range`)."""
+    if not tso or tso_out_of_range(tso):
         return None
-    return dt.datetime.fromtimestamp((tso >> TSO_LOGICAL_BITS) / 1000, tz=dt.timezone.utc)
+    return utc_from_seconds((tso >> TSO_LOGICAL_BITS) / 1000)
+
+
+def tso_out_of_range(tso: int) -> bool:
+    """A Milvus TSO is a uint64; anything else came from damaged or hostile bytes."""
+    return not 0 <= tso < 1 << 64
 
 
 def datetime_to_tso(when: dt.datetime) -> int:
@@ -193,6 +200,10 @@ def _decode_streaming(
     msg = DecodedMessage(type=name, type_code=code, payload_size=len(data))
     _set_time(msg, envelope.time_tick or 0)
     msg.shard = envelope.vchannel
+    if envelope.time_tick is not None and tso_out_of_range(envelope.time_tick):
+        msg.tso = None  # shown as out of range by the error, not as a number no uint64 reader can take
+        msg.error = f"{name}: its time tick _tt={properties.get('_tt')!r} is beyond 64 bits: not a Milvus TSO"
+        return msg
     if envelope.encrypted:
         msg.error = f"{name} payload is encrypted (cipher header _ch): not decoded"
         return msg

@@ -62,6 +62,24 @@ class StreamDetails:
     duplicate_window_seconds: float = 0.0  # JetStream refuses one longer than max_age (error 10052)
 
 
+def _url_credentials(
+    url: str, user: str | None, password: str | None, token: str | None
+) -> tuple[str, str | None, str | None, str | None]:
+    """(the server URL without user:password@, user, password, token): credentials written into the URL (%-encoded,
+    the password up to the last `@`, so one holding `@`, `:` or `/` works) are passed apart, as nats-py would read
+    `nats://user:password@` and `nats://token@`; --user/--password/--token win over them."""
+    from urllib.parse import unquote
+
+    from mqctl.urls import split_url
+
+    parts, url_user, url_password = split_url(url, "--nats")
+    if url_user is None:
+        return url, user, password, token
+    if url_password is None:
+        return parts.geturl(), user, password, token or unquote(url_user)
+    return parts.geturl(), user or unquote(url_user), password or unquote(url_password), token
+
+
 class JetStreamSource:
     """An MQSource over a live NATS JetStream server."""
 
@@ -85,11 +103,12 @@ class JetStreamSource:
     ):
         self.url = url if "://" in url else f"nats://{url}"
         self.description = public_url(self.url)
+        server, user, password, token = _url_credentials(self.url, user, password, token)
         self.store: Path | None = None  # the natsmq store a private server serves (a copy of it), if any
         self.timeout = check_timeout(timeout)
         require_nkeys(creds, nkey)
         options: dict[str, Any] = {
-            "servers": [self.url],
+            "servers": [server],
             "connect_timeout": timeout,
             "allow_reconnect": False,
             "max_reconnect_attempts": 1,

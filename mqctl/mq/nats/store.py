@@ -136,7 +136,7 @@ def read_store(root: Path) -> dict[str, StoredStream]:
 def meta_readable(folder: Path) -> bool:
     try:
         return isinstance(json.loads((folder / "meta.inf").read_bytes()), dict)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from mqctl.backends import BACKENDS
+from mqctl.clock import utc_from_seconds
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, PageRow, RawMessage, path_is_dir, path_is_file
 from mqctl.mq.rocksmq.model import RocksPage, RocksTopicMeta
@@ -39,7 +40,7 @@ _FIRST_ID, _AFTER_IDS = b"/0", b"/:"
 def _unix(value: bytes) -> dt.datetime | None:
     text = value.decode("ascii", errors="replace")
     seconds = ascii_int(text)
-    return dt.datetime.fromtimestamp(seconds, tz=dt.timezone.utc) if seconds is not None else None
+    return utc_from_seconds(seconds)  # damaged metadata may hold any number: out of range shows as no time
 
 
 def _int(value: bytes) -> int:

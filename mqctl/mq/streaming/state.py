@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
 
+from mqctl.clock import utc_from_seconds
 from mqctl.mq.declared_protos import declare, parse
 from mqctl.mq.milvus_meta import MetaRange
 from mqctl.mq.streaming.message_ids import WalPosition, from_message_id, from_position_bytes, parse_message_id, wal_name
@@ -225,7 +226,7 @@ def _pchannel(name: str, data: bytes) -> PChannelAssignment | None:
         PCHANNEL_STATES.get(meta.state, str(meta.state)),
         node.server_id if node is not None else None,
         node.address if node is not None else None,
-        dt.datetime.fromtimestamp(stamp, dt.timezone.utc) if stamp else None,
+        utc_from_seconds(stamp) if stamp else None,
         [h.node.address for h in meta.histories if h.node.address],
     )
 
