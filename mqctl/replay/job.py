@@ -158,6 +158,11 @@ def source_options(choice: SourceOptions) -> Iterator[tuple[dict[str, str], str]
 
     choice = resolve_source(choice)  # a WAL --config derives: as --woodpecker, with the config's endpoint and keys
     kind, location = choose_source(choice)
+    if kind == "kafka":
+        raise PreconditionError(
+            f"replay from Kafka ({location}) is not supported yet",
+            hint="`mqctl channels peek --kafka` decodes the topics; replay reads rocksmq, natsmq and woodpecker",
+        )
     timeout = {"timeout": str(choice.timeout)}
     if kind == "rocksmq":
         path = str(Path(location).expanduser().resolve())
