@@ -78,8 +78,12 @@ def _java() -> list[str]:
 
 def _cluster_id() -> str:
     """A KRaft cluster id: 16 random bytes in URL-safe base64 without padding (what `kafka-storage random-uuid`
-    prints)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    prints); like Kafka's own Uuid.randomUuid, never one starting with `-`, which the tool's argument parser would
+    take for an option."""
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def _properties(work: Path, port: int, controller: int, extra: dict[str, str]) -> Path:
@@ -102,6 +106,7 @@ def _properties(work: Path, port: int, controller: int, extra: dict[str, str]) -
         "share.coordinator.state.topic.min.isr": "1",
         "group.initial.rebalance.delay.ms": "0",
         "log.retention.check.interval.ms": "1000",  # retention tests see deleted segments within seconds
+        "log.initial.task.delay.ms": "0",  # ... from the start (the first check otherwise waits 30 s)
         **extra,
     }
     path = work / "server.properties"

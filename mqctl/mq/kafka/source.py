@@ -77,7 +77,9 @@ class KafkaSource:
 
     mq: ClassVar[str] = BACKENDS["kafka"].name
     supports_store_times: ClassVar[bool] = False
-    sequential_ids: ClassVar[bool] = False  # offsets skip transaction markers and compacted records
+    # Milvus's producer writes neither transactions nor keys (kafka_producer.go), so on the delete-policy topics it
+    # needs every offset holds one message: the gap between a checkpoint and the first retained offset is countable
+    sequential_ids: ClassVar[bool] = True
 
     def __init__(self, access: KafkaAccess) -> None:
         from confluent_kafka.admin import AdminClient
