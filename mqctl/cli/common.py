@@ -129,6 +129,15 @@ SOURCE_OPTIONS: dict[str, Any] = {
             rich_help_panel=SOURCE,
         ),
     ],
+    "topic_prefix": Annotated[
+        str | None,
+        typer.Option(
+            "--topic-prefix",
+            help="Kafka: only the topics starting with it, e.g. by-dev- (default: every topic; with --config, its "
+            "msgChannel.chanNamePrefix.cluster followed by -).",
+            rich_help_panel=SOURCE,
+        ),
+    ],
     "config": Annotated[list[Path] | None, typer.Option("--config", help=CONFIG_HELP, rich_help_panel=SOURCE)],
     "user": Annotated[
         str | None, typer.Option("--user", help="NATS user, or Kafka SASL user.", rich_help_panel=NATS_AUTH)

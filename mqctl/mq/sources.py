@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from mqctl.mq.woodpecker.storage import S3Access
 
 ROCKSMQ, NATSMQ = BACKENDS["rocksmq"], BACKENDS["natsmq"]
+CLUSTER_PREFIX_KEY = "msgChannel.chanNamePrefix.cluster"  # the first part of every channel name
 
 
 @dataclass
@@ -37,6 +38,7 @@ class SourceOptions:
     kafka: str | None = None  # --kafka: a bootstrap list, HOST:PORT[,HOST:PORT...]
     security_protocol: str | None = None  # Kafka: plaintext, ssl, sasl_plaintext, sasl_ssl
     sasl_mechanism: str | None = None  # Kafka: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512...
+    topic_prefix: str | None = None  # Kafka: only the topics whose names start with it (a cluster's chanNamePrefix)
     config: list[Path] = field(default_factory=list)
     user: str | None = None
     password: str | None = None
@@ -257,6 +259,8 @@ def open_source(
     """Open the chosen source read-only (a store only `writable_store` for retention apply); closes it after."""
     options = resolve_source(options, resolution)
     kind, location = choose_source(options, resolution)
+    if options.topic_prefix is not None and kind != "kafka":
+        raise InputError("--topic-prefix chooses Kafka topics", hint="drop it, or read a Kafka with --kafka HOST:PORT")
     if kind == "rocksmq":
         from mqctl.mq.rocksmq.reader import RocksMQSource
 
@@ -273,11 +277,22 @@ def open_source(
     if kind == "kafka":
         from mqctl.mq.kafka.source import KafkaSource
 
-        with KafkaSource(options.kafka_access(resolution)) as topics:
+        with KafkaSource(
+            options.kafka_access(resolution), topic_prefix=kafka_topic_prefix(options, resolution)
+        ) as topics:
             yield topics
         return
     with _open_jetstream(options, kind, location, writable_store) as streams:
         yield streams
+
+
+def kafka_topic_prefix(options: SourceOptions, resolution: Resolution | None) -> str | None:
+    """--topic-prefix; else, when --config names the Kafka, its Milvus's `msgChannel.chanNamePrefix.cluster` (every
+    topic Milvus makes starts with it: a Kafka shared with other applications shows only this Milvus's)."""
+    if options.topic_prefix is not None or options.kafka or not options.config:
+        return options.topic_prefix or None
+    resolution = resolution if resolution is not None else load_config(options.config)
+    return f"{resolution.value(CLUSTER_PREFIX_KEY) or 'by-dev'}-"
 
 
 @contextlib.contextmanager

@@ -80,7 +80,16 @@ def test_the_config_derives_the_bootstrap_from_kafka_broker_list(cli, kafka_boot
     config.write_text(f"mq:\n  type: kafka\nkafka:\n  brokerList: {kafka_bootstrap}\n")
     result = cli("channels", "list", "--config", str(config), "--json")
     assert result.code == 0, result.stderr
-    assert result.json()["source"] == f"kafka://{kafka_bootstrap}"
+    data = result.json()  # only this Milvus's topics: msgChannel.chanNamePrefix.cluster's default, by-dev
+    assert data["source"] == f"kafka://{kafka_bootstrap} (topics by-dev-*)"
+    assert {c["name"] for c in data["channels"]} >= {DML0} and all(
+        c["name"].startswith("by-dev-") for c in data["channels"]
+    )
+    assert FIXTURE_26_PREFIX + DML0 in {
+        c["name"] for c in cli("channels", "list", "--kafka", kafka_bootstrap, "--json").json()["channels"]
+    }
+    only = cli("channels", "list", "--kafka", kafka_bootstrap, "--topic-prefix", FIXTURE_26_PREFIX, "--json").json()
+    assert {c["name"] for c in only["channels"]} == {n for n in kafka_fixture if n.startswith(FIXTURE_26_PREFIX)}
 
 
 def test_a_sasl_failure_is_one_line_and_never_shows_the_password(cli, kafka_bootstrap, tmp_path):
@@ -109,6 +118,7 @@ def test_a_broker_that_is_down_is_exit_3_within_a_bounded_wait(cli):
         (("--kafka", "localhost"), "is not a broker address"),
         (("--kafka", "127.0.0.1:9092", "--rocksmq", ROCKSMQ), "choose one source"),
         (("--kafka", "127.0.0.1:9092", "--security-protocol", "tls"), "is not one Kafka knows"),
+        (("--rocksmq", ROCKSMQ, "--topic-prefix", "by-dev-"), "--topic-prefix chooses Kafka topics"),
     ],
 )
 def test_bad_kafka_options_are_exit_2(cli, args, message):

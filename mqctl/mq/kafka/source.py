@@ -81,11 +81,12 @@ class KafkaSource:
     # needs every offset holds one message: the gap between a checkpoint and the first retained offset is countable
     sequential_ids: ClassVar[bool] = True
 
-    def __init__(self, access: KafkaAccess) -> None:
+    def __init__(self, access: KafkaAccess, *, topic_prefix: str | None = None) -> None:
         from confluent_kafka.admin import AdminClient
 
         self.access = access
-        self.description = f"kafka://{access.bootstrap}"
+        self.topic_prefix = topic_prefix or ""
+        self.description = f"kafka://{access.bootstrap}" + (f" (topics {topic_prefix}*)" if topic_prefix else "")
         self._errors: list[str] = []
         config: dict[str, Any] = {**access.client_config(), "error_cb": self._remember}
         self._admin = AdminClient(config)
@@ -108,7 +109,8 @@ class KafkaSource:
         return PreconditionError(f"{self.description}: {what}: {reason}", hint=hint)
 
     def _metadata(self) -> dict[str, list[PartitionOffsets]]:
-        """Every topic but Kafka's internal ones (`__consumer_offsets`...), with its partitions' leaders."""
+        """Every topic but Kafka's internal ones (`__consumer_offsets`...) that starts with the topic prefix, with its
+        partitions' leaders."""
         from confluent_kafka import KafkaException
 
         try:
@@ -119,7 +121,7 @@ class KafkaSource:
             raise self._unreachable("no broker answered")
         topics = {}
         for name, topic in metadata.topics.items():
-            if name.startswith("__") or topic.error is not None:
+            if name.startswith("__") or topic.error is not None or not name.startswith(self.topic_prefix):
                 continue
             topics[name] = [
                 PartitionOffsets(number, 0, 0, part.leader) for number, part in sorted(topic.partitions.items())
@@ -434,7 +436,6 @@ class KafkaSource:
         return []
 
     def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
-        raise PreconditionError(
-            f"{self.description}: retention on Kafka is not supported yet",
-            hint="`mqctl channels list/show/peek --kafka` read the topics; check retention.ms with kafka-configs.sh",
-        )
+        from mqctl.mq.kafka.retention import kafka_report
+
+        return kafka_report(self, configured, now)
