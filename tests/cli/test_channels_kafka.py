@@ -131,8 +131,27 @@ def test_an_unknown_topic_is_exit_2(cli, kafka_bootstrap, kafka_fixture):
     assert result.code == 2 and "no channel 'by-dev-nope'" in result.stderr
 
 
-def test_replay_from_kafka_says_it_is_not_supported_yet(cli, kafka_bootstrap, tmp_path):
-    result = cli(
-        "replay", "--to-spark", "--kafka", kafka_bootstrap, "--collection", "items", "--output", str(tmp_path / "o")
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (("--follow", "--checkpoint-location", "CKPT"), "replay --follow from Kafka is not supported yet"),
+        (("--from", "checkpoint", "--etcd", "http://127.0.0.1:1"), "--from checkpoint from Kafka is not supported yet"),
+    ],
+)
+def test_what_replay_cannot_do_on_kafka_yet_it_says_before_starting_spark(
+    cli, kafka_bootstrap, tmp_path, extra, message
+):
+    extra = tuple(str(tmp_path / "ckpt") if arg == "CKPT" else arg for arg in extra)
+    args = (
+        "replay",
+        "--to-spark",
+        "--kafka",
+        kafka_bootstrap,
+        "--collection",
+        "items",
+        "--output",
+        str(tmp_path / "o"),
     )
-    assert result.code == 3 and "replay from Kafka" in result.stderr and "not supported yet" in result.stderr
+    result = cli(*args, *extra)
+    assert result.code == 3 and message in result.stderr
+    assert not (tmp_path / "o").exists()
