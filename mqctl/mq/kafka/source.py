@@ -246,8 +246,8 @@ class KafkaSource:
             )
         return self._consumer
 
-    def _read(self, channel: str, first: int, last: int) -> Generator[Any, None, None]:
-        """Records of partition 0 from offset `first` to `last` (inclusive), in offset order."""
+    def _read(self, channel: str, first: int, last: int) -> Generator[list[Any], None, None]:
+        """Records of partition 0 from offset `first` to `last` (inclusive), in offset order, a batch at a time."""
         from confluent_kafka import KafkaError, TopicPartition
 
         consumer = self._reader()
@@ -265,10 +265,12 @@ class KafkaSource:
                         raise self._unreachable(f"{channel}: no records within {self.access.timeout * 4:g} s")
                     continue
                 stalled_since = time.monotonic()
+                batch: list[Any] = []
                 for record in records:
                     error = record.error()
                     if error is not None:
                         if error.code() == KafkaError._PARTITION_EOF:
+                            yield batch
                             return
                         if error.code() in (
                             KafkaError.OFFSET_OUT_OF_RANGE,
@@ -284,19 +286,18 @@ class KafkaSource:
                                 "retention.ms and retention.bytes",
                             )
                         raise PreconditionError(f"{self.description}: {channel}: read failed: {error.str()}")
-                    if record.offset() > last:
+                    offset = record.offset()
+                    if offset > last:
+                        yield batch
                         return
-                    next_offset = record.offset() + 1
-                    yield record
-                    if record.offset() >= last:
+                    batch.append(record)
+                    next_offset = offset + 1
+                    if offset == last:
+                        yield batch
                         return
+                yield batch
         finally:
             consumer.unassign()
-
-    @staticmethod
-    def _raw(channel: str, record: Any) -> RawMessage:
-        headers = {key: (value or b"").decode("utf-8", "replace") for key, value in record.headers() or []}
-        return RawMessage(channel, record.offset(), record.value() or b"", headers)
 
     def iter_messages(
         self, channel: str, start_id: int | None = None, end_id: int | None = None
@@ -309,8 +310,15 @@ class KafkaSource:
         last = ends.high - 1 if end_id is None else min(end_id, ends.high - 1)
         if first > last:
             return
-        for record in self._read(channel, first, last):
-            yield self._raw(channel, record)
+        for batch in self._read(channel, first, last):
+            for record in batch:
+                headers = record.headers()  # None without headers (2.3–2.5 messages): no dict to build
+                yield RawMessage(
+                    channel,
+                    record.offset(),
+                    record.value() or b"",
+                    {key: (value or b"").decode("utf-8", "replace") for key, value in headers} if headers else {},
+                )
 
     def _records_at(self, wanted: dict[str, int]) -> dict[str, Any]:
         """topic -> its first record at or after the offset asked, for many topics at once (one assignment: the
