@@ -46,6 +46,35 @@ def etcd_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 
 @pytest.fixture(scope="session")
+def kafka_bootstrap(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """One real Kafka broker (KRaft, single node) per test process (each xdist worker its own), on free loopback
+    ports; skipped where no Java runtime is, or neither its jars nor Maven (the quick subset on a bare machine), as
+    the etcd tests are."""
+    import shutil
+
+    from tests.helpers.kafka import libs_dir, running_kafka
+
+    if shutil.which("java") is None:
+        pytest.skip("no Java runtime for the Kafka broker")
+    if not (libs_dir().parent / "complete").exists() and shutil.which("mvn") is None:
+        pytest.skip("no Maven to fetch the Kafka broker's jars once (apt-get install maven; .ci/run does)")
+    try:
+        with running_kafka(tmp_path_factory.mktemp("kafka")) as bootstrap:
+            yield bootstrap
+    except RuntimeError as err:
+        pytest.fail(str(err))
+
+
+@pytest.fixture(scope="session")
+def kafka_fixture(kafka_bootstrap: str) -> dict[str, int]:
+    """The broker with the RocksMQ fixture's messages on their topics (and their 2.6 form with headers), written
+    once per process; topic -> records. Tests only read these topics."""
+    from tests.helpers.kafka import publish_fixture
+
+    return publish_fixture(kafka_bootstrap)
+
+
+@pytest.fixture(scope="session")
 def spark_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Any:
     return tmp_path_factory.mktemp("spark-warehouse")
 

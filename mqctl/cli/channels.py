@@ -220,6 +220,25 @@ def _render_show(detail: ChannelDetail) -> list[FitTable]:
                 ],
             )
         )
+    if detail.topic is not None:
+        topic = detail.topic
+        parts.append(
+            Output.table(
+                "Kafka partitions (Milvus uses 0)",
+                [Column("partition", KEY), Column("low", NUMBER), Column("high", NUMBER), Column("leader", NUMBER, 2)],
+                [(p["partition"], p["low"], p["high"], p["leader"]) for p in topic["partitions"]],
+            )
+        )
+        parts.append(
+            Output.table("topic configs", [Column("config", KEY), Column("value", TEXT)], topic["configs"].items())
+        )
+        parts.append(
+            Output.table(
+                "consumer groups with committed offsets (Milvus commits none: its positions are channel checkpoints)",
+                [Column("group", KEY), Column("partition", NUMBER), Column("committed", NUMBER), Column("lag", NUMBER)],
+                [(g["group"], g["partition"], g["committed"], g["lag"]) for g in topic["groups"]],
+            )
+        )
     if detail.stream is not None:
         parts.append(
             Output.table(

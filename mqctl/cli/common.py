@@ -85,7 +85,7 @@ def exit_with(code: int) -> None:
 
 # --- the source options of channels, retention and replay: one bundle, built into a SourceOptions ----------------
 SOURCE = "Source (choose one)"
-NATS_AUTH = "NATS authentication and TLS"
+NATS_AUTH = "Authentication and TLS (NATS; Kafka SASL and TLS)"
 CONFIG_HELP = "milvus.yaml/user.yaml/CR/Helm values: derive the source on this host (repeat for several files)."
 SOURCE_OPTIONS: dict[str, Any] = {
     "rocksmq": Annotated[
@@ -121,14 +121,50 @@ SOURCE_OPTIONS: dict[str, Any] = {
     "s3_endpoint": Annotated[
         str | None, typer.Option("--s3-endpoint", help=S3_ENDPOINT_HELP, show_default=False, rich_help_panel=SOURCE)
     ],
+    "kafka": Annotated[
+        str | None,
+        typer.Option(
+            "--kafka",
+            help="Kafka bootstrap brokers, HOST:PORT[,HOST:PORT] (kafka.brokerList); Milvus's topics, read without "
+            "joining a group or committing.",
+            rich_help_panel=SOURCE,
+        ),
+    ],
+    "topic_prefix": Annotated[
+        str | None,
+        typer.Option(
+            "--topic-prefix",
+            help="Kafka: only the topics starting with it, e.g. by-dev- (default: every topic; with --config, its "
+            "msgChannel.chanNamePrefix.cluster followed by -).",
+            rich_help_panel=SOURCE,
+        ),
+    ],
     "config": Annotated[list[Path] | None, typer.Option("--config", help=CONFIG_HELP, rich_help_panel=SOURCE)],
-    "user": Annotated[str | None, typer.Option("--user", help="NATS user.", rich_help_panel=NATS_AUTH)],
+    "user": Annotated[
+        str | None, typer.Option("--user", help="NATS user, or Kafka SASL user.", rich_help_panel=NATS_AUTH)
+    ],
     "password": Annotated[
         str | None,
         typer.Option(
             "--password",
-            help="NATS password (or env MQCTL_NATS_PASSWORD).",
-            envvar="MQCTL_NATS_PASSWORD",
+            help="NATS password or Kafka SASL password (or env MQCTL_NATS_PASSWORD / MQCTL_KAFKA_PASSWORD).",
+            envvar=["MQCTL_NATS_PASSWORD", "MQCTL_KAFKA_PASSWORD"],
+            rich_help_panel=NATS_AUTH,
+        ),
+    ],
+    "security_protocol": Annotated[
+        str | None,
+        typer.Option(
+            "--security-protocol",
+            help="Kafka security.protocol: plaintext, ssl, sasl_plaintext or sasl_ssl (kafka.securityProtocol).",
+            rich_help_panel=NATS_AUTH,
+        ),
+    ],
+    "sasl_mechanism": Annotated[
+        str | None,
+        typer.Option(
+            "--sasl-mechanism",
+            help="Kafka SASL mechanism, e.g. PLAIN or SCRAM-SHA-512 (kafka.saslMechanisms; default PLAIN).",
             rich_help_panel=NATS_AUTH,
         ),
     ],
@@ -151,7 +187,7 @@ SOURCE_OPTIONS: dict[str, Any] = {
     ],
     "tls_key": Annotated[str | None, typer.Option("--tls-key", help="Client key file.", rich_help_panel=NATS_AUTH)],
     "timeout": Annotated[
-        float, typer.Option("--timeout", help="Seconds for each NATS request.", rich_help_panel=NATS_AUTH)
+        float, typer.Option("--timeout", help="Seconds for each NATS or Kafka request.", rich_help_panel=NATS_AUTH)
     ],
 }
 Command = TypeVar("Command", bound=Callable[..., Any])

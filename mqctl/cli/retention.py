@@ -69,7 +69,36 @@ def _render_report(report: RetentionReport) -> list[FitTable]:
         return None if seconds is None else dt.timedelta(seconds=seconds)
 
     parts: list[FitTable] = []
-    if report.mq == "natsmq":
+    if report.mq == "kafka":
+        columns_kafka: list[Column | str] = [
+            Column("topic", KEY),
+            Column("retention.ms", LABEL, 0),
+            Column("retention.bytes", LABEL, 1),
+            Column("cleanup.policy", LABEL, 0),
+            Column("messages", NUMBER, 2),
+            Column("oldest", TIME, 3),
+            Column("status", LABEL, 0),
+        ]
+        rows_kafka = [
+            (
+                r.name,
+                "unlimited"
+                if r.actual["retention_ms"] < 0
+                else f"{r.actual['retention_ms']} ({show_limit('max_age', r.actual['retention_ms'] / 1000)})",
+                "unlimited" if r.actual["retention_bytes"] < 0 else str(r.actual["retention_bytes"]),
+                r.actual["cleanup_policy"],
+                r.actual["messages"],
+                oldest(r.actual),
+                "; ".join(sorted({f.code for f in r.findings})) or "ok",
+            )
+            for r in report.channels
+        ]
+        parts.append(
+            Output.table(
+                f"retention of {report.source} (config: {', '.join(_origins(report))})", columns_kafka, rows_kafka
+            )
+        )
+    elif report.mq == "natsmq":
         rows = [
             (
                 r.name,
@@ -216,6 +245,14 @@ def apply(
     from mqctl.mq.retention_apply import apply_retention
     from mqctl.mq.sources import load_config
 
+    if source.kafka:
+        from mqctl.errors import PreconditionError
+
+        raise PreconditionError(
+            "retention apply on Kafka is not supported yet (Milvus's config names no Kafka retention to apply)",
+            hint="`mqctl retention show --kafka ... --etcd URL` checks the topics against the channel checkpoints; "
+            "change them with kafka-configs.sh --alter, then run `mqctl channels checkpoints --kafka`",
+        )
     if not (source.nats or source.nats_store):
         raise InputError("retention apply needs the streams to change", hint="pass --nats URL or --nats-store DIR")
     resolution = load_config(source.config)

@@ -422,9 +422,10 @@ def _mq_source(exam: Examination, request: Request) -> Iterator[MQSource | None]
         if options is None:
             yield None
             return
-        exam.data_mq = exam.measured.mq = "rocksmq" if options.rocksmq else "natsmq"
+        exam.data_mq = exam.measured.mq = "rocksmq" if options.rocksmq else "natsmq" if options.explicit else "kafka"
         opened = contextlib.ExitStack()
         source = opened.enter_context(open_source(options))
+        exam.data_mq = source.mq
     except MqctlError as err:
         severity = ERROR if exam.target.pid else WARNING
         exam.add("mq", "DR300", severity, f"the MQ could not be read: {err.message}", err.hint)
@@ -455,8 +456,11 @@ def _source_options(exam: Examination, request: Request) -> SourceOptions | None
     if running == "natsmq" and target.ports.get("natsmq"):
         options.nats = f"nats://127.0.0.1:{target.ports['natsmq']}"
         return options
+    if target.configs and (running == "kafka" or (running is None and res.effective_mq == "kafka")):
+        options.config = [Path(file) for file in target.configs]  # its kafka.* settings reach the brokers
+        return options
     if running is not None and running not in EMBEDDED:
-        exam.add("mq", "DR300", INFO, f"Milvus runs {running}: the MQ checks read rocksmq and natsmq only")
+        exam.add("mq", "DR300", INFO, f"Milvus runs {running}: the MQ checks read rocksmq, natsmq and kafka only")
         return None
     if running is None and target.configs and res.effective_mq in EMBEDDED:
         derived = derive_source(res)
@@ -506,7 +510,11 @@ def mq_checks(exam: Examination, source: MQSource) -> None:
             "DR301",
             OK,
             f"{source.description}: {len(found.channels)} channel(s), {exam.data_messages} message(s); "
-            "retention matches the config",
+            + (
+                "the topics' configs are as Milvus needs them"
+                if source.mq == "kafka"
+                else "retention matches the config"
+            ),
         )
     for warning in found.warnings:
         exam.add("mq", "DR302", WARNING, warning, "see `mqctl channels list` for the channel; restore or rebuild it")
@@ -517,6 +525,8 @@ def mq_checks(exam: Examination, source: MQSource) -> None:
 def _disk_headroom(exam: Examination, source: MQSource) -> None:
     from mqctl.migrate.context import dir_size
 
+    if exam.data_mq == "kafka":
+        return  # the brokers' disks are not this host's
     res = exam.res
     folder = Path(exam.target.paths.get("rocksmq" if exam.data_mq == "rocksmq" else "natsmq", ""))
     store = getattr(source, "store", None)
@@ -662,6 +672,16 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
             f"({exam.unflushed} message(s) after the checkpoints, {exam.unflushed_rows} inserted row(s), not "
             "flushed yet)",
         )
+    if exam.data_mq == "kafka":  # each topic's own retention.ms, as `retention show --kafka --etcd` judges it
+        from mqctl import clock
+        from mqctl.mq.retention import retention_report, topic_retention_against_checkpoints
+
+        with contextlib.suppress(MqctlError):
+            for short_topic in topic_retention_against_checkpoints(
+                retention_report(source, configured), meta, clock.now()
+            ):
+                exam.checks.append(Check.of("checkpoints", short_topic))
+        return
     key = NATS_KEYS["max_age"] if exam.data_mq == "natsmq" else ROCKS_TIME_KEY
     with contextlib.suppress(MqctlError):
         short = retention_against_checkpoints(meta, configured.get(key), exam.data_mq or "")

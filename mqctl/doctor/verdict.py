@@ -98,12 +98,12 @@ CODES: tuple[Code, ...] = (
         ".mqctl-migrate.json next to the config",
         "mqctl migrate journal",
     ),
-    Code("DR300", "mq", "the MQ data could not be read", "rocksmq.path / the natsmq server or store", "-"),
+    Code("DR300", "mq", "the MQ data could not be read", "rocksmq.path / the natsmq server or store / kafka.*", "-"),
     Code(
         "DR301",
         "mq",
         "retention as configured vs the MQ's data",
-        "retention report (RET100 drift, RET101 unacked pages)",
+        "retention report (RET100 drift, RET101 unacked pages; Kafka RET110 compacted topic, RET111 size retention)",
         "nmq_client.go AddStream (10058); milvus #24106",
     ),
     Code(

@@ -18,7 +18,7 @@ from mqctl.sorting import ascii_int
 class ChannelTotals:
     channels: int
     messages: int
-    bytes: int
+    bytes: int | None  # None when a channel's bytes are not known (Kafka)
 
 
 @dataclass
@@ -48,7 +48,11 @@ def list_channels(source: MQSource, *, store_times: bool = False) -> ChannelList
     return ChannelList(
         source.description,
         channels,
-        ChannelTotals(len(channels), sum(c.messages for c in channels), sum(c.bytes for c in channels)),
+        ChannelTotals(
+            len(channels),
+            sum(c.messages for c in channels),
+            None if any(c.bytes is None for c in channels) else sum(c.bytes or 0 for c in channels),
+        ),
         data_warnings(source),
     )
 
@@ -82,6 +86,7 @@ class ChannelDetail:
     stream: dict[str, Any] | None = None  # JetStream config and state
     warnings: list[str] = field(default_factory=list)  # data and metadata disagree (see data_warnings)
     segments: list[WalSegment] | None = None  # Woodpecker segments of the log
+    topic: dict[str, Any] | None = None  # Kafka: partitions and offsets, watched configs, consumer groups
 
 
 def show_channel(source: MQSource, name: str) -> ChannelDetail:
@@ -90,7 +95,9 @@ def show_channel(source: MQSource, name: str) -> ChannelDetail:
     types: Counter[str] = Counter()
     collections: dict[int | None, CollectionSeen] = {}
     undecodable = 0
+    counted = 0  # the bytes of the records read, where the MQ does not say (Kafka)
     for raw in source.iter_messages(name):
+        counted += len(raw.data) + sum(len(k) + len(v) for k, v in raw.headers.items())
         msg = messages.decode(raw.data, raw.headers)
         types[msg.type] += 1
         undecodable += msg.error is not None
@@ -107,9 +114,12 @@ def show_channel(source: MQSource, name: str) -> ChannelDetail:
         undecodable,
         warnings=data_warnings(source, name),
     )
+    if channel.bytes is None:
+        channel.bytes = counted
     extras = source.channel_extras(name)
     detail.created_at, detail.open_page_size = extras.created_at, extras.open_page_size
     detail.pages, detail.stream, detail.segments = extras.pages, extras.stream, extras.segments
+    detail.topic = extras.topic
     return detail
 
 

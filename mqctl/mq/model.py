@@ -1,5 +1,5 @@
-"""The shapes every MQ source shares, so channels, retention, migrate and replay read RocksMQ
-and NATS JetStream through one interface."""
+"""The shapes every MQ source shares, so channels, retention, migrate and replay read RocksMQ, NATS JetStream,
+Woodpecker and Kafka through one interface."""
 
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ class ChannelInfo:
 
     name: str
     messages: int
-    bytes: int
+    bytes: int | None  # None: the MQ does not say without reading every message (Kafka's Python admin API)
     first_id: int | None = None  # RocksMQ message id, JetStream sequence, Woodpecker segment * 10**10 + entry
     last_id: int | None = None
     first_time: dt.datetime | None = None  # from the Milvus TSO inside the message, UTC
     last_time: dt.datetime | None = None
-    consumers: int | None = None  # NATS only
+    consumers: int | None = None  # NATS consumers; Kafka consumer groups with offsets on the topic
 
 
 @dataclass
@@ -78,14 +78,15 @@ class WalSegment:
 
 @dataclass
 class ChannelExtras:
-    """What only one MQ knows about a channel: RocksMQ's creation time and pages, JetStream's stream, or
-    Woodpecker's segments."""
+    """What only one MQ knows about a channel: RocksMQ's creation time and pages, JetStream's stream,
+    Woodpecker's segments, or Kafka's topic."""
 
     created_at: dt.datetime | None = None  # RocksMQ topic creation
     open_page_size: int | None = None  # RocksMQ: bytes in the page still being written
     pages: list[PageRow] | None = None  # RocksMQ closed pages
     stream: dict[str, Any] | None = None  # JetStream config and state
     segments: list[WalSegment] | None = None  # Woodpecker segments of the log
+    topic: dict[str, Any] | None = None  # Kafka: partitions and their offsets, watched configs, consumer groups
 
 
 class MQSource(Protocol):

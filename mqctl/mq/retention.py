@@ -224,9 +224,46 @@ def retention_against_checkpoints(
 
 
 def check_checkpoints(report: RetentionReport, meta: ChannelMeta, configured: ConfiguredRetention) -> None:
-    """Add an error to the report when the MQ's age limit is shorter than the oldest live checkpoint's age."""
+    """Add an error to the report when the MQ's age limit is shorter than the oldest live checkpoint's age (Kafka:
+    each topic's retention.ms against the checkpoints on it)."""
+    if report.mq == BACKENDS["kafka"].name:
+        for finding in topic_retention_against_checkpoints(report, meta, clock.now()):
+            report.findings.append(finding)
+            report.finding_groups.append(FindingGroup.of(finding, []))
+        return
     key = NATS_KEYS["max_age"] if report.mq == BACKENDS["natsmq"].name else ROCKS_TIME_KEY
     found = retention_against_checkpoints(meta, configured.get(key), report.mq)
     if found:
         report.findings.append(found)
         report.finding_groups.append(FindingGroup.of(found, []))
+
+
+def topic_retention_against_checkpoints(report: RetentionReport, meta: ChannelMeta, now: dt.datetime) -> list[Finding]:
+    """Kafka: an error per topic whose own retention.ms (the report's `retention_ms`) is shorter than the age of the
+    oldest channel checkpoint of a live vchannel on it: the broker deletes what Milvus needs to recover it."""
+    from mqctl.mq.checkpoints import live_checkpoints
+
+    retention = {r.name: r.actual["retention_ms"] for r in report.channels}
+    oldest: dict[str, tuple[float, str]] = {}
+    for checkpoint in live_checkpoints(meta):
+        if checkpoint.pchannel not in retention or not checkpoint.ts:
+            continue
+        age = now.timestamp() - (checkpoint.ts >> messages.TSO_LOGICAL_BITS) / 1000
+        if age > oldest.get(checkpoint.pchannel, (-1.0, ""))[0]:
+            oldest[checkpoint.pchannel] = (age, checkpoint.vchannel)
+    found = []
+    for topic, (age, vchannel) in sorted(oldest.items()):
+        limit = retention[topic]
+        if limit > 0 and age * 1000 > limit:
+            found.append(
+                Finding(
+                    RULE_RETENTION,
+                    ERROR,
+                    f"topic {topic}: retention.ms {limit} ({limit / 60000:.1f} min) is shorter than the age of the "
+                    f"oldest channel checkpoint ({vchannel}, {age / 60:.1f} min): messages Milvus needs to recover "
+                    "it are deleted",
+                    topic,
+                    hint=flush_hint(None) + "; see `mqctl channels checkpoints --kafka`",
+                )
+            )
+    return found

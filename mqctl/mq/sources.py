@@ -1,5 +1,5 @@
-"""Choosing and opening the one MQ source a command reads: --rocksmq, --nats, --nats-store, --woodpecker or
---config."""
+"""Choosing and opening the one MQ source a command reads: --rocksmq, --nats, --nats-store, --woodpecker, --kafka
+or --config."""
 
 from __future__ import annotations
 
@@ -19,10 +19,12 @@ from mqctl.mq.model import MQSource
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
+    from mqctl.mq.kafka.connect import KafkaAccess
     from mqctl.mq.nats.client import JetStreamSource
     from mqctl.mq.woodpecker.storage import S3Access
 
 ROCKSMQ, NATSMQ = BACKENDS["rocksmq"], BACKENDS["natsmq"]
+CLUSTER_PREFIX_KEY = "msgChannel.chanNamePrefix.cluster"  # the first part of every channel name
 
 
 @dataclass
@@ -34,6 +36,10 @@ class SourceOptions:
     nats_store: Path | None = None
     woodpecker: str | None = None  # the local `wp` folder, a directory copy of the bucket, or s3://BUCKET/PREFIX
     s3_endpoint: str | None = None  # --s3-endpoint: the MinIO/S3 endpoint of an s3:// --woodpecker
+    kafka: str | None = None  # --kafka: a bootstrap list, HOST:PORT[,HOST:PORT...]
+    security_protocol: str | None = None  # Kafka: plaintext, ssl, sasl_plaintext, sasl_ssl
+    sasl_mechanism: str | None = None  # Kafka: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512...
+    topic_prefix: str | None = None  # Kafka: only the topics whose names start with it (a cluster's chanNamePrefix)
     config: list[Path] = field(default_factory=list)
     user: str | None = None
     password: str | None = None
@@ -66,6 +72,7 @@ class SourceOptions:
                 ("--nats", self.nats),
                 ("--nats-store", self.nats_store),
                 ("--woodpecker", self.woodpecker),
+                ("--kafka", self.kafka),
             )
             if value
         ]
@@ -82,6 +89,25 @@ class SourceOptions:
             "tls_key": self.tls_key,
             "timeout": self.timeout,
         }
+
+    def kafka_access(self, resolution: Resolution | None = None) -> KafkaAccess:
+        """How to reach the Kafka of --kafka (with --user/--password as SASL and --tls-* as TLS), or the one the
+        config's kafka.* settings describe."""
+        from mqctl.mq.kafka.connect import KafkaAccess, access_from_config
+
+        if self.kafka:
+            return KafkaAccess(
+                self.kafka,
+                security_protocol=self.security_protocol,
+                sasl_mechanism=self.sasl_mechanism,
+                sasl_username=self.user,
+                sasl_password=self.password,
+                ssl_ca=self.tls_ca,
+                ssl_cert=self.tls_cert,
+                ssl_key=self.tls_key,
+                timeout=self.timeout,
+            )
+        return access_from_config(resolution if resolution is not None else load_config(self.config), self.timeout)
 
 
 def load_config(files: list[Path]) -> Resolution:
@@ -101,7 +127,7 @@ def _listening(port: int) -> bool:
 class DerivedSource:
     """Where --config says the MQ lives on this host."""
 
-    kind: str  # rocksmq | nats | nats-store | woodpecker
+    kind: str  # rocksmq | nats | nats-store | woodpecker | kafka
     location: str
     reason: str
     access: S3Access | None = field(default=None, repr=False)  # woodpecker in a bucket: endpoint and keys
@@ -124,9 +150,15 @@ def derive_source(resolution: Resolution) -> DerivedSource:
 
         found = woodpecker_location(resolution)
         return DerivedSource("woodpecker", found.location, found.reason, found.access)
+    if mq == "kafka":
+        from mqctl.mq.kafka.connect import BROKER_LIST_KEY, access_from_config
+
+        access = access_from_config(resolution)
+        return DerivedSource("kafka", access.bootstrap, f"{BROKER_LIST_KEY} from {resolution.where(BROKER_LIST_KEY)}")
     if mq not in EMBEDDED:
         raise PreconditionError(
-            f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read {' and '.join(EMBEDDED)} only",
+            f"{files}: the effective MQ is {mq or 'none'}; mqctl channels/retention read "
+            f"{', '.join(EMBEDDED)}, kafka and woodpecker only",
             hint="see `mqctl config explain` for why",
         )
     if mq == ROCKSMQ.name:
@@ -166,8 +198,8 @@ def choose_source(options: SourceOptions, resolution: Resolution | None = None) 
     if len(explicit) > 1:
         raise InputError(
             f"choose one source, not {' and '.join(explicit)}",
-            hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR, --woodpecker PATH|s3://BUCKET/PREFIX "
-            "(or --config FILE)",
+            hint="pass exactly one of --rocksmq PATH, --nats URL, --nats-store DIR, --woodpecker PATH|s3://BUCKET/PREFIX, "
+            "--kafka HOST:PORT (or --config FILE)",
         )
     local_woodpecker = options.woodpecker is not None and "://" not in options.woodpecker
     if options.s3_endpoint and (local_woodpecker or not (options.woodpecker or options.config)):
@@ -181,12 +213,13 @@ def choose_source(options: SourceOptions, resolution: Resolution | None = None) 
             "nats": options.nats,
             "nats-store": options.nats_store,
             "woodpecker": options.woodpecker,
+            "kafka": options.kafka,
         }
         return kind, str(locations[kind])
     if not options.config:
         raise InputError(
             "no MQ source given",
-            hint="pass --rocksmq PATH, --nats URL, --nats-store DIR, or --config FILE to derive it",
+            hint="pass --rocksmq PATH, --nats URL, --nats-store DIR, --kafka HOST:PORT, or --config FILE to derive it",
         )
     derived = derive_source(resolution if resolution is not None else load_config(options.config))
     return derived.kind, _on_this_host(derived)
@@ -194,7 +227,11 @@ def choose_source(options: SourceOptions, resolution: Resolution | None = None) 
 
 def _on_this_host(derived: DerivedSource) -> str:
     """The derived location, which must exist on this host when it is a path."""
-    if derived.kind != "nats" and "://" not in derived.location and not Path(derived.location).expanduser().exists():
+    if (
+        derived.kind not in ("nats", "kafka")
+        and "://" not in derived.location
+        and not Path(derived.location).expanduser().exists()
+    ):
         hint = "run mqctl on the Milvus host, or pass --rocksmq, --nats-store or --nats explicitly"
         if derived.kind == "woodpecker":
             hint = "run mqctl on the Milvus host, or pass --woodpecker PATH|s3://BUCKET/PREFIX explicitly"
@@ -223,6 +260,8 @@ def open_source(
     """Open the chosen source read-only (a store only `writable_store` for retention apply); closes it after."""
     options = resolve_source(options, resolution)
     kind, location = choose_source(options, resolution)
+    if options.topic_prefix is not None and kind != "kafka":
+        raise InputError("--topic-prefix chooses Kafka topics", hint="drop it, or read a Kafka with --kafka HOST:PORT")
     if kind == "rocksmq":
         from mqctl.mq.rocksmq.reader import RocksMQSource
 
@@ -236,16 +275,33 @@ def open_source(
         with open_woodpecker(options, location) as logs:
             yield logs
         return
+    if kind == "kafka":
+        from mqctl.mq.kafka.source import KafkaSource
+
+        with KafkaSource(
+            options.kafka_access(resolution), topic_prefix=kafka_topic_prefix(options, resolution)
+        ) as topics:
+            yield topics
+        return
     with _open_jetstream(options, kind, location, writable_store) as streams:
         yield streams
+
+
+def kafka_topic_prefix(options: SourceOptions, resolution: Resolution | None) -> str | None:
+    """--topic-prefix; else, when --config names the Kafka, its Milvus's `msgChannel.chanNamePrefix.cluster` (every
+    topic Milvus makes starts with it: a Kafka shared with other applications shows only this Milvus's)."""
+    if options.topic_prefix is not None or options.kafka or not options.config:
+        return options.topic_prefix or None
+    resolution = resolution if resolution is not None else load_config(options.config)
+    return f"{resolution.value(CLUSTER_PREFIX_KEY) or 'by-dev'}-"
 
 
 @contextlib.contextmanager
 def open_streams(options: SourceOptions, *, writable_store: bool = False) -> Iterator[JetStreamSource]:
     """open_source for the NATS sources only (--nats or --nats-store), which can change stream limits."""
     kind, location = choose_source(options)
-    if kind in ("rocksmq", "woodpecker"):
-        name = "RocksMQ" if kind == "rocksmq" else "Woodpecker"
+    if kind in ("rocksmq", "woodpecker", "kafka"):
+        name = {"rocksmq": "RocksMQ", "woodpecker": "Woodpecker", "kafka": "Kafka"}[kind]
         raise InputError(f"this needs NATS streams, not {name}", hint="pass --nats URL or --nats-store DIR")
     with _open_jetstream(options, kind, location, writable_store) as streams:
         yield streams

@@ -261,7 +261,11 @@ def test_config_derives_the_source(cli, tmp_path, live_nats):
     pulsar = tmp_path / "pulsar.yaml"
     pulsar.write_text("mq:\n  type: pulsar\npulsar:\n  address: pulsar.example\n")
     refused = cli("channels", "list", "--config", str(pulsar))
-    assert refused.code == 3 and "read rocksmq and natsmq only" in refused.stderr
+    assert (
+        refused.code == 3
+        and "the effective MQ is pulsar" in refused.stderr
+        and "kafka and woodpecker only" in refused.stderr
+    )
 
 
 def test_a_config_whose_store_dir_is_null_is_bad_input(cli, tmp_path):

@@ -45,8 +45,8 @@ def envelope(data: bytes) -> tuple[bytes, dict[str, str]] | None:
     return data, properties
 
 
-def fixture_logs(per_block: int = 4, blocks_per_segment: int = 3) -> list[WrittenLog]:
-    """The fixture's topics as logs 1, 2, ... (in topic order), cut into blocks and segments."""
+def fixture_topics() -> dict[str, list[bytes]]:
+    """The RocksMQ fixture's topics -> their message payloads in id order, read with rocksdict (not mqctl)."""
     import shutil
     import tempfile
 
@@ -65,6 +65,12 @@ def fixture_logs(per_block: int = 4, blocks_per_segment: int = 3) -> list[Writte
         db.close()
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    return topics
+
+
+def fixture_logs(per_block: int = 4, blocks_per_segment: int = 3) -> list[WrittenLog]:
+    """The fixture's topics as logs 1, 2, ... (in topic order), cut into blocks and segments."""
+    topics = fixture_topics()
     logs = []
     for log_id, topic in enumerate(sorted(topics), start=1):
         log = WrittenLog(log_id, topic)

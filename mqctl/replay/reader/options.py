@@ -73,6 +73,10 @@ class ReplayOptions:
     rocksmq: str | None = None
     nats: str | None = None
     woodpecker: str | None = None  # a Woodpecker folder or s3://BUCKET/PREFIX (Milvus 2.6+)
+    kafka: str | None = None  # a Kafka bootstrap list (SASL user and password, TLS files: in nats_auth's keys)
+    kafka_topic_prefix: str | None = None
+    kafka_security_protocol: str | None = None
+    kafka_sasl_mechanism: str | None = None
     # the MinIO/S3 endpoint and region of an s3:// woodpecker; its credentials reach executors through their
     # environment (AWS_ACCESS_KEY_ID...), never through an option
     woodpecker_endpoint: str | None = None
@@ -101,6 +105,8 @@ class ReplayOptions:
     def source_label(self) -> str:
         if self.woodpecker:
             return f"woodpecker:{self.woodpecker}"
+        if self.kafka:
+            return f"kafka://{self.kafka}"
         return f"rocksmq:{self.rocksmq}" if self.rocksmq else f"nats:{self.nats}"
 
     def open_source(self) -> MQSource:
@@ -117,6 +123,23 @@ class ReplayOptions:
 
             access = S3Access(endpoint=self.woodpecker_endpoint, region=self.woodpecker_region)
             return WoodpeckerSource(self.woodpecker, names=self.woodpecker_logs, strict=True, access=access)
+        if self.kafka:
+            from mqctl.mq.kafka.connect import KafkaAccess
+            from mqctl.mq.kafka.source import KafkaSource
+
+            auth = self.nats_auth
+            kafka = KafkaAccess(
+                self.kafka,
+                security_protocol=self.kafka_security_protocol,
+                sasl_mechanism=self.kafka_sasl_mechanism,
+                sasl_username=auth.get("user"),
+                sasl_password=auth.get("password"),
+                ssl_ca=auth.get("tls_ca"),
+                ssl_cert=auth.get("tls_cert"),
+                ssl_key=auth.get("tls_key"),
+                timeout=self.nats_timeout,
+            )
+            return KafkaSource(kafka, topic_prefix=self.kafka_topic_prefix)
         from mqctl.mq.nats.client import JetStreamSource
 
         return JetStreamSource(self.nats or "", **self.nats_auth, timeout=self.nats_timeout)
@@ -166,11 +189,11 @@ def parse_options(options: Mapping[str, object]) -> ReplayOptions:
     """Validate data source options (a dict of strings); every mistake is one clear InputError."""
     opts = {str(k).lower(): str(v) for k, v in dict(options).items() if v is not None}
     rocksmq, nats = opts.get("rocksmq") or None, opts.get("nats") or None
-    woodpecker = opts.get("woodpecker") or None
-    if [bool(rocksmq), bool(nats), bool(woodpecker)].count(True) != 1:
+    woodpecker, kafka = opts.get("woodpecker") or None, opts.get("kafka") or None
+    if [bool(rocksmq), bool(nats), bool(woodpecker), bool(kafka)].count(True) != 1:
         raise InputError(
-            "milvus_mq needs exactly one source: option 'rocksmq' (a RocksMQ directory), 'nats' (a URL) or "
-            "'woodpecker' (a Woodpecker folder or s3://BUCKET/PREFIX)",
+            "milvus_mq needs exactly one source: option 'rocksmq' (a RocksMQ directory), 'nats' (a URL), "
+            "'woodpecker' (a Woodpecker folder or s3://BUCKET/PREFIX) or 'kafka' (HOST:PORT[,HOST:PORT])",
             hint='e.g. .option("nats", "nats://127.0.0.1:4222") or .option("rocksmq", "/var/lib/milvus/rdb_data")',
         )
     shape = (opts.get("shape") or ("rows" if opts.get("collection") else "messages")).lower()
@@ -180,6 +203,10 @@ def parse_options(options: Mapping[str, object]) -> ReplayOptions:
         rocksmq=rocksmq,
         nats=nats,
         woodpecker=woodpecker,
+        kafka=kafka,
+        kafka_topic_prefix=opts.get("topic_prefix") or None,
+        kafka_security_protocol=opts.get("security_protocol") or None,
+        kafka_sasl_mechanism=opts.get("sasl_mechanism") or None,
         woodpecker_logs=_parse_logs(opts["woodpecker_logs"]) if opts.get("woodpecker_logs") else {},
         woodpecker_endpoint=opts.get("woodpecker_endpoint") or None,
         woodpecker_region=opts.get("woodpecker_region") or None,

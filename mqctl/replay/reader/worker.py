@@ -24,6 +24,8 @@ EXECUTOR_MODULES = (
     "minio",
     "mqctl.mq.nats.client",
     "mqctl.mq.nats.reads",
+    "mqctl.mq.kafka.source",
+    "confluent_kafka",
     "google.protobuf",
     "rocksdict",
     "nats",

@@ -1,0 +1,1 @@
+"""mqctl.mq.kafka on a real Kafka broker (tests/helpers/kafka.py)."""
