@@ -597,9 +597,8 @@ def _streaming_checkpoints(
     import datetime as dt
 
     from mqctl.cli.common import exit_with
-    from mqctl.mq.streaming.checkpoints import assess_streaming
     from mqctl.mq.streaming.state import StreamingReader
-    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
+    from mqctl.mq.streaming.wal_state import WOODPECKER_FILES, WOODPECKER_META, WalFiles, judge_wal_state
 
     out = output(json_mode, wide)
     if source.explicit:
@@ -607,12 +606,11 @@ def _streaming_checkpoints(
             f"Milvus 2.6+: {', '.join(source.explicit)} not read: on 2.6 mqctl reads etcd and Woodpecker's files "
             "(--woodpecker, or where a --config on Woodpecker puts them; other WALs written by 2.6 are not read yet)"
         )
-    wal_files = None
+    files = None
     if wal is not None and wal.woodpecker:
         from mqctl.mq.sources import woodpecker_access
-        from mqctl.mq.streaming.wal_files import read_wal_folder
 
-        wal_files = read_wal_folder(wal.woodpecker, woodpecker_access(wal))
+        files = WalFiles(wal.woodpecker, woodpecker_access(wal))
     etcd_values = reader.etcd.read()
 
     def configured(key: str) -> str | None:
@@ -622,18 +620,18 @@ def _streaming_checkpoints(
         return (resolution.value(key) or None) if resolution is not None else None
 
     streaming = StreamingReader(reader.etcd, reader.root[len(reader.etcd.root) :].strip("/") or "meta")
-    state = streaming.read()
-    woodpecker = read_woodpecker_meta(reader.etcd, configured("woodpecker.meta.prefix"))
-    collections = {cid: (c.database, c.name) for cid, c in reader.collections().items()}
-    report = assess_streaming(
-        state,
-        woodpecker,
-        collections=collections,
-        woodpecker_storage=configured("woodpecker.storage.type"),
-        wal_files=wal_files,
+    judged = judge_wal_state(
+        streaming.read(),
+        reader.etcd,
+        configured=configured,
+        wal_files=files,
+        collections={cid: (c.database, c.name) for cid, c in reader.collections().items()},
         truncation_lag=dt.timedelta(hours=truncation_lag),
-        etcd=reader.etcd.shown,
     )
+    for part in (WOODPECKER_FILES, WOODPECKER_META):  # the command answers for every part it was asked to read
+        if part in judged.unread:
+            raise judged.unread[part]
+    report = judged.report
     out.emit(report, _render_streaming)
     exit_with(1 if report.failing else 0)
 

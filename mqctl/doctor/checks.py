@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from mqctl.mq.model import MQSource
     from mqctl.mq.sources import SourceOptions
     from mqctl.mq.streaming.state import StreamingState
-    from mqctl.mq.woodpecker.segments import Segment
+    from mqctl.mq.streaming.wal_state import WalFiles
 
 FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
 MiB = 1 << 20
@@ -841,21 +841,26 @@ def wal_state_checks(exam: Examination, state: StreamingState) -> None:
     CP114 a dropped vchannel, CP115 an undecodable key), each finding with its fix. An AlterWAL left mid-way
     (CP111) is DR502's."""
     from mqctl.mq.streaming import VERIFICATION
-    from mqctl.mq.streaming.checkpoints import RULE_ALTER_WAL_MIDWAY, RULE_NOTHING, assess_streaming
-    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
+    from mqctl.mq.streaming.checkpoints import RULE_ALTER_WAL_MIDWAY, RULE_NOTHING
+    from mqctl.mq.streaming.wal_state import WOODPECKER_FILES, WOODPECKER_META, judge_wal_state
 
     assert exam.etcd is not None  # a streaming state was read from it
     res, shown = exam.res, exam.etcd.shown
-    configured = exam.target.configs
-    storage = (res.value("woodpecker.storage.type") if configured else None) or None
-    try:
-        woodpecker = read_woodpecker_meta(exam.etcd, (res.value("woodpecker.meta.prefix") if configured else None))
-    except MqctlError as err:
+    configs = exam.target.configs
+    files = _woodpecker_files(exam, state)
+    judged = judge_wal_state(
+        state, exam.etcd, configured=lambda key: (res.value(key) if configs else None) or None, wal_files=files
+    )
+    report, location = judged.report, files.location if files is not None else None
+    if files is not None and WOODPECKER_FILES not in judged.unread:
+        exam.measured.read("woodpecker", True)
+    if WOODPECKER_META in judged.unread:
+        err = judged.unread[WOODPECKER_META]
         exam.add("checkpoints", "DR402", WARNING, f"Woodpecker's meta in etcd not read: {err.message}", err.hint)
         exam.measured.read("woodpecker", False, err.message)
-        woodpecker = None
-    wal_files, location = _woodpecker_files(exam, state)
-    report = assess_streaming(state, woodpecker, woodpecker_storage=storage, wal_files=wal_files, etcd=shown)
+    if WOODPECKER_FILES in judged.unread:
+        location = None
+        _files_unread(exam, judged.unread[WOODPECKER_FILES])
     exam.measured.streaming = report
     words = ["mqctl", "channels", "checkpoints", "--etcd", shown, "--etcd-root", exam.etcd.root]
     command = shlex.join(words + (["--woodpecker", location] if location else []))
@@ -883,42 +888,49 @@ def wal_state_checks(exam: Examination, state: StreamingState) -> None:
             OK,
             f"{len(report.pchannels)} pchannel(s) and {len(report.vchannels)} vchannel(s) of the 2.6 WAL state: "
             "every checkpoint on the pinned WAL"
-            + (", Woodpecker's quorum and truncation as expected" if woodpecker and woodpecker.logs else "")
             + (
-                f", what each needs still in the {len(wal_files)} segment(s) at {location}"
-                if location and wal_files is not None
+                ", Woodpecker's quorum and truncation as expected"
+                if judged.woodpecker and judged.woodpecker.logs
+                else ""
+            )
+            + (
+                f", what each needs still in the {len(judged.segments)} segment(s) at {location}"
+                if location and judged.segments is not None
                 else ""
             ),
             details=[VERIFICATION],
         )
 
 
-def _woodpecker_files(exam: Examination, state: StreamingState) -> tuple[list[Segment] | None, str | None]:
-    """The Woodpecker segments where the config says Milvus writes them (a local folder or its bucket), so DR402
-    can tell whether each checkpoint's entries are still stored (CP116) and the files are whole (CP117); (None,
-    None) when the deployment is not on Woodpecker or the files cannot be read (said as an info)."""
-    from mqctl.mq.streaming.wal_files import read_wal_folder
+def _woodpecker_files(exam: Examination, state: StreamingState) -> WalFiles | None:
+    """Where the config says Milvus writes the Woodpecker segments (a local folder or its bucket), so DR402 can tell
+    whether each checkpoint's entries are still stored (CP116) and the files are whole (CP117); None when the
+    deployment is not on Woodpecker (or the config says no location: an info)."""
+    from mqctl.mq.streaming.wal_state import WalFiles
     from mqctl.mq.woodpecker.location import woodpecker_location
 
     res = exam.res
     on_woodpecker = (state.pinned_mq or res.effective_mq) == "woodpecker"
     if not exam.target.configs or not on_woodpecker:
-        return None, None
+        return None
     try:
         found = woodpecker_location(res)
-        files = read_wal_folder(found.location, found.access)
-        exam.measured.read("woodpecker", True)
-        return files, found.location
     except MqctlError as err:
-        exam.measured.read("woodpecker", False, err.message)
-        exam.add(
-            "checkpoints",
-            "DR402",
-            INFO,
-            f"the Woodpecker files were not read, so checkpoints are not compared with them: {err.message}",
-            err.hint,
-        )
-        return None, None
+        _files_unread(exam, err)
+        return None
+    return WalFiles(found.location, found.access)
+
+
+def _files_unread(exam: Examination, err: MqctlError) -> None:
+    """The Woodpecker files could not be found or read: said as an info, the checkpoints judged without them."""
+    exam.measured.read("woodpecker", False, err.message)
+    exam.add(
+        "checkpoints",
+        "DR402",
+        INFO,
+        f"the Woodpecker files were not read, so checkpoints are not compared with them: {err.message}",
+        err.hint,
+    )
 
 
 # --- health --------------------------------------------------------------------------------------------------------
