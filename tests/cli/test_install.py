@@ -91,3 +91,19 @@ def test_the_installed_wheel_runs_from_outside_the_checkout(installed, tmp_path)
     assert "complete -o nosort -F _mqctl_completion mqctl" in source.stdout
     bad = run(installed, tmp_path, "doctor", "--format", "nagios", "--pid", "999999999")
     assert bad.returncode == 3 and bad.stdout.startswith("MQCTL UNKNOWN") and "Traceback" not in bad.stderr
+
+
+@pytest.mark.milvus
+def test_the_installed_wheel_runs_the_sandbox_from_its_own_package(installed, tmp_path):
+    """`sandbox up/status/down` from the wheel, in a folder with no checkout: the embedded Milvus, its config and
+    etcd are found through the installed packages, never through the repository."""
+    folder = tmp_path / "sbx"
+    up = run(installed, tmp_path, "sandbox", "up", "--dir", str(folder), "--json")
+    try:
+        assert up.returncode == 0, up.stderr[-2000:]
+        assert str(REPO) not in up.stdout
+        status = run(installed, tmp_path, "sandbox", "status", "--dir", str(folder), "--json")
+        assert status.returncode == 0 and '"running": true' in status.stdout, status.stdout
+    finally:
+        down = run(installed, tmp_path, "sandbox", "down", "--dir", str(folder), "--json")
+    assert down.returncode == 0, down.stderr[-2000:]
