@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.channels import format_bytes
+from mqctl.cli.channels.group import format_bytes
 from mqctl.cli.common import DryRunOpt, EtcdOpt, EtcdRootOpt, JsonOpt, WideOpt, YesOpt, exit_with, output, takes_source
 from mqctl.mq.sources import SourceOptions
 
