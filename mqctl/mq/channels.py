@@ -9,6 +9,7 @@ from typing import Any
 
 from mqctl.errors import InputError
 from mqctl.mq.decode import messages
+from mqctl.mq.decode.model import DecodedMessage
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
 from mqctl.mq.model import ChannelInfo, MQSource, PageRow, WalSegment
 from mqctl.sorting import ascii_int
@@ -194,7 +195,7 @@ def parse_types(text: str | None) -> set[int] | None:
 
 
 def peeked(
-    message_id: int, msg: messages.DecodedMessage, headers: dict[str, str] | None, position: str | None = None
+    message_id: int, msg: DecodedMessage, headers: dict[str, str] | None, position: str | None = None
 ) -> PeekedMessage:
     """One decoded message as `peek` shows it, with its 2.6 envelope's vchannel and transaction when it has one."""
     from mqctl.mq.decode.envelope import has_envelope, read_envelope

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from mqctl.mq.decode.messages import DecodedMessage
+    from mqctl.mq.decode.model import DecodedMessage
 
 
 def insert_columns(decoded: DecodedMessage) -> dict[str, list[Any]]:

@@ -11,7 +11,6 @@ accessors are looked up once and cached.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 from typing import Any
 
 from mqctl.clock import utc_from_seconds
@@ -25,6 +24,7 @@ from mqctl.mq.decode.envelope import (
     insert_segments,
     read_envelope,
 )
+from mqctl.mq.decode.model import DecodedMessage
 from mqctl.mq.decode.protos import pb2
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
 from mqctl.sorting import ascii_int
@@ -101,33 +101,6 @@ def type_code(name: str) -> int | None:
         if known.lower() == wanted:
             return int(code)
     return None
-
-
-@dataclass
-class DecodedMessage:
-    """What mqctl knows about one message; `proto` holds the parsed request (not in JSON)."""
-
-    type: str
-    type_code: int
-    tso: int | None = None
-    time: dt.datetime | None = None
-    collection: str | None = None
-    collection_id: int | None = None
-    partition: str | None = None
-    partition_id: int | None = None
-    segment_id: int | None = None
-    shard: str | None = None
-    rows: int = 0
-    pks: list[int | str] = field(default_factory=list)
-    pk_field: str | None = None
-    payload_size: int = 0
-    error: str | None = None
-    detail: str | None = None  # 2.6: what a version-2 message says beyond these fields (bodies.py), one line
-    _proto: Any = field(default=None, repr=False, compare=False)
-
-    @property
-    def proto(self) -> Any:
-        return self._proto
 
 
 def _header_type(headers: dict[str, str] | None) -> int | None:

@@ -10,7 +10,7 @@ from mqctl.mq.decode.protos import pb2
 from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:
-    from mqctl.mq.decode.messages import DecodedMessage
+    from mqctl.mq.decode.model import DecodedMessage
 
 
 @dataclass

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from mqctl.mq.decode.columns import SCALAR_DATA, column_values
-from mqctl.mq.decode.messages import DecodedMessage
+from mqctl.mq.decode.model import DecodedMessage
 from mqctl.mq.decode.schemas import CollectionSchemaInfo
 from mqctl.mq.model import RawMessage
 from mqctl.replay.model import ChannelSpan

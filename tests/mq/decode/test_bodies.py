@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mqctl.mq.decode import messages
+from mqctl.mq.decode.model import DecodedMessage
 from tests.helpers import messagespb as pb
 from tests.helpers.protowire import field_bytes, field_int
 from tests.helpers.streaming_meta import base36, tso
@@ -13,7 +14,7 @@ from tests.helpers.streaming_meta import base36, tso
 TICK = tso(1_763_000_000)
 
 
-def _decode(kind: int, header: bytes | None = None, body: bytes = b"", **extra: str) -> messages.DecodedMessage:
+def _decode(kind: int, header: bytes | None = None, body: bytes = b"", **extra: str) -> DecodedMessage:
     properties = {"_v": "2", "_t": str(kind), "_tt": base36(TICK), "_vc": "by-dev-rootcoord-dml_0_5v0", **extra}
     if header is not None:
         properties["_h"] = pb.b64(header)
