@@ -16,7 +16,7 @@ from mqctl.findings import ERROR, INFO, WARNING, Finding
 if TYPE_CHECKING:
     from mqctl.milvus_client import QuotaStates
     from mqctl.mq.checkpoints import CheckpointReport
-    from mqctl.mq.retention import RetentionReport
+    from mqctl.mq.model import RetentionReport
     from mqctl.mq.streaming.checkpoints import StreamingCheckpointReport
 
 OK = "ok"

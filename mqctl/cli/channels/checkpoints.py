@@ -308,7 +308,8 @@ def checkpoints(
     from mqctl.errors import InputError
     from mqctl.mq.checkpoints import checkpoint_report
     from mqctl.mq.milvus_meta import collections_from_milvus, meta_reader
-    from mqctl.mq.retention import ROCKS_TIME_KEY, ConfiguredRetention
+    from mqctl.mq.model import ConfiguredRetention
+    from mqctl.mq.retention import ROCKS_TIME_KEY
     from mqctl.mq.sources import load_config, open_source
     from mqctl.mq.streaming.state import has_streaming_meta
 

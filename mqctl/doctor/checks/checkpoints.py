@@ -22,7 +22,8 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
     against the oldest checkpoint."""
     from mqctl.mq.checkpoints import EXPIRED, assess
     from mqctl.mq.milvus_meta import MetaReader
-    from mqctl.mq.retention import NATS_KEYS, ROCKS_TIME_KEY, ConfiguredRetention, retention_against_checkpoints
+    from mqctl.mq.model import NATS_KEYS, ConfiguredRetention
+    from mqctl.mq.retention import ROCKS_TIME_KEY, retention_against_checkpoints
 
     target = exam.target
     if exam.etcd is None:

@@ -17,13 +17,27 @@ retention to the Kafka deployment. So the topics carry the broker's defaults or 
 from __future__ import annotations
 
 import datetime as dt
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import Protocol
 
 from mqctl.findings import ERROR, WARNING, Finding
-from mqctl.mq.retention import ChannelRetention, ConfiguredRetention, RetentionReport, age_seconds
+from mqctl.mq.model import ChannelInfo, ChannelRetention, ConfiguredRetention, RetentionReport
+from mqctl.mq.retention import age_seconds
 
-if TYPE_CHECKING:
-    from mqctl.mq.kafka.source import KafkaSource
+
+class TopicSource(Protocol):
+    """What the retention report reads of a Kafka source (source.KafkaSource is the one), named here so that this
+    module does not import the source it is called from."""
+
+    description: str
+
+    @property
+    def mq(self) -> str: ...
+
+    def list_channels(self, *, message_times: bool = True) -> list[ChannelInfo]: ...
+
+    def topic_configs(self, names: Iterable[str]) -> dict[str, dict[str, str]]: ...
+
 
 RULE_COMPACTED = "RET110"  # cleanup.policy compacts: Milvus's keyless records are refused
 RULE_SIZE = "RET111"  # retention.bytes deletes by size, whatever Milvus has flushed
@@ -37,7 +51,7 @@ def _int(text: str | None) -> int:
         return -1
 
 
-def kafka_report(source: KafkaSource, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
+def kafka_report(source: TopicSource, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
     """Per topic: retention.ms, retention.bytes and cleanup.policy as the brokers apply them, with what each
     means for Milvus (the module's docstring). `configured` is unused: Milvus's config names no Kafka retention."""
     del configured

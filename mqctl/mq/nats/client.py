@@ -15,7 +15,6 @@ import datetime as dt
 import json
 import logging
 from collections.abc import Awaitable, Generator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
@@ -24,12 +23,13 @@ from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import NANOS, ChannelBounds, ChannelExtras, ChannelInfo, RawMessage
 from mqctl.mq.nats.connect import check_file, check_timeout, public_url, quiet_tls_close, require_nkeys, tls_context
+from mqctl.mq.nats.model import Json, StreamDetails
 from mqctl.mq.nats.reads import PullReader, read_message_times
 
 if TYPE_CHECKING:
     from nats.aio.client import Client
 
-    from mqctl.mq.retention import ConfiguredRetention, RetentionReport
+    from mqctl.mq.model import ConfiguredRetention, RetentionReport
 
 READ_BATCH = 2000  # messages per pull request
 READ_BATCH_BYTES = 32 * 1024 * 1024  # a batch of large messages is smaller
@@ -37,29 +37,6 @@ UNLIMITED = -1
 STREAM_NOT_FOUND = 10059  # JetStream err_code
 
 T = TypeVar("T")
-Json = dict[str, Any]  # a JetStream API request or answer
-
-
-@dataclass
-class StreamDetails:
-    """A stream's limits (as stored: age in seconds, 0 or -1 = unlimited) and state."""
-
-    name: str
-    subjects: list[str]
-    max_age_seconds: float
-    max_bytes: int
-    max_msgs: int
-    storage: str
-    retention: str
-    discard: str
-    replicas: int
-    messages: int
-    bytes: int
-    first_seq: int
-    last_seq: int
-    consumers: int
-    first_time: dt.datetime | None = None  # when the server stored the oldest message
-    duplicate_window_seconds: float = 0.0  # JetStream refuses one longer than max_age (error 10052)
 
 
 def _url_credentials(

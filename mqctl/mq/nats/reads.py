@@ -14,19 +14,19 @@ from typing import TYPE_CHECKING
 
 from mqctl.errors import PreconditionError
 from mqctl.mq.model import RawMessage
+from mqctl.mq.nats.model import StreamSource
 
 if TYPE_CHECKING:
     from nats.aio.msg import Msg
     from nats.aio.subscription import Subscription
 
-    from mqctl.mq.nats.client import JetStreamSource
 
 from mqctl.mq.model import NANOS
 
 CONSUMER_IDLE_SECONDS = 30.0  # the server deletes a forgotten ephemeral consumer after this
 
 
-async def read_message_times(source: JetStreamSource, wanted: list[tuple[str, int]]) -> list[dt.datetime | None]:
+async def read_message_times(source: StreamSource, wanted: list[tuple[str, int]]) -> list[dt.datetime | None]:
     """The Milvus time of each (stream, sequence) message, None when it is gone. Every
     STREAM.MSG.GET is published at once on one reply subscription and answers are matched by
     their reply subject: no task, future or timer per request, one round trip in all."""
@@ -86,7 +86,7 @@ class PullReader:
     requests are published by hand, the stream sequence and the pending count come straight from
     the reply subject, and messages are handed over in batches, one event-loop run per batch."""
 
-    def __init__(self, source: JetStreamSource, stream: str, last: int, batch: int) -> None:
+    def __init__(self, source: StreamSource, stream: str, last: int, batch: int) -> None:
         self._source, self._nc = source, source.nc
         self.stream, self.last, self.batch = stream, last, batch
         self.done = False

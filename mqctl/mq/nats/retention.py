@@ -17,14 +17,12 @@ from typing import TYPE_CHECKING, Any
 from mqctl import clock
 from mqctl.errors import InputError
 from mqctl.findings import ERROR
-from mqctl.mq.model import NANOS
+from mqctl.mq.model import NANOS, ChannelRetention, ConfiguredRetention, RetentionReport
+from mqctl.mq.nats.model import StreamDetails, StreamSource
 from mqctl.mq.retention import (
     RULE_DRIFT,
     UNLIMITED,
-    ChannelRetention,
-    ConfiguredRetention,
     Limits,
-    RetentionReport,
     age_seconds,
     show_limit,
     stream_limits_from_config,
@@ -33,12 +31,11 @@ from mqctl.mq.retention import (
 
 if TYPE_CHECKING:
     from mqctl.mq.checkpoints import LiveCheckpoint
-    from mqctl.mq.nats.client import JetStreamSource, StreamDetails
 
 StreamConfig = dict[str, Any]  # a stream's config as the JetStream API holds it
 
 
-def nats_report(source: JetStreamSource, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
+def nats_report(source: StreamSource, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:
     """Per stream: its limits beside the configured ones; each difference is drift Milvus cannot start with."""
     limits = configured.nats_limits()
     wanted = stream_limits_from_config(limits)
@@ -143,7 +140,7 @@ def _stream_targets(stream: StreamDetails, wanted: Limits) -> Limits:
     return {**wanted, "duplicate_window": window}
 
 
-def plan_apply(source: JetStreamSource, wanted: Limits) -> ApplyPlan:
+def plan_apply(source: StreamSource, wanted: Limits) -> ApplyPlan:
     """The whole new config of every stream that must change to hold `wanted` (see stream_limits_from_config),
     computed and checked before anything is sent."""
     changes: list[LimitChange] = []

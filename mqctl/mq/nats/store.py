@@ -16,12 +16,9 @@ import json
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from mqctl.mq.nats.model import StreamDetails
 from mqctl.sorting import ascii_int
-
-if TYPE_CHECKING:
-    from mqctl.mq.nats.client import StreamDetails
 
 RECORD_HEADER = struct.Struct("<IQqH")  # length, sequence, timestamp, subject length
 CHECKSUM_BYTES = 8

@@ -35,7 +35,7 @@ from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, is
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
-    from mqctl.mq.retention import ConfiguredRetention, RetentionReport
+    from mqctl.mq.model import ConfiguredRetention, RetentionReport
 
 ENTRY_SPAN = 10**10  # message id = segment * ENTRY_SPAN + entry
 POSITION = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
