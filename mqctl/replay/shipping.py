@@ -4,8 +4,8 @@ On a cluster the executors are other processes, often on other hosts, whose Pyth
 mqctl nor its dependencies. The `milvus_mq` reader needs, on each executor: mqctl itself, the
 protobuf modules of pymilvus (decoding), protobuf, rocksdict, nats-py (with nkeys/pynacl for NKey
 auth), pyarrow (Spark's Python data sources hand over Arrow batches), numpy and rich (mqctl's
-output helpers, which the readers import), and the MinIO SDK with its dependencies (a Woodpecker WAL read
-from a bucket). Those packages,
+output helpers, which the readers import), the MinIO SDK with its dependencies (a Woodpecker WAL read
+from a bucket) and confluent-kafka with its bundled librdkafka (a Kafka topic). Those packages,
 copied from the driver's own environment (native parts included), are packed into one archive
 that Spark unpacks on every executor (`spark.archives`, or an archive artifact over Spark
 Connect) as the folder `mqctl_runtime`. pyspark is not shipped: it is the cluster's own.
@@ -56,6 +56,8 @@ EXECUTOR_DISTRIBUTIONS = (
     "argon2-cffi-bindings",
     "pycryptodome",
     "typing-extensions",
+    # a Kafka topic (replay --kafka): confluent-kafka, with the librdkafka its wheel bundles
+    "confluent-kafka",
 )
 PYMILVUS_PARTS = ("pymilvus/__init__.py", "pymilvus/grpc_gen/")
 # Never needed at run time: headers, Cython sources, tests, byte code of this machine.
