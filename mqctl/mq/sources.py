@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
     from mqctl.mq.kafka.connect import KafkaAccess
     from mqctl.mq.nats.client import JetStreamSource
+    from mqctl.mq.woodpecker.meta import WoodpeckerMeta
     from mqctl.mq.woodpecker.storage import S3Access
 
 ROCKSMQ, NATSMQ = BACKENDS["rocksmq"], BACKENDS["natsmq"]
@@ -319,6 +320,18 @@ def woodpecker_log_names(options: SourceOptions) -> dict[int, str]:
     return log_names(EtcdConfig(options.etcd, options.etcd_root or DEFAULT_ETCD_ROOT))
 
 
+def woodpecker_meta(options: SourceOptions) -> WoodpeckerMeta | None:
+    """Woodpecker's etcd record when --etcd is given (log names, and each closed segment's LastEntryId to check the
+    files against), else None."""
+    if not options.etcd:
+        woodpecker_log_names(options)  # --etcd-root alone is refused there
+        return None
+    from mqctl.config.resolve.sources import EtcdConfig
+    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
+
+    return read_woodpecker_meta(EtcdConfig(options.etcd, options.etcd_root or DEFAULT_ETCD_ROOT))
+
+
 def woodpecker_access(options: SourceOptions) -> S3Access:
     """The endpoint and keys of an s3:// Woodpecker location: --s3-endpoint wins over the config's endpoint; the
     config's keys (if --config derived the location) come before the environment's."""
@@ -336,8 +349,8 @@ def woodpecker_access(options: SourceOptions) -> S3Access:
 def open_woodpecker(options: SourceOptions, location: str, *, strict: bool = False) -> Iterator[MQSource]:
     from mqctl.mq.woodpecker.source import WoodpeckerSource
 
-    names = woodpecker_log_names(options)
-    with WoodpeckerSource(location, names=names, strict=strict, access=woodpecker_access(options)) as logs:
+    meta = woodpecker_meta(options)
+    with WoodpeckerSource(location, strict=strict, access=woodpecker_access(options), meta=meta) as logs:
         yield logs
 
 

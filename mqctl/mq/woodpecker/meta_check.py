@@ -6,26 +6,31 @@ what etcd says)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from mqctl.mq.woodpecker.meta import WoodpeckerMeta
 from mqctl.mq.woodpecker.segments import Segment
 
 CLOSED = ("completed", "sealed")
 
 
-def check_against_meta(segments: list[Segment], meta: WoodpeckerMeta | None) -> list[Segment]:
-    """`segments` with a Problem added to each whose readable entries stop before etcd's LastEntryId, plus a
-    placeholder segment (state "missing") for each closed segment etcd records that has no files although a stored
-    segment of its log precedes it and it was not truncated. Logs without any file are left alone (another folder,
-    or a bucket not read)."""
-    if meta is None:
-        return segments
-    stored: dict[int, dict[int, Segment]] = {}
-    for segment in segments:
-        if segment.state not in ("misnamed", "missing"):
-            stored.setdefault(segment.log_id, {})[segment.segment_id] = segment
-    added: list[Segment] = []
+@dataclass(frozen=True)
+class Shortfall:
+    """A closed segment etcd records whose files hold fewer entries than its LastEntryId (or none at all)."""
+
+    log_id: int
+    segment_id: int
+    message: str
+    no_files: bool  # no file holds the segment (it lies between stored segments and was not truncated)
+
+
+def meta_shortfalls(last_entries: dict[int, dict[int, int | None]], meta: WoodpeckerMeta) -> list[Shortfall]:
+    """Each closed segment etcd records (Completed or Sealed, with a LastEntryId) that the files fall short of.
+    `last_entries`: per log id, per stored segment id, its last readable entry id (None: none readable). Logs without
+    any file are left alone (another folder, or a bucket not read)."""
+    found: list[Shortfall] = []
     for log in meta.logs.values():
-        files = stored.get(log.id)
+        files = last_entries.get(log.id)
         if not files:
             continue
         oldest = min(files)
@@ -33,25 +38,43 @@ def check_against_meta(segments: list[Segment], meta: WoodpeckerMeta | None) -> 
             if recorded.state not in CLOSED or recorded.last_entry < 0:
                 continue
             said = f"etcd records segment {recorded.id} of log {log.name!r} as {recorded.state} with last entry "
-            found = files.get(recorded.id)
-            if found is None:
+            if recorded.id not in files:
                 if recorded.id > oldest and recorded.id > log.truncated_segment:
-                    missing = Segment(
-                        log.id, recorded.id, "none", f"log {log.id} segment {recorded.id}", "missing", None
+                    message = (
+                        f"{said}{recorded.last_entry}; no file holds it: entries 0..{recorded.last_entry} are lost"
                     )
-                    missing.problem(
-                        missing.path,
-                        f"{said}{recorded.last_entry}; no file holds it: entries 0..{recorded.last_entry} are lost",
-                    )
-                    added.append(missing)
+                    found.append(Shortfall(log.id, recorded.id, message, True))
                 continue
-            last = found.last_entry
+            last = files[recorded.id]
             if last is None or last < recorded.last_entry:
                 start = 0 if last is None else last + 1
-                found.problem(
-                    found.path,
-                    f"{said}{recorded.last_entry}; the files hold "
-                    + ("no entry" if last is None else f"entries up to {last}")
-                    + f": entries {start}..{recorded.last_entry} are missing",
-                )
+                held = "no entry" if last is None else f"entries up to {last}"
+                message = f"{said}{recorded.last_entry}; the files hold {held}: entries {start}..{recorded.last_entry} are missing"
+                found.append(Shortfall(log.id, recorded.id, message, False))
+    return found
+
+
+def check_against_meta(segments: list[Segment], meta: WoodpeckerMeta | None) -> list[Segment]:
+    """`segments` with a Problem added to each whose readable entries stop before etcd's LastEntryId, plus a
+    placeholder segment (state "missing") for each closed segment etcd records that has no files although a stored
+    segment of its log precedes it and it was not truncated (meta_shortfalls)."""
+    if meta is None:
+        return segments
+    stored: dict[tuple[int, int], Segment] = {}
+    for segment in segments:
+        if segment.state not in ("misnamed", "missing"):
+            stored[(segment.log_id, segment.segment_id)] = segment
+    last_entries: dict[int, dict[int, int | None]] = {}
+    for (log_id, segment_id), segment in stored.items():
+        last_entries.setdefault(log_id, {})[segment_id] = segment.last_entry
+    added: list[Segment] = []
+    for shortfall in meta_shortfalls(last_entries, meta):
+        if shortfall.no_files:
+            where = f"log {shortfall.log_id} segment {shortfall.segment_id}"
+            missing = Segment(shortfall.log_id, shortfall.segment_id, "none", where, "missing", None)
+            missing.problem(missing.path, shortfall.message)
+            added.append(missing)
+        else:
+            found = stored[(shortfall.log_id, shortfall.segment_id)]
+            found.problem(found.path, shortfall.message)
     return sorted([*segments, *added], key=lambda s: (s.log_id, s.segment_id))

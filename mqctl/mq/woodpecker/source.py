@@ -36,6 +36,7 @@ from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, is
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.mq.model import ConfiguredRetention, RetentionReport
+    from mqctl.mq.woodpecker.meta import WoodpeckerMeta
 
 ENTRY_SPAN = 10**10  # message id = segment * ENTRY_SPAN + entry
 POSITION = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -126,10 +127,14 @@ class WoodpeckerSource:
         names: dict[int, str] | None = None,
         strict: bool = False,
         access: S3Access | None = None,
+        meta: WoodpeckerMeta | None = None,
     ):
+        """`meta`: Woodpecker's own record in etcd; it names the logs (unless `names` does) and each closed
+        segment's LastEntryId is checked against the files (data_warnings)."""
         text = str(path)
         self.strict = strict
-        self.names = dict(names or {})
+        self.meta = meta
+        self.names = dict(names or ({log.id: name for name, log in meta.logs.items()} if meta else {}))
         hint = "give the local Woodpecker folder (<localStorage.path>/wp), a directory copy of the bucket, or s3://BUCKET/PREFIX"
         if not is_s3_url(text) and "://" not in text:
             local = Path(text).expanduser()
@@ -321,6 +326,17 @@ class WoodpeckerSource:
         for log_id in sorted(self._layout):
             for summary in self.summaries(log_id):
                 found += [(self.channel_name(log_id), _warning(problem)) for problem in summary.problems]
+        if self.meta is not None:
+            from mqctl.mq.woodpecker.meta_check import meta_shortfalls
+
+            last_entries = {
+                log_id: {s.segment_id: (s.last.entry_id if s.last else None) for s in self.summaries(log_id)}
+                for log_id in self._layout
+            }
+            found += [
+                (self.channel_name(short.log_id), f"lost Woodpecker entries: {short.message}")
+                for short in meta_shortfalls(last_entries, self.meta)
+            ]
         return found
 
     def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:

@@ -250,3 +250,32 @@ def test_a_config_whose_woodpecker_is_a_service_or_absent_says_so(tmp_path):
     )
     result = run_cli("channels", "list", "--config", str(config))
     assert result.code == 2 and f"{tmp_path}/none/wp does not exist" in result.stderr
+
+
+def test_list_show_and_peek_with_etcd_name_entries_the_files_fall_short_of(wal, logs, etcd_url):
+    """A segment etcd records as Completed (state 2) with a LastEntryId past what its files hold (milvus#52341): `channels
+    list/show/peek --etcd` warn with the log, segment and missing entries and exit 1, as `channels woodpecker` does."""
+    import base64
+
+    import httpx
+
+    log = logs[0]
+    held = sum(len(block) for block in log.segments[0]) - 1
+    for each in logs:
+        enc.put(etcd_url, f"woodpecker/logs/{each.channel}", enc.log_meta(each.log_id, 1_763_000_000))
+    key = f"woodpecker/logs/{log.channel}/segments/0"
+    enc.put(etcd_url, key, enc.segment_meta(0, state=2, created_ms=1_763_000_000_000, last_entry=held + 3))
+    try:
+        said = f"entries {held + 1}..{held + 3} are missing"
+        listed = run_cli("channels", "list", "--woodpecker", str(wal), "--etcd", etcd_url, "--json")
+        assert listed.code == 1 and any(said in w for w in listed.json()["warnings"]), listed.stdout
+        assert all(c["messages"] for c in listed.json()["channels"])  # what the files hold is still listed
+        show = run_cli("channels", "show", log.channel, "--woodpecker", str(wal), "--etcd", etcd_url)
+        assert show.code == 1 and said in show.stderr, show.stderr
+        peek = run_cli("channels", "peek", log.channel, "--woodpecker", str(wal), "--etcd", etcd_url, "--limit", "1")
+        assert peek.code == 1 and said in peek.stderr, peek.stderr
+        other = run_cli("channels", "show", logs[1].channel, "--woodpecker", str(wal), "--etcd", etcd_url)
+        assert other.code == 0, other.stderr  # the shortfall is the other log's
+    finally:
+        encoded = base64.b64encode(key.encode()).decode()
+        httpx.post(f"{etcd_url}/v3/kv/deleterange", json={"key": encoded}).raise_for_status()
