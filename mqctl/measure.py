@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.milvus_client import Client, MilvusTarget, connect, wait_loaded
+from mqctl.pymilvus_modules import import_pymilvus
 
 SCRATCH_PREFIX = "mqctl_measure_"  # every collection this module creates is named so, and dropped after
 PAYLOAD_FIELD_MAX = 65_535  # Milvus's VARCHAR max_length
@@ -213,6 +214,7 @@ def measure(
     target: MilvusTarget, settings: MeasureSettings | None = None, say: Callable[[str], None] | None = None
 ) -> Measurement:
     """Create the scratch collections, time searches, queries and inserts, drop them (also on failure)."""
+    import_pymilvus()
     from pymilvus.exceptions import MilvusException
 
     settings = settings or MeasureSettings()
@@ -251,6 +253,7 @@ def measure(
 
 def load_vectors(client: Client, name: str, settings: MeasureSettings) -> None:
     """`rows` random vectors (fixed seed: the same data every time), flushed, indexed (FLAT) and loaded."""
+    import_pymilvus()
     from pymilvus import DataType
 
     schema = client.create_schema(auto_id=False)
@@ -284,6 +287,7 @@ WRITES_OPEN_WAIT = 60.0  # seconds: right after a migration resumes writes, the 
 def first_insert(client: Client, name: str, rows: list[dict[str, object]]) -> None:
     """The first write, retried while Milvus still denies writes (forceDeny lifted moments ago is applied at the
     quota center's next tick)."""
+    import_pymilvus()
     from pymilvus.exceptions import MilvusException
 
     deadline = time.monotonic() + WRITES_OPEN_WAIT
@@ -325,6 +329,7 @@ def timed(request: Callable[[], None], count: int, warm_up: int = 5) -> Latency:
 
 
 def create_payload_collection(client: Client, name: str) -> None:
+    import_pymilvus()
     from pymilvus import DataType
 
     schema = client.create_schema(auto_id=False)

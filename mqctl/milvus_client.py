@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from mqctl.errors import PreconditionError
+from mqctl.pymilvus_modules import import_pymilvus
 from mqctl.urls import split_url
 
 Client = Any  # a pymilvus MilvusClient (pymilvus ships no types)
@@ -51,6 +52,7 @@ def connect(target: MilvusTarget, timeout: float = 10, db: str = "") -> Client:
     """A MilvusClient (on database `db`), or exit 3 with what failed and what to check."""
     import logging
 
+    import_pymilvus()
     from pymilvus import MilvusClient
     from pymilvus.exceptions import MilvusException
 
@@ -97,6 +99,7 @@ def quota_states(client: Client, timeout: float) -> QuotaStates:
     `quotaAndLimits.limitWriting.forceDeny` reads `DenyToWrite` / "the writing has been deactivated by the
     administrator"; memory, disk and time-tick protection give their own reasons. pymilvus 2.6 has no
     MilvusClient method for it: the RPC goes through the client's gRPC handler, as FlushAll does."""
+    import_pymilvus()
     import grpc
     from pymilvus.grpc_gen import milvus_pb2
 
@@ -141,6 +144,7 @@ def each_collection(target: MilvusTarget, main: Client | None = None) -> Iterato
 
     One client per database: `use_database` calls DescribeDatabase, which 2.3 does not have.
     """
+    import_pymilvus()
     from pymilvus.exceptions import MilvusException
 
     own = main is None
@@ -162,6 +166,7 @@ def each_collection(target: MilvusTarget, main: Client | None = None) -> Iterato
 
 
 def is_loaded(client: Client, collection: str) -> bool:
+    import_pymilvus()
     from pymilvus.client.types import LoadState
 
     return bool(client.get_load_state(collection)["state"] == LoadState.Loaded)
@@ -181,6 +186,7 @@ def collection_counts(
     its flushed segments (`get_collection_stats`, method `segment-stats`), which after FlushAll
     covers every row (deleted rows included until a compaction drops them).
     """
+    import_pymilvus()
     from pymilvus.exceptions import MilvusException
 
     try:
@@ -234,6 +240,7 @@ def write_probe(client: Client, collection: str, timeout: float = 5) -> str:
     an empty insert (`num_rows should be greater than 0`, 2.3.5). Either way nothing is written. Any other
     answer (another Milvus version, another limit) is `unknown`: the caller then falls back to waiting.
     """
+    import_pymilvus()
     from pymilvus.grpc_gen import milvus_pb2
 
     handler = client._get_connection()
@@ -255,6 +262,7 @@ def flush_all(client: Client, timeout: float, on_wait: Callable[[float], None] |
     `MilvusClient.flush_all` polls every 5 s and `MilvusClient.get_flush_all_state` has no way
     to pass the flush ts (pymilvus 2.6.17), so both RPCs go through the client's gRPC handler.
     """
+    import_pymilvus()
     import grpc
     from pymilvus.client.prepare import Prepare
     from pymilvus.client.utils import check_status

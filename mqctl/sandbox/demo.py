@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from mqctl.pymilvus_modules import import_pymilvus
+
 DEMO_COLLECTIONS = {"demo_docs": 3000, "demo_events": 1200}  # name -> rows inserted by --seed
 DEMO_DIM = 8
 
@@ -13,6 +15,7 @@ def seed_demo(uri: str) -> dict[str, int]:
     """
     import random
 
+    import_pymilvus()
     from pymilvus import DataType, MilvusClient
 
     from mqctl.milvus_client import count_rows

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mqctl.mq.declared_protos import declare, misread_fields, parse, unknown_field_numbers
-from mqctl.mq.decode.protos import pb2
+from mqctl.pymilvus_modules import pb2
 
 _STRING_MAP = {"key": (1, "string", False), "value": (2, "string", False)}  # map<string,string> entry; KeyValuePair
 _DB_HEADER = {"db_name": (1, "string", False), "db_id": (2, "int64", False)}

@@ -25,8 +25,8 @@ from mqctl.mq.decode.envelope import (
     read_envelope,
 )
 from mqctl.mq.decode.model import DecodedMessage
-from mqctl.mq.decode.protos import pb2
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
+from mqctl.pymilvus_modules import pb2
 from mqctl.sorting import ascii_int
 
 TSO_LOGICAL_BITS = 18  # Milvus TSO: (unix_ms << 18) | logical

@@ -352,7 +352,7 @@ class KafkaSource:
         from google.protobuf.message import DecodeError
 
         from mqctl.mq.decode.messages import tso_to_datetime
-        from mqctl.mq.decode.protos import pb2
+        from mqctl.pymilvus_modules import pb2
 
         times: dict[str, dt.datetime | None] = {}
         for topic, record in self._records_at(wanted).items():

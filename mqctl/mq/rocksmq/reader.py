@@ -295,7 +295,7 @@ class RocksMQSource:
 
         from mqctl.mq.decode.envelope import read_envelope, unwrap_rocksmq
         from mqctl.mq.decode.messages import tso_to_datetime
-        from mqctl.mq.decode.protos import pb2
+        from mqctl.pymilvus_modules import pb2
 
         value = self._messages.get(key)
         streaming = unwrap_rocksmq(value or b"")

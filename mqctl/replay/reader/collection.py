@@ -12,6 +12,7 @@ from __future__ import annotations
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.mq.model import MQSource
+from mqctl.pymilvus_modules import import_pymilvus
 from mqctl.replay.reader.options import ReplayOptions
 from mqctl.replay.reader.rows import collection_matches
 from mqctl.sorting import ascii_int
@@ -79,6 +80,7 @@ def fetch_from_milvus(uri: str, token: str | None, wanted: str) -> CollectionSch
     """Describe the collection through Milvus's gRPC API (pymilvus)."""
     from urllib.parse import unquote
 
+    import_pymilvus()
     from pymilvus import MilvusClient
     from pymilvus.exceptions import MilvusException
 

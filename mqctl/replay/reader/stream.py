@@ -119,7 +119,7 @@ def _header(raw: RawMessage) -> tuple[int | None, int | None]:
     from google.protobuf.message import DecodeError
 
     from mqctl.mq.decode.envelope import has_envelope, read_envelope
-    from mqctl.mq.decode.protos import pb2
+    from mqctl.pymilvus_modules import pb2
 
     if has_envelope(raw.headers):
         envelope = read_envelope(raw.headers)
