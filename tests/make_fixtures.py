@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from mqctl.ports import free_ports
+from mqctl.host.ports import free_ports
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PAGE_SIZE = 2048  # bytes: a page closes every few seconds of time ticks

@@ -154,7 +154,7 @@ def rehearse(
 ) -> None:
     """The main job on one machine: sandbox up on RocksMQ with data, migrate to natsmq, list the NATS streams, down."""
     from mqctl.cli.migrate.render import reporter
-    from mqctl.measure import MeasureSettings
+    from mqctl.milvus.measure import MeasureSettings
     from mqctl.sandbox.rehearse import rehearse as run_rehearsal
 
     out = output(json_mode, wide)

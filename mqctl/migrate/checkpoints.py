@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from mqctl.migrate.context import resolution
-from mqctl.migrate.evidence import CheckpointRows
 from mqctl.migrate.options import MigrateOptions
+from mqctl.migrate.record.evidence import CheckpointRows
 
 CHECKPOINT_ADVANCE_SECONDS = 60.0  # how long verify waits for the new MQ's checkpoints to move
 

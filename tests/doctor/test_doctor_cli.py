@@ -93,7 +93,7 @@ def test_force_deny_left_true_is_an_error_with_the_command_that_reopens_writes(t
 
 
 def test_an_interrupted_migration_journal_says_where_it_stopped_and_how_to_go_on(tmp_path, cli):
-    from mqctl.migrate.journal import DONE, FAILED, JOURNAL_NAME, Journal
+    from mqctl.migrate.record.journal import DONE, FAILED, JOURNAL_NAME, Journal
 
     config = config_copy(tmp_path)
     journal = Journal.new(
@@ -281,7 +281,7 @@ def test_a_natsmq_store_another_server_uses_is_an_error_and_is_not_opened(tmp_pa
 def test_rocksmq_data_left_behind_by_a_switch_without_migration_and_by_a_finished_one(tmp_path, cli):
     """Milvus stopped, its config on natsmq: a non-empty rocksmq.path is a warning, unless the journal of a
     completed rocksmq -> natsmq migration explains it (the old folder stays, by design)."""
-    from mqctl.migrate.journal import COMPLETED, JOURNAL_NAME, Journal
+    from mqctl.migrate.record.journal import COMPLETED, JOURNAL_NAME, Journal
 
     rocks, store = tmp_path / "rdb_data", tmp_path / "store"
     shutil.copytree(ROCKSMQ, rocks)

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-from mqctl.ports import free_ports
+from mqctl.host.ports import free_ports
 
 POM = Path(__file__).resolve().parents[1] / "kafka_broker" / "pom.xml"
 HEAP = "-Xmx320m"  # a single-node test broker holds a few MB; the JVM's default would take a quarter of the RAM

@@ -50,7 +50,7 @@ def _milvus_meta(etcd_url: str, root: str, vchannels: dict[str, int]) -> None:
 
 def _options(etcd_url: str, root: str, tmp_path):
     from mqctl.migrate.options import MigrateOptions
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.milvus.client import MilvusTarget
 
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: rocksmq\n")

@@ -91,7 +91,7 @@ def test_a_checkpoint_of_spark_but_not_of_mqctl_or_of_another_query_is_refused(c
 
 # ---------------------------------------------------------------------------- stream.py's pure parts
 def test_a_batch_cap_is_shared_by_backlog_and_never_exceeded():
-    from mqctl.replay.reader.stream import share
+    from mqctl.replay.reader.positions import share
 
     assert share({"a": 5, "b": 3}, 100) == {"a": 5, "b": 3}
     granted = share({"a": 900, "b": 90, "c": 10}, 100)
@@ -113,7 +113,7 @@ def test_stream_options_are_checked():
 
 def test_visibility_ends_after_the_last_time_tick_and_caps_count_stored_messages():
     from mqctl.mq.rocksmq.reader import RocksMQSource
-    from mqctl.replay.reader.stream import count_messages, end_after, visible_end
+    from mqctl.replay.reader.positions import count_messages, end_after, visible_end
 
     with RocksMQSource(ROCKSMQ) as source:
         first, last = source.id_range(DML_0)  # type: ignore[misc]

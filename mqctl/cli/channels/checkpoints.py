@@ -329,7 +329,7 @@ def checkpoints(
         raise InputError("--woodpecker is for Milvus 2.6+", hint="give --milvus-version 2.6.x, or leave it out")
     target = None
     if milvus:
-        from mqctl.milvus_client import MilvusTarget
+        from mqctl.milvus.client import MilvusTarget
 
         target = MilvusTarget(milvus, token=milvus_token or "")
 

@@ -39,8 +39,8 @@ from mqctl.migrate.options import MigrateOptions
 
 if TYPE_CHECKING:
     from mqctl.migrate.context import Reporter
-    from mqctl.migrate.journal import Journal
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.migrate.record.journal import Journal
+    from mqctl.milvus.client import MilvusTarget
 
 
 app = typer.Typer(
@@ -111,7 +111,7 @@ def status(
     wide: WideOpt = False,
 ) -> None:
     """Where the journaled migration stands, step by step, with evidence."""
-    from mqctl.migrate.journal import Journal
+    from mqctl.migrate.record.journal import Journal
 
     emit_journal(output(json_mode, wide), Journal.load(journal_file(state_dir, config, sandbox)))
 
@@ -128,7 +128,7 @@ def _continue(
     out = output(params["json_mode"], params["wide"])
     filled = sandbox_fill(params["sandbox"])
     path = journal_file(params["state_dir"], params["config"], params["sandbox"])
-    from mqctl.migrate.journal import Journal
+    from mqctl.migrate.record.journal import Journal
 
     loaded = Journal.load(path)  # no journal, or not this migration's: say so before asking anything
     loaded.check_belongs(path, asked_configs(params["config"], params["sandbox"]))

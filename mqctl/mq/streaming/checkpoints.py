@@ -33,7 +33,7 @@ from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.mq.streaming import VERIFICATION
 from mqctl.mq.streaming.state import StreamingState, WalCheckpoint, tso_time
 from mqctl.mq.woodpecker.meta import Log, WoodpeckerMeta
-from mqctl.mq.woodpecker.segments import Segment
+from mqctl.mq.woodpecker.segment_model import Segment
 
 RULE_WAL_MISMATCH = "CP110"
 RULE_ALTER_WAL_MIDWAY = "CP111"

@@ -20,7 +20,7 @@ from mqctl.mq.streaming.state import StreamingState
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.mq.woodpecker.meta import WoodpeckerMeta
-    from mqctl.mq.woodpecker.segments import Segment
+    from mqctl.mq.woodpecker.segment_model import Segment
     from mqctl.mq.woodpecker.storage import S3Access
 
 WOODPECKER_META = "woodpecker-meta"  # Woodpecker's LogMeta/SegmentMetadata in etcd

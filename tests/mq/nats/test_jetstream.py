@@ -423,7 +423,7 @@ def test_store_in_use_is_told_by_command_line_and_config_not_by_a_prefix(tmp_pat
 
 
 def test_a_config_names_a_store_only_by_its_whole_path(tmp_path):
-    from mqctl.procfs import mentions_path
+    from mqctl.host.procfs import mentions_path
 
     config = tmp_path / "server.conf"
     config.write_text('jetstream { store_dir: "/backup/data/nats" }\n')

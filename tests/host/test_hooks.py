@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from mqctl.hooks import MilvusLog, log_time, run_command
+from mqctl.host.hooks import MilvusLog, log_time, run_command
 from mqctl.migrate.verify import INIT_MQ
 
 INIT = '[2026/11/22 05:03:46.032 +00:00] [INFO] [dependency/factory.go:84] ["try to init mq"] [standalone=true] [mqType=natsmq]'

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.milvus_client import Client, MilvusTarget, connect, wait_loaded
-from mqctl.pymilvus_modules import import_pymilvus
+from mqctl.milvus.client import Client, MilvusTarget, connect, wait_loaded
+from mqctl.milvus.protos import import_pymilvus
 
 SCRATCH_PREFIX = "mqctl_measure_"  # every collection this module creates is named so, and dropped after
 PAYLOAD_FIELD_MAX = 65_535  # Milvus's VARCHAR max_length

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 from mqctl.errors import InputError, PreconditionError
 from mqctl.files import replace_atomically
-from mqctl.migrate.evidence import Evidence, conforms, new_evidence, of
+from mqctl.migrate.record.evidence import Evidence, conforms, new_evidence, of
 
 JOURNAL_NAME = ".mqctl-migrate.json"
 SCHEMA_VERSION = 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mqctl.migrate.evidence import (
+from mqctl.migrate.record.evidence import (
     BackupEvidence,
     CommandEvidence,
     FlushEvidence,
@@ -13,7 +13,7 @@ from mqctl.migrate.evidence import (
     VerifyEvidence,
     WritesEvidence,
 )
-from mqctl.migrate.journal import StepRecord
+from mqctl.migrate.record.journal import StepRecord
 
 
 def summarize(record: StepRecord) -> str:

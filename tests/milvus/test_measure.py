@@ -1,4 +1,4 @@
-"""The arithmetic and the report of `mqctl.measure` (the timing itself needs a real Milvus: see
+"""The arithmetic and the report of `mqctl.milvus.measure` (the timing itself needs a real Milvus: see
 tests/e2e/test_rehearse.py, which rehearses with --measure)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from mqctl.errors import InputError
-from mqctl.measure import (
+from mqctl.milvus.measure import (
     KB,
     ROW_PAYLOAD_MAX,
     InsertRate,

@@ -13,7 +13,7 @@ from tests.helpers.paths import REPO
 # Each order of the two loads, each in a fresh interpreter (a loaded module cannot race again).
 RACE = """
 import json, threading
-from mqctl.pymilvus_modules import import_pymilvus, pb2
+from mqctl.milvus.protos import import_pymilvus, pb2
 
 order = {order!r}
 start = threading.Barrier(2)

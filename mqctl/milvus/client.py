@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from mqctl.errors import PreconditionError
-from mqctl.pymilvus_modules import import_pymilvus
+from mqctl.milvus.protos import import_pymilvus
 from mqctl.urls import split_url
 
 Client = Any  # a pymilvus MilvusClient (pymilvus ships no types)
