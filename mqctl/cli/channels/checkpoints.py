@@ -12,10 +12,8 @@ from mqctl.cli.channels.group import (
 from mqctl.cli.common import (
     EtcdOpt,
     EtcdRootOpt,
-    JsonOpt,
     MilvusOpt,
     S3EndpointOpt,
-    WideOpt,
     output,
     seconds,
     takes_source,
@@ -232,8 +230,6 @@ def _streaming_checkpoints(
     source: SourceOptions,
     truncation_lag: float,
     wal: SourceOptions | None,
-    json_mode: bool,
-    wide: bool,
 ) -> None:
     import datetime as dt
 
@@ -241,7 +237,7 @@ def _streaming_checkpoints(
     from mqctl.mq.streaming.state import StreamingReader
     from mqctl.mq.streaming.wal_state import WOODPECKER_FILES, WOODPECKER_META, WalFiles, judge_wal_state
 
-    out = output(json_mode, wide)
+    out = output()
     if source.explicit:
         out.warn(
             f"Milvus 2.6+: {', '.join(source.explicit)} not read: on 2.6 mqctl reads etcd and Woodpecker's files "
@@ -290,8 +286,6 @@ def checkpoints(
     truncation_lag: TruncationLagOpt = 24.0,
     woodpecker: WoodpeckerOpt = None,
     s3_endpoint: S3EndpointOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Per vchannel: is what Milvus has not flushed still in the MQ after its channel checkpoint?
     Exit 1 when any vchannel is expired or at-risk (2.6: any error or warning finding), 3 when etcd or the MQ
@@ -323,7 +317,7 @@ def checkpoints(
     streaming = version >= V2_6 if version is not None else has_streaming_meta(reader.etcd, reader.root)
     if streaming:
         wal = _checkpoint_wal(source, woodpecker, s3_endpoint, resolution)
-        _streaming_checkpoints(reader, resolution, source, truncation_lag, wal, json_mode, wide)
+        _streaming_checkpoints(reader, resolution, source, truncation_lag, wal)
         return
     if woodpecker or s3_endpoint:
         raise InputError("--woodpecker is for Milvus 2.6+", hint="give --milvus-version 2.6.x, or leave it out")
@@ -346,7 +340,7 @@ def checkpoints(
             milvus_uri=target.uri if target else None,
             etcd=reader.etcd.shown,
         )
-    output(json_mode, wide).emit(report, _render_checkpoints)
+    output().emit(report, _render_checkpoints)
     exit_with(1 if report.failing else 0)
 
 
