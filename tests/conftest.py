@@ -97,3 +97,24 @@ def logs() -> list[Any]:
     from tests.helpers.woodpecker_wal import fixture_logs
 
     return [log for log in fixture_logs() if log.messages]
+
+
+@pytest.fixture(scope="module")
+def wal(tmp_path_factory: pytest.TempPathFactory, logs: list[Any]) -> Any:
+    """The fixture's logs as a local Woodpecker folder whose last segment is still active (the replay tests, the
+    data source's and the CLI's, share it)."""
+    from tests.helpers.woodpecker_wal import write_wal
+
+    root = tmp_path_factory.mktemp("wal") / "wp"
+    write_wal(root, logs, active_last=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def legacy_woodpecker(etcd_url: str) -> str:
+    """The module's etcd holding Woodpecker's meta under the legacy top-level prefix (the prefix is global to an
+    etcd, hence its own): tests/helpers/streaming_meta.py write_legacy_woodpecker_state."""
+    from tests.helpers.streaming_meta import LEGACY_NOW, LEGACY_PCHANNEL, write_legacy_woodpecker_state
+
+    write_legacy_woodpecker_state(etcd_url, LEGACY_NOW.timestamp(), LEGACY_PCHANNEL)
+    return etcd_url

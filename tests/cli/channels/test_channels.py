@@ -8,9 +8,9 @@ import shutil
 import pytest
 
 from tests.helpers.files import tree_fingerprint
+from tests.helpers.make_fixtures import load_expected, rows_by_pk
 from tests.helpers.paths import FIXTURES, SAMPLES
 from tests.helpers.servers import free_port, start_nats
-from tests.make_fixtures import load_expected, rows_by_pk
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"

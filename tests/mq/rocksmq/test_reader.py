@@ -11,8 +11,8 @@ from mqctl.errors import InputError
 from mqctl.mq.decode import messages
 from mqctl.mq.rocksmq.reader import RocksMQSource
 from tests.helpers.files import tree_fingerprint
+from tests.helpers.make_fixtures import load_expected
 from tests.helpers.paths import FIXTURES
-from tests.make_fixtures import load_expected
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 

@@ -6,7 +6,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conformance.variants import Variant, render
+from tests.helpers.conformance.variants import Variant, render
 
 HERE = Path(__file__).resolve().parent
 FIXTURE = HERE / "milvus-2.3.5.json"

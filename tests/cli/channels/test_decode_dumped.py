@@ -16,7 +16,7 @@ from tests.helpers.cli import run_cli, run_cli_subprocess
 from tests.helpers.woodpecker_wal import ROCKSMQ, fixture_logs
 
 if not ROCKSMQ.exists():
-    pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)", allow_module_level=True)
+    pytest.skip("tests/fixtures not written yet (python tests/helpers/make_fixtures.py)", allow_module_level=True)
 
 COMPARED = ("type", "tso", "collection", "collection_id", "partition_id", "segment_id", "rows", "pks")
 

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.extra
 from tests.helpers.s3 import moto_s3  # noqa: E402  (after the skip: it needs moto)
 
 if not ROCKSMQ.exists():
-    pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)", allow_module_level=True)
+    pytest.skip("tests/fixtures not written yet (python tests/helpers/make_fixtures.py)", allow_module_level=True)
 
 BUCKET = "wal"
 

@@ -11,7 +11,7 @@ from tests.helpers.rocksmq26 import streaming_copy
 from tests.helpers.woodpecker_wal import ROCKSMQ
 
 if not ROCKSMQ.exists():
-    pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)", allow_module_level=True)
+    pytest.skip("tests/fixtures not written yet (python tests/helpers/make_fixtures.py)", allow_module_level=True)
 
 KEYS = ("id", "type", "time", "tso", "collection", "collection_id", "partition_id", "shard", "rows", "pks", "error")
 

@@ -1,7 +1,7 @@
 """Run the binary on CI_SAMPLE, a seeded sample of the MQ matrix and the value forms, and write the fixture
 the quick test reads.
 
-PYTHONPATH=. python -m tests.conformance.record [--count N] [--seed S] [--dir SANDBOX] [--new-only]
+PYTHONPATH=. python -m tests.helpers.conformance.record [--count N] [--seed S] [--dir SANDBOX] [--new-only]
 
 --new-only keeps the outcomes already recorded for the same variants and base file, and runs only the others.
 """
@@ -13,9 +13,9 @@ import json
 import tempfile
 from pathlib import Path
 
-from tests.conformance.compare import BASE, FIXTURE, MILVUS_VERSION, SANDBOX_DIR
-from tests.conformance.runner import Worker
-from tests.conformance.variants import (
+from tests.helpers.conformance.compare import BASE, FIXTURE, MILVUS_VERSION, SANDBOX_DIR
+from tests.helpers.conformance.runner import Worker
+from tests.helpers.conformance.variants import (
     CI_SAMPLE,
     ETCD_ENDPOINT,
     RECORD_COUNT,

@@ -8,7 +8,7 @@ expires when a test opens it later) and inserts/deletes more. The RocksMQ direct
 LOCK/LOG files) and the natsmq store are copied into tests/fixtures/, and everything that was
 written is recorded in tests/fixtures/expected.json for the tests to compare against.
 
-Usage: python tests/make_fixtures.py [--out tests/fixtures] [--keep DIR]
+Usage: python tests/helpers/make_fixtures.py [--out tests/fixtures] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from typing import Any
 
 from mqctl.host.ports import free_ports
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 PAGE_SIZE = 2048  # bytes: a page closes every few seconds of time ticks
 DML_CHANNELS = 4  # rootCoord.dmlChannelNum: fewer channels keep the fixture small
 SKIPPED_DB_FILES = ("LOCK", "LOG")  # RocksDB lock and info logs (LOG, LOG.old.*) are not data

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conformance.classify import Outcome, classify
-from tests.conformance.variants import ENV_NAMES, Variant, render
+from tests.helpers.conformance.classify import Outcome, classify
+from tests.helpers.conformance.variants import ENV_NAMES, Variant, render
 
 WAIT_SECONDS = 90  # a healthy 2.3.5 standalone answers within ~10-40 s on a loaded 2-core machine
 # mounts the folder given as $0 on /var/lib in a new mount namespace and makes $0/tmp the TMPDIR (an empty
