@@ -285,11 +285,11 @@ def _checkpoints(
     """Every live vchannel's checkpoint, from --etcd/--etcd-root or else the config's etcd; None (with a
     warning) when the config's etcd cannot be read. An etcd given on the command line must answer."""
     from mqctl.errors import MqctlError
-    from mqctl.mq.checkpoints import live_checkpoints
+    from mqctl.mq.channel_checkpoints import live_checkpoints
     from mqctl.mq.milvus_meta import meta_reader
 
     try:
-        return live_checkpoints(meta_reader(etcd, etcd_root, resolution).read())
+        return live_checkpoints(meta_reader(etcd, etcd_root, resolution), resolution.version)
     except MqctlError as err:
         if etcd:
             raise

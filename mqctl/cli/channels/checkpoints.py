@@ -234,8 +234,8 @@ def _streaming_checkpoints(
     import datetime as dt
 
     from mqctl.cli.common import exit_with
-    from mqctl.mq.streaming.state import StreamingReader
-    from mqctl.mq.streaming.wal_state import WOODPECKER_FILES, WOODPECKER_META, WalFiles, judge_wal_state
+    from mqctl.mq.channel_checkpoints import judge_streaming
+    from mqctl.mq.streaming.wal_state import WOODPECKER_FILES, WOODPECKER_META, WalFiles
 
     out = output()
     if source.explicit:
@@ -248,23 +248,7 @@ def _streaming_checkpoints(
         from mqctl.mq.sources import woodpecker_access
 
         files = WalFiles(wal.woodpecker, woodpecker_access(wal))
-    etcd_values = reader.etcd.read()
-
-    def configured(key: str) -> str | None:
-        item = etcd_values.get(key)
-        if item is not None and item.value:
-            return str(item.value)
-        return (resolution.value(key) or None) if resolution is not None else None
-
-    streaming = StreamingReader(reader.etcd, reader.root[len(reader.etcd.root) :].strip("/") or "meta")
-    judged = judge_wal_state(
-        streaming.read(),
-        reader.etcd,
-        configured=configured,
-        wal_files=files,
-        collections={cid: (c.database, c.name) for cid, c in reader.collections().items()},
-        truncation_lag=dt.timedelta(hours=truncation_lag),
-    )
+    judged = judge_streaming(reader, resolution, wal_files=files, truncation_lag=dt.timedelta(hours=truncation_lag))
     for part in (WOODPECKER_FILES, WOODPECKER_META):  # the command answers for every part it was asked to read
         if part in judged.unread:
             raise judged.unread[part]
@@ -296,16 +280,14 @@ def checkpoints(
     log/segment meta; and Woodpecker's files (--woodpecker, or where a --config on Woodpecker puts them) to tell
     whether what each checkpoint needs is still stored. 2.6 support: format from Milvus v2.6.x / Woodpecker v0.1.x
     source; not yet verified on a running 2.6."""
-    from mqctl.backends import V2_6
     from mqctl.cli.common import exit_with
     from mqctl.config.known_keys import parse_version
     from mqctl.errors import InputError
-    from mqctl.mq.checkpoints import checkpoint_report
+    from mqctl.mq.channel_checkpoints import judge_channel_cp, on_streaming
     from mqctl.mq.milvus_meta import collections_from_milvus, meta_reader
     from mqctl.mq.model import ConfiguredRetention
     from mqctl.mq.retention import ROCKS_TIME_KEY
     from mqctl.mq.sources import load_config, open_source
-    from mqctl.mq.streaming.state import has_streaming_meta
 
     version = parse_version(milvus_version)
     if milvus_version and version is None:
@@ -314,8 +296,7 @@ def checkpoints(
     reader = meta_reader(etcd, etcd_root, resolution)
     if version is None and resolution is not None:
         version = resolution.version
-    streaming = version >= V2_6 if version is not None else has_streaming_meta(reader.etcd, reader.root)
-    if streaming:
+    if on_streaming(reader, version):
         wal = _checkpoint_wal(source, woodpecker, s3_endpoint, resolution)
         _streaming_checkpoints(reader, resolution, source, truncation_lag, wal)
         return
@@ -332,7 +313,7 @@ def checkpoints(
 
     rocksmq_window = ConfiguredRetention(resolution).get(ROCKS_TIME_KEY).value * 60
     with open_source(source, resolution=resolution) as opened:
-        report = checkpoint_report(
+        report = judge_channel_cp(
             read_meta,
             opened,
             watch_seconds=watch,
