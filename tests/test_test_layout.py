@@ -77,24 +77,11 @@ def test_test_folders_mirror_mqctls_packages():
 CLI_LEVELS = ("cli", "e2e", "helpers")
 # modules outside those that still take the `cli` fixture (tests/conftest.py's run_cli): this list only shrinks
 CLI_FIXTURE_LEFT = {
-    "config/resolve/test_etcd_source.py",
     "config/resolve/test_wal.py",
     "conformance/test_conformance.py",
     "conformance/test_file_role.py",
-    "doctor/test_alert_rules.py",
-    "doctor/test_bundle.py",
-    "doctor/test_doctor_cli.py",
-    "doctor/test_doctor_formats.py",
-    "doctor/test_doctor_kafka.py",
-    "doctor/test_exporter.py",
-    "migrate/test_alter_wal.py",
     "migrate/test_checkpoints.py",
-    "mq/rocksmq/test_reader.py",
-    "mq/test_data_warnings.py",
     "mq/test_hostile_filesystems.py",
-    "mq/test_retention_apply.py",
-    "replay/test_follow_cli.py",
-    "sandbox/test_state.py",
 }
 
 
