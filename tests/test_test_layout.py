@@ -73,16 +73,12 @@ def test_test_folders_mirror_mqctls_packages():
         assert folder in packages | commands, f"tests/{folder} has no mqctl/{folder} to mirror"
 
 
-# Tests by level: what drives the CLI lives under tests/cli (in-process) or tests/e2e (servers, subprocesses).
+# Tests by level: what drives the CLI lives under tests/cli (in-process) or tests/e2e (servers, subprocesses);
+# tests/conformance is a level of its own: `config explain` through the CLI judged by the real Milvus binary
 CLI_LEVELS = ("cli", "e2e", "helpers")
+CLI_FIXTURE_LEVELS = (*CLI_LEVELS, "conformance")
 # modules outside those that still take the `cli` fixture (tests/conftest.py's run_cli): this list only shrinks
-CLI_FIXTURE_LEFT = {
-    "config/resolve/test_wal.py",
-    "conformance/test_conformance.py",
-    "conformance/test_file_role.py",
-    "migrate/test_checkpoints.py",
-    "mq/test_hostile_filesystems.py",
-}
+CLI_FIXTURE_LEFT: set[str] = set()
 
 
 def drives_the_cli(path: Path) -> tuple[bool, bool]:
@@ -104,7 +100,11 @@ def test_only_cli_and_e2e_tests_drive_the_cli():
     ]
     driving = sorted(str(p.relative_to(TESTS)) for p in outside if p.name != "conftest.py" and drives_the_cli(p)[0])
     assert driving == [], f"these drive the CLI with run_cli: move them to tests/cli (or tests/e2e): {driving}"
-    fixture = {str(p.relative_to(TESTS)) for p in outside if drives_the_cli(p)[1]}
+    fixture = {
+        str(p.relative_to(TESTS))
+        for p in outside
+        if p.relative_to(TESTS).parts[0] not in CLI_FIXTURE_LEVELS and drives_the_cli(p)[1]
+    }
     assert fixture <= CLI_FIXTURE_LEFT, (
         f"new modules outside tests/cli take the cli fixture: {fixture - CLI_FIXTURE_LEFT}"
     )

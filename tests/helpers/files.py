@@ -63,3 +63,22 @@ MERGED_YAML = """\
       <<: [{path: /first}, {path: /second, retentionSizeInMB: 10}]
       retentionSizeInMB: 20
     """
+
+
+def make_writable(root: Path | str) -> None:
+    """Give every folder and file below `root` its owner's write bit back (tests that made a tree read-only)."""
+    for folder, _, files in os.walk(root):
+        os.chmod(folder, 0o755)
+        for name in files:
+            os.chmod(os.path.join(folder, name), 0o644)
+
+
+# a milvus.yaml on RocksMQ with its etcd root: the config of the WAL-pinning tests
+ROCKSMQ_YAML = """\
+etcd:
+  rootPath: by-dev
+mq:
+  type: rocksmq
+rocksmq:
+  path: /var/lib/milvus/rdb_data
+"""

@@ -5,19 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from mqctl.config.resolve import pinning
-from mqctl.config.resolve.sources import EtcdConfig
-from tests.helpers.files import write_yaml
+from tests.helpers.cli import migrate_plan
+from tests.helpers.files import ROCKSMQ_YAML, write_yaml
 from tests.helpers.paths import SAMPLES
 
-ROCKSMQ_YAML = """\
-etcd:
-  rootPath: by-dev
-mq:
-  type: rocksmq
-rocksmq:
-  path: /var/lib/milvus/rdb_data
-"""
 PLAN_STEPS = ["check", "configure", "clean-target", "alter-wal", "verify", "settle", "cleanup"]
 
 
@@ -26,37 +17,11 @@ def config(tmp_path):
     return write_yaml(tmp_path, ROCKSMQ_YAML)
 
 
-@pytest.fixture
-def pinned(etcd_url):
-    """etcd holding mq.type as a 2.6.14+ coordinator pins it: `by-dev/config/mqtype` = woodpecker."""
-    etcd = EtcdConfig(etcd_url, root="by-dev")
-    etcd.put(pinning.PIN_KEY, "woodpecker")
-    yield etcd
-    etcd.delete(pinning.PIN_KEY)
-
-
 # ---------------------------------------------------------------------------- CLI: migrate plan
 
 
-def _plan(cli, config, to, version, *extra):
-    return cli(
-        "migrate",
-        "plan",
-        "--config",
-        str(config),
-        "--to",
-        to,
-        "--milvus",
-        "http://127.0.0.1:19530",
-        "--milvus-version",
-        version,
-        *extra,
-        "--json",
-    )
-
-
 def test_plan_2_6_lists_the_alter_wal_steps(config, cli):
-    result = _plan(cli, config, "woodpecker", "2.6.17")
+    result = migrate_plan(cli, config, "woodpecker", "2.6.17")
     assert result.code == 0, result.stderr
     plan = result.json()
     assert plan["procedure"] == "alter-wal" and plan["refused"] is False
@@ -73,7 +38,7 @@ def test_plan_2_6_lists_the_alter_wal_steps(config, cli):
 
 
 def test_plan_3_0_has_no_backport_warning(config, cli):
-    plan = _plan(cli, config, "woodpecker", "3.0.0").json()
+    plan = migrate_plan(cli, config, "woodpecker", "3.0.0").json()
     assert not {"backported", "stale-config-get"} & {f["code"] for f in plan["findings"]}
 
 
@@ -86,7 +51,7 @@ def test_plan_3_0_has_no_backport_warning(config, cli):
     ],
 )
 def test_plan_2_6_refuses_what_the_matrix_does_not_have(config, cli, to, version, code, words):
-    result = _plan(cli, config, to, version)
+    result = migrate_plan(cli, config, to, version)
     assert result.code == 3
     plan = result.json()
     assert plan["refused"] is True
@@ -95,7 +60,7 @@ def test_plan_2_6_refuses_what_the_matrix_does_not_have(config, cli, to, version
 
 
 def test_plan_reads_the_pinned_source_from_etcd(config, pinned, etcd_url, cli):
-    result = _plan(cli, config, "rocksmq", "2.6.17", "--etcd", etcd_url)
+    result = migrate_plan(cli, config, "rocksmq", "2.6.17", "--etcd", etcd_url)
     assert result.code == 0, result.stderr
     plan = result.json()
     assert plan["source_mq"] == "woodpecker"  # etcd's pin, not the file's rocksmq
@@ -104,12 +69,12 @@ def test_plan_reads_the_pinned_source_from_etcd(config, pinned, etcd_url, cli):
 
 
 def test_plan_refuses_without_an_etcd_config_source(config, tmp_path, etcd_url, cli):
-    never_booted = _plan(cli, config, "woodpecker", "2.6.17", "--etcd", etcd_url)
+    never_booted = migrate_plan(cli, config, "woodpecker", "2.6.17", "--etcd", etcd_url)
     assert never_booted.code == 3
     assert "no-etcd-config-source" in {f["code"] for f in never_booted.json()["findings"]}
     with_embed = ROCKSMQ_YAML.replace("  rootPath: by-dev\n", "  rootPath: by-dev\n  use:\n    embed: true\n")
     embedded = write_yaml(tmp_path, with_embed, "embed.yaml")
-    result = _plan(cli, embedded, "woodpecker", "2.6.17")
+    result = migrate_plan(cli, embedded, "woodpecker", "2.6.17")
     assert result.code == 3
     (error,) = [f for f in result.json()["findings"] if f["code"] == "no-etcd-config-source"]
     assert "etcd.use.embed is true" in error["message"]
@@ -117,7 +82,7 @@ def test_plan_refuses_without_an_etcd_config_source(config, tmp_path, etcd_url, 
 
 def test_plan_refuses_a_target_without_settings(tmp_path, cli):
     config = write_yaml(tmp_path, "mq:\n  type: woodpecker\n")
-    result = _plan(cli, config, "rocksmq", "2.6.17")
+    result = migrate_plan(cli, config, "rocksmq", "2.6.17")
     assert result.code == 3
     (error,) = [f for f in result.json()["findings"] if f["code"] == "target-unconfigured"]
     assert "rocksmq.path is empty" in error["message"]
@@ -148,12 +113,12 @@ streaming:
   enabled: false
 """
     path = write_yaml(tmp_path, values, "values.yaml")
-    result = _plan(cli, path, "woodpecker", "2.6.17")
+    result = migrate_plan(cli, path, "woodpecker", "2.6.17")
     assert result.code == 3
     findings = {f["code"]: f for f in result.json()["findings"]}
     assert findings["streaming-disabled"]["level"] == "error"
     assert "streaming.enabled is false" in findings["streaming-disabled"]["message"]
-    natsmq = _plan(cli, SAMPLES / "helm-values-natsmq.yaml", "woodpecker", "2.6.17")
+    natsmq = migrate_plan(cli, SAMPLES / "helm-values-natsmq.yaml", "woodpecker", "2.6.17")
     assert natsmq.code == 3 and natsmq.json()["source_mq"] is None
     (error,) = [f for f in natsmq.json()["findings"] if f["code"] == "source-unknown"]
     assert "mq natsmq is not valid" in error["message"]
