@@ -259,25 +259,11 @@ func decodeEtcd(path string, out io.Writer) error {
 		case strings.Contains(key, "/streamingcoord-meta/pchannel/"):
 			msg = &streamingpb.PChannelMeta{}
 		case strings.HasSuffix(key, "/consume-checkpoint"):
-			cp := &streamingpb.WALCheckpoint{}
-			msg = cp
-			defer func(key string) {
-				if id, err := base64.StdEncoding.DecodeString(cp.GetMessageId().GetId()); err == nil {
-					if wpID, err := wplog.DeserializeLogMessageId(id); err == nil {
-						decoded[key].(map[string]any)["woodpecker_id"] = map[string]int64{"segment_id": wpID.SegmentId, "entry_id": wpID.EntryId}
-					}
-				}
-			}(key)
+			msg = &streamingpb.WALCheckpoint{}
 		case strings.Contains(key, "/streamingnode-meta/wal/") && strings.Contains(key, "/vchannel/"):
 			msg = &streamingpb.VChannelMeta{}
 		case strings.Contains(key, "/datacoord-meta/channel-cp/"):
-			pos := &msgpb.MsgPosition{}
-			msg = pos
-			defer func(key string) {
-				if wpID, err := wplog.DeserializeLogMessageId(pos.GetMsgID()); err == nil {
-					decoded[key].(map[string]any)["woodpecker_id"] = map[string]int64{"segment_id": wpID.SegmentId, "entry_id": wpID.EntryId}
-				}
-			}(key)
+			msg = &msgpb.MsgPosition{}
 		case strings.Contains(key, "/logs/") && strings.Contains(key, "/segments/"):
 			msg = &wpproto.SegmentMetadata{}
 		case strings.Contains(key, "/logs/") && !strings.HasSuffix(key, "/lock"):
@@ -299,6 +285,20 @@ func decodeEtcd(path string, out io.Writer) error {
 		var fields map[string]any
 		if err := json.Unmarshal(text, &fields); err != nil {
 			return err
+		}
+		// The Woodpecker id inside a position: base64 of LogMessageId.Serialize() in a WALCheckpoint (the adapter's
+		// message_id.go), the serialized id itself in a channel checkpoint (mqwrapper/wp's Serialize).
+		var rawID []byte
+		switch v := msg.(type) {
+		case *streamingpb.WALCheckpoint:
+			rawID, _ = base64.StdEncoding.DecodeString(v.GetMessageId().GetId())
+		case *msgpb.MsgPosition:
+			rawID = v.GetMsgID()
+		}
+		if rawID != nil {
+			if wpID, err := wplog.DeserializeLogMessageId(rawID); err == nil {
+				extra["woodpecker_id"] = map[string]int64{"segment_id": wpID.SegmentId, "entry_id": wpID.EntryId}
+			}
 		}
 		extra["type"] = fmt.Sprintf("%T", msg)
 		extra["fields"] = fields
