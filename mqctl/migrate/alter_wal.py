@@ -184,14 +184,14 @@ def _target_data_checks(res: Resolution, target: str, checks: list[Finding], etc
         if leftovers:
             checks.append(
                 _check(
-                    WARNING,
+                    ERROR,
                     "target-not-empty",
                     f"RocksMQ data from an earlier run in {', '.join(map(str, leftovers))}",
                     "archive and remove it before switching back to rocksmq (Milvus 3.0's Switch MQ type docs: "
                     "delete rdb_data and rdb_data_meta_kv first)",
                 )
             )
-    if target == wal.WOODPECKER and etcd is not None:
+    if target == wal.WOODPECKER:
         _woodpecker_leftovers(res, etcd, checks)
     prefix = res.value("msgChannel.chanNamePrefix.cluster") or DEFAULT_CHANNEL_PREFIX
     checks.append(
@@ -204,7 +204,7 @@ def _target_data_checks(res: Resolution, target: str, checks: list[Finding], etc
     )
 
 
-def _woodpecker_leftovers(res: Resolution, etcd: EtcdConfig, checks: list[Finding]) -> None:
+def _woodpecker_leftovers(res: Resolution, etcd: EtcdConfig | None, checks: list[Finding]) -> None:
     """Switching back to Woodpecker: its logs from the earlier run must be gone first, in etcd (the `woodpecker/`
     prefix, either the legacy top-level one or `<etcd.rootPath>/<woodpecker.meta.prefix>`) and on disk
     (`<localStorage.path>/wp`, which holds `files/wp`); Milvus 3.0's Switch MQ type docs ask to delete both. A
@@ -212,10 +212,10 @@ def _woodpecker_leftovers(res: Resolution, etcd: EtcdConfig, checks: list[Findin
     from mqctl.mq.woodpecker.meta import read_woodpecker_meta
 
     try:
-        meta = read_woodpecker_meta(etcd, res.value("woodpecker.meta.prefix") or None)
+        meta = read_woodpecker_meta(etcd, res.value("woodpecker.meta.prefix") or None) if etcd is not None else None
     except PreconditionError:
-        return  # _streaming_checks says the etcd could not be read
-    if meta.logs:
+        meta = None  # _streaming_checks says the etcd could not be read
+    if meta is not None and meta.logs:
         names = sorted(meta.logs)
         checks.append(
             _check(

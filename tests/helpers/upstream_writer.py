@@ -130,6 +130,12 @@ def write(binary: Path, out: Path, storage: str, phases: tuple[str, ...] = ("nor
     return out
 
 
+def run_phase(binary: Path, folder: Path, etcd_url: str, storage: str, phase: str) -> None:
+    """One more phase of the writer on an existing folder whose etcd state is in `etcd_url` (local storage: wal/ is
+    the folder Woodpecker writes to), e.g. `append`: a new process opens the log and appends rows."""
+    _run(binary, folder, etcd_url, storage, phase, {})
+
+
 def _run(
     binary: Path,
     out: Path,
@@ -203,6 +209,19 @@ def etcd_items(folder: Path) -> Iterator[tuple[bytes, bytes]]:
     """The (key, value) pairs of a folder's etcd.json."""
     for key, value in json.loads((folder / "etcd.json").read_text()).items():
         yield base64.b64decode(key), base64.b64decode(value)
+
+
+def replayed_rows(manifest: dict) -> list[tuple[int, str, int, int]]:
+    """(pk, op, ts, seq) of each row a replay makes of the manifest's entries, sorted: a message of a transaction
+    takes its CommitTxn's time tick."""
+    entries = manifest["logs"][0]["entries"]
+    commit = {e["txn_id"]: e["time_tick"] for e in entries if e["type"] == "CommitTxn"}
+    rows = []
+    for e in entries:
+        if e["type"] in ("Insert", "Delete"):
+            ts = commit[e["txn_id"]] if e.get("txn_id") else e["time_tick"]
+            rows += [(pk, e["type"].lower(), ts, e["segment_id"] * 10**10 + e["entry_id"]) for pk in e["primary_keys"]]
+    return sorted(rows)
 
 
 def wal_path(folder: Path) -> Path:

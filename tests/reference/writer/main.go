@@ -95,7 +95,7 @@ func main() {
 	flag.StringVar(&o.etcd, "etcd", "", "etcd URL (Woodpecker's meta and Milvus's streaming state go there)")
 	flag.StringVar(&o.s3Endpoint, "s3-endpoint", "", "host:port of the S3 server (storage minio)")
 	flag.StringVar(&o.bucket, "bucket", "a-bucket", "bucket (storage minio)")
-	flag.StringVar(&o.variant, "variant", "normal", "normal; crash: the last segment is left as a killed writer leaves it; reopen: a new process appends after a crash; stale-dropped: a dropped collection's state left behind the log's truncation point; lac-short, sealed-no-footer, wal-switched: edits of what a run wrote (edits.go)")
+	flag.StringVar(&o.variant, "variant", "normal", "normal; crash: the last segment is left as a killed writer leaves it; reopen: a new process appends after a crash; append: a new process appends rows to an earlier run's folder; stale-dropped: a dropped collection's state left behind the log's truncation point; lac-short, sealed-no-footer, wal-switched: edits of what a run wrote (edits.go)")
 	decode := flag.String("decode", "", "print what upstream's generated types decode from this etcd.json (JSON), and exit")
 	flag.Parse()
 	if *decode != "" {
@@ -154,14 +154,19 @@ func run(o options) error {
 	vchannel := pchannel + "_" + fmt.Sprint(collection) + "v0"
 	w := &walWriter{ctx: ctx, opener: opener, pchannel: pchannel, term: 1}
 	crash := o.variant == "crash"
-	if o.variant == "reopen" {
+	if o.variant == "reopen" || o.variant == "append" {
 		// The second process after a crash: the streaming node that takes the pchannel over opens a new writer
-		// (Woodpecker recovers and seals the crashed segment) and appends on.
+		// (Woodpecker recovers and seals the crashed segment) and appends on. `append` does the same on any earlier
+		// run's folder with rows (a WAL that grows under `replay --follow`).
 		if err := w.resume(filepath.Join(o.out, "manifest.json"), &m); err != nil {
 			return err
 		}
 		if err := w.open(); err != nil {
 			return err
+		}
+		if o.variant == "append" {
+			w.append(insert(vchannel, 20, 21), []int64{20, 21})
+			w.append(deleteRows(vchannel, 11), []int64{11})
 		}
 		w.append(timeTick(vchannel), nil)
 		w.close()
