@@ -513,7 +513,10 @@ def _stale_after_truncation(
 ) -> None:
     """CP120 (milvus #47802): a dropped collection's state left behind the WAL's retention. A vchannel is dropped when
     its vchannel meta or channel checkpoint says so, or (with the files) when a DropCollection for it is stored; the
-    retention point is the Woodpecker log's truncation point, or the first stored entry when the files are read."""
+    retention point is the first entry after the Woodpecker log's truncation point (truncation is inclusive: milvus
+    pkg/streaming/walimpls/wal.go `Truncate`, "truncates the wal to the given id (inclusive)"; a reader from the
+    earliest entry starts at the truncated entry + 1, zilliztech/woodpecker woodpecker/log/log_handle.go
+    `adjustPendingReadPointIfTruncated`, v0.1.13), or the first stored entry when the files are read."""
     from mqctl.mq.decode.envelope import read_envelope
 
     dropped: dict[str, set[str]] = {}
@@ -533,16 +536,17 @@ def _stale_after_truncation(
         gone = dropped.get(row.pchannel)
         if log is None or not gone:
             continue
-        marks = []
-        if log.truncated_segment >= 0:
-            marks.append((log.truncated_segment, max(log.truncated_entry, 0)))
-        if log.id in retained:
-            marks.append(retained[log.id])
+        truncated = (log.truncated_segment, log.truncated_entry) if log.truncated_segment >= 0 else None
+        stored = retained.get(log.id)
+        after_truncation = (truncated[0], truncated[1] + 1) if truncated else None
+        marks = [mark for mark in (after_truncation, stored) if mark is not None]
         if not marks:
             continue
         point = max(marks)
-        shown = f"{point[0]}/{point[1]}"
-        what = "truncation point" if log.truncated_segment >= 0 and point == marks[0] else "first stored entry"
+        if truncated is not None and point == after_truncation:
+            what, shown = "truncation point", f"{truncated[0]}/{truncated[1]}"
+        else:
+            what, shown = "first stored entry", f"{point[0]}/{point[1]}"
         cp = state.wal_checkpoints.get(row.pchannel)
         position = cp.position if cp is not None else None
         if position is not None and position.wal == "woodpecker" and position.order and position.order[:2] < point:
@@ -553,9 +557,9 @@ def _stale_after_truncation(
                     RULE_STALE_DROPPED,
                     ERROR,
                     f"{row.pchannel}: WAL checkpoint {position.text} is behind the Woodpecker log's {what} {shown}, "
-                    f"and the pchannel carried dropped collection(s) ({', '.join(sorted(gone))}): recovery replays "
-                    "from the oldest retained entry through messages whose vchannel is gone and streaming nodes "
-                    "crash-loop (milvus #47802)",
+                    f"and the pchannel carried dropped collection(s) ({', '.join(sorted(gone))}): once the entries "
+                    "it needs are removed, recovery replays from the oldest retained entry through messages whose "
+                    "vchannel is gone and streaming nodes crash-loop (milvus #47802)",
                     row.pchannel,
                     hint="upgrade to a Milvus with milvus PR #47886 before restarting the streaming node; a stuck "
                     "cluster recovers once the dropped collection's stale keys are deleted with Milvus stopped and "
