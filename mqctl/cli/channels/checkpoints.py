@@ -301,7 +301,11 @@ def checkpoints(
     AlterWAL stage, vchannel meta, channel checkpoints with their WAL name, the pinned mq.type and Woodpecker's
     log/segment meta; and Woodpecker's files (--woodpecker, or where a --config on Woodpecker puts them) to tell
     whether what each checkpoint needs is still stored. 2.6 support: format from Milvus v2.6.x / Woodpecker v0.1.x
-    source; not yet verified on a running 2.6."""
+    source; verified against upstream's code: every key decodes as Milvus's and Woodpecker's generated types decode
+    it (state the reference writer made with them, v0.1.13 and v0.1.37), and the 3.0 hazards are named on states
+    it made (CP110 a checkpoint on another WAL than the pin, CP119 a sealed segment without footer or short of
+    LastEntryId, CP120 a dropped collection's state behind the truncation point); not yet verified on a running
+    2.6."""
     from mqctl.backends import V2_6
     from mqctl.cli.common import exit_with
     from mqctl.config.known_keys import parse_version

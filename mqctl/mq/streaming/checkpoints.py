@@ -21,6 +21,13 @@ Hazards flagged:
 - CP118: with the Woodpecker files, entries at or after a WAL checkpoint that the files do not hold (a damaged, cut
   short or missing segment, a shortfall against the footer LAC or etcd): the streaming node cannot replay them, so
   the rows of the pchannel's vchannels written after the checkpoint are at risk.
+- CP119: with the Woodpecker files, a segment etcd records as Completed or Sealed that has no footer, or whose
+  footer LAC is below etcd's LastEntryId: readers before Woodpecker v0.1.37 loop on "no record extract" and tSafe
+  stalls (milvus #52341, zilliztech/woodpecker #242/#243).
+- CP120: a dropped collection's vchannel meta or channel checkpoint, or a WAL checkpoint of a pchannel that carried a
+  dropped collection, behind the Woodpecker log's truncation point (or its first stored entry): recovery replays
+  the dropped collection's messages without its vchannel and streaming nodes crash-loop (milvus #47802, fixed by
+  PR #47886).
 """
 
 from __future__ import annotations
@@ -44,10 +51,13 @@ RULE_UNDECODABLE = "CP115"
 RULE_WAL_EXPIRED = "CP116"
 RULE_WAL_CORRUPT = "CP117"
 RULE_WAL_SHORTFALL = "CP118"
+RULE_SEALED_SHORT = "CP119"
+RULE_STALE_DROPPED = "CP120"
 RULE_NOTHING = "CP103"
 DEFAULT_TRUNCATION_LAG = dt.timedelta(hours=24)
 OK, DROPPED, MISMATCH, ALTERING, LAGGING, UNKNOWN = "ok", "dropped", "wal-mismatch", "altering", "lagging", "unknown"
 EXPIRED = "expired"
+STALE = "stale"  # CP120: left behind the WAL's truncation point by a dropped collection
 AT_RISK = "at-risk"  # entries after the WAL checkpoint are not in the files (CP118)
 
 
@@ -190,8 +200,10 @@ def assess_streaming(
                     f"{name}: WAL checkpoint {cp.position.text} is a {cp.position.wal} position but mq.type is "
                     f"pinned to {pinned} ({state.pinned_key}) and no AlterWAL is under way",
                     name,
-                    hint="a consumer seeking an old-WAL position loops on WALNAME_MISMATCH (milvus #52013); check "
-                    "the pinned mq.type and the last AlterWAL",
+                    hint="the streaming node reopens the WAL its checkpoint names, not mq.type (birdwatcher #522), "
+                    "and consumers seeking an old-WAL position loop on WALNAME_MISMATCH (milvus #52013): with Milvus "
+                    "stopped, put the pin back, or rewrite every position to the pinned WAL (birdwatcher "
+                    "`reset checkpoint --target-wal <wal> --run=true`, PR #523)",
                 )
             )
         log = logs.get(name)
@@ -253,6 +265,7 @@ def assess_streaming(
 
     if wal_files is not None:
         _against_wal_files(prows, vrows, state, woodpecker, wal_files, findings)
+    _stale_after_truncation(prows, vrows, state, logs, wal_files, findings)
     for key in state.undecodable + (woodpecker.undecodable if woodpecker else []):
         findings.append(
             Finding(
@@ -272,7 +285,7 @@ def assess_streaming(
                 hint="check --etcd-root (etcd.rootPath) and that this etcd belongs to the Milvus 2.6 you mean",
             )
         )
-    order = {EXPIRED: 0, AT_RISK: 0, MISMATCH: 1, ALTERING: 2, LAGGING: 3, UNKNOWN: 4, OK: 5, DROPPED: 6}
+    order = {EXPIRED: 0, AT_RISK: 0, STALE: 0, MISMATCH: 1, ALTERING: 2, LAGGING: 3, UNKNOWN: 4, OK: 5, DROPPED: 6}
     prows.sort(key=lambda r: (order.get(r.status, 9), r.pchannel))
     vrows.sort(key=lambda r: (order.get(r.status, 9), r.vchannel))
     return StreamingCheckpointReport(
@@ -377,6 +390,20 @@ def _against_wal_files(
     for segment in segments:
         by_log.setdefault(segment.log_id, []).append(segment)
         for problem in segment.problems:
+            if problem.what.startswith(RULE_SEALED_SHORT):
+                findings.append(
+                    Finding(
+                        RULE_SEALED_SHORT,
+                        ERROR,
+                        f"Woodpecker segment sealed short: {problem}",
+                        str(segment.log_id),
+                        hint="upgrade to a Milvus shipping Woodpecker v0.1.37 or later (milvus PR #52019: compaction "
+                        "refuses a replica behind LastEntryId, zilliztech/woodpecker #243) before the pchannel is "
+                        "reopened; keep a copy of the segment, and restore its objects from a replica that holds "
+                        "the entries up to LastEntryId (docs/doctor.md, CP119)",
+                    )
+                )
+                continue
             findings.append(
                 Finding(
                     RULE_WAL_CORRUPT,
@@ -474,3 +501,97 @@ def _shortfalls_after_checkpoints(
                 "the collections once it runs and compare row counts with the source of the data",
             )
         )
+
+
+def _stale_after_truncation(
+    prows: list[PChannelRow],
+    vrows: list[VChannelRow],
+    state: StreamingState,
+    logs: dict[str, Log],
+    wal_files: list[Segment] | None,
+    findings: list[Finding],
+) -> None:
+    """CP120 (milvus #47802): a dropped collection's state left behind the WAL's retention. A vchannel is dropped when
+    its vchannel meta or channel checkpoint says so, or (with the files) when a DropCollection for it is stored; the
+    retention point is the first entry after the Woodpecker log's truncation point (truncation is inclusive: milvus
+    pkg/streaming/walimpls/wal.go `Truncate`, "truncates the wal to the given id (inclusive)"; a reader from the
+    earliest entry starts at the truncated entry + 1, zilliztech/woodpecker woodpecker/log/log_handle.go
+    `adjustPendingReadPointIfTruncated`, v0.1.13), or the first stored entry when the files are read."""
+    from mqctl.mq.decode.envelope import read_envelope
+
+    dropped: dict[str, set[str]] = {}
+    for vrow in vrows:
+        if vrow.status == DROPPED or vrow.state == "dropped":
+            dropped.setdefault(vrow.pchannel, set()).add(vrow.vchannel)
+    retained: dict[int, tuple[int, int]] = {}
+    for segment in wal_files or []:
+        for entry in segment.entries:
+            key = (entry.segment_id, entry.entry_id)
+            retained[entry.log_id] = min(retained.get(entry.log_id, key), key)
+            envelope = read_envelope(entry.properties)
+            if envelope.type == "DropCollection" and envelope.vchannel:
+                dropped.setdefault(_pchannel_of(envelope.vchannel), set()).add(envelope.vchannel)
+    for row in prows:
+        log = logs.get(row.pchannel)
+        gone = dropped.get(row.pchannel)
+        if log is None or not gone:
+            continue
+        truncated = (log.truncated_segment, log.truncated_entry) if log.truncated_segment >= 0 else None
+        stored = retained.get(log.id)
+        after_truncation = (truncated[0], truncated[1] + 1) if truncated else None
+        marks = [mark for mark in (after_truncation, stored) if mark is not None]
+        if not marks:
+            continue
+        point = max(marks)
+        if truncated is not None and point == after_truncation:
+            what, shown = "truncation point", f"{truncated[0]}/{truncated[1]}"
+        else:
+            what, shown = "first stored entry", f"{point[0]}/{point[1]}"
+        cp = state.wal_checkpoints.get(row.pchannel)
+        position = cp.position if cp is not None else None
+        if position is not None and position.wal == "woodpecker" and position.order and position.order[:2] < point:
+            row.status = STALE
+            row.reasons.append(f"WAL checkpoint {position.text} is behind the log's {what} {shown}")
+            findings.append(
+                Finding(
+                    RULE_STALE_DROPPED,
+                    ERROR,
+                    f"{row.pchannel}: WAL checkpoint {position.text} is behind the Woodpecker log's {what} {shown}, "
+                    f"and the pchannel carried dropped collection(s) ({', '.join(sorted(gone))}): once the entries "
+                    "it needs are removed, recovery replays from the oldest retained entry through messages whose "
+                    "vchannel is gone and streaming nodes crash-loop (milvus #47802)",
+                    row.pchannel,
+                    hint="upgrade to a Milvus with milvus PR #47886 before restarting the streaming node; a stuck "
+                    "cluster recovers once the dropped collection's stale keys are deleted with Milvus stopped and "
+                    "etcd backed up (docs/doctor.md, CP120)",
+                )
+            )
+        for vrow in vrows:
+            if vrow.vchannel not in gone:
+                continue
+            ccp = state.channel_checkpoints.get(vrow.vchannel)
+            behind = (
+                ccp is not None
+                and not ccp.dropped
+                and ccp.wal == "woodpecker"
+                and ccp.position.order
+                and ccp.position.order[:2] < point
+            )
+            if not behind or ccp is None:
+                continue
+            keys = [f"{state.meta_root}/datacoord-meta/channel-cp/{vrow.vchannel}"]
+            if vrow.vchannel in state.vchannels:
+                keys.insert(0, f"{state.meta_root}/streamingnode-meta/wal/{row.pchannel}/vchannel/{vrow.vchannel}")
+            vrow.status = STALE
+            vrow.reason = f"dropped collection's checkpoint {ccp.position.text} is behind the log's {what} {shown}"
+            findings.append(
+                Finding(
+                    RULE_STALE_DROPPED,
+                    ERROR,
+                    f"{vrow.vchannel}: the dropped collection's channel checkpoint {ccp.position.text} is behind the "
+                    f"Woodpecker log's {what} {shown}; stale keys: {', '.join(keys)} (milvus #47802)",
+                    vrow.vchannel,
+                    hint="with Milvus stopped and etcd backed up, delete those keys (`etcdctl del KEY`); upgrade to a "
+                    "Milvus with milvus PR #47886, whose recovery skips dropped vchannels (docs/doctor.md, CP120)",
+                )
+            )
