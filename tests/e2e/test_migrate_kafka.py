@@ -1,6 +1,7 @@
 """A real Milvus 2.3.5 on Kafka (`sandbox up --mq kafka`: the sandbox's own KRaft broker), shared by the module:
 `channels checkpoints --kafka` on its real channel checkpoints before and after FlushAll, with a retention that
-really fired in between, and the seeded sandbox migrated to natsmq and back to Kafka with every row kept."""
+really fired in between, and the seeded sandbox migrated to natsmq and back to Kafka, then to RocksMQ and back, with
+every row kept (the tests share the sandbox, in order)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,12 @@ SEEDED = {"demo_docs": 2700, "demo_events": 1080}
 
 @pytest.fixture(scope="module")
 def box(tmp_path_factory):
+    from mqctl.sandbox.kafka import libs_dir
+
     if shutil.which("java") is None:
         pytest.skip("no Java runtime for the sandbox's Kafka broker")
+    if not (libs_dir().parent / "complete").exists() and shutil.which("mvn") is None:
+        pytest.skip("no Maven to fetch the Kafka broker's jars once (apt-get install maven; .ci/run does)")
     folder = tmp_path_factory.mktemp("sandbox") / "milvus"
     result = run_cli_subprocess("sandbox", "up", "--dir", str(folder), "--mq", "kafka", "--seed", "--json", timeout=300)
     assert result.code == 0, result.stderr
@@ -163,3 +168,20 @@ def test_kafka_to_natsmq_and_back_keeps_every_row(box):
     finally:
         c.close()
     assert counts(box)["demo_docs"] == before["demo_docs"] + 5
+
+
+def test_kafka_to_rocksmq_and_back_keeps_every_row(box):
+    before = counts(box)
+    to_rocks = migrate(box, "--to", "rocksmq", "--json")
+    assert to_rocks.code == 0, to_rocks.stderr
+    steps = {s["name"]: s for s in to_rocks.json()["steps"]}
+    assert steps["preflight"]["evidence"]["source_mq"] == "kafka"
+    assert "mqType=rocksmq" in steps["verify"]["evidence"]["init_mq_line"]
+    assert counts(box) == before
+    back = migrate(box, "--to", "kafka", "--json")  # --kafka: the sandbox's own broker, filled in
+    assert back.code == 0, back.stderr
+    steps = {s["name"]: s for s in back.json()["steps"]}
+    assert steps["preflight"]["evidence"]["source_mq"] == "rocksmq"
+    assert steps["preflight"]["evidence"]["target_endpoint"] == box["kafka"]
+    assert "mqType=kafka" in steps["verify"]["evidence"]["init_mq_line"]
+    assert counts(box) == before

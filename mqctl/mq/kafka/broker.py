@@ -6,9 +6,10 @@ Milvus's consumers ask for `allow.auto.create.topics: true` and its producer wri
 `auto.create.topics.enable` must be on, or every topic Milvus uses must exist. Its producer allows messages of
 10485760 bytes (`message.max.bytes`, librdkafka's counterpart of the Java producer's `max.request.size`,
 kafka_client.go `newProducerConfig`), and its proxy cuts inserts into messages of up to `pulsar.maxMessageSize`
-bytes whatever the MQ (internal/proxy/msg_pack.go `assignSegmentID`, `threshold :=
-Params.PulsarCfg.MaxMessageSize`), 5242880 by default; a broker whose `message.max.bytes` (or a topic whose
-`max.message.bytes`) is smaller refuses such an insert (Kafka's default is 1048588).
+bytes whatever the MQ (internal/proxy/msg_pack.go `genInsertMsgsByPartition`: `threshold :=
+Params.PulsarCfg.MaxMessageSize.GetAsInt()`), 5242880 in the 2.3.5 package's milvus.yaml; a broker whose
+`message.max.bytes` (or a topic whose `max.message.bytes`) is smaller refuses such an insert (Kafka's default is
+1048588). Both Go files as read at milvus commit 0147eb6f (the 2.3 `pkg/` layout), not on the v2.3.5 tag itself.
 """
 
 from __future__ import annotations
