@@ -438,11 +438,15 @@ def up(
     return info
 
 
-def _refuse_silent_kafka(bootstrap: str, timeout: float = 10) -> None:
-    """A `--kafka` broker that does not answer within `timeout` s: one line now, not a Milvus that never starts."""
+KAFKA_ANSWER_SECONDS = 10.0  # how long `up --kafka` waits for the broker to answer
+
+
+def _refuse_silent_kafka(bootstrap: str) -> None:
+    """A `--kafka` broker that does not answer in time: one line now, not a Milvus that never starts."""
     from mqctl.hooks import wait_until
     from mqctl.sandbox.kafka import broker_answers
 
+    timeout = KAFKA_ANSWER_SECONDS
     if not wait_until(lambda: broker_answers(bootstrap), timeout):
         raise PreconditionError(
             f"--kafka {bootstrap}: no Kafka broker answers within {timeout:.0f} s",

@@ -1,7 +1,8 @@
 """A real Milvus 2.3.5 on Kafka (`sandbox up --mq kafka`: the sandbox's own KRaft broker), shared by the module:
+the seeded sandbox migrated to natsmq and back to Kafka, then to RocksMQ and back, with every row kept; and
 `channels checkpoints --kafka` on its real channel checkpoints before and after FlushAll, with a retention that
-really fired in between, and the seeded sandbox migrated to natsmq and back to Kafka, then to RocksMQ and back, with
-every row kept (the tests share the sandbox, in order)."""
+really fired in between (the tests share the sandbox, in order; the checkpoints test comes last: a FlushAll that
+finds nothing to flush was seen to take about a minute on Milvus 2.3.5 before it reported done)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run_cli_subprocess
-from tests.helpers.sandbox import client, counts, journal, migrate
+from tests.helpers.sandbox import client, counts, journal
+from tests.helpers.sandbox import migrate as run_migrate
 
 pytestmark = [pytest.mark.milvus, pytest.mark.kafka]
 SEEDED = {"demo_docs": 2700, "demo_events": 1080}
@@ -63,6 +65,14 @@ def _alter(bootstrap: str, topic: str, configs: dict[str, str | None]) -> None:
         future.result()
 
 
+def migrate(info, *args):
+    """`migrate --sandbox --yes ARGS`; prints each step's seconds (shown with `pytest -s`)."""
+    result = run_migrate(info, *args)
+    if result.code == 0 and "--json" in args:
+        print(args, {s["name"]: s["seconds"] for s in result.json()["steps"]})
+    return result
+
+
 def _checkpoints(info) -> tuple[int, dict]:
     result = run_cli_subprocess("channels", "checkpoints", "--kafka", info["kafka"], "--etcd", info["etcd"], "--json")
     return result.code, result.json()
@@ -80,52 +90,6 @@ def test_sandbox_runs_milvus_on_its_own_kafka_broker(box):
     assert all(topics[name][1] > 0 for name in ("by-dev-rootcoord-dml_0", "by-dev-rootcoord-dml_1"))
     status = run_cli_subprocess("sandbox", "status", "--dir", box["dir"], "--json").json()
     assert (status["kafka"], status["kafka_pid"], status["mq"]) == (box["kafka"], box["kafka_pid"], "kafka")
-
-
-def test_checkpoints_catch_a_retention_past_them_and_clear_after_flush_all(box):
-    c = client(box)
-    try:
-        c.insert("demo_events", [{"id": 500_000 + i, "tag": 3, "vector": [0.25] * 8} for i in range(40)])
-    finally:
-        c.close()
-    code, report = _checkpoints(box)
-    rows = {row["collection"]: row for row in report["checkpoints"]}
-    before = rows["demo_events"]
-    assert code == 0 and before["status"] == "ok", before
-    assert before["lag_rows"] >= 40  # the rows just inserted are after the checkpoint: not flushed yet
-    topic = before["pchannel"]
-    # Retention fires on Milvus's topic: Milvus's time ticks keep rolling 100 ms segments, the broker deletes them;
-    # once it deleted past the checkpoint the topic gets the broker's defaults back (nothing more is deleted)
-    _alter(box["kafka"], topic, {"segment.ms": "100", "retention.ms": "1000"})
-    try:
-        deadline = time.monotonic() + 90
-        while _topics(box["kafka"])[topic][0] <= before["position"] + 1 and time.monotonic() < deadline:
-            time.sleep(1)
-    finally:
-        _alter(box["kafka"], topic, {"segment.ms": None, "retention.ms": None})
-    code, report = _checkpoints(box)
-    row = next(r for r in report["checkpoints"] if r["vchannel"] == before["vchannel"])
-    assert code == 1 and row["status"] == "expired", row
-    assert row["lost_messages"] == row["first_retained"] - before["position"] - 1 >= 1
-    assert (
-        f"messages {before['position'] + 1}..{row['first_retained'] - 1} after the checkpoint are gone" in row["reason"]
-    )
-    assert any(f["code"] == "CP100" for f in report["findings"])
-    c = client(box)
-    try:  # FlushAll: the datanode persists what it consumed, datacoord moves the checkpoint past the gap
-        c.flush("demo_events")
-        c.flush("demo_docs")
-    finally:
-        c.close()
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        code, report = _checkpoints(box)
-        row = next(r for r in report["checkpoints"] if r["vchannel"] == before["vchannel"])
-        if row["status"] == "ok":
-            break
-        time.sleep(1)
-    assert code == 0 and row["status"] == "ok" and row["position"] >= row["first_retained"] - 1, row
-    assert counts(box)["demo_events"] == SEEDED["demo_events"] + 40  # Kafka deleted records, Milvus lost no row
 
 
 def test_kafka_to_natsmq_and_back_keeps_every_row(box):
@@ -185,3 +149,49 @@ def test_kafka_to_rocksmq_and_back_keeps_every_row(box):
     assert steps["preflight"]["evidence"]["target_endpoint"] == box["kafka"]
     assert "mqType=kafka" in steps["verify"]["evidence"]["init_mq_line"]
     assert counts(box) == before
+
+
+def test_checkpoints_catch_a_retention_past_them_and_clear_after_flush_all(box):
+    c = client(box)
+    try:
+        c.insert("demo_events", [{"id": 500_000 + i, "tag": 3, "vector": [0.25] * 8} for i in range(40)])
+    finally:
+        c.close()
+    code, report = _checkpoints(box)
+    rows = {row["collection"]: row for row in report["checkpoints"]}
+    before = rows["demo_events"]
+    assert code == 0 and before["status"] == "ok", before
+    assert before["lag_rows"] >= 40  # the rows just inserted are after the checkpoint: not flushed yet
+    topic = before["pchannel"]
+    # Retention fires on Milvus's topic: Milvus's time ticks keep rolling 100 ms segments, the broker deletes them;
+    # once it deleted past the checkpoint the topic gets the broker's defaults back (nothing more is deleted)
+    _alter(box["kafka"], topic, {"segment.ms": "100", "retention.ms": "1000"})
+    try:
+        deadline = time.monotonic() + 90
+        while _topics(box["kafka"])[topic][0] <= before["position"] + 1 and time.monotonic() < deadline:
+            time.sleep(1)
+    finally:
+        _alter(box["kafka"], topic, {"segment.ms": None, "retention.ms": None})
+    code, report = _checkpoints(box)
+    row = next(r for r in report["checkpoints"] if r["vchannel"] == before["vchannel"])
+    assert code == 1 and row["status"] == "expired", row
+    assert row["lost_messages"] == row["first_retained"] - before["position"] - 1 >= 1
+    assert (
+        f"messages {before['position'] + 1}..{row['first_retained'] - 1} after the checkpoint are gone" in row["reason"]
+    )
+    assert any(f["code"] == "CP100" for f in report["findings"])
+    c = client(box)
+    try:  # FlushAll: the datanode persists what it consumed, datacoord moves the checkpoint past the gap
+        c.flush("demo_events")
+        c.flush("demo_docs")
+    finally:
+        c.close()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        code, report = _checkpoints(box)
+        row = next(r for r in report["checkpoints"] if r["vchannel"] == before["vchannel"])
+        if row["status"] == "ok":
+            break
+        time.sleep(1)
+    assert code == 0 and row["status"] == "ok" and row["position"] >= row["first_retained"] - 1, row
+    assert counts(box)["demo_events"] == SEEDED["demo_events"] + 40  # Kafka deleted records, Milvus lost no row

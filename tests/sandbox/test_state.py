@@ -28,6 +28,17 @@ def test_up_on_kafka_refuses_a_stray_or_malformed_bootstrap(tmp_path, cli):
     assert not (tmp_path / "new").exists()
 
 
+def test_up_on_a_silent_kafka_says_so_before_creating_anything(tmp_path, cli, monkeypatch):
+    from mqctl.ports import free_ports
+    from mqctl.sandbox import server
+
+    monkeypatch.setattr(server, "KAFKA_ANSWER_SECONDS", 1.0)
+    silent = f"127.0.0.1:{free_ports(1)[0]}"  # nothing listens there
+    result = cli("sandbox", "up", "--dir", str(tmp_path / "new"), "--mq", "kafka", "--kafka", silent)
+    assert result.code == 3 and f"--kafka {silent}: no Kafka broker answers within 1 s" in result.stderr
+    assert not (tmp_path / "new").exists()
+
+
 def test_up_on_its_own_kafka_says_what_is_missing_before_creating_anything(tmp_path, cli):
     """No Java runtime: one line and exit 3; Java but neither Maven nor the cached jars: the same for Maven."""
     import shutil
