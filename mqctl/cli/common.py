@@ -33,8 +33,9 @@ EtcdRootOpt = Annotated[
 ]
 MilvusOpt = Annotated[str | None, typer.Option("--milvus", help="Milvus gRPC URI, e.g. http://127.0.0.1:19530.")]
 WOODPECKER_STATUS = (
-    "Format from Woodpecker v0.1.x / Milvus v2.6.x source, read back from what upstream's Woodpecker (v0.1.13, v0.1.37) "
-    "wrote; not yet verified on a running 2.6. s3:// reads: tested "
+    "Format from Woodpecker v0.1.x / Milvus v2.6.x source, verified against upstream's code: read back entry by entry "
+    "from what upstream's Woodpecker (v0.1.13 through Milvus's wp adapter, v0.1.37) wrote, and replayed in batch and "
+    "--follow while it appends; not yet verified on a running 2.6. s3:// reads: tested "
     "against moto's S3 server, not yet against MinIO or AWS."
 )
 S3_ENDPOINT_HELP = (

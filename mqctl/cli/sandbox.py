@@ -40,6 +40,11 @@ def _render_info(info: SandboxInfo) -> FitTable:
         ("config", info.config),
         ("log", info.log),
         ("etcd", f"{info.etcd} ({info.etcd_mode})"),
+        *(
+            [("kafka", info.kafka + (f" (own broker, pid {info.kafka_pid})" if info.kafka_pid else ""))]
+            if info.kafka
+            else []
+        ),
         ("health_url", info.health_url),
         ("stop_cmd", info.stop_cmd),
         ("start_cmd", info.start_cmd),
@@ -51,7 +56,17 @@ def _render_info(info: SandboxInfo) -> FitTable:
 @app.command()
 def up(
     directory: DirOpt,
-    mq: Annotated[str | None, typer.Option("--mq", help="rocksmq (default) or natsmq; only for a new sandbox.")] = None,
+    mq: Annotated[
+        str | None, typer.Option("--mq", help="rocksmq (default), natsmq or kafka; only for a new sandbox.")
+    ] = None,
+    kafka: Annotated[
+        str | None,
+        typer.Option(
+            "--kafka",
+            help="With --mq kafka: the HOST:PORT of a running broker (default: the sandbox starts its own; "
+            "needs Java 17+, and Maven once for its jars).",
+        ),
+    ] = None,
     seed: Annotated[bool, typer.Option("--seed", help="Create two demo collections with inserts and deletes.")] = False,
     timeout: TimeoutOpt = 180,
     external_etcd: ExternalEtcdOpt = False,
@@ -61,7 +76,10 @@ def up(
 
     out = output()
     out.info(f"starting Milvus 2.3.5 in {directory} ...")
-    out.emit(sandbox.up(str(directory), mq=mq, seed=seed, timeout=timeout, external_etcd=external_etcd), _render_info)
+    out.emit(
+        sandbox.up(str(directory), mq=mq, seed=seed, timeout=timeout, external_etcd=external_etcd, kafka=kafka),
+        _render_info,
+    )
 
 
 @app.command()
@@ -74,11 +92,16 @@ def down(
             "--keep-etcd", help="Leave the sandbox's own etcd server running (Milvus alone stops, as in production)."
         ),
     ] = False,
+    keep_kafka: Annotated[
+        bool, typer.Option("--keep-kafka", help="Leave the sandbox's own Kafka broker running (Milvus alone stops).")
+    ] = False,
 ) -> None:
-    """Stop the sandbox's Milvus (SIGTERM, SIGKILL after --timeout) and its own etcd; its data stays."""
+    """Stop the sandbox's Milvus (SIGTERM, SIGKILL after --timeout), its own etcd and Kafka broker; its data stays."""
     from mqctl.sandbox import server as sandbox
 
-    output().emit(sandbox.down(str(directory), timeout=timeout, keep_etcd=keep_etcd), _render_info)
+    output().emit(
+        sandbox.down(str(directory), timeout=timeout, keep_etcd=keep_etcd, keep_kafka=keep_kafka), _render_info
+    )
 
 
 @app.command()

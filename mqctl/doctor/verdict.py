@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from mqctl.milvus.client import QuotaStates
     from mqctl.mq.checkpoints import CheckpointReport
     from mqctl.mq.model import RetentionReport
-    from mqctl.mq.streaming.checkpoints import StreamingCheckpointReport
+    from mqctl.mq.streaming.checkpoint_model import StreamingCheckpointReport
 
 OK = "ok"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2, OK: 3}
@@ -140,10 +140,12 @@ CODES: tuple[Code, ...] = (
         "checkpoints",
         "a 2.6 deployment's WAL state: checkpoints on the pinned WAL, Woodpecker's quorum and truncation (its findings "
         "keep their codes: CP110 WAL name mismatch, CP112 loopback quorum, CP113 truncation behind, CP114 dropped "
-        "vchannel, CP115 undecodable; with the Woodpecker files CP116 expired, CP117 damaged segment, CP118 entries "
-        "lost after the WAL checkpoint)",
+        "vchannel, CP115 undecodable, CP120 a dropped collection's state behind the truncation point; with the "
+        "Woodpecker files CP116 expired, CP117 damaged segment, CP118 entries lost after the WAL checkpoint, CP119 a "
+        "sealed segment without footer or short of LastEntryId)",
         "streamingnode-meta/wal/*/consume-checkpoint, datacoord-meta/channel-cp/*, Woodpecker's logs/ meta in etcd",
-        "milvus #52013, #53582, #44434, #51032; zilliztech/woodpecker #216; birdwatcher PR #527",
+        "milvus #52013, #53582, #44434, #51032, #52341, #47802; zilliztech/woodpecker #216, #242; birdwatcher #522, "
+        "PR #527",
     ),
     Code(
         "DR500",

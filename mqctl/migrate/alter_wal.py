@@ -176,7 +176,7 @@ def _deployment_checks(res: Resolution, target: str, checks: list[Finding]) -> N
         )
 
 
-def _target_data_checks(res: Resolution, target: str, checks: list[Finding]) -> None:
+def _target_data_checks(res: Resolution, target: str, checks: list[Finding], etcd: EtcdConfig | None = None) -> None:
     """The target must hold no topics or data with this Milvus's names (residue of an earlier run)."""
     if target == "rocksmq":
         path = res.value("rocksmq.path") or ""
@@ -184,12 +184,15 @@ def _target_data_checks(res: Resolution, target: str, checks: list[Finding]) -> 
         if leftovers:
             checks.append(
                 _check(
-                    WARNING,
+                    ERROR,
                     "target-not-empty",
                     f"RocksMQ data from an earlier run in {', '.join(map(str, leftovers))}",
-                    "archive and remove it before switching back to rocksmq",
+                    "archive and remove it before switching back to rocksmq (Milvus 3.0's Switch MQ type docs: "
+                    "delete rdb_data and rdb_data_meta_kv first)",
                 )
             )
+    if target == wal.WOODPECKER:
+        _woodpecker_leftovers(res, etcd, checks)
     prefix = res.value("msgChannel.chanNamePrefix.cluster") or DEFAULT_CHANNEL_PREFIX
     checks.append(
         _check(
@@ -199,6 +202,44 @@ def _target_data_checks(res: Resolution, target: str, checks: list[Finding]) -> 
             "clean them first: conflicting names lead to unexpected behaviour (Switch MQ type docs)",
         )
     )
+
+
+def _woodpecker_leftovers(res: Resolution, etcd: EtcdConfig | None, checks: list[Finding]) -> None:
+    """Switching back to Woodpecker: its logs from the earlier run must be gone first, in etcd (the `woodpecker/`
+    prefix, either the legacy top-level one or `<etcd.rootPath>/<woodpecker.meta.prefix>`) and on disk
+    (`<localStorage.path>/wp`, which holds `files/wp`); Milvus 3.0's Switch MQ type docs ask to delete both. A
+    bucket's `<minio.rootPath>/wp` is not listed here (the plan reads no object storage)."""
+    from mqctl.mq.woodpecker.meta import read_woodpecker_meta
+
+    try:
+        meta = read_woodpecker_meta(etcd, res.value("woodpecker.meta.prefix") or None) if etcd is not None else None
+    except PreconditionError:
+        meta = None  # _streaming_checks says the etcd could not be read
+    if meta is not None and meta.logs:
+        names = sorted(meta.logs)
+        checks.append(
+            _check(
+                ERROR,
+                "target-not-empty",
+                f"Woodpecker's meta of an earlier run is still in etcd under {meta.prefix}/: {len(names)} log(s) "
+                f"({', '.join(names[:3])}{', ...' if len(names) > 3 else ''}); switching back to woodpecker over it "
+                "reopens old logs with stale segments (and old-epoch positions, milvus PR #52018)",
+                f"with the switch not started, back up and delete the prefix (`etcdctl del --prefix {meta.prefix}/`) "
+                "and Woodpecker's files (files/wp under localStorage.path/wp or minio.rootPath) first, as Milvus "
+                "3.0's Switch MQ type docs ask",
+            )
+        )
+    local = Path(res.value("localStorage.path") or "") / "wp"
+    if res.value("localStorage.path") and local.is_dir() and any(local.iterdir()):
+        checks.append(
+            _check(
+                ERROR,
+                "target-not-empty",
+                f"Woodpecker files of an earlier run in {local}",
+                "archive and remove them before switching back to woodpecker (Milvus 3.0's Switch MQ type docs: "
+                "delete files/wp first)",
+            )
+        )
 
 
 def _known_issues(version_text: str | None, target: str, checks: list[Finding]) -> None:
@@ -238,14 +279,14 @@ def _streaming_checks(res: Resolution, options: MigrateOptions, checks: list[Fin
     """The 2.6 WAL state in etcd (mqctl.mq.streaming; format from Milvus v2.6.x / Woodpecker v0.1.x source, not yet
     verified on a running 2.6): a switch left mid-way, checkpoints on another WAL, a loopback quorum, a stuck
     truncator. Milvus refuses a second switch while readers of the previous WAL remain (milvus #52018)."""
-    from mqctl.mq.streaming.checkpoints import (
+    from mqctl.mq.streaming.checkpoint_model import (
         RULE_ALTER_WAL_MIDWAY,
         RULE_LOOPBACK_QUORUM,
         RULE_TRUNCATION_BEHIND,
         RULE_UNDECODABLE,
         RULE_WAL_MISMATCH,
-        assess_streaming,
     )
+    from mqctl.mq.streaming.checkpoints import assess_streaming
     from mqctl.mq.streaming.state import StreamingReader
     from mqctl.mq.woodpecker.meta import read_woodpecker_meta
 
@@ -317,7 +358,12 @@ def plan(options: MigrateOptions) -> AlterWalPlan:
         checks.append(_check(ERROR, "switch-unsupported", why, "see the supported pairs in Milvus's Switch MQ docs"))
     _source_checks(res, etcd_read, checks)
     _deployment_checks(res, options.to, checks)
-    _target_data_checks(res, options.to, checks)
+    etcd = (
+        EtcdConfig(options.etcd, options.etcd_root or res.value("etcd.rootPath") or DEFAULT_ETCD_ROOT)
+        if etcd_read and options.etcd
+        else None
+    )
+    _target_data_checks(res, options.to, checks, etcd)
     _known_issues(res.milvus_version, options.to, checks)
     if etcd_read:
         _streaming_checks(res, options, checks)

@@ -36,6 +36,7 @@ class MigrateOptions:
     clear_etcd_override: bool = False
     store_dir: str | None = None
     nats_port: int | None = None
+    kafka: str | None = None  # with --to kafka: the bootstrap the switch writes to kafka.brokerList
     milvus_version: str | None = None
     flush_timeout: float = 600
     stop_timeout: float = 120
@@ -51,6 +52,13 @@ class MigrateOptions:
             check_url(self.health_url, "--health-url")
         if self.etcd:
             check_url(self.etcd, "--etcd")
+        if self.kafka:
+            from mqctl.errors import InputError
+            from mqctl.mq.kafka.connect import check_bootstrap
+
+            check_bootstrap(self.kafka)
+            if self.to != "kafka":
+                raise InputError(f"--kafka names the broker of a migration to kafka, not to {self.to}")
 
     def journaled(self) -> dict[str, Any]:
         data = {k: v for k, v in self.__dict__.items() if k != "milvus"}

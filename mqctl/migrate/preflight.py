@@ -55,6 +55,7 @@ def switch_diff(options: MigrateOptions, version: str | None) -> str:
         port=options.nats_port,
         milvus_version=version,
         dry_run=True,
+        kafka=options.kafka,
     ).diff
 
 
@@ -99,6 +100,7 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
             store_dir=options.store_dir,
             port=options.nats_port,
             milvus_version=options.milvus_version,
+            kafka=options.kafka,
         )
     except MqctlError as err:
         result.add(
@@ -304,7 +306,12 @@ def _storage_findings(options: MigrateOptions, res: Resolution, result: Prefligh
                 f"NATS port {port} is in use on this host",
                 "pass --nats-port with a free port (or -1 for a random one)",
             )
-    elif options.to in ("pulsar", "kafka"):
+    elif options.to == "kafka":
+        from mqctl.migrate.kafka_target import kafka_findings
+
+        evidence.target_endpoint, found = kafka_findings(options, res)
+        result.findings += found
+    elif options.to == "pulsar":
         endpoint = _mq_endpoint(res, options.to)
         evidence.target_endpoint = endpoint
         if not hooks.port_open(endpoint, timeout=3):

@@ -75,6 +75,7 @@ def plan(options: MigrateOptions) -> Plan:
         "start": f"run `{options.start_cmd}`; wait for health" if options.start_cmd else "no --start-cmd",
         "verify": f"`try to init mq ... mqType={options.to}` in the log"
         + (f"; jetstream/ under {store}" if options.to == "natsmq" else "")
+        + ("; the topics of Milvus's channels on the brokers" if options.to == "kafka" else "")
         + "; every collection loads with the same row count; channel checkpoints move "
         "past the start (a warning if not)",
         "resume-writes": f"put {FORCE_DENY} back to its old value; wait for the update event",

@@ -255,6 +255,7 @@ def _plan_switch(ctx: Context) -> EditPlan:
         options.to,
         store_dir=options.store_dir,
         port=options.nats_port,
+        kafka=options.kafka,
         milvus_version=ctx.journal.evidence("preflight", PreflightEvidence).milvus_version,
     )
 

@@ -1,7 +1,7 @@
 """The verify step: Milvus runs on the MQ it should, its data is all there, and it consumes the new MQ.
 
 Evidence, strongest first: Milvus's own `try to init mq` log line (milvus internal/util/dependency),
-the `jetstream/` folder a natsmq start creates, the `milvus_runtime_info` metric (2.4+), every
+the `jetstream/` folder a natsmq start creates, on Kafka the topics of Milvus's channels appearing on the brokers, the `milvus_runtime_info` metric (2.4+), every
 collection's row count equal to the one after FlushAll, and the channel checkpoints moving on.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -80,6 +81,8 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
         was_loaded = preflight.counts or {}
         release(options.milvus, [n for n in counts if not was_loaded.get(n, {}).get("was_loaded", True)])
         advancing.result()
+    if expected == "kafka":
+        _kafka_topics(ctx, evidence, failed)
     evidence.milvus_wait_seconds = round((utc_now() - waited).total_seconds(), 3)
     evidence.counts = counts
     mismatched = {
@@ -99,6 +102,27 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
                 else ""
             )
         )
+
+
+def _kafka_topics(ctx: Context, evidence: VerifyEvidence, failed: Callable[[str], StepFailed]) -> None:
+    """The topic of every vchannel's physical channel (`by-dev-rootcoord-dml_0` of `by-dev-rootcoord-dml_0_4461v0`)
+    on the brokers: Milvus created it on Kafka by consuming or producing (every collection is loaded by now)."""
+    from mqctl.migrate.context import resolution
+    from mqctl.migrate.kafka_target import kafka_access, wait_for_topics
+
+    rows = ctx.record("flush").of(FlushEvidence).checkpoints or []
+    names = sorted({re.sub(r"_\d+v\d+$", "", row["vchannel"]) for row in rows})
+    version = ctx.journal.evidence("preflight", PreflightEvidence).milvus_version
+    try:
+        access = kafka_access(ctx.options, resolution(ctx.options, version))
+        ctx.report.waiting(f"waiting for Milvus's topics on Kafka at {access.bootstrap} ...")
+        seen, evidence.kafka_topics_seconds = wait_for_topics(access, names)
+    except MqctlError as err:
+        raise failed(f"Kafka could not be asked for Milvus's topics: {err.message}") from None
+    evidence.kafka_topics = seen
+    if len(seen) < len(names):
+        missing = ", ".join(sorted(set(names) - set(seen)))
+        raise failed(f"Milvus's topics {missing} did not appear on Kafka at {access.bootstrap}")
 
 
 def _denied_again(ctx: Context) -> str:

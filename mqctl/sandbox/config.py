@@ -40,6 +40,18 @@ class SandboxState:
     ports: dict[str, int]
     etcd: str = "embedded"
     milvus: str | None = None
+    # Kafka's bootstrap given with `--kafka` (None: the sandbox's own broker, on `kafka_port`, or no Kafka at all)
+    kafka: str | None = None
+
+    @property
+    def own_kafka(self) -> bool:
+        """The sandbox runs its own Kafka broker (created with `--mq kafka` and no `--kafka`)."""
+        return "kafka_port" in self.ports
+
+    @property
+    def kafka_bootstrap(self) -> str | None:
+        """The Kafka the sandbox was created on: its own broker's or the one given with `--kafka`."""
+        return f"127.0.0.1:{self.ports['kafka_port']}" if self.own_kafka else self.kafka
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -69,12 +81,16 @@ class SandboxState:
         version = data.get("milvus")
         if version is not None and not isinstance(version, str):
             raise wrong("milvus", f"is {version!r}, not a version")
-        return cls(ports=dict(ports), etcd=etcd, milvus=version)
+        kafka = data.get("kafka")
+        if kafka is not None and not isinstance(kafka, str):
+            raise wrong("kafka", f"is {kafka!r}, not a HOST:PORT bootstrap")
+        return cls(ports=dict(ports), etcd=etcd, milvus=version, kafka=kafka)
 
 
-def render_config(directory: Path, mq: str, external_etcd: bool) -> SandboxState:
+def render_config(directory: Path, mq: str, external_etcd: bool, kafka: str | None = None) -> SandboxState:
     """Render the config and unpack the binary into `directory`; returns the sandbox's state
-    (the package version, the port of every listener, the etcd mode)."""
+    (the package version, the port of every listener, the etcd mode, the Kafka). On `mq` kafka without a
+    `kafka` bootstrap the sandbox gets its own broker's two ports."""
     try:
         import milvus
     except ImportError as err:
@@ -82,8 +98,10 @@ def render_config(directory: Path, mq: str, external_etcd: bool) -> SandboxState
             "the `milvus` package (embedded Milvus 2.3.5) is not installed",
             hint="pip install 'mqctl[sandbox]' (Linux x86_64)",
         ) from err
-    ports = free_ports(len(TEMPLATE_PORT_KEYS) + len(EXTRA_PORT_KEYS))
-    port_map = dict(zip(TEMPLATE_PORT_KEYS + EXTRA_PORT_KEYS, ports))
+    from mqctl.sandbox.kafka import KAFKA_PORT_KEYS
+
+    port_keys = TEMPLATE_PORT_KEYS + EXTRA_PORT_KEYS + (KAFKA_PORT_KEYS if mq == "kafka" and kafka is None else ())
+    port_map = dict(zip(port_keys, free_ports(len(port_keys))))
     directory.mkdir(parents=True, exist_ok=True)
     server_config = milvus.MilvusServerConfig(data_dir=str(directory), **{k: port_map[k] for k in TEMPLATE_PORT_KEYS})
     server_config.resolve()  # writes configs/milvus.yaml and glog.conf
@@ -91,8 +109,11 @@ def render_config(directory: Path, mq: str, external_etcd: bool) -> SandboxState
     milvus._initialize_data_files(str(directory))
     (directory / "run").mkdir(exist_ok=True)
     _write_etcd_config(directory, port_map)
-    _finish_config(directory, port_map, mq, external_etcd)
-    return SandboxState(ports=port_map, etcd="external" if external_etcd else "embedded", milvus=milvus.__version__)
+    state = SandboxState(
+        ports=port_map, etcd="external" if external_etcd else "embedded", milvus=milvus.__version__, kafka=kafka
+    )
+    _finish_config(directory, port_map, mq, external_etcd, state.kafka_bootstrap)
+    return state
 
 
 def _write_etcd_config(directory: Path, ports: dict[str, int]) -> None:
@@ -105,7 +126,9 @@ def _write_etcd_config(directory: Path, ports: dict[str, int]) -> None:
     )
 
 
-def _finish_config(directory: Path, ports: dict[str, int], mq: str, external_etcd: bool) -> None:
+def _finish_config(
+    directory: Path, ports: dict[str, int], mq: str, external_etcd: bool, kafka: str | None = None
+) -> None:
     from ruamel.yaml import YAML
 
     config_path = directory / CONFIG_REL
@@ -122,6 +145,8 @@ def _finish_config(directory: Path, ports: dict[str, int], mq: str, external_etc
     nats["storeDir"] = str(directory / NATS_STORE_REL)
     nats["monitor"]["logFile"] = str(directory / "logs" / "nats.log")
     doc["mq"]["type"] = mq
+    if kafka is not None:  # the package's template has no `kafka:` section (only a commented example)
+        doc["kafka"] = {"brokerList": kafka}
     # Restarts are what a sandbox is for. stop() kills Milvus (its graceful stop hangs), so its sessions stay
     # in etcd until their lease ends, and a restarted Milvus loads no collection before: 15 s, not 30.
     doc["common"]["session"]["ttl"] = 15

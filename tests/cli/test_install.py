@@ -62,6 +62,11 @@ def test_the_installed_wheel_runs_from_outside_the_checkout(installed, tmp_path)
         capture_output=True, text=True, env=env, cwd=tmp_path, check=True,
     ).stdout.strip()  # fmt: skip
     assert where.startswith(str(script.parent.parent)) and not where.startswith(str(REPO))
+    pom = subprocess.run(  # `sandbox up --mq kafka` resolves the broker's jars with the pom the wheel ships
+        [str(script.parent / "python"), "-c", "from mqctl.sandbox import kafka; print(kafka.POM, kafka.kafka_version())"],
+        capture_output=True, text=True, env=env, cwd=tmp_path, check=True,
+    ).stdout.split()  # fmt: skip
+    assert pom[0].startswith(str(script.parent.parent)) and Path(pom[0]).is_file() and pom[1].startswith("4.")
 
     helped = run(installed, tmp_path, "--help")
     assert helped.returncode == 0 and "exporter" in helped.stdout and "bundle" in helped.stdout

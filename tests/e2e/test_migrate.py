@@ -73,14 +73,17 @@ def test_refuses_stale_jetstream_dir(box, tmp_path):
     assert journal(box)["steps"][1]["status"] == "pending"  # nothing after preflight ran
 
 
-def test_plan_reads_milvus_environment_and_warns_of_an_unreachable_kafka(box):
-    result = run_cli_subprocess("migrate", "plan", "--sandbox", box["dir"], "--to", "kafka", "--json")
-    assert result.code == 0, result.stderr  # warnings only
-    findings = {f["code"]: f for f in result.json()["findings"]}
-    assert (
-        findings["target-unreachable"]["level"] == "warning"
-        and "localhost:9092" in findings["target-unreachable"]["message"]
+def test_plan_reads_milvus_environment_and_refuses_an_unreachable_kafka(box):
+    from mqctl.host.ports import free_ports
+
+    silent = f"127.0.0.1:{free_ports(1)[0]}"  # nothing listens there
+    result = run_cli_subprocess(
+        "migrate", "plan", "--sandbox", box["dir"], "--to", "kafka", "--kafka", silent, "--json"
     )
+    assert result.code == 3, result.stderr  # Milvus would not start on it
+    findings = {f["code"]: f for f in result.json()["findings"]}
+    unreachable = findings["target-unreachable"]
+    assert unreachable["level"] == "error" and f"Kafka at {silent} does not answer within" in unreachable["message"]
     assert "env-not-checked" not in findings  # the sandbox's milvus process is local: its environment was read
 
 

@@ -53,6 +53,16 @@ VARIANTS = (
     ("-missing-footer", ("crash",), STORAGES),
     ("-reopened", ("crash", "reopen"), ("minio",)),
 )
+# The 3.0 hazards (docs/streaming.md), one folder each: (line, suffix, phases, storage). The writer makes what
+# upstream's code can make (stale-dropped: Woodpecker's own Truncate past a dropped collection's checkpoints; the
+# killed writer of missing-footer); where it cannot, a last phase edits what it wrote with upstream's generated
+# types and the manifest's `edits` says what changed (tests/reference/writer/edits.go).
+HAZARDS = (
+    ("woodpecker-v0.1.37", "-lac-short", ("normal", "lac-short"), "minio"),
+    ("woodpecker-v0.1.37", "-missing-footer-sealed", ("crash", "sealed-no-footer"), "minio"),
+    ("woodpecker-v0.1.13", "-wal-switched", ("normal", "wal-switched"), "local"),
+    ("woodpecker-v0.1.13", "-stale-dropped", ("stale-dropped",), "local"),
+)
 
 
 def go_env() -> dict[str, str]:
@@ -120,6 +130,12 @@ def write(binary: Path, out: Path, storage: str, phases: tuple[str, ...] = ("nor
     return out
 
 
+def run_phase(binary: Path, folder: Path, etcd_url: str, storage: str, phase: str) -> None:
+    """One more phase of the writer on an existing folder whose etcd state is in `etcd_url` (local storage: wal/ is
+    the folder Woodpecker writes to), e.g. `append`: a new process opens the log and appends rows."""
+    _run(binary, folder, etcd_url, storage, phase, {})
+
+
 def _run(
     binary: Path,
     out: Path,
@@ -141,8 +157,10 @@ def generate(
     top: Path,
     lines: tuple[Line, ...] = LINES,
     variants: tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...] = VARIANTS,
+    hazards: tuple[tuple[str, str, tuple[str, ...], str], ...] = HAZARDS,
 ) -> list[Path]:
-    """Every line x variant x storage under `top` (emptied first); returns the generated folders."""
+    """Every line x variant x storage under `top` (emptied first), then each hazard of those lines; returns the
+    generated folders."""
     if top.exists():
         shutil.rmtree(top)
     top.mkdir(parents=True)
@@ -154,12 +172,33 @@ def generate(
         for suffix, phases, storages in variants:
             for storage in storages:
                 folders.append(write(binary, top / f"{line.name}-{storage}{suffix}", storage, phases))
+        for name, suffix, phases, storage in hazards:
+            if name == line.name:
+                folders.append(write(binary, top / f"{line.name}-{storage}{suffix}", storage, phases))
     shutil.rmtree(bin_dir)
     return folders
 
 
 def fixture_folders(top: Path = UPSTREAM_FIXTURES) -> list[Path]:
+    """The folders upstream wrote as it writes them (no hazard: hazard_folders)."""
+    return [p for p in _all_folders(top) if not manifest(p).get("hazard")]
+
+
+def hazard_folders(top: Path = UPSTREAM_FIXTURES) -> dict[str, Path]:
+    """The 3.0 hazards' folders by hazard name (lac-short, sealed-no-footer, wal-switched, stale-dropped)."""
+    return {manifest(p)["hazard"]: p for p in _all_folders(top) if manifest(p).get("hazard")}
+
+
+def _all_folders(top: Path) -> list[Path]:
     return sorted(p.parent for p in top.glob("*/manifest.json"))
+
+
+def decode_with_upstream(binary: Path, folder: Path) -> dict:
+    """What upstream's generated types decode from a folder's etcd.json (the writer's `-decode`)."""
+    result = subprocess.run(
+        [str(binary), "-decode", str(folder / "etcd.json")], capture_output=True, text=True, timeout=120, check=True
+    )
+    return json.loads(result.stdout)
 
 
 def manifest(folder: Path) -> dict:
@@ -170,6 +209,19 @@ def etcd_items(folder: Path) -> Iterator[tuple[bytes, bytes]]:
     """The (key, value) pairs of a folder's etcd.json."""
     for key, value in json.loads((folder / "etcd.json").read_text()).items():
         yield base64.b64decode(key), base64.b64decode(value)
+
+
+def replayed_rows(manifest: dict) -> list[tuple[int, str, int, int]]:
+    """(pk, op, ts, seq) of each row a replay makes of the manifest's entries, sorted: a message of a transaction
+    takes its CommitTxn's time tick."""
+    entries = manifest["logs"][0]["entries"]
+    commit = {e["txn_id"]: e["time_tick"] for e in entries if e["type"] == "CommitTxn"}
+    rows = []
+    for e in entries:
+        if e["type"] in ("Insert", "Delete"):
+            ts = commit[e["txn_id"]] if e.get("txn_id") else e["time_tick"]
+            rows += [(pk, e["type"].lower(), ts, e["segment_id"] * 10**10 + e["entry_id"]) for pk in e["primary_keys"]]
+    return sorted(rows)
 
 
 def wal_path(folder: Path) -> Path:

@@ -14,20 +14,6 @@ if not FOLDERS:
     pytest.skip("tests/fixtures/upstream is empty (python -m tests.helpers.upstream_writer)", allow_module_level=True)
 
 
-def expected_rows(manifest: dict) -> list[tuple[int, str, int, int]]:
-    """(pk, op, ts, seq) of each row: a message of a transaction takes its CommitTxn's time tick."""
-    entries = manifest["logs"][0]["entries"]
-    commit = {e["txn_id"]: e["time_tick"] for e in entries if e["type"] == "CommitTxn"}
-    rows = []
-    for e in entries:
-        if e["type"] not in ("Insert", "Delete"):
-            continue
-        ts = commit[e["txn_id"]] if e.get("txn_id") else e["time_tick"]
-        seq = e["segment_id"] * 10**10 + e["entry_id"]
-        rows += [(pk, e["type"].lower(), ts, seq) for pk in e["primary_keys"]]
-    return rows
-
-
 @pytest.mark.spark
 @pytest.mark.parametrize("folder", FOLDERS, ids=[f.name for f in FOLDERS])
 def test_rows_are_the_inserts_and_deletes_the_writer_appended(spark, folder):
@@ -39,6 +25,6 @@ def test_rows_are_the_inserts_and_deletes_the_writer_appended(spark, folder):
         .load()
     )
     rows = [r.asDict() for r in frame.collect()]
-    assert sorted((r["pk"], r["_op"], r["_ts"], r["_seq"]) for r in rows) == sorted(expected_rows(manifest))
+    assert sorted((r["pk"], r["_op"], r["_ts"], r["_seq"]) for r in rows) == upstream.replayed_rows(manifest)
     assert {r["_channel"] for r in rows} == {str(manifest["logs"][0]["log_id"])}
     assert all((r["vec"] is None) == (r["_op"] == "delete") for r in rows)

@@ -7,17 +7,15 @@ BeginTxn. The output is read back with Spark and compared with a batch read of t
 from __future__ import annotations
 
 import base64
-import os
-import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.helpers import woodpecker_segments as w
+from tests.helpers.follow import batches, start_follow, wait_for_batches
 from tests.helpers.paths import REPO
 from tests.helpers.protowire import field_int
 from tests.helpers.streaming_meta import base36
@@ -26,7 +24,6 @@ from tests.helpers.woodpecker_wal import fixture_logs
 DML_0 = "by-dev-rootcoord-dml_0"
 PER_BLOCK = 4
 TXN = 7
-BATCH = re.compile(r"^batch (\d+): ([\d,]+) rows from ([\d,]+) messages")
 
 
 class LocalSegment:
@@ -115,26 +112,6 @@ def test_a_batch_never_ends_inside_an_open_transaction(tmp_path, growth):
         assert transaction_safe_end(source, "1", begin, ids[26]) == commit + 1
 
 
-def _wait_for_batches(proc: subprocess.Popen, lines: list[str], messages: int, deadline: float) -> None:
-    """Read stderr until the batches reported so far add up to `messages` messages."""
-    assert proc.stderr is not None
-    while time.monotonic() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            return
-        lines.append(line)
-        if sum(int(m.group(3).replace(",", "")) for m in map(BATCH.match, lines) if m) >= messages:
-            return
-
-
-def _batches(lines: list[str]) -> list[tuple[int, int, int]]:
-    return [
-        (int(m.group(1)), int(m.group(2).replace(",", "")), int(m.group(3).replace(",", "")))
-        for m in map(BATCH.match, lines)
-        if m
-    ]
-
-
 def _keys(rows) -> list[tuple]:
     """(op, pk, channel, message id, time tick) of every row, sorted: duplicates stay visible."""
     return sorted((row["_op"], row["id"], row["_channel"], row["_seq"], row["_ts"]) for row in rows)
@@ -145,25 +122,19 @@ def test_cli_follow_reads_a_growing_wal_exactly_once_and_resumes(spark, tmp_path
     root, out, ckpt = tmp_path / "wp", tmp_path / "out", tmp_path / "ckpt"
     active = _initial(root, growth["first"])
     first, second, third = len(growth["first"]), len(growth["second"]), len(growth["third"])
-    command = [
-        sys.executable, "-m", "mqctl", "replay", "--to-spark", "--follow", "--woodpecker", str(root),
-        "--collection", "items", "--output", str(out), "--checkpoint-location", str(ckpt),
-        "--master", "local[2]", "--trigger", "1",
-    ]  # fmt: skip
-    env = {**os.environ, "COLUMNS": "200", "NO_COLOR": "1"}
-    proc = subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc, command, env = start_follow(root, "items", out, ckpt)
     lines: list[str] = []
     try:
         deadline = time.monotonic() + 300
-        _wait_for_batches(proc, lines, 1, deadline)
+        wait_for_batches(proc, lines, 1, deadline)
         # batch 0 ends before the BeginTxn (message 23): the open transaction and what follows it wait
-        assert _batches(lines)[:1] and _batches(lines)[0][0] == 0 and _batches(lines)[0][2] == 23, "".join(lines)
+        assert batches(lines)[:1] and batches(lines)[0][0] == 0 and batches(lines)[0][2] == 23, "".join(lines)
         active.append(growth["second"])  # the active segment's data.log grows, the transaction commits
-        _wait_for_batches(proc, lines, first + second, deadline)
+        wait_for_batches(proc, lines, first + second, deadline)
         active.finalize()  # the segment rolls: its index and footer, and a new segment appears
         third_segment = LocalSegment(root / "1" / "3")
         third_segment.append(growth["third"])
-        _wait_for_batches(proc, lines, first + second + third, deadline)
+        wait_for_batches(proc, lines, first + second + third, deadline)
         proc.send_signal(signal.SIGINT)
         assert proc.stderr is not None and proc.stdout is not None
         stderr = proc.stderr.read()
@@ -173,7 +144,7 @@ def test_cli_follow_reads_a_growing_wal_exactly_once_and_resumes(spark, tmp_path
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, "".join(lines) + stderr
-    assert sum(batch[2] for batch in _batches(lines)) == first + second + third, "".join(lines) + stderr
+    assert sum(batch[2] for batch in batches(lines)) == first + second + third, "".join(lines) + stderr
     assert "stopped: SIGINT" in " ".join(stdout.split()), stdout + stderr
 
     def batch_keys() -> list[tuple]:

@@ -39,3 +39,12 @@ def test_a_long_folder_stays_on_its_keys_line(tmp_path):
     assert f"    path: {directory / ETCD_CONFIG_REL}" in lines
     assert f"      logFile: {directory / 'logs' / 'nats.log'} # log file path" in lines
     assert "  endpoints: 127.0.0.1:41000" in lines and "  type: natsmq" in lines
+
+
+def test_a_sandbox_on_kafka_names_its_broker_in_a_kafka_section(tmp_path):
+    """The package's template has only a commented `kafka:` example: the sandbox writes the section."""
+    (tmp_path / "configs").mkdir()
+    (tmp_path / CONFIG_REL).write_text(TEMPLATE)
+    _finish_config(tmp_path, {"etcd_port": 41000, "natsmq_port": 42000}, "kafka", False, "127.0.0.1:49092")
+    lines = (tmp_path / CONFIG_REL).read_text().splitlines()
+    assert "  type: kafka" in lines and lines[lines.index("kafka:") + 1] == "  brokerList: 127.0.0.1:49092"

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from mqctl.mq.checkpoints import CheckpointReport
     from mqctl.mq.milvus_meta import ChannelMeta, MetaReader
     from mqctl.mq.sources import SourceOptions
-    from mqctl.mq.streaming.checkpoints import StreamingCheckpointReport
+    from mqctl.mq.streaming.checkpoint_model import StreamingCheckpointReport
 
 
 META = "Milvus meta"
@@ -279,7 +279,11 @@ def checkpoints(
     AlterWAL stage, vchannel meta, channel checkpoints with their WAL name, the pinned mq.type and Woodpecker's
     log/segment meta; and Woodpecker's files (--woodpecker, or where a --config on Woodpecker puts them) to tell
     whether what each checkpoint needs is still stored. 2.6 support: format from Milvus v2.6.x / Woodpecker v0.1.x
-    source; not yet verified on a running 2.6."""
+    source; verified against upstream's code: every key decodes as Milvus's and Woodpecker's generated types decode
+    it (state the reference writer made with them, v0.1.13 and v0.1.37), and the 3.0 hazards are named on states
+    it made (CP110 a checkpoint on another WAL than the pin, CP119 a sealed segment without footer or short of
+    LastEntryId, CP120 a dropped collection's state behind the truncation point); not yet verified on a running
+    2.6."""
     from mqctl.cli.common import exit_with
     from mqctl.config.known_keys import parse_version
     from mqctl.errors import InputError

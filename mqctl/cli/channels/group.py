@@ -19,7 +19,8 @@ if TYPE_CHECKING:
 
 app = typer.Typer(
     help="Inspect channels of RocksMQ (offline, read-only), NATS JetStream and Woodpecker (2.6+, offline, read-only; "
-    "format from Woodpecker v0.1.x / Milvus v2.6.x source, not yet verified on a running 2.6); decode messages.",
+    "format from Woodpecker v0.1.x / Milvus v2.6.x source, verified against what upstream's code wrote, not yet on a "
+    "running 2.6); decode messages.",
     no_args_is_help=True,
 )
 

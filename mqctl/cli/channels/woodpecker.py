@@ -132,8 +132,10 @@ def woodpecker(
     Without PATH, --config says where the WAL is (its folder, or its bucket with the endpoint and keys it names).
     An s3:// PATH is read straight from MinIO/S3 (list and get only). Exit 1 when a segment is corrupt, 2 for bad
     input (a missing folder or bucket, a bad URL), 3 when the endpoint is unreachable or refuses the credentials.
-    Format from Milvus v2.6.x / Woodpecker v0.1.x source, read back from segments upstream's Woodpecker (v0.1.13,
-    v0.1.37) wrote to a folder and to moto's S3 server; not yet verified on a running 2.6, nor against MinIO or AWS."""
+    Format from Milvus v2.6.x / Woodpecker v0.1.x source, verified against upstream's code: read back entry by entry
+    from segments upstream's Woodpecker (v0.1.13 through Milvus's wp adapter, v0.1.37) wrote to a folder and to
+    moto's S3 server, and with --etcd a segment sealed without footer or with a footer LAC below its LastEntryId
+    (CP119, milvus #52341) named on such a state; not yet verified on a running 2.6, nor against MinIO or AWS."""
     from mqctl.cli.common import exit_with
     from mqctl.errors import InputError
     from mqctl.mq.sources import load_config, resolve_source, woodpecker_access

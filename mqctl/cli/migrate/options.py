@@ -55,6 +55,14 @@ VersionOpt = Annotated[
 StateOpt = Annotated[
     Path | None, typer.Option("--state-dir", help="Folder for the journal (default: next to the config).")
 ]
+KafkaOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kafka",
+        help="With --to kafka: the brokers' HOST:PORT[,HOST:PORT] the switch writes to kafka.brokerList "
+        "(with --sandbox: its own broker when it runs one).",
+    ),
+]
 SandboxOpt = Annotated[Path | None, typer.Option("--sandbox", help="Fill every option from `mqctl sandbox` in DIR.")]
 
 
@@ -150,6 +158,7 @@ MIGRATION_OPTIONS: dict[str, Any] = {
     "clear_etcd_override": ClearOpt,
     "store_dir": StoreOpt,
     "nats_port": NatsPortOpt,
+    "kafka": KafkaOpt,
     "milvus_version": VersionOpt,
     "state_dir": StateOpt,
     "sandbox": SandboxOpt,
@@ -198,6 +207,7 @@ def migrate_options(params: dict[str, Any]) -> MigrateOptions:
     given |= {name: bool(params.get(name)) for name in FLAGS}
     given |= {name: params.get(name) for name in AS_GIVEN}
     given |= {"log_cmd": log_cmd, "log_file": params.get("log_file") or (None if log_cmd else filled.get("log_file"))}
+    given["kafka"] = params.get("kafka") or (filled.get("kafka") if to == "kafka" else None)
     return MigrateOptions(
         configs=configs,
         to=to,

@@ -56,6 +56,7 @@ def plan_switch(
     mode: str | None = None,
     milvus_version: str | None = None,
     kind: str | None = None,
+    kafka: str | None = None,
 ) -> EditPlan:
     from mqctl.config.resolve.resolution import resolve
 
@@ -90,7 +91,11 @@ def plan_switch(
         if backend.port_key is None:
             raise InputError(f"--port applies to natsmq and pulsar, not {to}")
         wanted[backend.port_key] = str(port)
-    explicit = {backend.store_key: store_dir, backend.port_key: port}
+    if kafka is not None:
+        if to != "kafka":
+            raise InputError(f"--kafka applies to a switch to kafka, not {to}")
+        wanted[BACKENDS["kafka"].enabled_by] = kafka  # kafka.brokerList
+    explicit = {backend.store_key: store_dir, backend.port_key: port, BACKENDS["kafka"].enabled_by: kafka}
     # the operator and the chart write the settings of the Pulsar/Kafka/Woodpecker they deploy themselves
     fill_settings = doc.kind not in (OPERATOR_CR, HELM_VALUES) or backend.embedded
     for key, value in wanted.items() if fill_settings else ():
@@ -142,6 +147,9 @@ def switch(
     milvus_version: str | None = None,
     dry_run: bool = False,
     kind: str | None = None,
+    kafka: str | None = None,
 ) -> EditResult:
-    plan = plan_switch(path, to, store_dir=store_dir, port=port, mode=mode, milvus_version=milvus_version, kind=kind)
+    plan = plan_switch(
+        path, to, store_dir=store_dir, port=port, mode=mode, milvus_version=milvus_version, kind=kind, kafka=kafka
+    )
     return plan.result() if dry_run else plan.commit()

@@ -142,7 +142,7 @@ def wal_state_checks(exam: Examination, state: StreamingState) -> None:
     CP114 a dropped vchannel, CP115 an undecodable key), each finding with its fix. An AlterWAL left mid-way
     (CP111) is DR502's."""
     from mqctl.mq.streaming import VERIFICATION
-    from mqctl.mq.streaming.checkpoints import RULE_ALTER_WAL_MIDWAY, RULE_NOTHING
+    from mqctl.mq.streaming.checkpoint_model import RULE_ALTER_WAL_MIDWAY, RULE_NOTHING
     from mqctl.mq.streaming.wal_state import WOODPECKER_FILES, WOODPECKER_META, judge_wal_state
 
     assert exam.etcd is not None  # a streaming state was read from it

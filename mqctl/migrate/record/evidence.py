@@ -172,6 +172,8 @@ class VerifyEvidence(Evidence):
     checkpoints: CheckpointRows | None = None
     checkpoint_wait_seconds: float | None = None
     checkpoint_warnings: list[str] | None = None
+    kafka_topics: list[str] | None = None  # the topics of Milvus's channels seen on the brokers after the start
+    kafka_topics_seconds: float | None = None
 
 
 @dataclass

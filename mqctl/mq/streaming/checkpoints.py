@@ -21,103 +21,57 @@ Hazards flagged:
 - CP118: with the Woodpecker files, entries at or after a WAL checkpoint that the files do not hold (a damaged, cut
   short or missing segment, a shortfall against the footer LAC or etcd): the streaming node cannot replay them, so
   the rows of the pchannel's vchannels written after the checkpoint are at risk.
+- CP119: with the Woodpecker files, a segment etcd records as Completed or Sealed that has no footer, or whose
+  footer LAC is below etcd's LastEntryId: readers before Woodpecker v0.1.37 loop on "no record extract" and tSafe
+  stalls (milvus #52341, zilliztech/woodpecker #242/#243).
+- CP120: a dropped collection's vchannel meta or channel checkpoint, or a WAL checkpoint of a pchannel that carried a
+  dropped collection, behind the Woodpecker log's truncation point (or its first stored entry): recovery replays
+  the dropped collection's messages without its vchannel and streaming nodes crash-loop (milvus #47802, fixed by
+  PR #47886).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass, field
 
 from mqctl import clock
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 from mqctl.mq.streaming import VERIFICATION
-from mqctl.mq.streaming.state import StreamingState, WalCheckpoint, tso_time
-from mqctl.mq.woodpecker.meta import Log, WoodpeckerMeta
+from mqctl.mq.streaming.checkpoint_model import (
+    ALTERING,
+    AT_RISK,
+    DEFAULT_TRUNCATION_LAG,
+    DROPPED,
+    EXPIRED,
+    LAGGING,
+    MISMATCH,
+    OK,
+    RULE_ALTER_WAL_MIDWAY,
+    RULE_DROPPED,
+    RULE_NOTHING,
+    RULE_UNDECODABLE,
+    RULE_WAL_MISMATCH,
+    STALE,
+    UNKNOWN,
+    PChannelRow,
+    StreamingCheckpointReport,
+    VChannelRow,
+    pchannel_of,
+)
+from mqctl.mq.streaming.state import StreamingState, tso_time
+from mqctl.mq.streaming.woodpecker_checks import (
+    against_wal_files,
+    stale_after_truncation,
+    woodpecker_columns,
+)
+from mqctl.mq.woodpecker.meta import WoodpeckerMeta
 from mqctl.mq.woodpecker.segment_model import Segment
-
-RULE_WAL_MISMATCH = "CP110"
-RULE_ALTER_WAL_MIDWAY = "CP111"
-RULE_LOOPBACK_QUORUM = "CP112"
-RULE_TRUNCATION_BEHIND = "CP113"
-RULE_DROPPED = "CP114"
-RULE_UNDECODABLE = "CP115"
-RULE_WAL_EXPIRED = "CP116"
-RULE_WAL_CORRUPT = "CP117"
-RULE_WAL_SHORTFALL = "CP118"
-RULE_NOTHING = "CP103"
-DEFAULT_TRUNCATION_LAG = dt.timedelta(hours=24)
-OK, DROPPED, MISMATCH, ALTERING, LAGGING, UNKNOWN = "ok", "dropped", "wal-mismatch", "altering", "lagging", "unknown"
-EXPIRED = "expired"
-AT_RISK = "at-risk"  # entries after the WAL checkpoint are not in the files (CP118)
-
-
-@dataclass
-class PChannelRow:
-    pchannel: str
-    node: str | None
-    term: int | None
-    state: str | None  # streaming coordinator's PChannelMeta state
-    wal: str | None  # WAL of the checkpoint position
-    checkpoint: str | None  # position as Milvus tools print it
-    checkpoint_time: dt.datetime | None
-    alter_stage: str | None  # none | flushing | advance-checkpoint
-    alter_target: str | None
-    log_id: int | None = None  # Woodpecker
-    segments: int | None = None
-    truncated_to: str | None = None  # segment/entry, "none" when nothing was truncated
-    last_entry: str | None = None
-    untruncated_before_checkpoint: int | None = None
-    untruncated_bytes: int | None = None
-    oldest_untruncated_closed: dt.datetime | None = None
-    loopback_segments: int | None = None
-    first_retained: str | None = None  # with the WAL files: first stored entry, segment/entry
-    last_retained: str | None = None
-    status: str = OK
-    reasons: list[str] = field(default_factory=list)
-
-
-@dataclass
-class VChannelRow:
-    vchannel: str
-    pchannel: str
-    collection: str | None
-    collection_id: int | None
-    state: str | None  # VChannelMeta state: normal | dropped
-    wal: str | None  # WAL_name of datacoord's channel checkpoint
-    position: str | None
-    checkpoint_time: dt.datetime | None
-    meta_time: dt.datetime | None  # VChannelMeta checkpoint time tick
-    first_retained: str | None = None  # with the WAL files: first stored entry of its pchannel
-    status: str = OK
-    reason: str = ""
-
-
-@dataclass
-class StreamingCheckpointReport:
-    etcd: str
-    meta_root: str
-    verification: str
-    pinned_mq: str | None
-    pinned_key: str
-    woodpecker_prefix: str | None
-    woodpecker_storage: str | None
-    pchannels: list[PChannelRow]
-    vchannels: list[VChannelRow]
-    findings: list[Finding] = field(default_factory=list)
-
-    @property
-    def failing(self) -> bool:
-        return any(f.severity in (ERROR, WARNING) for f in self.findings)
 
 
 def _collection_id(vchannel: str) -> int | None:
     tail = vchannel.rsplit("_", 1)[-1]
     digits = tail.split("v", 1)[0]
     return int(digits) if digits.isdigit() else None
-
-
-def _pchannel_of(vchannel: str) -> str:
-    return vchannel.rsplit("_", 1)[0] if "_" in vchannel else vchannel
 
 
 def assess_streaming(
@@ -190,13 +144,15 @@ def assess_streaming(
                     f"{name}: WAL checkpoint {cp.position.text} is a {cp.position.wal} position but mq.type is "
                     f"pinned to {pinned} ({state.pinned_key}) and no AlterWAL is under way",
                     name,
-                    hint="a consumer seeking an old-WAL position loops on WALNAME_MISMATCH (milvus #52013); check "
-                    "the pinned mq.type and the last AlterWAL",
+                    hint="the streaming node reopens the WAL its checkpoint names, not mq.type (birdwatcher #522), "
+                    "and consumers seeking an old-WAL position loop on WALNAME_MISMATCH (milvus #52013): with Milvus "
+                    "stopped, put the pin back, or rewrite every position to the pinned WAL (birdwatcher "
+                    "`reset checkpoint --target-wal <wal> --run=true`, PR #523)",
                 )
             )
         log = logs.get(name)
         if log is not None:
-            _woodpecker_columns(row, log, cp, now, truncation_lag, findings, woodpecker_storage)
+            woodpecker_columns(row, log, cp, now, truncation_lag, findings, woodpecker_storage)
         prows.append(row)
 
     vrows = []
@@ -208,7 +164,7 @@ def assess_streaming(
         database_name = (collections or {}).get(cid) if cid is not None else None
         vrow = VChannelRow(
             vchannel,
-            record.pchannel if record else _pchannel_of(vchannel),
+            record.pchannel if record else pchannel_of(vchannel),
             f"{database_name[0]}.{database_name[1]}" if database_name else None,
             cid,
             record.state if record else None,
@@ -252,7 +208,8 @@ def assess_streaming(
         vrows.append(vrow)
 
     if wal_files is not None:
-        _against_wal_files(prows, vrows, state, woodpecker, wal_files, findings)
+        against_wal_files(prows, vrows, state, woodpecker, wal_files, findings)
+    stale_after_truncation(prows, vrows, state, logs, wal_files, findings)
     for key in state.undecodable + (woodpecker.undecodable if woodpecker else []):
         findings.append(
             Finding(
@@ -272,7 +229,7 @@ def assess_streaming(
                 hint="check --etcd-root (etcd.rootPath) and that this etcd belongs to the Milvus 2.6 you mean",
             )
         )
-    order = {EXPIRED: 0, AT_RISK: 0, MISMATCH: 1, ALTERING: 2, LAGGING: 3, UNKNOWN: 4, OK: 5, DROPPED: 6}
+    order = {EXPIRED: 0, AT_RISK: 0, STALE: 0, MISMATCH: 1, ALTERING: 2, LAGGING: 3, UNKNOWN: 4, OK: 5, DROPPED: 6}
     prows.sort(key=lambda r: (order.get(r.status, 9), r.pchannel))
     vrows.sort(key=lambda r: (order.get(r.status, 9), r.vchannel))
     return StreamingCheckpointReport(
@@ -287,190 +244,3 @@ def assess_streaming(
         vrows,
         findings,
     )
-
-
-def _woodpecker_columns(
-    row: PChannelRow,
-    log: Log,
-    cp: WalCheckpoint | None,
-    now: dt.datetime,
-    lag: dt.timedelta,
-    findings: list[Finding],
-    storage: str | None,
-) -> None:
-    row.log_id = log.id
-    row.segments = len(log.segments)
-    row.truncated_to = "none" if log.truncated_segment < 0 else f"{log.truncated_segment}/{log.truncated_entry}"
-    last = log.last_entry
-    row.last_entry = f"{last[0]}/{last[1]}" if last else None
-    loopback = [s for s in log.segments if s.embedded_quorum]
-    real = [s for s in log.segments if s.quorum_nodes and not s.embedded_quorum]
-    row.loopback_segments = len(loopback)
-    service = (storage or "").lower() == "service"
-    if loopback and (service or real):
-        why = (
-            "woodpecker.storage.type is service"
-            if service
-            else f"{len(real)} other segment(s) of this log name a real quorum"
-        )
-        row.reasons.append(f"{len(loopback)} segment(s) record the embedded placeholder quorum while {why}")
-        findings.append(
-            Finding(
-                RULE_LOOPBACK_QUORUM,
-                WARNING,
-                f"{row.pchannel}: segment(s) {', '.join(str(s.id) for s in loopback[:5])} of Woodpecker log "
-                f"{log.id} record the loopback quorum {loopback[0].quorum_nodes or ['id -1']} while {why}",
-                row.pchannel,
-                hint="the next restart dials that address from another host (milvus #53582, zilliztech/woodpecker "
-                "#216); keep the streaming nodes running and follow the upstream fix before restarting",
-            )
-        )
-    position = cp.position if cp is not None else None
-    checkpoint_segment = position.segment if position is not None else None
-    if position is None or checkpoint_segment is None:
-        return
-    behind = [
-        s for s in log.segments if s.id < checkpoint_segment and s.id > log.truncated_segment and s.state != "truncated"
-    ]
-    row.untruncated_before_checkpoint = len(behind)
-    row.untruncated_bytes = sum(max(s.size, 0) for s in behind)
-    closed = [stamp for s in behind if (stamp := s.closed_at or s.created) is not None]
-    row.oldest_untruncated_closed = min(closed) if closed else None
-    if row.oldest_untruncated_closed is not None and now - row.oldest_untruncated_closed > lag:
-        age = now - row.oldest_untruncated_closed
-        if row.status == OK:
-            row.status = LAGGING
-        row.reasons.append(
-            f"{len(behind)} segment(s) before the WAL checkpoint's segment {checkpoint_segment} are not truncated "
-            f"(truncation point {row.truncated_to}); the oldest closed {age.total_seconds() / 3600:.1f} h ago"
-        )
-        findings.append(
-            Finding(
-                RULE_TRUNCATION_BEHIND,
-                WARNING,
-                f"{row.pchannel}: Woodpecker truncation point {row.truncated_to} is behind the WAL checkpoint "
-                f"{position.text}: {len(behind)} segment(s), {row.untruncated_bytes} bytes, the oldest closed "
-                f"{age.total_seconds() / 3600:.1f} h ago",
-                row.pchannel,
-                hint="the WAL truncator does not follow the checkpoint (milvus #44434, #51032): check the streaming "
-                "node's truncator log and the Woodpecker disk usage; upgrading to a release with the fix is the cure",
-            )
-        )
-
-
-def _against_wal_files(
-    prows: list[PChannelRow],
-    vrows: list[VChannelRow],
-    state: StreamingState,
-    woodpecker: WoodpeckerMeta | None,
-    segments: list[Segment],
-    findings: list[Finding],
-) -> None:
-    """Is the entry after each WAL and channel checkpoint still in the Woodpecker files? A checkpoint before the
-    first stored entry means the streaming node (WAL checkpoint) or the flusher (channel checkpoint) cannot
-    replay what it has not persisted: those messages are gone."""
-    from mqctl.mq.woodpecker.meta_check import check_against_meta
-
-    segments = check_against_meta(segments, woodpecker)
-    ids = {name: log.id for name, log in (woodpecker.logs.items() if woodpecker else [])}
-    by_log: dict[int, list[Segment]] = {}
-    for segment in segments:
-        by_log.setdefault(segment.log_id, []).append(segment)
-        for problem in segment.problems:
-            findings.append(
-                Finding(
-                    RULE_WAL_CORRUPT,
-                    WARNING,
-                    f"corrupt Woodpecker segment: {problem}",
-                    str(segment.log_id),
-                    hint="read stops at the damage: keep a copy before Milvus reopens this log",
-                )
-            )
-    firsts: dict[str, tuple[int, int]] = {}
-    for row in prows:
-        stored = [(s.segment_id, e.entry_id) for s in by_log.get(ids.get(row.pchannel, -1), []) for e in s.entries]
-        if not stored:
-            continue
-        first, last = min(stored), max(stored)
-        firsts[row.pchannel] = first
-        row.first_retained, row.last_retained = f"{first[0]}/{first[1]}", f"{last[0]}/{last[1]}"
-        cp = state.wal_checkpoints.get(row.pchannel)
-        position = cp.position if cp is not None else None
-        if position is not None and position.wal == "woodpecker" and position.order and position.order < first:
-            row.status = EXPIRED
-            row.reasons.append(f"WAL checkpoint {position.text} precedes the first stored entry {row.first_retained}")
-            findings.append(
-                Finding(
-                    RULE_WAL_EXPIRED,
-                    ERROR,
-                    f"{row.pchannel}: WAL checkpoint {position.text} precedes the first stored Woodpecker entry "
-                    f"{row.first_retained}: the streaming node cannot replay from it",
-                    row.pchannel,
-                    hint="the segments before it were removed (truncation or retention ran past the checkpoint)",
-                )
-            )
-    _shortfalls_after_checkpoints(prows, vrows, state, ids, by_log, findings)
-    for vrow in vrows:
-        head = firsts.get(vrow.pchannel)
-        ccp = state.channel_checkpoints.get(vrow.vchannel)
-        if head is None or ccp is None or ccp.dropped or ccp.wal != "woodpecker" or not ccp.position.order:
-            continue
-        vrow.first_retained = f"{head[0]}/{head[1]}"
-        if ccp.position.order < head:
-            vrow.status = EXPIRED
-            vrow.reason = (
-                f"channel checkpoint {ccp.position.text} precedes the first stored entry {vrow.first_retained}"
-            )
-            findings.append(
-                Finding(
-                    RULE_WAL_EXPIRED,
-                    ERROR,
-                    f"{vrow.vchannel}: channel checkpoint {ccp.position.text} precedes the first stored Woodpecker "
-                    f"entry {vrow.first_retained}: rows not flushed after it are gone",
-                    vrow.vchannel,
-                    hint="flush the collection before any restart; check the WAL retention (woodpecker.logstore."
-                    "retentionPolicy.ttl) against the flush interval",
-                )
-            )
-
-
-def _shortfalls_after_checkpoints(
-    prows: list[PChannelRow],
-    vrows: list[VChannelRow],
-    state: StreamingState,
-    ids: dict[str, int],
-    by_log: dict[int, list[Segment]],
-    findings: list[Finding],
-) -> None:
-    """CP118: the first entry the files may have lost (Segment.at_risk_from) at or after a pchannel's WAL
-    checkpoint: the streaming node replays from the checkpoint, so what is lost after it is lost for good, and the
-    rows of every vchannel on the pchannel written after the checkpoint are at risk."""
-    for row in prows:
-        cp = state.wal_checkpoints.get(row.pchannel)
-        position = cp.position if cp is not None else None
-        if position is None or position.wal != "woodpecker" or not position.order:
-            continue
-        risks = [
-            (start, segment)
-            for segment in by_log.get(ids.get(row.pchannel, -1), [])
-            if (start := segment.at_risk_from()) is not None and start >= position.order[:2]
-        ]
-        if not risks:
-            continue
-        start, segment = min(risks, key=lambda item: item[0])
-        vchannels = sorted(v.vchannel for v in vrows if v.pchannel == row.pchannel)
-        row.status = EXPIRED if row.status == EXPIRED else AT_RISK
-        row.reasons.append(f"entries from {start[0]}/{start[1]} on, after the WAL checkpoint, are not in the files")
-        when = f" (written after {cp.time:%Y-%m-%d %H:%M:%S} UTC)" if cp is not None and cp.time else ""
-        findings.append(
-            Finding(
-                RULE_WAL_SHORTFALL,
-                ERROR,
-                f"{row.pchannel}: the Woodpecker files do not hold entries from {start[0]}/{start[1]} on, after the WAL "
-                f"checkpoint {position.text} ({next(p.what for p in segment.problems if p.loses_entries)}): the streaming node cannot replay them; "
-                f"rows of {', '.join(vchannels) or 'its vchannels'}{when} are at risk",
-                row.pchannel,
-                hint="do not let Milvus reopen this pchannel before the segment files are restored from a copy; flush "
-                "the collections once it runs and compare row counts with the source of the data",
-            )
-        )

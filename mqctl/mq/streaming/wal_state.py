@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError
-from mqctl.mq.streaming.checkpoints import DEFAULT_TRUNCATION_LAG, StreamingCheckpointReport, assess_streaming
+from mqctl.mq.streaming.checkpoint_model import DEFAULT_TRUNCATION_LAG, StreamingCheckpointReport
+from mqctl.mq.streaming.checkpoints import assess_streaming
 from mqctl.mq.streaming.state import StreamingState
 
 if TYPE_CHECKING:

@@ -54,6 +54,58 @@ def meta_shortfalls(last_entries: dict[int, dict[int, int | None]], meta: Woodpe
     return found
 
 
+@dataclass(frozen=True)
+class SealedShort:
+    """A segment etcd records as Completed or Sealed whose files have no footer, or whose footer's last-add-confirmed
+    (LAC, footer version 6) is below etcd's LastEntryId: the 3.0 hazard of milvus #52341 (a reader before Woodpecker
+    v0.1.37 loops on "no record extract", tSafe stalls; zilliztech/woodpecker #242, fixed by #243 in v0.1.37)."""
+
+    log_id: int
+    segment_id: int
+    message: str
+
+
+HAZARD_SEALED_SHORT = "CP119"
+
+
+def sealed_short(segments: list[Segment], meta: WoodpeckerMeta | None) -> list[SealedShort]:
+    """Each closed segment etcd records whose stored files have no footer or a footer LAC below its LastEntryId."""
+    if meta is None:
+        return []
+    stored = {(s.log_id, s.segment_id): s for s in segments if s.state not in ("misnamed", "missing")}
+    found: list[SealedShort] = []
+    for log in meta.logs.values():
+        for recorded in log.segments:
+            segment = stored.get((log.id, recorded.id))
+            if segment is None or recorded.state not in CLOSED:
+                continue
+            said = f"{HAZARD_SEALED_SHORT}: etcd records segment {recorded.id} of log {log.name!r} as {recorded.state}"
+            if segment.footer is None and segment.state != "finalized":
+                found.append(
+                    SealedShort(
+                        log.id,
+                        recorded.id,
+                        f"{said} (last entry {recorded.last_entry}) but its files have no footer: readers before "
+                        "Woodpecker v0.1.37 loop on 'no record extract' there (milvus #52341)",
+                    )
+                )
+            elif (
+                segment.footer is not None
+                and segment.footer.lac is not None
+                and segment.footer.lac < recorded.last_entry
+            ):
+                found.append(
+                    SealedShort(
+                        log.id,
+                        recorded.id,
+                        f"{said} with last entry {recorded.last_entry} but its footer's LAC is {segment.footer.lac}: "
+                        f"entries {segment.footer.lac + 1}..{recorded.last_entry} are not readable (zilliztech/woodpecker "
+                        "#242, milvus #52341)",
+                    )
+                )
+    return found
+
+
 def check_against_meta(segments: list[Segment], meta: WoodpeckerMeta | None) -> list[Segment]:
     """`segments` with a Problem added to each whose readable entries stop before etcd's LastEntryId, plus a
     placeholder segment (state "missing") for each closed segment etcd records that has no files although a stored
@@ -68,6 +120,9 @@ def check_against_meta(segments: list[Segment], meta: WoodpeckerMeta | None) -> 
     for (log_id, segment_id), segment in stored.items():
         last_entries.setdefault(log_id, {})[segment_id] = segment.last_entry
     added: list[Segment] = []
+    for short in sealed_short(list(stored.values()), meta):
+        found = stored[(short.log_id, short.segment_id)]
+        found.problem(found.path, short.message, loses_entries=False)
     for shortfall in meta_shortfalls(last_entries, meta):
         if shortfall.no_files:
             where = f"log {shortfall.log_id} segment {shortfall.segment_id}"

@@ -34,7 +34,7 @@ def comparable(manifest: dict) -> dict:
 @pytest.mark.parametrize("line", LINES, ids=[line.name for line in LINES])
 def test_the_rebuilt_writer_writes_what_mqctl_reads_as_its_manifest(tmp_path, line):
     pytest.importorskip("moto.server", reason="moto[server] of .[test]")
-    folders = upstream.generate(tmp_path / "out", (line,), upstream.VARIANTS[:1])
+    folders = upstream.generate(tmp_path / "out", (line,), upstream.VARIANTS[:1], hazards=())
     assert [f.name for f in folders] == [f"{line.name}-{storage}" for storage in upstream.STORAGES]
     for folder in folders:
         manifest = upstream.manifest(folder)

@@ -16,7 +16,46 @@ def test_up_refuses_a_non_empty_foreign_folder_and_an_unknown_mq(tmp_path, cli):
     result = cli("sandbox", "up", "--dir", str(tmp_path))
     assert result.code == 2 and "is not a sandbox" in result.stderr
     result = cli("sandbox", "up", "--dir", str(tmp_path / "new"), "--mq", "pulsar")
-    assert result.code == 2 and "rocksmq or natsmq" in result.stderr
+    assert result.code == 2 and "rocksmq, natsmq or kafka" in result.stderr
+    assert not (tmp_path / "new").exists()
+
+
+def test_up_on_kafka_refuses_a_stray_or_malformed_bootstrap(tmp_path, cli):
+    result = cli("sandbox", "up", "--dir", str(tmp_path / "new"), "--kafka", "127.0.0.1:9092")
+    assert result.code == 2 and "--kafka names the broker of a sandbox on Kafka" in result.stderr
+    result = cli("sandbox", "up", "--dir", str(tmp_path / "new"), "--mq", "kafka", "--kafka", "no-port")
+    assert result.code == 2 and "'no-port' is not a broker address" in result.stderr
+    assert not (tmp_path / "new").exists()
+
+
+def test_up_on_a_silent_kafka_says_so_before_creating_anything(tmp_path, cli, monkeypatch):
+    from mqctl.host.ports import free_ports
+    from mqctl.sandbox import server
+
+    monkeypatch.setattr(server, "KAFKA_ANSWER_SECONDS", 1.0)
+    silent = f"127.0.0.1:{free_ports(1)[0]}"  # nothing listens there
+    result = cli("sandbox", "up", "--dir", str(tmp_path / "new"), "--mq", "kafka", "--kafka", silent)
+    assert result.code == 3 and f"--kafka {silent}: no Kafka broker answers within 1 s" in result.stderr
+    assert not (tmp_path / "new").exists()
+
+
+def test_up_on_its_own_kafka_says_what_is_missing_before_creating_anything(tmp_path, cli):
+    """No Java runtime: one line and exit 3; Java but neither Maven nor the cached jars: the same for Maven."""
+    import shutil
+
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    result = cli("sandbox", "up", "--dir", str(tmp_path / "new"), "--mq", "kafka", env={"PATH": str(empty)})
+    assert result.code == 3 and "no Java runtime for the Kafka" in result.stderr, result.stderr
+    assert "--kafka HOST:PORT" in result.stderr
+    java = shutil.which("java")
+    if java is not None:
+        (empty / "java").symlink_to(java)
+        home = tmp_path / "home"  # no ~/.cache/mqctl/kafka-*/complete there
+        env = {"PATH": str(empty), "HOME": str(home)}
+        result = cli("sandbox", "up", "--dir", str(tmp_path / "new"), "--mq", "kafka", env=env)
+        assert result.code == 3 and "Maven (mvn) is needed once" in result.stderr, result.stderr
+        assert "apt-get install maven" in result.stderr and not home.exists()
     assert not (tmp_path / "new").exists()
 
 

@@ -78,6 +78,10 @@ type manifest struct {
 	Logs       []logEntries      `json:"logs"`
 	EtcdKeys   map[string]string `json:"etcd_keys"`
 	Notes      []string          `json:"notes"`
+	// Hazard names the 3.0 hazard the folder holds (docs/streaming.md); Edits says each change made to what
+	// upstream wrote to reach it, where upstream's embedded code cannot (edits.go).
+	Hazard string   `json:"hazard,omitempty"`
+	Edits  []string `json:"edits,omitempty"`
 }
 
 type options struct {
@@ -91,10 +95,21 @@ func main() {
 	flag.StringVar(&o.etcd, "etcd", "", "etcd URL (Woodpecker's meta and Milvus's streaming state go there)")
 	flag.StringVar(&o.s3Endpoint, "s3-endpoint", "", "host:port of the S3 server (storage minio)")
 	flag.StringVar(&o.bucket, "bucket", "a-bucket", "bucket (storage minio)")
-	flag.StringVar(&o.variant, "variant", "normal", "normal; crash: the last segment is left as a killed writer leaves it; reopen: a new process appends after a crash")
+	flag.StringVar(&o.variant, "variant", "normal", "normal; crash: the last segment is left as a killed writer leaves it; reopen: a new process appends after a crash; append: a new process appends rows to an earlier run's folder; stale-dropped: a dropped collection's state left behind the log's truncation point; lac-short, sealed-no-footer, wal-switched: edits of what a run wrote (edits.go)")
+	decode := flag.String("decode", "", "print what upstream's generated types decode from this etcd.json (JSON), and exit")
 	flag.Parse()
+	if *decode != "" {
+		if err := decodeEtcd(*decode, os.Stdout); err != nil {
+			fail(err.Error())
+		}
+		return
+	}
 	if o.out == "" || o.etcd == "" {
 		fail("-out and -etcd are required")
+	}
+	run := run
+	if isEdit(o.variant) {
+		run = runEdit
 	}
 	if err := run(o); err != nil {
 		fail(err.Error())
@@ -139,20 +154,27 @@ func run(o options) error {
 	vchannel := pchannel + "_" + fmt.Sprint(collection) + "v0"
 	w := &walWriter{ctx: ctx, opener: opener, pchannel: pchannel, term: 1}
 	crash := o.variant == "crash"
-	if o.variant == "reopen" {
+	if o.variant == "reopen" || o.variant == "append" {
 		// The second process after a crash: the streaming node that takes the pchannel over opens a new writer
-		// (Woodpecker recovers and seals the crashed segment) and appends on.
+		// (Woodpecker recovers and seals the crashed segment) and appends on. `append` does the same on any earlier
+		// run's folder with rows (a WAL that grows under `replay --follow`).
 		if err := w.resume(filepath.Join(o.out, "manifest.json"), &m); err != nil {
 			return err
 		}
 		if err := w.open(); err != nil {
 			return err
 		}
+		if o.variant == "append" {
+			w.append(insert(vchannel, 20, 21), []int64{20, 21})
+			w.append(deleteRows(vchannel, 11), []int64{11})
+		}
 		w.append(timeTick(vchannel), nil)
 		w.close()
 	} else {
 		w.writeAll(vchannel)
-		if crash {
+		if o.variant == "stale-dropped" {
+			w.writeDropped(vchannel, &m)
+		} else if crash {
 			// Stop as a killed streaming node stops: the entries are synced by Woodpecker's own background flush
 			// (waited for past its interval), the writer is never closed, and the process exits below.
 			time.Sleep(3 * time.Second)
@@ -172,6 +194,11 @@ func run(o options) error {
 	m.Logs = []logEntries{{LogID: logID, PChannel: pchannel, Entries: w.entries}}
 	if err := putStreamingState(ctx, cli, pchannel, vchannel, w.last, w.lastTT, m.EtcdKeys); err != nil {
 		return err
+	}
+	if o.variant == "stale-dropped" {
+		if err := putDroppedState(ctx, cli, pchannel, w, m.EtcdKeys); err != nil {
+			return err
+		}
 	}
 	if err := dumpEtcd(ctx, cli, filepath.Join(o.out, "etcd.json")); err != nil {
 		return err
@@ -255,6 +282,8 @@ type walWriter struct {
 	last     *wplog.LogMessageId
 	entries  []entry
 	err      error
+	// stale-dropped: the dropped collection's checkpoint and the truncation point (edits.go)
+	droppedCheckpoint, truncatedAt *wplog.LogMessageId
 }
 
 // opener opens a pchannel's WAL for writing (wal_adapter.go: Milvus's wp adapter; wal_direct.go: Woodpecker's
@@ -265,6 +294,9 @@ type opener interface {
 
 type wal interface {
 	append(ctx context.Context, msg message.MutableMessage) (*wplog.LogMessageId, error)
+	// truncate moves the log's truncation point as the streaming node's WAL truncator does (the adapter's
+	// wal.go Truncate: Woodpecker's LogHandle.Truncate with the checkpoint's id).
+	truncate(ctx context.Context, id *wplog.LogMessageId) error
 	close()
 }
 
@@ -329,7 +361,11 @@ func typeName(t message.MessageType) string {
 }
 
 func createCollection(vchannel string) message.MutableMessage {
-	schema := &schemapb.CollectionSchema{Name: "upstream_fixture", Fields: []*schemapb.FieldSchema{
+	return createCollectionOf(vchannel, "upstream_fixture", collection, partition)
+}
+
+func createCollectionOf(vchannel, name string, collection, partition int64) message.MutableMessage {
+	schema := &schemapb.CollectionSchema{Name: name, Fields: []*schemapb.FieldSchema{
 		{FieldID: pkField, Name: "pk", IsPrimaryKey: true, DataType: schemapb.DataType_Int64},
 		{FieldID: 101, Name: "vec", DataType: schemapb.DataType_FloatVector,
 			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
@@ -343,7 +379,7 @@ func createCollection(vchannel string) message.MutableMessage {
 		WithHeader(&message.CreateCollectionMessageHeader{CollectionId: collection, PartitionIds: []int64{partition}}).
 		WithBody(&msgpb.CreateCollectionRequest{
 			Base:           &commonpb.MsgBase{MsgType: commonpb.MsgType_CreateCollection},
-			CollectionName: "upstream_fixture", CollectionID: collection,
+			CollectionName: name, CollectionID: collection,
 			PartitionIDs: []int64{partition}, PartitionNames: []string{"_default"},
 			Schema: raw, VirtualChannelNames: []string{vchannel},
 		}).MustBuildMutable()
@@ -357,6 +393,10 @@ func createSegment(vchannel string) message.MutableMessage {
 }
 
 func insert(vchannel string, pks ...int64) message.MutableMessage {
+	return insertInto(vchannel, "upstream_fixture", collection, partition, segment, pks...)
+}
+
+func insertInto(vchannel, name string, collection, partition, segment int64, pks ...int64) message.MutableMessage {
 	n := len(pks)
 	vectors := make([]float32, 0, 2*n)
 	rowIDs := make([]int64, n)
@@ -373,7 +413,7 @@ func insert(vchannel string, pks ...int64) message.MutableMessage {
 		WithBody(&msgpb.InsertRequest{
 			Base:           &commonpb.MsgBase{MsgType: commonpb.MsgType_Insert},
 			ShardName:      vchannel,
-			CollectionName: "upstream_fixture", PartitionName: "_default",
+			CollectionName: name, PartitionName: "_default",
 			CollectionID: collection, PartitionID: partition,
 			RowIDs: rowIDs, NumRows: uint64(n), Version: msgpb.InsertDataVersion_ColumnBased,
 			FieldsData: []*schemapb.FieldData{
@@ -458,15 +498,7 @@ func woodpeckerLogID(ctx context.Context, cli *clientv3.Client, pchannel string)
 // putStreamingState writes what the streaming coordinator and node keep for the pchannel, with Milvus's generated
 // types, under the keys of milvus internal/metastore/kv/streamingcoord and streamingnode (docs/streaming.md).
 func putStreamingState(ctx context.Context, cli *clientv3.Client, pchannel, vchannel string, checkpoint *wplog.LogMessageId, lastTT uint64, keys map[string]string) error {
-	put := func(key string, value proto.Message) error {
-		raw, err := proto.Marshal(value)
-		if err != nil {
-			return err
-		}
-		keys[key] = fmt.Sprintf("%T", value)
-		_, err = cli.Put(ctx, key, string(raw))
-		return err
-	}
+	put := putter(ctx, cli, keys)
 	if err := put(metaPrefix+"streamingcoord-meta/pchannel/"+pchannel, &streamingpb.PChannelMeta{
 		Channel: &streamingpb.PChannelInfo{Name: pchannel, Term: 2, AccessMode: streamingpb.PChannelAccessMode_PCHANNEL_ACCESS_READWRITE},
 		Node:    &streamingpb.StreamingNodeInfo{ServerId: 1, Address: "127.0.0.1:22222"},
@@ -493,6 +525,19 @@ func putStreamingState(ctx context.Context, cli *clientv3.Client, pchannel, vcha
 		ChannelName: vchannel, MsgID: mqwp.NewWoodpeckerID(checkpoint).Serialize(),
 		Timestamp: baseTSO + lastTT, WALName: commonpb.WALName_WoodPecker,
 	})
+}
+
+// putter returns a function that marshals a generated message into etcd under a key and records the key's type.
+func putter(ctx context.Context, cli *clientv3.Client, keys map[string]string) func(string, proto.Message) error {
+	return func(key string, value proto.Message) error {
+		raw, err := proto.Marshal(value)
+		if err != nil {
+			return err
+		}
+		keys[key] = fmt.Sprintf("%T", value)
+		_, err = cli.Put(ctx, key, string(raw))
+		return err
+	}
 }
 
 // dumpEtcd writes every key of the etcd (base64 key -> base64 value), sorted.

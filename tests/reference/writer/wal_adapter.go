@@ -84,6 +84,10 @@ func (a adapterWAL) append(ctx context.Context, msg message.MutableMessage) (*wp
 	return id.(interface{ WoodpeckerID() *wplog.LogMessageId }).WoodpeckerID(), nil
 }
 
+func (a adapterWAL) truncate(ctx context.Context, id *wplog.LogMessageId) error {
+	return a.impl.Truncate(ctx, wp.NewWpID(id))
+}
+
 func (a adapterWAL) close() { a.impl.Close() }
 
 // walCheckpointID is the WALCheckpoint's message id as the adapter's id type marshals it (message_id.go IntoProto).

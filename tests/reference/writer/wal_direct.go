@@ -83,10 +83,18 @@ func (d directOpener) open(ctx context.Context, pchannel string, _ int64) (wal, 
 	if err != nil {
 		return nil, err
 	}
-	return directWAL{writer}, nil
+	return directWAL{handle, writer}, nil
 }
 
-type directWAL struct{ writer wplog.LogWriter }
+type directWAL struct {
+	handle wplog.LogHandle
+	writer wplog.LogWriter
+}
+
+// truncate is the adapter's wal.go Truncate: LogHandle.Truncate with the id.
+func (d directWAL) truncate(ctx context.Context, id *wplog.LogMessageId) error {
+	return d.handle.Truncate(ctx, id)
+}
 
 func (d directWAL) append(ctx context.Context, msg message.MutableMessage) (*wplog.LogMessageId, error) {
 	pb := msg.IntoMessageProto()
