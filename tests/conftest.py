@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import mqctl  # noqa: F401  (first, so gRPC's fork handlers are off before any test imports grpc)
-from tests.helpers.cli import CliResult, run_cli
 from tests.helpers.servers import etcd_binary, running_etcd
 
 
@@ -24,12 +23,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         heaviest[item.path.as_posix()] = min(heaviest.get(item.path.as_posix(), 2), weight(item))
     items.sort(key=lambda item: heaviest[item.path.as_posix()])
-
-
-@pytest.fixture
-def cli() -> Callable[..., CliResult]:
-    """The in-process CLI runner (modules whose commands need a fresh interpreter override it)."""
-    return run_cli
 
 
 @pytest.fixture(scope="module")

@@ -1,13 +1,20 @@
-"""Fixtures the CLI tests share."""
+"""Fixtures the CLI tests share: `cli`, the in-process runner (run_cli), and etcd states."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
 from mqctl.config.resolve import pinning
 from mqctl.config.resolve.sources import EtcdConfig
+from tests.helpers.cli import CliResult, run_cli
+
+
+@pytest.fixture
+def cli() -> Callable[..., CliResult]:
+    """The in-process CLI runner (modules whose commands need a fresh interpreter override it)."""
+    return run_cli
 
 
 @pytest.fixture
