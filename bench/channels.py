@@ -38,7 +38,7 @@ def best_of(fn, repeats: int = REPEATS) -> float:
 
 
 def time_tick(tso: int) -> bytes:
-    from mqctl.pymilvus_modules import pb2
+    from mqctl.milvus.protos import pb2
 
     msg = pb2("msg_pb2").TimeTickMsg()
     msg.base.msg_type = 1200
@@ -181,7 +181,7 @@ async def bare_requests(js, header) -> tuple[list[tuple[str, int]], list[int | N
 BARE_SCRIPT = """
 import asyncio, sys
 import nats
-from mqctl.pymilvus_modules import pb2
+from mqctl.milvus.protos import pb2
 
 {bare_requests}
 
@@ -212,11 +212,11 @@ def median_process_seconds(commands: list[list[str]], runs: int = 7) -> list[flo
 
 
 def bench_nats(work: Path, streams: int, per_stream: int) -> None:
+    from mqctl.milvus.protos import pb2
     from mqctl.mq.channels import list_channels
     from mqctl.mq.decode.messages import tso_to_datetime
     from mqctl.mq.nats.client import JetStreamSource
     from mqctl.mq.nats.server import private_nats_server
-    from mqctl.pymilvus_modules import pb2
 
     store = work / "nats"
     (store / "jetstream").mkdir(parents=True)

@@ -97,7 +97,7 @@ class Probe(threading.Thread):
 
         from pymilvus import MilvusClient
 
-        from mqctl.milvus_client import write_probe
+        from mqctl.milvus.client import write_probe
 
         logging.getLogger("pymilvus").setLevel(logging.CRITICAL)  # its reconnect warnings while Milvus restarts
         client = None

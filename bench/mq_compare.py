@@ -6,7 +6,7 @@ on an M1 Pro with 16 GB: raw pub/sub, where RocksMQ beats NATS for packets under
 query 7.2 vs 6.74 ms (Table 2).
 
 Here two Milvus 2.3.5 sandboxes run one after the other (never at once: the machine's cores would be
-shared), one on RocksMQ and one on NATS, and each is measured by `mqctl.measure` (the code behind
+shared), one on RocksMQ and one on NATS, and each is measured by `mqctl.milvus.measure` (the code behind
 `mqctl sandbox rehearse --measure`): insert time by payload size (1 KB to 1 MB, each insert one message on a
 one-shard collection), then search and query latency on the same `--rows` vectors (flushed, FLAT index,
 loaded). The table shows both, NATS/RocksMQ here, and the announcement's NATS/RocksMQ where it has a figure
@@ -37,7 +37,7 @@ def median_measurement(results: list):
     """Each figure's median over the rounds (p50, p99 and mean each on its own)."""
     import statistics
 
-    from mqctl.measure import InsertRate, Latency, Measurement
+    from mqctl.milvus.measure import InsertRate, Latency, Measurement
 
     def median_latency(items: list) -> Latency:
         return Latency(
@@ -61,8 +61,8 @@ def median_measurement(results: list):
 
 
 def measure_on(mq: str, work: Path, settings) -> object:
-    from mqctl.measure import measure
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.milvus.client import MilvusTarget
+    from mqctl.milvus.measure import measure
     from mqctl.sandbox import server as sandbox
 
     folder = work / mq
@@ -84,7 +84,7 @@ def ratio_text(value: float | None) -> str:
 
 
 def print_table(comparison, rounds: list) -> None:
-    from mqctl.measure import size_label
+    from mqctl.milvus.measure import size_label
 
     before, after = comparison.before, comparison.after
     print()
@@ -120,7 +120,7 @@ def print_table(comparison, rounds: list) -> None:
 
 
 def main() -> None:
-    from mqctl.measure import MeasureSettings, compare, parse_sizes
+    from mqctl.milvus.measure import MeasureSettings, compare, parse_sizes
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1, help="measure each MQ this many times (medians)")

@@ -66,7 +66,7 @@ def listing(root: Path, segments: int) -> None:
 
 
 def segment_read(root: Path, mib: int) -> None:
-    from mqctl.mq.woodpecker.segments import read_local_segment
+    from mqctl.mq.woodpecker.segment_files import read_local_segment
 
     entry = w.message(b"x" * (64 << 10), {"_t": "2", "_v": "1", "_tt": "1"})
     per_block, blocks = 32, max(1, (mib << 20) // ((64 << 10) * 32))

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 import mqctl  # noqa: F401  (first, so gRPC's fork handlers are off before any test imports grpc)
-from tests.helpers.cli import CliResult, run_cli
 from tests.helpers.servers import etcd_binary, running_etcd
 
 
@@ -24,12 +23,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         heaviest[item.path.as_posix()] = min(heaviest.get(item.path.as_posix(), 2), weight(item))
     items.sort(key=lambda item: heaviest[item.path.as_posix()])
-
-
-@pytest.fixture
-def cli() -> Callable[..., CliResult]:
-    """The in-process CLI runner (modules whose commands need a fresh interpreter override it)."""
-    return run_cli
 
 
 @pytest.fixture(scope="module")
@@ -97,3 +90,24 @@ def logs() -> list[Any]:
     from tests.helpers.woodpecker_wal import fixture_logs
 
     return [log for log in fixture_logs() if log.messages]
+
+
+@pytest.fixture(scope="module")
+def wal(tmp_path_factory: pytest.TempPathFactory, logs: list[Any]) -> Any:
+    """The fixture's logs as a local Woodpecker folder whose last segment is still active (the replay tests, the
+    data source's and the CLI's, share it)."""
+    from tests.helpers.woodpecker_wal import write_wal
+
+    root = tmp_path_factory.mktemp("wal") / "wp"
+    write_wal(root, logs, active_last=True)
+    return root
+
+
+@pytest.fixture(scope="module")
+def legacy_woodpecker(etcd_url: str) -> str:
+    """The module's etcd holding Woodpecker's meta under the legacy top-level prefix (the prefix is global to an
+    etcd, hence its own): tests/helpers/streaming_meta.py write_legacy_woodpecker_state."""
+    from tests.helpers.streaming_meta import LEGACY_NOW, LEGACY_PCHANNEL, write_legacy_woodpecker_state
+
+    write_legacy_woodpecker_state(etcd_url, LEGACY_NOW.timestamp(), LEGACY_PCHANNEL)
+    return etcd_url

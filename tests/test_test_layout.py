@@ -63,11 +63,62 @@ def test_every_test_folder_is_a_package_that_says_what_it_holds():
 
 
 def test_test_folders_mirror_mqctls_packages():
+    """tests/X mirrors the package mqctl/X; under tests/cli a folder may mirror a command's module too
+    (tests/cli/config/ for mqctl/cli/config.py)."""
     packages = {p.parent.relative_to(REPO / "mqctl") for p in (REPO / "mqctl").rglob("__init__.py")}
+    commands = {p.relative_to(REPO / "mqctl").with_suffix("") for p in (REPO / "mqctl" / "cli").glob("*.py")}
     for folder in {p.parent.relative_to(TESTS) for p in all_test_modules()} - {Path(".")}:
         if folder.parts[0] in ("e2e", "conformance"):
             continue
-        assert folder in packages, f"tests/{folder} has no mqctl/{folder} to mirror"
+        assert folder in packages | commands, f"tests/{folder} has no mqctl/{folder} to mirror"
+
+
+# Tests by level: what drives the CLI lives under tests/cli (in-process) or tests/e2e (servers, subprocesses);
+# tests/conformance is a level of its own: `config explain` through the CLI judged by the real Milvus binary
+CLI_LEVELS = ("cli", "e2e", "helpers")
+CLI_FIXTURE_LEVELS = (*CLI_LEVELS, "conformance")
+# modules outside those that still take the `cli` fixture (tests/conftest.py's run_cli): this list only shrinks
+CLI_FIXTURE_LEFT: set[str] = set()
+
+
+def drives_the_cli(path: Path) -> tuple[bool, bool]:
+    """(uses run_cli, takes the `cli` fixture) of a test module."""
+    tree = ast.parse(path.read_text(), str(path))
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    names |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    fixture = any(
+        "cli" in {a.arg for a in node.args.args}
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_")
+    )
+    return "run_cli" in names, fixture
+
+
+def test_only_cli_and_e2e_tests_drive_the_cli():
+    outside = [
+        p for p in TESTS.rglob("*.py") if "fixtures" not in p.parts and p.relative_to(TESTS).parts[0] not in CLI_LEVELS
+    ]
+    driving = sorted(str(p.relative_to(TESTS)) for p in outside if p.name != "conftest.py" and drives_the_cli(p)[0])
+    assert driving == [], f"these drive the CLI with run_cli: move them to tests/cli (or tests/e2e): {driving}"
+    fixture = {
+        str(p.relative_to(TESTS))
+        for p in outside
+        if p.relative_to(TESTS).parts[0] not in CLI_FIXTURE_LEVELS and drives_the_cli(p)[1]
+    }
+    assert fixture <= CLI_FIXTURE_LEFT, (
+        f"new modules outside tests/cli take the cli fixture: {fixture - CLI_FIXTURE_LEFT}"
+    )
+    assert fixture >= CLI_FIXTURE_LEFT, f"moved or gone, strike them from the list: {CLI_FIXTURE_LEFT - fixture}"
+
+
+def test_the_level_check_sees_imports_calls_and_the_fixture(tmp_path):
+    module = tmp_path / "test_example.py"
+    module.write_text("def test_a():\n    from tests.helpers.cli import run_cli\n\n    run_cli('x')\n")
+    assert drives_the_cli(module) == (True, False)
+    module.write_text("def test_b(cli, tmp_path):\n    cli('x')\n")
+    assert drives_the_cli(module) == (False, True)
+    module.write_text("def test_c(tmp_path):\n    assert tmp_path\n")
+    assert drives_the_cli(module) == (False, False)
 
 
 def test_few_modules_stay_at_the_top():

@@ -53,6 +53,8 @@ Options:
   --version   Show the version and exit.
   --debug     Show tracebacks for errors (for bug reports).
   --no-color  Disable colour (NO_COLOR is honoured too).
+  --json      Print one JSON object (stable schema, see docs/json.md); also after a command's name.
+  --wide      Show every column, full ids and full times (--no-trunc); also after a command's name.
   --help      Show this message and exit.
 
 Commands:
@@ -86,20 +88,25 @@ def _build_root() -> click.Group:
                 return None
             import importlib
 
+            from mqctl.cli.context import add_options
+
             module = importlib.import_module(COMMANDS[name][0])
             command = typer.main.get_command(module.app)
             command.name = name
+            add_options(command, name)  # --json and --wide after the command's name too, read from the root
             return command
+
+    from mqctl.cli.context import root_options
 
     @click.group(cls=LazyGroup, help="Admin and migration tool for the message-queue layer of Milvus.")
     @click.version_option(__version__, prog_name="mqctl")
     @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
     @click.option("--no-color", is_flag=True, help="Disable colour.")
+    @root_options
     @click.pass_context
-    def root(ctx: click.Context, debug: bool, no_color: bool) -> None:
-        ctx.ensure_object(dict)
-        ctx.obj["debug"] = debug
-        ctx.obj["no_color"] = no_color
+    def root(ctx: click.Context, debug: bool, no_color: bool, json: bool, wide: bool) -> None:
+        settings = ctx.ensure_object(dict)  # the one context every command reads (mqctl.cli.context)
+        settings.update(debug=debug, no_color=no_color, json=json, wide=wide)
 
     return root
 
@@ -201,7 +208,7 @@ def _interrupted(interrupt: BaseException, args: list[str]) -> int:
     with held():  # a second Ctrl-C cannot cut the line in half
         reason = describe(interrupt)
         sys.stderr.write(f"error: {reason}\n")
-        if "--json" in _options(args) and not _json_already_printed():
+        if _json_wanted(args) and not _json_already_printed():
             report = ErrorReport(EXIT_PRECONDITION, "aborted", reason)
             sys.stdout.write(json.dumps(report.as_json(), indent=2) + "\n")
         for stream in (sys.stdout, sys.stderr):
@@ -216,13 +223,20 @@ def _json_already_printed() -> bool:
 
 def run(args: list[str]) -> int:
     """Run the CLI in-process and return its exit code; with `--json` every failure is an error object on stdout."""
-    report = _run(args)
+    settings: dict[str, object] = {}  # the root context's object: what the command line said (mqctl.cli.context)
+    report = _run(args, settings)
     if report is None:
         return 0
     from mqctl.cli.terminal import Output
 
-    Output(json_mode="--json" in _options(args)).fail(report)
+    Output(json_mode=_json_wanted(args, settings)).fail(report)
     return report.code
+
+
+def _json_wanted(args: list[str], settings: dict[str, object] | None = None) -> bool:
+    """Whether --json was given: the root context says once the command line parsed; a line that did not parse (an
+    unknown option before `--json`, a signal while the CLI loads) is taken at its word."""
+    return bool(settings and settings.get("json")) or "--json" in _options(args)
 
 
 def _options(args: list[str]) -> list[str]:
@@ -230,7 +244,7 @@ def _options(args: list[str]) -> list[str]:
     return args[: args.index("--")] if "--" in args else args
 
 
-def _run(args: list[str]) -> ErrorReport | None:
+def _run(args: list[str], settings: dict[str, object]) -> ErrorReport | None:
     """Run the root command: None on success, else how it failed (the one-line message is on stderr already)."""
     import click
 
@@ -245,7 +259,7 @@ def _run(args: list[str]) -> ErrorReport | None:
         # what click's `main(standalone_mode=False)` does, minus the blank line it writes to stderr on Ctrl-C
         # before turning it into Abort: the one line below is all an interrupted command prints
         try:
-            with root.make_context("mqctl", list(args)) as ctx:
+            with root.make_context("mqctl", list(args), obj=settings) as ctx:
                 returned = root.invoke(ctx)
         except EOFError as eof:  # a prompt read the end of stdin
             raise click.exceptions.Abort() from eof

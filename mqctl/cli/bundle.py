@@ -7,21 +7,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from mqctl.cli.common import JsonOpt, output
-from mqctl.cli.doctor import (
-    ConfigsOpt,
-    NatsOpt,
-    NatsStoreOpt,
-    PidOpt,
-    RocksmqOpt,
-    SandboxOpt,
-    TargetEtcdOpt,
-    TargetEtcdRootOpt,
-    TargetMilvusOpt,
-    TimeoutOpt,
-    VersionOpt,
-    target_request,
-)
+from mqctl.cli.common import output
+from mqctl.cli.doctor import Target, takes_target
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -35,24 +22,14 @@ app = typer.Typer(
 
 
 @app.command()
+@takes_target
 def bundle(
     out: Annotated[Path, typer.Option("--out", help="The archive to write, e.g. milvus-mq-bundle.tar.gz.")],
-    pid: PidOpt = None,
-    sandbox: SandboxOpt = None,
-    config: ConfigsOpt = None,
-    etcd: TargetEtcdOpt = None,
-    etcd_root: TargetEtcdRootOpt = None,
-    milvus: TargetMilvusOpt = None,
-    rocksmq: RocksmqOpt = None,
-    nats: NatsOpt = None,
-    nats_store: NatsStoreOpt = None,
-    milvus_version: VersionOpt = None,
-    timeout: TimeoutOpt = 5.0,
+    target: Target,
     log: Annotated[
         Path | None, typer.Option("--log", help="Milvus's log (default: the one the process or sandbox writes).")
     ] = None,
     log_lines: Annotated[int, typer.Option("--log-lines", min=1, max=1_000_000, help="Last lines of the log.")] = 2000,
-    json_mode: JsonOpt = False,
 ) -> None:
     """Examine the Milvus as `mqctl doctor` does and write what a support ticket needs into one archive: the
     configs with every secret masked, the doctor's JSON and metrics, channels, retention and checkpoints, the
@@ -63,11 +40,9 @@ def bundle(
     from mqctl.cli.terminal import to_jsonable
     from mqctl.doctor.bundle import bundle as write
 
-    request = target_request(
-        pid, sandbox, config, etcd, etcd_root, milvus, rocksmq, nats, nats_store, milvus_version, timeout
-    )
+    request = target.request()
     result = write(request, out, log=log, log_lines=log_lines, jsonable=to_jsonable)
-    output(json_mode).emit(result, _render)
+    output().emit(result, _render)
 
 
 def _render(result: BundleResult) -> list[RenderableType]:

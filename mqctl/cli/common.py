@@ -10,20 +10,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
 
-import click
 import typer
 
+from mqctl.cli.context import presentation
 from mqctl.cli.terminal import Output
 from mqctl.mq.sources import SourceOptions
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object (stable schema, see docs/json.md).")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
-WideOpt = Annotated[
-    bool,
-    typer.Option(
-        "--wide", "--no-trunc", help="Show every column, full ids and full times (lines may run past the terminal)."
-    ),
-]
 DryRunOpt = Annotated[bool, typer.Option("--dry-run", help="Show what would change; write nothing.")]
 # the options that name this Milvus's servers, declared once for every command that takes them
 EtcdOpt = Annotated[
@@ -70,12 +63,10 @@ def seconds(maximum: float, *, positive: bool = False) -> Callable[[float | None
     return check
 
 
-def output(json_mode: bool = False, wide: bool = False) -> Output:
-    """The Output for this invocation, honouring the root --no-color flag."""
-    ctx = click.get_current_context(silent=True)
-    root_obj = ctx.find_root().obj if ctx is not None else None
-    no_color = bool(root_obj and root_obj.get("no_color"))
-    return Output(json_mode=json_mode, no_color=no_color, wide=wide)
+def output() -> Output:
+    """The Output for this invocation: --json, --wide and --no-color as the root context holds them."""
+    shown = presentation()
+    return Output(json_mode=shown.json, no_color=shown.no_color, wide=shown.wide)
 
 
 def exit_with(code: int) -> None:

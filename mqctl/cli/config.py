@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import DryRunOpt, EtcdOpt, EtcdRootOpt, JsonOpt, WideOpt, YesOpt, exit_with, output
+from mqctl.cli.common import DryRunOpt, EtcdOpt, EtcdRootOpt, YesOpt, exit_with, output, takes_bundle
+from mqctl.config.resolve.request import ResolveRequest  # at run time: typer reads the annotations
 
 if TYPE_CHECKING:
     from rich.text import Text
@@ -17,8 +18,6 @@ if TYPE_CHECKING:
     from mqctl.cli.terminal import FitTable
     from mqctl.config.edit.plan import EditOutcome, EditPlan
     from mqctl.config.resolve.lookup import KeyValue
-    from mqctl.config.resolve.resolution import Resolution
-    from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.config.rules.report import Report
     from mqctl.findings import Finding
 
@@ -62,42 +61,33 @@ RoleOpt = Annotated[
 ]
 
 
-def _overrides(
-    files: Sequence[Path],
-    kind: str | None,
-    mode: str | None,
-    milvus_version: str | None,
-    env: bool,
-    etcd_url: str | None,
-    etcd_root: str | None,
-) -> tuple[dict[str, str] | None, EtcdConfig | None]:
-    from mqctl.config.resolve.resolution import override_sources
+# the resolve options, declared once: explain, validate and get take them as one ResolveRequest
+RESOLVE_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "kind": (KindOpt, None),
+    "mode": (ModeOpt, None),
+    "milvus_version": (VersionOpt, None),
+    "env": (EnvOpt, False),
+    "etcd": (EtcdOpt, None),
+    "etcd_root": (EtcdRootOpt, None),
+    "role": (RoleOpt, None),
+}
 
-    return override_sources(
-        files,
-        kind=kind,
-        mode=mode,
-        milvus_version=milvus_version,
-        environment=dict(os.environ) if env else None,
-        etcd_url=etcd_url,
-        etcd_root=etcd_root,
+
+def _request(values: dict[str, Any]) -> ResolveRequest:
+    from mqctl.config.resolve.request import ResolveRequest
+
+    return ResolveRequest(
+        kind=values["kind"],
+        mode=values["mode"],
+        milvus_version=values["milvus_version"],
+        environment=dict(os.environ) if values["env"] else None,
+        etcd_url=values["etcd"],
+        etcd_root=values["etcd_root"],
+        role=values["role"],
     )
 
 
-def _resolve(
-    files: Sequence[Path],
-    kind: str | None,
-    mode: str | None,
-    milvus_version: str | None,
-    env: bool,
-    etcd_url: str | None,
-    etcd_root: str | None,
-    role: str | None,
-) -> Resolution:
-    from mqctl.config.resolve.resolution import resolve
-
-    environment, etcd = _overrides(files, kind, mode, milvus_version, env, etcd_url, etcd_root)
-    return resolve(files, kind=kind, mode=mode, milvus_version=milvus_version, env=environment, etcd=etcd, role=role)
+takes_resolve_options = takes_bundle("request", RESOLVE_OPTIONS, _request)
 
 
 def _where(finding: Finding) -> str:
@@ -153,58 +143,41 @@ def _render_report(report: Report, *, explain: bool) -> list[Text | FitTable]:
 
 
 @app.command()
-def explain(
-    files: FilesArg,
-    kind: KindOpt = None,
-    mode: ModeOpt = None,
-    milvus_version: VersionOpt = None,
-    env: EnvOpt = False,
-    etcd: EtcdOpt = None,
-    etcd_root: EtcdRootOpt = None,
-    role: RoleOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
-) -> None:
+@takes_resolve_options
+def explain(files: FilesArg, request: ResolveRequest) -> None:
     """Which MQ this Milvus will start, and why, step by step."""
     from mqctl.config.rules.report import report, validate
 
-    resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root, role)
-    output(json_mode, wide).emit(report(resolution, validate(resolution)), lambda r: _render_report(r, explain=True))
+    resolution = request.resolve(files)
+    output().emit(report(resolution, validate(resolution)), lambda r: _render_report(r, explain=True))
 
 
 @app.command(name="validate")
+@takes_resolve_options
 def validate_command(
     files: FilesArg,
-    kind: KindOpt = None,
-    mode: ModeOpt = None,
-    milvus_version: VersionOpt = None,
+    request: ResolveRequest,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
     check_host: Annotated[
         bool, typer.Option("--check-host", help="Also check this host: port free, store writable, disk space and kind.")
     ] = False,
-    env: EnvOpt = False,
-    etcd: EtcdOpt = None,
-    etcd_root: EtcdRootOpt = None,
-    role: RoleOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Findings with stable codes; exit 1 on any error (with --strict, any warning)."""
     from mqctl.config.rules.report import exit_code, report, validate
 
-    resolution = _resolve(files, kind, mode, milvus_version, env, etcd, etcd_root, role)
+    resolution = request.resolve(files)
     findings = validate(resolution, check_host=check_host)
-    output(json_mode, wide).emit(report(resolution, findings), lambda r: _render_report(r, explain=False))
+    output().emit(report(resolution, findings), lambda r: _render_report(r, explain=False))
     exit_with(exit_code(findings, strict=strict))
 
 
 @app.command()
-def rules(json_mode: JsonOpt = False, wide: WideOpt = False) -> None:
+def rules() -> None:
     """Every validation rule with its code and why it matters."""
     from mqctl.cli.terminal import KEY, LABEL, TEXT, Column, Output
     from mqctl.config.rules.report import RULES, RuleList
 
-    output(json_mode, wide).emit(
+    output().emit(
         RuleList(list(RULES)),
         lambda r: Output.table(
             "config validate rules",
@@ -215,26 +188,12 @@ def rules(json_mode: JsonOpt = False, wide: WideOpt = False) -> None:
 
 
 @app.command()
-def get(
-    file: FileArg,
-    key: KeyArg,
-    kind: KindOpt = None,
-    mode: ModeOpt = None,
-    milvus_version: VersionOpt = None,
-    env: EnvOpt = False,
-    etcd: EtcdOpt = None,
-    etcd_root: EtcdRootOpt = None,
-    role: RoleOpt = None,
-    json_mode: JsonOpt = False,
-) -> None:
+@takes_resolve_options
+def get(file: FileArg, key: KeyArg, request: ResolveRequest) -> None:
     """A key's effective value and where it comes from (file:line, env, etcd, code default or stock milvus.yaml)."""
-    from mqctl.config.edit.set_unset import read_key
     from mqctl.secrets import redact
 
-    environment, etcd_source = _overrides([file], kind, mode, milvus_version, env, etcd, etcd_root)
-    found = read_key(
-        file, key, kind=kind, mode=mode, milvus_version=milvus_version, env=environment, etcd=etcd_source, role=role
-    )
+    found = request.read_key(file, key)
     found.value = redact(found.value, found.key)
 
     def render(kv: KeyValue) -> Text:
@@ -244,10 +203,10 @@ def get(
         shown = "(not set)" if kv.value is None else kv.value
         return Text(f"{kv.key} = {shown}    [{kv.source}: {where}]")
 
-    output(json_mode).emit(found, render)
+    output().emit(found, render)
 
 
-def _apply(file: Path, make_plan: Callable[[], EditPlan], *, yes: bool, dry_run: bool, json_mode: bool) -> None:
+def _apply(file: Path, make_plan: Callable[[], EditPlan], *, yes: bool, dry_run: bool) -> None:
     """Under the file's edit lock: plan, show the diff, ask (unless --yes), write atomically with a backup;
     --dry-run takes no lock and writes nothing."""
     import contextlib
@@ -256,7 +215,7 @@ def _apply(file: Path, make_plan: Callable[[], EditPlan], *, yes: bool, dry_run:
     from mqctl.config.edit.set_unset import EditOutcome
     from mqctl.files import edit_lock
 
-    out = output(json_mode)
+    out = output()
     # once the write starts, stopping signals wait: the file is written whole and the result says so (exit 0)
     finishing = contextlib.ExitStack()
     with finishing:
@@ -310,14 +269,11 @@ def set_command(
     force: Annotated[
         bool, typer.Option("--force", help="Write a value `config validate` reports as an error.")
     ] = False,
-    json_mode: JsonOpt = False,
 ) -> None:
     """Set a key (missing parents are created); everything else stays byte-identical."""
     from mqctl.config.edit.set_unset import plan_set
 
-    _apply(
-        file, lambda: plan_set(file, key, value, kind=kind, force=force), yes=yes, dry_run=dry_run, json_mode=json_mode
-    )
+    _apply(file, lambda: plan_set(file, key, value, kind=kind, force=force), yes=yes, dry_run=dry_run)
 
 
 @app.command()
@@ -327,12 +283,11 @@ def unset(
     kind: KindOpt = None,
     yes: YesOpt = False,
     dry_run: DryRunOpt = False,
-    json_mode: JsonOpt = False,
 ) -> None:
     """Remove a key's lines; Milvus then uses its default."""
     from mqctl.config.edit.set_unset import plan_unset
 
-    _apply(file, lambda: plan_unset(file, key, kind=kind), yes=yes, dry_run=dry_run, json_mode=json_mode)
+    _apply(file, lambda: plan_unset(file, key, kind=kind), yes=yes, dry_run=dry_run)
 
 
 @app.command()
@@ -346,7 +301,6 @@ def switch(
     kind: KindOpt = None,
     yes: YesOpt = False,
     dry_run: DryRunOpt = False,
-    json_mode: JsonOpt = False,
 ) -> None:
     """Point the deployment at another MQ: the right key for the kind, plus the target's defaults when missing."""
     from mqctl.config.edit.set_unset import plan_switch
@@ -358,5 +312,4 @@ def switch(
         ),
         yes=yes,
         dry_run=dry_run,
-        json_mode=json_mode,
     )

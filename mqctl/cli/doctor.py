@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
 
-from mqctl.cli.common import JsonOpt, WideOpt, exit_with, output
+from mqctl.cli.common import exit_with, output, takes_bundle
+from mqctl.cli.context import presentation, settings
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -65,56 +67,71 @@ TimeoutOpt = Annotated[
 ]
 
 
-def target_request(
-    pid: int | None,
-    sandbox: Path | None,
-    config: list[Path] | None,
-    etcd: str | None,
-    etcd_root: str | None,
-    milvus: str | None,
-    rocksmq: Path | None,
-    nats: str | None,
-    nats_store: Path | None,
-    milvus_version: str | None,
-    timeout: float,
-) -> Request:
-    """The doctor's target options as its Request (shared by doctor, exporter and bundle); exit 2 on a conflict."""
-    from mqctl.doctor.discovery import Request
-    from mqctl.errors import InputError
+# the target options, declared once: doctor, exporter and bundle take them as one Target
+TARGET_OPTIONS: dict[str, tuple[Any, Any]] = {
+    "pid": (PidOpt, None),
+    "sandbox": (SandboxOpt, None),
+    "config": (ConfigsOpt, None),
+    "etcd": (TargetEtcdOpt, None),
+    "etcd_root": (TargetEtcdRootOpt, None),
+    "milvus": (TargetMilvusOpt, None),
+    "rocksmq": (RocksmqOpt, None),
+    "nats": (NatsOpt, None),
+    "nats_store": (NatsStoreOpt, None),
+    "milvus_version": (VersionOpt, None),
+    "timeout": (TimeoutOpt, 5.0),
+}
 
-    if sum(x is not None for x in (pid, sandbox)) > 1:
-        raise InputError("choose --pid or --sandbox, not both")
-    given = [name for name, value in (("--rocksmq", rocksmq), ("--nats", nats), ("--nats-store", nats_store)) if value]
-    if len(given) > 1:
-        raise InputError(f"choose one MQ source, not {' and '.join(given)}")
-    return Request(
-        pid=pid,
-        sandbox=str(sandbox) if sandbox else None,
-        configs=[str(c) for c in config or []],
-        etcd=etcd,
-        etcd_root=etcd_root,
-        milvus=milvus,
-        rocksmq=str(rocksmq) if rocksmq else None,
-        nats=nats,
-        nats_store=str(nats_store) if nats_store else None,
-        milvus_version=milvus_version,
-        timeout=timeout,
-    )
+
+@dataclass(frozen=True)
+class Target:
+    """The target options as given; `request()` checks them (exit 2 on a conflict) and makes the doctor's Request,
+    when the command is ready to report what it says (the Nagios line reports a conflict as UNKNOWN)."""
+
+    pid: int | None
+    sandbox: Path | None
+    config: list[Path] | None
+    etcd: str | None
+    etcd_root: str | None
+    milvus: str | None
+    rocksmq: Path | None
+    nats: str | None
+    nats_store: Path | None
+    milvus_version: str | None
+    timeout: float
+
+    def request(self) -> Request:
+        from mqctl.doctor.discovery import Request
+        from mqctl.errors import InputError
+
+        if sum(x is not None for x in (self.pid, self.sandbox)) > 1:
+            raise InputError("choose --pid or --sandbox, not both")
+        sources = (("--rocksmq", self.rocksmq), ("--nats", self.nats), ("--nats-store", self.nats_store))
+        given = [name for name, value in sources if value]
+        if len(given) > 1:
+            raise InputError(f"choose one MQ source, not {' and '.join(given)}")
+        return Request(
+            pid=self.pid,
+            sandbox=str(self.sandbox) if self.sandbox else None,
+            configs=[str(c) for c in self.config or []],
+            etcd=self.etcd,
+            etcd_root=self.etcd_root,
+            milvus=self.milvus,
+            rocksmq=str(self.rocksmq) if self.rocksmq else None,
+            nats=self.nats,
+            nats_store=str(self.nats_store) if self.nats_store else None,
+            milvus_version=self.milvus_version,
+            timeout=self.timeout,
+        )
+
+
+takes_target = takes_bundle("target", TARGET_OPTIONS, lambda values: Target(**values))
 
 
 @app.command()
+@takes_target
 def doctor(
-    pid: PidOpt = None,
-    sandbox: SandboxOpt = None,
-    config: ConfigsOpt = None,
-    etcd: TargetEtcdOpt = None,
-    etcd_root: TargetEtcdRootOpt = None,
-    milvus: TargetMilvusOpt = None,
-    rocksmq: RocksmqOpt = None,
-    nats: NatsOpt = None,
-    nats_store: NatsStoreOpt = None,
-    milvus_version: VersionOpt = None,
-    timeout: TimeoutOpt = 5.0,
+    target: Target,
     strict: Annotated[bool, typer.Option("--strict", help="Exit 1 on warnings too.")] = False,
     output_format: Annotated[
         str,
@@ -125,8 +142,6 @@ def doctor(
             click_type=click.Choice(FORMATS),
         ),
     ] = "text",
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Find the Milvus standalone running here (or the one named), run every MQ check, print one verdict.
 
@@ -137,29 +152,28 @@ def doctor(
     from mqctl.doctor.verdict import exit_code
     from mqctl.errors import InputError, MqctlError
 
-    if json_mode and output_format not in ("text", "json"):
+    given = settings()
+    if given.get("json") and output_format not in ("text", "json"):
         raise InputError(f"choose --json or --format {output_format}, not both")
-    json_mode = json_mode or output_format == "json"
-    options = (pid, sandbox, config, etcd, etcd_root, milvus, rocksmq, nats, nats_store, milvus_version, timeout)
+    given["json"] = given.get("json") or output_format == "json"  # --format json is --json
     if output_format == "nagios":
         from mqctl.cli.terminal import shown
         from mqctl.doctor.nagios import plugin_result, unknown
 
         try:
-            plugin = plugin_result(examine(target_request(*options)))
+            plugin = plugin_result(examine(target.request()))
         except MqctlError as err:  # nothing examined (bad options included): UNKNOWN with the reason
             plugin = unknown(err.one_line())
         output().plain(shown(plugin.line))  # URL passwords masked, control characters escaped
         exit_with(plugin.code)
         return
-    request = target_request(*options)
-    result = examine(request)
+    result = examine(target.request())
     if output_format == "prometheus":
         from mqctl.doctor.metrics import exposition, families
 
         output().plain(exposition(families(result)))
         return
-    output(json_mode, wide).emit(result, lambda r: _render(r, wide))
+    output().emit(result, lambda r: _render(r, presentation().wide))
     exit_with(exit_code(result, strict=strict))
 
 

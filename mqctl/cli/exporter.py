@@ -7,20 +7,7 @@ from typing import Annotated
 import typer
 
 from mqctl.cli.common import exit_with, output, seconds
-from mqctl.cli.doctor import (
-    ConfigsOpt,
-    NatsOpt,
-    NatsStoreOpt,
-    PidOpt,
-    RocksmqOpt,
-    SandboxOpt,
-    TargetEtcdOpt,
-    TargetEtcdRootOpt,
-    TargetMilvusOpt,
-    TimeoutOpt,
-    VersionOpt,
-    target_request,
-)
+from mqctl.cli.doctor import Target, takes_target
 
 app = typer.Typer(
     help="Serve the doctor's checks as Prometheus metrics on /metrics (reads cached between scrapes).",
@@ -29,18 +16,9 @@ app = typer.Typer(
 
 
 @app.command()
+@takes_target
 def exporter(
-    pid: PidOpt = None,
-    sandbox: SandboxOpt = None,
-    config: ConfigsOpt = None,
-    etcd: TargetEtcdOpt = None,
-    etcd_root: TargetEtcdRootOpt = None,
-    milvus: TargetMilvusOpt = None,
-    rocksmq: RocksmqOpt = None,
-    nats: NatsOpt = None,
-    nats_store: NatsStoreOpt = None,
-    milvus_version: VersionOpt = None,
-    timeout: TimeoutOpt = 5.0,
+    target: Target,
     listen: Annotated[
         str,
         typer.Option("--listen", help="HOST:PORT to serve /metrics on (0.0.0.0:PORT for other hosts)."),
@@ -65,9 +43,7 @@ def exporter(
     from mqctl.errors import InputError
     from mqctl.interrupts import Interrupted, describe
 
-    request = target_request(
-        pid, sandbox, config, etcd, etcd_root, milvus, rocksmq, nats, nats_store, milvus_version, timeout
-    )
+    request = target.request()
     where = parse_listen(listen)
     cache = CachedExamination(lambda: examine(request), interval)
     cache.refresh()  # the first read at start: bad input stops here instead of serving up 0 forever

@@ -8,7 +8,7 @@ import typer
 
 if TYPE_CHECKING:
     from mqctl.cli.terminal import FitTable
-    from mqctl.measure import MeasureComparison
+    from mqctl.milvus.measure import MeasureComparison
 
 MEASURE_HELP = (
     "Time search and query (p50/p99/mean) and 64 KB inserts before the switch and after it, on scratch "

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from mqctl.cli.common import EtcdOpt, EtcdRootOpt, JsonOpt, MilvusOpt, WideOpt, output, takes_source
+from mqctl.cli.common import EtcdOpt, EtcdRootOpt, MilvusOpt, output, takes_source
 from mqctl.cli.terminal import shown
 from mqctl.mq.sources import SourceOptions
 
@@ -293,8 +293,6 @@ def replay(
     remote: RemoteOpt = None,
     no_ship: NoShipOpt = False,
     spark_conf: SparkConfOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Replay Milvus MQ channels into Spark: messages, or the rows of one collection, written as files or a table.
 
@@ -345,7 +343,7 @@ def replay(
         etcd=etcd,
         etcd_root=etcd_root,
     )
-    out = output(json_mode, wide)
+    out = output()
     follow_only = {
         "--checkpoint-location": checkpoint_location,
         "--available-now": available_now,

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mqctl.cli.channels.group import format_bytes
-from mqctl.cli.common import DryRunOpt, EtcdOpt, EtcdRootOpt, JsonOpt, WideOpt, YesOpt, exit_with, output, takes_source
+from mqctl.cli.common import DryRunOpt, EtcdOpt, EtcdRootOpt, YesOpt, exit_with, output, takes_source
 from mqctl.mq.sources import SourceOptions
 
 if TYPE_CHECKING:
@@ -171,8 +171,6 @@ def show(
     source: SourceOptions,
     etcd: EtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Per channel: configured retention beside what the data shows. Exit 1 on drift, a purge blockage or (--etcd)
     a retention shorter than the oldest channel checkpoint's age."""
@@ -188,7 +186,7 @@ def show(
         from mqctl.mq.retention import check_checkpoints
 
         check_checkpoints(report, meta_reader(etcd, etcd_root, resolution).read(), ConfiguredRetention(resolution))
-    out = output(json_mode, wide)
+    out = output()
     for warning in report.warnings:
         out.warn(warning)
     out.emit(report, _render_report)
@@ -233,8 +231,6 @@ def apply(
     ] = False,
     yes: YesOpt = False,
     dry_run: DryRunOpt = False,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Make the streams' max_age/max_bytes/max_msgs match the configured retention (plan, confirm, apply, verify).
 
@@ -259,7 +255,7 @@ def apply(
         raise InputError("retention apply needs the streams to change", hint="pass --nats URL or --nats-store DIR")
     resolution = load_config(source.config)
     wanted = stream_limits_from_config(ConfiguredRetention(resolution).nats_limits())
-    out = output(json_mode, wide)
+    out = output()
     if source.nats and not dry_run:  # a dry run changes nothing, so it may look at Milvus's own server
         _refuse_if_milvus_serves(source.nats, force)
 
@@ -289,11 +285,11 @@ def _checkpoints(
     """Every live vchannel's checkpoint, from --etcd/--etcd-root or else the config's etcd; None (with a
     warning) when the config's etcd cannot be read. An etcd given on the command line must answer."""
     from mqctl.errors import MqctlError
-    from mqctl.mq.checkpoints import live_checkpoints
+    from mqctl.mq.channel_checkpoints import live_checkpoints
     from mqctl.mq.milvus_meta import meta_reader
 
     try:
-        return live_checkpoints(meta_reader(etcd, etcd_root, resolution).read())
+        return live_checkpoints(meta_reader(etcd, etcd_root, resolution), resolution.version)
     except MqctlError as err:
         if etcd:
             raise

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import JsonOpt, WideOpt, output, seconds
+from mqctl.cli.common import output, seconds
 from mqctl.cli.measure import MeasureOpt
 
 if TYPE_CHECKING:
@@ -70,13 +70,11 @@ def up(
     seed: Annotated[bool, typer.Option("--seed", help="Create two demo collections with inserts and deletes.")] = False,
     timeout: TimeoutOpt = 180,
     external_etcd: ExternalEtcdOpt = False,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Create (first time) and start the sandbox, wait for health, print how to reach it."""
     from mqctl.sandbox import server as sandbox
 
-    out = output(json_mode, wide)
+    out = output()
     out.info(f"starting Milvus 2.3.5 in {directory} ...")
     out.emit(
         sandbox.up(str(directory), mq=mq, seed=seed, timeout=timeout, external_etcd=external_etcd, kafka=kafka),
@@ -97,23 +95,21 @@ def down(
     keep_kafka: Annotated[
         bool, typer.Option("--keep-kafka", help="Leave the sandbox's own Kafka broker running (Milvus alone stops).")
     ] = False,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Stop the sandbox's Milvus (SIGTERM, SIGKILL after --timeout), its own etcd and Kafka broker; its data stays."""
     from mqctl.sandbox import server as sandbox
 
-    output(json_mode, wide).emit(
+    output().emit(
         sandbox.down(str(directory), timeout=timeout, keep_etcd=keep_etcd, keep_kafka=keep_kafka), _render_info
     )
 
 
 @app.command()
-def status(directory: DirOpt, json_mode: JsonOpt = False, wide: WideOpt = False) -> None:
+def status(directory: DirOpt) -> None:
     """Where the sandbox is, whether it runs and on which MQ."""
     from mqctl.sandbox import server as sandbox
 
-    output(json_mode, wide).emit(sandbox.status(str(directory)), _render_info)
+    output().emit(sandbox.status(str(directory)), _render_info)
 
 
 def _render_rehearsal(result: Rehearsal) -> list[Any]:
@@ -172,15 +168,13 @@ def rehearse(
     keep: Annotated[bool, typer.Option("--keep", help="Keep the temporary sandbox folder.")] = False,
     external_etcd: ExternalEtcdOpt = False,
     measure: MeasureOpt = False,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """The main job on one machine: sandbox up on RocksMQ with data, migrate to natsmq, list the NATS streams, down."""
     from mqctl.cli.migrate.render import reporter
-    from mqctl.measure import MeasureSettings
+    from mqctl.milvus.measure import MeasureSettings
     from mqctl.sandbox.rehearse import rehearse as run_rehearsal
 
-    out = output(json_mode, wide)
+    out = output()
     result = run_rehearsal(
         str(directory) if directory else None,
         reporter(out),

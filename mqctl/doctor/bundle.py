@@ -266,7 +266,7 @@ def collect(
 
 
 def _journal(configs: list[str], add: Callable[[str, str, str], None], manifest: Manifest, scrub: Scrubber) -> None:
-    from mqctl.migrate.journal import journal_path
+    from mqctl.migrate.record.journal import journal_path
 
     if not configs:
         manifest.missing.append(Missing("migration/journal.json", "no config: the journal sits beside it"))

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mqctl import procfs
 from mqctl.config.known_keys import KEYS, normalize_key
 from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.errors import InputError, PreconditionError
+from mqctl.host import procfs
 from mqctl.secrets import redact
 
 if TYPE_CHECKING:

@@ -14,10 +14,10 @@ from mqctl.errors import EXIT_FINDINGS, EXIT_OK
 from mqctl.findings import ERROR, INFO, WARNING, Finding
 
 if TYPE_CHECKING:
-    from mqctl.milvus_client import QuotaStates
+    from mqctl.milvus.client import QuotaStates
     from mqctl.mq.checkpoints import CheckpointReport
     from mqctl.mq.model import RetentionReport
-    from mqctl.mq.streaming.checkpoints import StreamingCheckpointReport
+    from mqctl.mq.streaming.checkpoint_model import StreamingCheckpointReport
 
 OK = "ok"
 SEVERITY_RANK = {ERROR: 0, WARNING: 1, INFO: 2, OK: 3}

@@ -279,14 +279,14 @@ def _streaming_checks(res: Resolution, options: MigrateOptions, checks: list[Fin
     """The 2.6 WAL state in etcd (mqctl.mq.streaming; format from Milvus v2.6.x / Woodpecker v0.1.x source, not yet
     verified on a running 2.6): a switch left mid-way, checkpoints on another WAL, a loopback quorum, a stuck
     truncator. Milvus refuses a second switch while readers of the previous WAL remain (milvus #52018)."""
-    from mqctl.mq.streaming.checkpoints import (
+    from mqctl.mq.streaming.checkpoint_model import (
         RULE_ALTER_WAL_MIDWAY,
         RULE_LOOPBACK_QUORUM,
         RULE_TRUNCATION_BEHIND,
         RULE_UNDECODABLE,
         RULE_WAL_MISMATCH,
-        assess_streaming,
     )
+    from mqctl.mq.streaming.checkpoints import assess_streaming
     from mqctl.mq.streaming.state import StreamingReader
     from mqctl.mq.woodpecker.meta import read_woodpecker_meta
 

@@ -10,8 +10,8 @@ from collections.abc import Callable
 from typing import Any
 
 from mqctl.migrate.context import resolution
-from mqctl.migrate.evidence import CheckpointRows
 from mqctl.migrate.options import MigrateOptions
+from mqctl.migrate.record.evidence import CheckpointRows
 
 CHECKPOINT_ADVANCE_SECONDS = 60.0  # how long verify waits for the new MQ's checkpoints to move
 
@@ -19,7 +19,7 @@ CHECKPOINT_ADVANCE_SECONDS = 60.0  # how long verify waits for the new MQ's chec
 def read_checkpoints(options: MigrateOptions) -> CheckpointRows:
     """Every live vchannel's checkpoint from etcd (--etcd, else the config's etcd.endpoints), as journal rows
     (see `mqctl channels checkpoints`); MqctlError when etcd cannot be read."""
-    from mqctl.mq.checkpoints import live_checkpoints
+    from mqctl.mq.channel_checkpoints import live_checkpoints
     from mqctl.mq.milvus_meta import meta_reader
 
     return [
@@ -32,7 +32,7 @@ def read_checkpoints(options: MigrateOptions) -> CheckpointRows:
             "position": cp.position,
             "from": cp.origin,
         }
-        for cp in live_checkpoints(meta_reader(options.etcd, options.etcd_root, resolution(options)).read())
+        for cp in live_checkpoints(meta_reader(options.etcd, options.etcd_root, resolution(options)))
     ]
 
 

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mqctl import hooks
 from mqctl.backends import BACKENDS, is_embedded
 from mqctl.errors import PreconditionError
-from mqctl.migrate.journal import PENDING, Journal, StepRecord
+from mqctl.host import hooks
 from mqctl.migrate.options import MigrateOptions
+from mqctl.migrate.record.journal import PENDING, Journal, StepRecord
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
@@ -74,7 +74,7 @@ class Context:
         return self.journal.step(name)
 
     def client(self) -> Any:
-        from mqctl.milvus_client import connect
+        from mqctl.milvus.client import connect
 
         return connect(self.options.milvus)
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from mqctl.errors import MqctlError
 from mqctl.migrate import steps
 from mqctl.migrate.context import Context, StepFailed
-from mqctl.migrate.journal import (
+from mqctl.migrate.record.journal import (
     COMPLETED,
     DONE,
     FAILED,

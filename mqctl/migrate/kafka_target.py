@@ -136,7 +136,7 @@ def wait_for_topics(access: KafkaAccess, names: list[str], timeout: float = TOPI
     and the seconds waited."""
     import time
 
-    from mqctl.hooks import wait_until
+    from mqctl.host.hooks import wait_until
     from mqctl.mq.kafka.source import KafkaSource
 
     started, seen = time.monotonic(), list[str]()

@@ -6,9 +6,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from mqctl import hooks
 from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
-from mqctl.milvus_client import MilvusTarget
+from mqctl.host import hooks
+from mqctl.milvus.client import MilvusTarget
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig

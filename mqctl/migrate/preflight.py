@@ -10,15 +10,15 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mqctl import hooks
 from mqctl.backends import BACKENDS, is_embedded, port_of
 from mqctl.config.settings import Setting
 from mqctl.errors import MqctlError
 from mqctl.files import overlap
 from mqctl.findings import ERROR, INFO, WARNING, Finding
+from mqctl.host import hooks
 from mqctl.migrate.context import dir_size, migration_dirs, mq_dirs, non_empty_dir, resolution
-from mqctl.migrate.evidence import PreflightEvidence
 from mqctl.migrate.options import MigrateOptions
+from mqctl.migrate.record.evidence import PreflightEvidence
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
@@ -62,7 +62,7 @@ def switch_diff(options: MigrateOptions, version: str | None) -> str:
 def milvus_environment(options: MigrateOptions) -> tuple[dict[str, str] | None, str]:
     """The environment the local Milvus process runs with (MQ_TYPE and the like override its yaml), and
     where it came from; None when Milvus is not a process of this host that mqctl may read."""
-    from mqctl.procfs import listening_pid, process_environ, process_name
+    from mqctl.host.procfs import listening_pid, process_environ, process_name
 
     pid = listening_pid(options.milvus.uri, 19530)
     if pid is None:
@@ -80,7 +80,7 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
     """Every check before anything changes. `load=False` (plan) never loads a collection."""
     from mqctl.config.edit.set_unset import check_target
     from mqctl.config.resolve import wal
-    from mqctl.milvus_client import collection_counts, connect, server_version
+    from mqctl.milvus.client import collection_counts, connect, server_version
 
     result = PreflightResult(evidence=PreflightEvidence(configs=options.configs, target=options.to))
     evidence = result.evidence

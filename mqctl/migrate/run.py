@@ -11,9 +11,11 @@ from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.findings import ERROR, WARNING, Finding
 from mqctl.migrate.checkpoints import read_checkpoints
 from mqctl.migrate.context import Context, Reporter, migration_dirs, mq_dirs, resolution
-from mqctl.migrate.evidence import BackupEvidence, CheckpointRows, Counts
 from mqctl.migrate.executor import execute
-from mqctl.migrate.journal import (
+from mqctl.migrate.options import MigrateOptions
+from mqctl.migrate.preflight import finding_json, preflight, switch_diff
+from mqctl.migrate.record.evidence import BackupEvidence, CheckpointRows, Counts
+from mqctl.migrate.record.journal import (
     COMPLETED,
     DONE,
     PENDING,
@@ -23,10 +25,8 @@ from mqctl.migrate.journal import (
     StepRecord,
     archive_finished,
 )
-from mqctl.migrate.options import MigrateOptions
-from mqctl.migrate.preflight import finding_json, preflight, switch_diff
 from mqctl.migrate.writes import FORCE_DENY
-from mqctl.milvus_client import MilvusTarget
+from mqctl.milvus.client import MilvusTarget
 
 
 @dataclass

@@ -14,9 +14,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mqctl import hooks
 from mqctl.errors import MqctlError
 from mqctl.findings import ERROR
+from mqctl.host import hooks
 from mqctl.migrate.checkpoints import checkpoint_evidence, checkpoints_before, read_checkpoints, wait_for_checkpoints
 from mqctl.migrate.context import (
     Context,
@@ -28,7 +28,9 @@ from mqctl.migrate.context import (
     non_empty_dir,
     utc_now,
 )
-from mqctl.migrate.evidence import (
+from mqctl.migrate.options import MigrateOptions
+from mqctl.migrate.preflight import finding_json, mq_type_overrides, preflight
+from mqctl.migrate.record.evidence import (
     BackupEvidence,
     CommandEvidence,
     FlushEvidence,
@@ -37,9 +39,7 @@ from mqctl.migrate.evidence import (
     RestoreDataEvidence,
     SwitchEvidence,
 )
-from mqctl.migrate.journal import SKIPPED, Journal, StepRecord, now
-from mqctl.migrate.options import MigrateOptions
-from mqctl.migrate.preflight import finding_json, mq_type_overrides, preflight
+from mqctl.migrate.record.journal import SKIPPED, Journal, StepRecord, now
 from mqctl.migrate.sessions import read_sessions, revoke_sessions
 from mqctl.migrate.writes import plan_resume_edit
 
@@ -79,7 +79,7 @@ def _pre_flush(ctx: Context, evidence: PreflightEvidence) -> None:
     """FlushAll while writes are still open: what is written up to now is persisted before the write-denied
     window, so the flush step inside it has only the last seconds' writes left. The flush step still flushes
     everything and checks every channel checkpoint; this only moves work out of the window."""
-    from mqctl.milvus_client import flush_all
+    from mqctl.milvus.client import flush_all
 
     if ctx.options.writes_stopped or not evidence.counts:
         return
@@ -100,7 +100,7 @@ def step_flush(ctx: Context, record: StepRecord) -> None:
     vchannel from its checkpoint, so what lies before it is persisted and nothing needs the old MQ."""
     import time
 
-    from mqctl.milvus_client import collection_counts, flush_all
+    from mqctl.milvus.client import collection_counts, flush_all
 
     options, evidence = ctx.options, record.of(FlushEvidence)
     try:

@@ -23,15 +23,21 @@ from mqctl.migrate.checkpoints import (
     wait_for_checkpoints,
 )
 from mqctl.migrate.context import Context, StepFailed, parse_time, utc_now
-from mqctl.migrate.evidence import CommandEvidence, FlushEvidence, PreflightEvidence, VerifyEvidence, WritesEvidence
-from mqctl.migrate.journal import StepRecord
 from mqctl.migrate.options import MigrateOptions
+from mqctl.migrate.record.evidence import (
+    CommandEvidence,
+    FlushEvidence,
+    PreflightEvidence,
+    VerifyEvidence,
+    WritesEvidence,
+)
+from mqctl.migrate.record.journal import StepRecord
 
 INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
 
 
 def step_verify(ctx: Context, record: StepRecord) -> None:
-    from mqctl.milvus_client import collection_counts, release
+    from mqctl.milvus.client import collection_counts, release
 
     options, journal, expected = ctx.options, ctx.journal, ctx.expected_mq
     evidence = record.of(VerifyEvidence)

@@ -13,9 +13,9 @@ from typing import Any
 
 from mqctl.errors import MqctlError
 from mqctl.migrate.context import Context, StepFailed, milvus_up, parse_time, utc_now
-from mqctl.migrate.evidence import PreflightEvidence, WritesEvidence
-from mqctl.migrate.journal import PENDING, StepRecord, now
-from mqctl.milvus_client import WRITES_DENIED, WRITES_OPEN, WRITES_UNKNOWN
+from mqctl.migrate.record.evidence import PreflightEvidence, WritesEvidence
+from mqctl.migrate.record.journal import PENDING, StepRecord, now
+from mqctl.milvus.client import WRITES_DENIED, WRITES_OPEN, WRITES_UNKNOWN
 
 FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
 FORCE_DENY_ETCD = "quotaAndLimits/limitWriting/forceDeny"
@@ -207,7 +207,7 @@ class _WriteProbe:
         self.client: Any = None
 
     def state(self) -> str:
-        from mqctl.milvus_client import connect, write_probe
+        from mqctl.milvus.client import connect, write_probe
 
         if not self.target or self.ctx.options.no_write_probe:
             return WRITES_UNKNOWN

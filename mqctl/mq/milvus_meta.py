@@ -25,7 +25,7 @@ from mqctl.errors import PreconditionError
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
     from mqctl.config.resolve.sources import EtcdConfig
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.milvus.client import MilvusTarget
 
 CHANNEL_CP = "datacoord-meta/channel-cp/"
 SEGMENTS = "datacoord-meta/s/"
@@ -118,7 +118,7 @@ def parse_position(data: bytes, origin: str, vchannel: str = "") -> Position | N
     """A serialized MsgPosition, or None when it does not parse or carries no message id."""
     from google.protobuf.message import DecodeError
 
-    from mqctl.pymilvus_modules import pb2
+    from mqctl.milvus.protos import pb2
 
     message = pb2("msg_pb2").MsgPosition()
     try:
@@ -298,7 +298,7 @@ class MetaReader(MetaRange):
 def _schema_name(data: bytes) -> str:
     from google.protobuf.message import DecodeError
 
-    from mqctl.pymilvus_modules import pb2
+    from mqctl.milvus.protos import pb2
 
     schema = pb2("schema_pb2").CollectionSchema()
     try:
@@ -311,7 +311,7 @@ def _schema_name(data: bytes) -> str:
 def _key_data(data: bytes) -> tuple[str, bytes] | None:
     from google.protobuf.message import DecodeError
 
-    from mqctl.pymilvus_modules import pb2
+    from mqctl.milvus.protos import pb2
 
     pair = pb2("common_pb2").KeyDataPair()
     try:
@@ -323,8 +323,8 @@ def _key_data(data: bytes) -> tuple[str, bytes] | None:
 
 def collections_from_milvus(target: MilvusTarget) -> dict[int, CollectionMeta]:
     """The collections of every database as Milvus describes them (vchannels, pchannels, start positions)."""
-    from mqctl.milvus_client import connect
-    from mqctl.pymilvus_modules import pb2
+    from mqctl.milvus.client import connect
+    from mqctl.milvus.protos import pb2
 
     request = pb2("milvus_pb2").DescribeCollectionRequest
     main = connect(target)

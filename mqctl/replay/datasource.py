@@ -139,8 +139,8 @@ def register(spark: Any) -> None:
 
     from pyspark import cloudpickle
 
-    from mqctl.replay.reader import stream, worker
+    from mqctl.replay.reader import positions, stream, worker
 
-    for module in (sys.modules[__name__], worker, stream):
+    for module in (sys.modules[__name__], worker, stream, positions):
         cloudpickle.register_pickle_by_value(module)  # type: ignore[no-untyped-call]  # vendored, untyped
     spark.dataSource.register(MilvusMQDataSource)

@@ -26,7 +26,7 @@ from mqctl.files import local_file_option, replace_atomically, write_target
 from mqctl.replay.job import check_no_overlap, source_options, table_folders
 from mqctl.replay.model import FORMATS, ReplayRequest
 from mqctl.replay.reader.options import FROM_CHECKPOINT, parse_bound, parse_options
-from mqctl.replay.reader.stream import ChannelLag
+from mqctl.replay.reader.positions import ChannelLag
 
 STATE_FILE = "mqctl-follow.json"
 STATE_FORMAT = "mqctl-follow/1"
@@ -448,7 +448,7 @@ def _offsets(text: Any) -> dict[str, int]:
 
 
 def _batch_progress(opts, batch: int, data: dict, start: dict[str, int], end: dict[str, int]) -> BatchProgress:
-    from mqctl.replay.reader.stream import channel_lags, count_messages, is_time_ticked
+    from mqctl.replay.reader.positions import channel_lags, count_messages, is_time_ticked
 
     source = opts.open_source()
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import PreconditionError
-from mqctl.ports import free_ports
+from mqctl.host.ports import free_ports
 
 CONFIG_REL = "configs/milvus.yaml"
 ETCD_CONFIG_REL = "configs/etcd.yaml"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mqctl.pymilvus_modules import import_pymilvus
+from mqctl.milvus.protos import import_pymilvus
 
 DEMO_COLLECTIONS = {"demo_docs": 3000, "demo_events": 1200}  # name -> rows inserted by --seed
 DEMO_DIM = 8
@@ -18,7 +18,7 @@ def seed_demo(uri: str) -> dict[str, int]:
     import_pymilvus()
     from pymilvus import DataType, MilvusClient
 
-    from mqctl.milvus_client import count_rows
+    from mqctl.milvus.client import count_rows
 
     client = MilvusClient(uri=uri, timeout=60)
     expected = {}

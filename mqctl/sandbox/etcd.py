@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from mqctl.errors import PreconditionError
-from mqctl.ports import port_is_free
+from mqctl.host.ports import port_is_free
 
 ETCD_PID_REL = "run/etcd.pid"
 ETCD_DATA_REL = "data/etcd"
@@ -20,7 +20,7 @@ ETCD_PORT_KEYS = ("etcd_port", "etcd_peer_port")  # the sandbox's etcd listeners
 
 def start_etcd(directory: Path, ports: dict[str, int], timeout: float) -> None:
     """Start etcd on the sandbox's etcd ports with its data under `directory`; wait until it answers."""
-    from mqctl.hooks import wait_until
+    from mqctl.host.hooks import wait_until
 
     busy = [f"{name}={ports[name]}" for name in ETCD_PORT_KEYS if not port_is_free(ports[name])]
     if busy:

@@ -14,13 +14,13 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from mqctl.migrate.evidence import Counts, FlushEvidence, VerifyEvidence
-from mqctl.migrate.journal import Journal
+from mqctl.migrate.record.evidence import Counts, FlushEvidence, VerifyEvidence
+from mqctl.migrate.record.journal import Journal
 from mqctl.mq.model import ChannelInfo
 
 if TYPE_CHECKING:
-    from mqctl.measure import MeasureComparison, MeasureSettings
     from mqctl.migrate.context import Reporter
+    from mqctl.milvus.measure import MeasureComparison, MeasureSettings
 
 
 @dataclass
@@ -49,12 +49,12 @@ def rehearse(
 ) -> Rehearsal:
     """`measure`: time search, query and inserts on scratch collections before the migration (on RocksMQ)
     and after it (on NATS, writes resumed); they are dropped each time, so the migration never sees them."""
-    from mqctl.measure import compare
-    from mqctl.measure import measure as measure_milvus
     from mqctl.migrate import run
-    from mqctl.migrate.journal import journal_path
     from mqctl.migrate.options import MigrateOptions
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.migrate.record.journal import journal_path
+    from mqctl.milvus.client import MilvusTarget
+    from mqctl.milvus.measure import compare
+    from mqctl.milvus.measure import measure as measure_milvus
     from mqctl.mq.nats.client import JetStreamSource
     from mqctl.sandbox import server as sandbox
 

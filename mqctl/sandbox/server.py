@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from mqctl.backends import EMBEDDED
 from mqctl.errors import InputError, PreconditionError
-from mqctl.ports import port_is_free
+from mqctl.host.ports import port_is_free
 from mqctl.sandbox.config import CONFIG_REL, NATS_STORE_REL, SandboxState, render_config
 from mqctl.sandbox.demo import seed_demo
 from mqctl.sandbox.etcd import ETCD_PID_REL, ETCD_PORT_KEYS, start_etcd
@@ -216,7 +216,7 @@ class Sandbox:
         return pid
 
     def healthy(self) -> bool:
-        from mqctl.hooks import http_healthy
+        from mqctl.host.hooks import http_healthy
 
         return self.pid() is not None and http_healthy(f"http://127.0.0.1:{self.ports['metrics_port']}/healthz")
 
@@ -228,7 +228,7 @@ class Sandbox:
     def start(self, timeout: float = 180) -> None:
         """Start the binary on the config in DIR (as the package would) and wait for health."""
         proc = self.launch()
-        from mqctl.hooks import wait_until
+        from mqctl.host.hooks import wait_until
 
         def started() -> bool:
             if proc.poll() is not None:
@@ -359,7 +359,7 @@ class Sandbox:
 
     @staticmethod
     def _terminate(pid_of: Callable[[], int | None], timeout: float) -> bool:
-        from mqctl.hooks import wait_until
+        from mqctl.host.hooks import wait_until
 
         pid = pid_of()
         if pid is None:
@@ -372,7 +372,7 @@ class Sandbox:
 
     @staticmethod
     def _wait_ports_free(ports: list[int]) -> None:
-        from mqctl.hooks import wait_until
+        from mqctl.host.hooks import wait_until
 
         wait_until(lambda: all(port_is_free(p) for p in ports), 15)
 
@@ -443,7 +443,7 @@ KAFKA_ANSWER_SECONDS = 10.0  # how long `up --kafka` waits for the broker to ans
 
 def _refuse_silent_kafka(bootstrap: str) -> None:
     """A `--kafka` broker that does not answer in time: one line now, not a Milvus that never starts."""
-    from mqctl.hooks import wait_until
+    from mqctl.host.hooks import wait_until
     from mqctl.sandbox.kafka import broker_answers
 
     timeout = KAFKA_ANSWER_SECONDS

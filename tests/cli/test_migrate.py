@@ -364,7 +364,10 @@ def test_migrate_and_plan_share_the_option_bundle():
     plan_options = [p for p in plan.params if p.name in MIGRATION_OPTIONS]
     assert [p.name for p in migrate_options] == list(MIGRATION_OPTIONS)
     assert [p.name for p in plan_options] == [name for name in MIGRATION_OPTIONS if name not in RUN_ONLY]
-    assert [p.name for p in group.params[len(MIGRATION_OPTIONS) :]][:3] == ["yes", "json_mode", "wide"]
+    assert [p.name for p in group.params[len(MIGRATION_OPTIONS) :]][:2] == [
+        "yes",
+        "measure",
+    ]  # --json, --wide: the root's
     for param in (*migrate_options, *plan_options):
         assert param.default in (None, "", False), param.name
 

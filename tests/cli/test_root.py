@@ -75,3 +75,73 @@ def test_subprocesses_started_after_grpc_calls_survive_the_fork(tmp_path):
     # without mqctl imported first the handlers are on, and the same probe sees them
     _, unprotected = forks_after_grpc(tmp_path, "grpc", 5)
     assert "fork_posix" in unprotected, unprotected
+
+
+ROCKSMQ = str(REPO / "tests" / "fixtures" / "rocksmq" / "rdb_data")
+SAMPLE = str(REPO / "sample-configs" / "milvus-2.3-standalone-rocksmq.yaml")
+
+
+def test_json_and_wide_before_or_after_the_command_are_the_same(cli):
+    """--json and --wide are root options read from one context; after the command's name they mean the same."""
+    for args in (
+        ["channels", "list", "--rocksmq", ROCKSMQ],
+        ["config", "explain", SAMPLE, "--milvus-version", "2.3.5"],
+    ):
+        for flag in ("--json", "--wide"):
+            after, before = cli(*args, flag), cli(flag, *args)
+            assert after.code == before.code == 0, (after.stderr, before.stderr)
+            assert after.stdout == before.stdout and after.stdout.strip(), (args, flag)
+        assert cli(*args, "--json").stdout.lstrip().startswith("{")
+        assert not cli(*args).stdout.lstrip().startswith("{")
+
+
+def test_a_command_without_such_output_refuses_the_root_option_as_its_own(cli):
+    for args, flag in ((["exporter"], "--json"), (["config", "get", SAMPLE, "mq.type"], "--wide")):
+        own, root = cli(*args, flag), cli(flag, *args)
+        assert own.code == root.code == 2, (own.stderr, root.stderr)
+        assert flag in root.stderr and "Traceback" not in root.stderr
+    refused = cli("--json", "exporter")
+    assert '"kind": "usage"' in refused.stdout  # with --json, the failure is the one JSON object
+
+
+def test_no_command_declares_json_or_wide_itself():
+    """One declaration: mqctl/cli/context.py; the commands read presentation() (or output())."""
+    cli_dir = REPO / "mqctl" / "cli"
+    declaring = sorted(
+        str(path.relative_to(REPO))
+        for path in cli_dir.rglob("*.py")
+        if path.name != "context.py" and ('"--json"' in path.read_text() or '"--wide"' in path.read_text())
+    )
+    assert declaring == ["mqctl/cli/__init__.py"], declaring  # its argv fallback for a line that did not parse
+
+
+def _params(group: str, name: str | None) -> list[str]:
+    import importlib
+
+    import typer.main
+
+    command = typer.main.get_command(importlib.import_module(f"mqctl.cli.{group}").app)
+    if name is not None:
+        command = command.commands[name]  # type: ignore[attr-defined]
+    return [str(p.name) for p in command.params]
+
+
+def test_resolve_and_target_options_are_declared_once():
+    """config explain/validate/get take RESOLVE_OPTIONS as one ResolveRequest; doctor, exporter and bundle take
+    TARGET_OPTIONS as one Target."""
+    from mqctl.cli.config import RESOLVE_OPTIONS
+    from mqctl.cli.doctor import TARGET_OPTIONS
+
+    for name in ("explain", "validate", "get"):
+        assert set(RESOLVE_OPTIONS) <= set(_params("config", name)), name
+    for group in ("doctor", "exporter", "bundle"):
+        assert set(TARGET_OPTIONS) <= set(_params(group, None)), group
+
+
+def test_config_get_applies_the_resolve_options(cli, tmp_path):
+    """The request reaches the lookup: --env applies MQ_TYPE as Milvus would."""
+    plain = cli("config", "get", SAMPLE, "mq.type", "--json")
+    overridden = cli("config", "get", SAMPLE, "mq.type", "--env", "--json", env={"MQ_TYPE": "natsmq"})
+    assert plain.code == overridden.code == 0, (plain.stderr, overridden.stderr)
+    assert '"source": "env"' in overridden.stdout and '"natsmq"' in overridden.stdout
+    assert '"source": "env"' not in plain.stdout

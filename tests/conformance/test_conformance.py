@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance import compare
-from tests.conformance.classify import classify
-from tests.conformance.variants import (
+from tests.helpers.conformance import compare
+from tests.helpers.conformance.classify import classify
+from tests.helpers.conformance.variants import (
     CI_SAMPLE,
     RECORD_COUNT,
     RECORD_SEED,
@@ -168,7 +168,7 @@ def _variants_to_run() -> list[Variant]:
 
 @pytest.mark.milvus
 def test_binary_agrees_with_mqctl(tmp_path_factory, tmp_path, etcd_url):
-    from tests.conformance.runner import OutsideTheSandbox, Worker
+    from tests.helpers.conformance.runner import OutsideTheSandbox, Worker
 
     recorded = {Variant(**r["params"]): r["binary"] for r in compare.load_fixture()["variants"]}
     worker = Worker(tmp_path_factory.mktemp("conformance"))
@@ -204,7 +204,7 @@ def test_binary_agrees_with_mqctl(tmp_path_factory, tmp_path, etcd_url):
 @pytest.mark.milvus
 def test_natsmq_max_age_edit_alone_stops_milvus_as_retention_show_predicts(tmp_path_factory, cli):
     """A maxAge change in the yaml against an existing store: `retention show` names 10058, Milvus dies on it."""
-    from tests.conformance.runner import Worker
+    from tests.helpers.conformance.runner import Worker
 
     worker = Worker(tmp_path_factory.mktemp("retention"))
     try:
@@ -230,7 +230,7 @@ def test_natsmq_max_age_edit_alone_stops_milvus_as_retention_show_predicts(tmp_p
 def test_a_variant_without_a_store_dir_keeps_natsmq_in_the_worker_folder(tmp_path_factory):
     """natsmq on its code default storeDir (/var/lib/milvus/nats) runs in a private mount namespace: the store
     lands in the worker's folder and this host's /var/lib/milvus is not touched."""
-    from tests.conformance.runner import Worker, unshare_options
+    from tests.helpers.conformance.runner import Worker, unshare_options
 
     if unshare_options() is None:
         pytest.skip("no private mount namespace here: such variants are not run")

@@ -173,7 +173,7 @@ def test_a_milvus_in_a_container_is_read_through_its_proc_root(tmp_path):
 
 
 def test_drift_made_by_an_interrupted_migration_points_at_resume_not_at_putting_it_back(tmp_path):
-    from mqctl.migrate.journal import DONE, JOURNAL_NAME, Journal
+    from mqctl.migrate.record.journal import DONE, JOURNAL_NAME, Journal
 
     root, home = tmp_path / "proc", tmp_path / "a"
     fake_process(root, 800, home)
@@ -208,7 +208,7 @@ def test_secrets_in_the_process_environment_never_reach_the_output(tmp_path):
 def test_a_milvus_running_natsmq_is_read_through_its_live_server(tmp_path):
     """The running MQ is natsmq (its log says so): the doctor reads the streams from the server on
     natsmq.server.port, a real nats-server over the natsmq fixture here, and finds their retention drift."""
-    from mqctl.hooks import port_open
+    from mqctl.host.hooks import port_open
     from mqctl.mq.nats.server import nats_server_binary
 
     store, port = tmp_path / "store", free_port()

@@ -43,7 +43,7 @@ def test_explain_matches_a_real_milvus(tmp_path, cli):
 
 
 def _without(text: str, *sections: str) -> str:
-    from tests.conformance.variants import drop_section
+    from tests.helpers.conformance.variants import drop_section
 
     lines = text.splitlines()
     for section in sections:
@@ -53,8 +53,8 @@ def _without(text: str, *sections: str) -> str:
 
 @pytest.fixture(scope="module")
 def worker(tmp_path_factory):
-    """One sandbox whose binary runs each config in turn (tests/conformance/runner.py)."""
-    from tests.conformance.runner import Worker
+    """One sandbox whose binary runs each config in turn (tests/helpers/conformance/runner.py)."""
+    from tests.helpers.conformance.runner import Worker
 
     worker = Worker(tmp_path_factory.mktemp("code-defaults"))
     yield worker

@@ -70,7 +70,7 @@ def by_code(report) -> dict[str, dict]:
 def wait_for_quota_states(info, wanted: bool, timeout: float = 20) -> list[str]:
     """The proxy's quota states (CheckHealth) once they are non-empty (`wanted`) or empty: the quota center
     applies a change at its next round (1 s in a sandbox)."""
-    from mqctl.milvus_client import MilvusTarget, connect, quota_states
+    from mqctl.milvus.client import MilvusTarget, connect, quota_states
 
     c = connect(MilvusTarget(info["uri"]))
     try:
@@ -156,7 +156,7 @@ def test_an_interrupted_migration_journal_beside_the_config_says_where_it_stoppe
     writes: the doctor names the step and both ways on, found with no arguments as before."""
     from pathlib import Path
 
-    from mqctl.migrate.journal import DONE, FAILED, JOURNAL_NAME, Journal
+    from mqctl.migrate.record.journal import DONE, FAILED, JOURNAL_NAME, Journal
 
     path = Path(box["config"]).parent / JOURNAL_NAME
     journal = Journal.new(path, "natsmq", "rocksmq", {"configs": [box["config"]], "to": "rocksmq",

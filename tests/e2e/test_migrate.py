@@ -74,7 +74,7 @@ def test_refuses_stale_jetstream_dir(box, tmp_path):
 
 
 def test_plan_reads_milvus_environment_and_refuses_an_unreachable_kafka(box):
-    from mqctl.ports import free_ports
+    from mqctl.host.ports import free_ports
 
     silent = f"127.0.0.1:{free_ports(1)[0]}"  # nothing listens there
     result = run_cli_subprocess(

@@ -111,7 +111,7 @@ def test_a_stop_writes_failure_gives_writes_back(box, tmp_path):
     Milvus reopens writes."""
     from pymilvus.exceptions import MilvusException
 
-    from mqctl.hooks import wait_until
+    from mqctl.host.hooks import wait_until
     from mqctl.migrate.writes import update_event
 
     blind = tmp_path / "not-milvus.log"

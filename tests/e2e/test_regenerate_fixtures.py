@@ -7,8 +7,8 @@ import os
 import pytest
 
 from mqctl.mq.rocksmq.reader import RocksMQSource
+from tests.helpers.make_fixtures import load_expected, main
 from tests.helpers.paths import FIXTURES
-from tests.make_fixtures import load_expected, main
 
 pytestmark = [
     pytest.mark.slow,

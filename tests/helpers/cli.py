@@ -18,8 +18,9 @@ import subprocess
 import sys
 import threading
 import traceback
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 BASE_ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
@@ -194,3 +195,22 @@ def _internal_tracebacks(found: list[str]) -> Iterator[None]:
         yield
     finally:
         cli._traceback_for = original
+
+
+def migrate_plan(cli: Callable[..., CliResult], config: Path | str, to: str, version: str, *extra: str) -> CliResult:
+    """`mqctl migrate plan --config CONFIG --to TO --milvus-version VERSION --json` through `cli`, against a Milvus
+    URI nothing listens on (the plan is read from the config and etcd)."""
+    return cli(
+        "migrate",
+        "plan",
+        "--config",
+        str(config),
+        "--to",
+        to,
+        "--milvus",
+        "http://127.0.0.1:19530",
+        "--milvus-version",
+        version,
+        *extra,
+        "--json",
+    )

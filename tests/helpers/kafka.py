@@ -11,7 +11,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-from mqctl.ports import free_ports
+from mqctl.host.ports import free_ports
 from mqctl.sandbox.kafka import broker_properties, format_storage, launch_broker, libs_dir, stop_broker, wait_ready
 
 __all__ = ["FIXTURE_26_PREFIX", "libs_dir", "produce", "publish_fixture", "running_kafka"]

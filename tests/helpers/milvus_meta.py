@@ -52,3 +52,14 @@ def put(etcd_url: str, key: str, value: bytes) -> None:
         f"{etcd_url}/v3/kv/put", json={"key": b64(key.encode()).decode(), "value": b64(value).decode()}
     )
     assert response.status_code == 200, response.text
+
+
+def write_collection_checkpoints(etcd_url: str, root: str, vchannels: dict[str, int]) -> None:
+    """A collection `c` (id 9) with one vchannel per entry, each checkpoint at that timestamp."""
+    put(
+        etcd_url,
+        f"{root}/meta/root-coord/database/collection-info/1/9",
+        collection_info(9, "c", {v: "by-dev-rootcoord-dml_0" for v in vchannels}),
+    )
+    for vchannel, ts in vchannels.items():
+        put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, 40, ts))

@@ -14,7 +14,7 @@ EXPECTED: dict[str, Any] | None = (
 
 
 def _expected() -> dict[str, Any]:
-    assert EXPECTED is not None, "tests/fixtures not written yet (python tests/make_fixtures.py)"
+    assert EXPECTED is not None, "tests/fixtures not written yet (python tests/helpers/make_fixtures.py)"
     return EXPECTED
 
 

@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from mqctl.ports import free_ports
+from mqctl.host.ports import free_ports
 
 
 def free_port() -> int:

@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mqctl.ports import free_ports
+from mqctl.host.ports import free_ports
 
 
 def spark_home() -> Path:

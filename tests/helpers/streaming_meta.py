@@ -10,6 +10,7 @@ PulsarApi.proto MessageIdData.
 from __future__ import annotations
 
 import base64
+import datetime as dt
 
 import httpx
 
@@ -178,3 +179,54 @@ def collection_info(cid: int, name: str, vchannels: dict[str, str], db_id: int =
     out = field_int(1, cid) + field_bytes(2, field_bytes(1, name))
     out += b"".join(field_bytes(7, v) for v in vchannels) + b"".join(field_bytes(8, p) for p in vchannels.values())
     return out + field_int(15, db_id)
+
+
+# the moment and pchannel of write_legacy_woodpecker_state's state, as the tests that read it name them
+LEGACY_NOW = dt.datetime(2026, 11, 20, 12, 0, tzinfo=dt.timezone.utc)
+LEGACY_PCHANNEL = "by-dev-rootcoord-dml_0"
+
+
+def write_legacy_woodpecker_state(etcd_url: str, now: float, pchannel: str) -> None:
+    """Woodpecker's meta of one log under the legacy top-level `woodpecker/` prefix (two truncated segments, one
+    sealed with a loopback placeholder quorum, one active), a stale copy under `by-dev/woodpecker/`, and the 2.6
+    streaming state naming the pchannel's WAL woodpecker: the legacy prefix wins (detectEffectiveMetadataPrefix)."""
+    put(etcd_url, "by-dev/config/mqtype", "woodpecker")
+    put(
+        etcd_url,
+        f"by-dev/meta/streamingcoord-meta/pchannel/{pchannel}",
+        pchannel_meta(pchannel, 1, 3, "10.1.0.3:22222"),
+    )
+    put(
+        etcd_url,
+        f"by-dev/meta/streamingnode-meta/wal/{pchannel}/consume-checkpoint",
+        wal_checkpoint(wp_message_id(3, 0), tso(now - 5)),
+    )
+    put(etcd_url, f"woodpecker/logs/{pchannel}", log_meta(5, int(now - 3600), 2, 10))
+    real = ("10.1.0.7:18080", "10.1.0.8:18080")
+    for seg in (0, 1):
+        put(
+            etcd_url,
+            f"woodpecker/logs/{pchannel}/segments/{seg}",
+            segment_meta(seg, state=4, created_ms=int((now - 3000) * 1000), last_entry=9, nodes=real),
+        )
+    put(
+        etcd_url,
+        f"woodpecker/logs/{pchannel}/segments/2",
+        segment_meta(
+            2,
+            state=3,
+            created_ms=int((now - 900) * 1000),
+            sealed_ms=int((now - 600) * 1000),
+            last_entry=10,
+            quorum_id=-1,
+            nodes=("127.0.0.1:59456",),
+        ),
+    )
+    put(
+        etcd_url,
+        f"woodpecker/logs/{pchannel}/segments/3",
+        segment_meta(3, state=0, created_ms=int((now - 600) * 1000), nodes=real),
+    )
+    put(etcd_url, "woodpecker/logidgen", "5")
+    # a stale copy under the configured prefix: Woodpecker ignores it while legacy keys exist
+    put(etcd_url, f"by-dev/woodpecker/logs/{pchannel}", log_meta(99, int(now - 60)))

@@ -112,3 +112,15 @@ def object_segment(
         out = b"".join(index(*span) for span in spans)
         out += footer(len(spans), first, 0, 0, len(out), version=version, compacted=compacted, lac=lac)
         (folder / "footer.blk").write_bytes(out)
+
+
+def object_segment_at(root: Path, blocks: int = 3, **options: object) -> Path:
+    """An object-layout segment of `blocks` blocks of two messages at `<root>/7/0` (log 7, segment 0)."""
+    folder = root / "7" / "0"
+    object_segment(folder, [messages(2, 2 * i) for i in range(blocks)], **options)  # type: ignore[arg-type]
+    return folder
+
+
+def missing_middle_block(root: Path) -> None:
+    """The segment of object_segment_at with its middle block object gone."""
+    (object_segment_at(root) / "1.blk").unlink()

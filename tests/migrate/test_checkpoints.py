@@ -1,8 +1,11 @@
-"""Channel checkpoints against the FlushAll timestamp: evidence, the bounded wait on a real etcd, the plan."""
+"""Channel checkpoints against the FlushAll timestamp: evidence, and the bounded wait on a real etcd (the plan
+through the CLI: tests/cli/migrate/test_checkpoints.py)."""
 
 from __future__ import annotations
 
 import pytest
+
+from tests.helpers.milvus_meta import write_collection_checkpoints
 
 # --- channel checkpoints against the FlushAll timestamp (a real etcd with hand-encoded Milvus meta) ---------
 FLUSH_TS = 463_000_000_000_000_000
@@ -35,22 +38,9 @@ def test_a_checkpoint_at_or_past_the_flush_ts_is_done_one_before_it_or_missing_i
     assert all(e["position"] == 7 and e["pchannel"] == "by-dev-rootcoord-dml_0" for e in evidence)
 
 
-def _milvus_meta(etcd_url: str, root: str, vchannels: dict[str, int]) -> None:
-    """A collection `c` (id 9) with one vchannel per entry, each checkpoint at that timestamp."""
-    from tests.helpers.milvus_meta import collection_info, position, put
-
-    put(
-        etcd_url,
-        f"{root}/meta/root-coord/database/collection-info/1/9",
-        collection_info(9, "c", {v: "by-dev-rootcoord-dml_0" for v in vchannels}),
-    )
-    for vchannel, ts in vchannels.items():
-        put(etcd_url, f"{root}/meta/datacoord-meta/channel-cp/{vchannel}", position(vchannel, 40, ts))
-
-
 def _options(etcd_url: str, root: str, tmp_path):
     from mqctl.migrate.options import MigrateOptions
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.milvus.client import MilvusTarget
 
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: rocksmq\n")
@@ -66,7 +56,7 @@ def test_the_wait_ends_when_every_checkpoint_reaches_the_flush_ts(etcd_url, tmp_
     from mqctl.migrate.checkpoints import checkpoints_before, wait_for_checkpoints
     from tests.helpers.milvus_meta import position, put
 
-    _milvus_meta(etcd_url, "flushwait", {"v_0": FLUSH_TS, "v_1": FLUSH_TS - 100})
+    write_collection_checkpoints(etcd_url, "flushwait", {"v_0": FLUSH_TS, "v_1": FLUSH_TS - 100})
     options = _options(etcd_url, "flushwait", tmp_path)
     later = threading.Timer(
         1.5, put, (etcd_url, "flushwait/meta/datacoord-meta/channel-cp/v_1", position("v_1", 40, FLUSH_TS + 3))
@@ -85,31 +75,6 @@ def test_the_wait_ends_when_every_checkpoint_reaches_the_flush_ts(etcd_url, tmp_
 def test_the_wait_is_bounded_and_names_the_vchannel_behind(etcd_url, tmp_path):
     from mqctl.migrate.checkpoints import checkpoints_before, wait_for_checkpoints
 
-    _milvus_meta(etcd_url, "stuck", {"v_0": FLUSH_TS, "v_1": FLUSH_TS - 100})
+    write_collection_checkpoints(etcd_url, "stuck", {"v_0": FLUSH_TS, "v_1": FLUSH_TS - 100})
     rows, waited = wait_for_checkpoints(_options(etcd_url, "stuck", tmp_path), FLUSH_TS, 2, lambda s: None)
     assert checkpoints_before(rows, FLUSH_TS) == ["v_1"] and 2 <= waited < 5
-
-
-@pytest.mark.etcd
-def test_migrate_plan_shows_the_checkpoints_and_an_unreadable_etcd_is_a_finding(etcd_url, tmp_path, cli):
-    from tests.helpers.servers import free_port
-
-    _milvus_meta(etcd_url, "plan", {"by-dev-rootcoord-dml_0_9v0": FLUSH_TS})
-    config = tmp_path / "milvus.yaml"
-    config.write_text("mq:\n  type: rocksmq\n")
-    args = ["migrate", "plan", "--config", str(config), "--to", "natsmq", "--milvus", f"http://127.0.0.1:{free_port()}"]
-    planned = cli(*args, "--etcd", etcd_url, "--etcd-root", "plan", "--json")
-    assert planned.code == 3, planned.stderr  # refused (no Milvus answers), and still shows the checkpoints
-    [row] = planned.json()["checkpoints"]
-    assert (row["vchannel"], row["collection"], row["ts"], row["position"]) == (
-        "by-dev-rootcoord-dml_0_9v0",
-        "default/c",
-        FLUSH_TS,
-        40,
-    )
-    human = cli(*args, "--etcd", etcd_url, "--etcd-root", "plan", env={"COLUMNS": "200"})
-    assert "channel checkpoints now" in human.stdout and "by-dev-rootcoord-dml_0_9v0" in human.stdout
-    config.write_text(f"mq:\n  type: rocksmq\netcd:\n  endpoints: 127.0.0.1:{free_port()}\n")  # no etcd there
-    unread = cli(*args, "--json")
-    assert "Traceback" not in unread.stderr and unread.json()["checkpoints"] == []
-    assert any(f["code"] == "checkpoints-unread" for f in unread.json()["findings"])

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from mqctl.errors import PreconditionError
-from mqctl.migrate.evidence import WritesEvidence
-from mqctl.migrate.journal import COMPLETED, DONE, Journal, archive_finished
+from mqctl.migrate.record.evidence import WritesEvidence
+from mqctl.migrate.record.journal import COMPLETED, DONE, Journal, archive_finished
 
 
 def test_journal_round_trip_and_refusal_of_unfinished(tmp_path):
@@ -52,7 +52,7 @@ def test_journal_evidence_is_written_back_exactly_as_read(tmp_path):
 
 def test_the_journal_holds_no_password_of_milvus_or_etcd():
     from mqctl.migrate.options import MigrateOptions
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.milvus.client import MilvusTarget
 
     options = MigrateOptions(
         configs=["/etc/milvus.yaml"],
@@ -69,7 +69,7 @@ def test_the_journal_holds_no_password_of_milvus_or_etcd():
 def test_the_registry_runs_exactly_the_steps_the_journal_names():
     """The journal owns the step names (it validates journals without importing the executor)."""
     from mqctl.migrate.executor import REGISTRY
-    from mqctl.migrate.journal import MIGRATION_STEPS, ROLLBACK_STEPS
+    from mqctl.migrate.record.journal import MIGRATION_STEPS, ROLLBACK_STEPS
 
     assert {name for name, step in REGISTRY.items() if step.forward} == set(MIGRATION_STEPS)
     assert {name for name, step in REGISTRY.items() if step.back} == set(ROLLBACK_STEPS)

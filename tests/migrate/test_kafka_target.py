@@ -12,7 +12,7 @@ from mqctl.errors import InputError
 from mqctl.migrate import kafka_target
 from mqctl.migrate.context import resolution
 from mqctl.migrate.options import MigrateOptions
-from mqctl.milvus_client import MilvusTarget
+from mqctl.milvus.client import MilvusTarget
 from tests.helpers.paths import SAMPLES
 
 pytestmark = pytest.mark.kafka
@@ -61,7 +61,7 @@ def test_inserts_cut_below_the_broker_limit_pass(tmp_path, kafka_bootstrap):
 
 
 def test_a_silent_broker_is_an_error_after_a_bounded_wait(tmp_path, monkeypatch):
-    from mqctl.ports import free_ports
+    from mqctl.host.ports import free_ports
 
     monkeypatch.setattr(kafka_target, "REACH_SECONDS", 1.0)
     silent = f"127.0.0.1:{free_ports(1)[0]}"

@@ -12,7 +12,7 @@ def test_milvus_environment_is_read_from_the_local_milvus_process(tmp_path):
     from mqctl.migrate.context import resolution
     from mqctl.migrate.options import MigrateOptions
     from mqctl.migrate.preflight import milvus_environment
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.milvus.client import MilvusTarget
     from tests.helpers.servers import free_port
 
     config = tmp_path / "milvus.yaml"

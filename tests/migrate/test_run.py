@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mqctl.migrate.evidence import BackupEvidence
-from mqctl.migrate.journal import DONE, Journal
+from mqctl.migrate.record.evidence import BackupEvidence
+from mqctl.migrate.record.journal import DONE, Journal
 from mqctl.migrate.run import rollback_steps
 
 

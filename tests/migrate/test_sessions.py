@@ -37,7 +37,7 @@ def _keys(url: str, prefix: str) -> list[str]:
 
 def _options(etcd_url: str, root: str, tmp_path):
     from mqctl.migrate.options import MigrateOptions
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.milvus.client import MilvusTarget
 
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: rocksmq\n")
@@ -74,8 +74,8 @@ def test_the_stopped_milvus_sessions_are_revoked_and_the_new_ones_kept(etcd_url,
 
 
 def test_revoking_waits_for_an_etcd_that_does_not_answer_yet(tmp_path):
+    from mqctl.host.ports import free_ports
     from mqctl.migrate.sessions import revoke_sessions
-    from mqctl.ports import free_ports
 
     options = _options(f"http://127.0.0.1:{free_ports(1)[0]}", "sess", tmp_path)
     handled: dict[str, bool] = {}

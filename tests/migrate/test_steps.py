@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
-from mqctl.migrate.journal import Journal
+from mqctl.migrate.record.journal import Journal
 
 
 def _options(etcd_url: str, root: str, tmp_path):
     from mqctl.migrate.options import MigrateOptions
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.milvus.client import MilvusTarget
 
     config = tmp_path / "milvus.yaml"
     config.write_text("mq:\n  type: rocksmq\n")
@@ -25,9 +25,9 @@ def test_clear_etcd_override_deletes_the_spelling_found_and_rollback_puts_it_bac
 
     from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.migrate.context import Context, resolution
-    from mqctl.migrate.evidence import PreflightEvidence, SwitchEvidence
-    from mqctl.migrate.journal import StepRecord
     from mqctl.migrate.preflight import PreflightResult, _override_findings
+    from mqctl.migrate.record.evidence import PreflightEvidence, SwitchEvidence
+    from mqctl.migrate.record.journal import StepRecord
     from mqctl.migrate.steps import step_restore_config, step_switch
     from tests.helpers.milvus_meta import put
 

@@ -59,11 +59,11 @@ def test_without_a_write_probe_the_deny_is_confirmed_by_the_event_and_the_quota_
     import time
 
     from mqctl.migrate.context import Context
-    from mqctl.migrate.evidence import WritesEvidence
-    from mqctl.migrate.journal import Journal, now
     from mqctl.migrate.options import MigrateOptions
+    from mqctl.migrate.record.evidence import WritesEvidence
+    from mqctl.migrate.record.journal import Journal, now
     from mqctl.migrate.writes import _wait_for_effect
-    from mqctl.milvus_client import WRITES_DENIED, MilvusTarget
+    from mqctl.milvus.client import WRITES_DENIED, MilvusTarget
 
     log = tmp_path / "milvus.log"
     log.write_text("")

@@ -48,7 +48,7 @@ def _store(tmp_path: Path) -> tuple[Path, Growth]:
     from tests.helpers.rocksmq26 import streaming_copy
 
     if not ROCKSMQ.exists():
-        pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)")
+        pytest.skip("tests/fixtures not written yet (python tests/helpers/make_fixtures.py)")
     store, _ = streaming_copy(tmp_path / "milvus", {DML_0})
     with RocksMQSource(store) as source:
         stored = list(source.iter_messages(DML_0))

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.spark
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 NATS_STORE = FIXTURES / "natsmq" / "store"
 if EXPECTED is None:
-    pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)", allow_module_level=True)
+    pytest.skip("tests/fixtures not written yet (python tests/helpers/make_fixtures.py)", allow_module_level=True)
 
 
 @pytest.fixture

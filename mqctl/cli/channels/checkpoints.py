@@ -12,10 +12,8 @@ from mqctl.cli.channels.group import (
 from mqctl.cli.common import (
     EtcdOpt,
     EtcdRootOpt,
-    JsonOpt,
     MilvusOpt,
     S3EndpointOpt,
-    WideOpt,
     output,
     seconds,
     takes_source,
@@ -28,7 +26,7 @@ if TYPE_CHECKING:
     from mqctl.mq.checkpoints import CheckpointReport
     from mqctl.mq.milvus_meta import ChannelMeta, MetaReader
     from mqctl.mq.sources import SourceOptions
-    from mqctl.mq.streaming.checkpoints import StreamingCheckpointReport
+    from mqctl.mq.streaming.checkpoint_model import StreamingCheckpointReport
 
 
 META = "Milvus meta"
@@ -232,16 +230,14 @@ def _streaming_checkpoints(
     source: SourceOptions,
     truncation_lag: float,
     wal: SourceOptions | None,
-    json_mode: bool,
-    wide: bool,
 ) -> None:
     import datetime as dt
 
     from mqctl.cli.common import exit_with
-    from mqctl.mq.streaming.state import StreamingReader
-    from mqctl.mq.streaming.wal_state import WOODPECKER_FILES, WOODPECKER_META, WalFiles, judge_wal_state
+    from mqctl.mq.channel_checkpoints import judge_streaming
+    from mqctl.mq.streaming.wal_state import WOODPECKER_FILES, WOODPECKER_META, WalFiles
 
-    out = output(json_mode, wide)
+    out = output()
     if source.explicit:
         out.warn(
             f"Milvus 2.6+: {', '.join(source.explicit)} not read: on 2.6 mqctl reads etcd and Woodpecker's files "
@@ -252,23 +248,7 @@ def _streaming_checkpoints(
         from mqctl.mq.sources import woodpecker_access
 
         files = WalFiles(wal.woodpecker, woodpecker_access(wal))
-    etcd_values = reader.etcd.read()
-
-    def configured(key: str) -> str | None:
-        item = etcd_values.get(key)
-        if item is not None and item.value:
-            return str(item.value)
-        return (resolution.value(key) or None) if resolution is not None else None
-
-    streaming = StreamingReader(reader.etcd, reader.root[len(reader.etcd.root) :].strip("/") or "meta")
-    judged = judge_wal_state(
-        streaming.read(),
-        reader.etcd,
-        configured=configured,
-        wal_files=files,
-        collections={cid: (c.database, c.name) for cid, c in reader.collections().items()},
-        truncation_lag=dt.timedelta(hours=truncation_lag),
-    )
+    judged = judge_streaming(reader, resolution, wal_files=files, truncation_lag=dt.timedelta(hours=truncation_lag))
     for part in (WOODPECKER_FILES, WOODPECKER_META):  # the command answers for every part it was asked to read
         if part in judged.unread:
             raise judged.unread[part]
@@ -290,8 +270,6 @@ def checkpoints(
     truncation_lag: TruncationLagOpt = 24.0,
     woodpecker: WoodpeckerOpt = None,
     s3_endpoint: S3EndpointOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Per vchannel: is what Milvus has not flushed still in the MQ after its channel checkpoint?
     Exit 1 when any vchannel is expired or at-risk (2.6: any error or warning finding), 3 when etcd or the MQ
@@ -306,16 +284,14 @@ def checkpoints(
     it made (CP110 a checkpoint on another WAL than the pin, CP119 a sealed segment without footer or short of
     LastEntryId, CP120 a dropped collection's state behind the truncation point); not yet verified on a running
     2.6."""
-    from mqctl.backends import V2_6
     from mqctl.cli.common import exit_with
     from mqctl.config.known_keys import parse_version
     from mqctl.errors import InputError
-    from mqctl.mq.checkpoints import checkpoint_report
+    from mqctl.mq.channel_checkpoints import judge_channel_cp, on_streaming
     from mqctl.mq.milvus_meta import collections_from_milvus, meta_reader
     from mqctl.mq.model import ConfiguredRetention
     from mqctl.mq.retention import ROCKS_TIME_KEY
     from mqctl.mq.sources import load_config, open_source
-    from mqctl.mq.streaming.state import has_streaming_meta
 
     version = parse_version(milvus_version)
     if milvus_version and version is None:
@@ -324,16 +300,15 @@ def checkpoints(
     reader = meta_reader(etcd, etcd_root, resolution)
     if version is None and resolution is not None:
         version = resolution.version
-    streaming = version >= V2_6 if version is not None else has_streaming_meta(reader.etcd, reader.root)
-    if streaming:
+    if on_streaming(reader, version):
         wal = _checkpoint_wal(source, woodpecker, s3_endpoint, resolution)
-        _streaming_checkpoints(reader, resolution, source, truncation_lag, wal, json_mode, wide)
+        _streaming_checkpoints(reader, resolution, source, truncation_lag, wal)
         return
     if woodpecker or s3_endpoint:
         raise InputError("--woodpecker is for Milvus 2.6+", hint="give --milvus-version 2.6.x, or leave it out")
     target = None
     if milvus:
-        from mqctl.milvus_client import MilvusTarget
+        from mqctl.milvus.client import MilvusTarget
 
         target = MilvusTarget(milvus, token=milvus_token or "")
 
@@ -342,7 +317,7 @@ def checkpoints(
 
     rocksmq_window = ConfiguredRetention(resolution).get(ROCKS_TIME_KEY).value * 60
     with open_source(source, resolution=resolution) as opened:
-        report = checkpoint_report(
+        report = judge_channel_cp(
             read_meta,
             opened,
             watch_seconds=watch,
@@ -350,7 +325,7 @@ def checkpoints(
             milvus_uri=target.uri if target else None,
             etcd=reader.etcd.shown,
         )
-    output(json_mode, wide).emit(report, _render_checkpoints)
+    output().emit(report, _render_checkpoints)
     exit_with(1 if report.failing else 0)
 
 

@@ -9,8 +9,6 @@ import typer
 from mqctl.cli.channels.group import app, emit_with_warnings
 from mqctl.cli.channels.peek import render_peek
 from mqctl.cli.common import (
-    JsonOpt,
-    WideOpt,
     output,
 )
 
@@ -36,8 +34,6 @@ def decode(
         ),
     ] = None,
     hex_text: Annotated[bool, typer.Option("--hex", help="The file holds the payload as hex digits.")] = False,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Decode one Milvus message dumped by an MQ's own tools (a Kafka record value, a Pulsar payload, a RocksMQ
     value): a 2.6 message by its envelope when its properties are given (Milvus 2.6 keeps them as Kafka headers
@@ -48,7 +44,7 @@ def decode(
 
     data = read_payload(payload, hex_text=hex_text)
     result = decode_dumped(data, parse_properties(properties or [], properties_file), payload)
-    emit_with_warnings(output(json_mode, wide), result, render_peek)
+    emit_with_warnings(output(), result, render_peek)
 
 
 # --- channels checkpoints ------------------------------------------------------------------------------

@@ -15,8 +15,6 @@ from mqctl.cli.channels.group import (
 )
 from mqctl.cli.common import (
     EtcdRootOpt,
-    JsonOpt,
-    WideOpt,
     output,
     takes_source,
 )
@@ -66,8 +64,6 @@ def list_command(
     ] = False,
     etcd: WoodpeckerEtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """One row per physical channel: messages, bytes, first/last id and time (from the Milvus TSO; Woodpecker:
     one row per log, ids are segment * 10**10 + entry, times from the `_tt` time ticks)."""
@@ -76,4 +72,4 @@ def list_command(
 
     with open_source(with_etcd(source, etcd, etcd_root)) as opened:
         result = list_channels(opened, store_times=store_times)
-    emit_with_warnings(output(json_mode, wide), result, _render_list)
+    emit_with_warnings(output(), result, _render_list)

@@ -15,8 +15,6 @@ from mqctl.cli.channels.group import (
 )
 from mqctl.cli.common import (
     EtcdRootOpt,
-    JsonOpt,
-    WideOpt,
     output,
     takes_source,
 )
@@ -99,8 +97,6 @@ def peek(
     source: SourceOptions,
     etcd: WoodpeckerEtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys. Milvus 2.6
     messages (Woodpecker) are read through their envelope: type and time tick from it, a version-2 body's facts as
@@ -110,4 +106,4 @@ def peek(
 
     with open_source(with_etcd(source, etcd, etcd_root)) as opened:
         result = peek_messages(opened, name, start=start, limit=limit, types=types, collection=collection)
-    emit_with_warnings(output(json_mode, wide), result, render_peek)
+    emit_with_warnings(output(), result, render_peek)

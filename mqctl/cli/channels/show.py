@@ -14,8 +14,6 @@ from mqctl.cli.channels.group import (
 )
 from mqctl.cli.common import (
     EtcdRootOpt,
-    JsonOpt,
-    WideOpt,
     output,
     takes_source,
 )
@@ -139,8 +137,6 @@ def show(
     source: SourceOptions,
     etcd: WoodpeckerEtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Everything about one channel: counts by message type, collections, RocksMQ pages, the stream's config, or
     a Woodpecker log's segments."""
@@ -149,4 +145,4 @@ def show(
 
     with open_source(with_etcd(source, etcd, etcd_root)) as opened:
         detail = show_channel(opened, name)
-    emit_with_warnings(output(json_mode, wide), detail, _render_show)
+    emit_with_warnings(output(), detail, _render_show)

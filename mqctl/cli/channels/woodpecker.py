@@ -13,9 +13,7 @@ from mqctl.cli.channels.group import (
 from mqctl.cli.common import (
     EtcdOpt,
     EtcdRootOpt,
-    JsonOpt,
     S3EndpointOpt,
-    WideOpt,
     output,
 )
 from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
@@ -127,8 +125,6 @@ def woodpecker(
     s3_endpoint: S3EndpointOpt = None,
     etcd: EtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Woodpecker segment files of a Milvus 2.6+ WAL, read-only: per segment its state (finalized, active,
     fenced), blocks, entries, time ticks, footer version and LAC, with record and block CRCs checked; with --log
@@ -167,5 +163,5 @@ def woodpecker(
 
         meta = read_woodpecker_meta(EtcdConfig(etcd, etcd_root or DEFAULT_ETCD_ROOT))
     report = woodpecker_report(location, log=log, limit=limit, access=woodpecker_access(wal), meta=meta)
-    output(json_mode, wide).emit(report, _render_woodpecker)
+    output().emit(report, _render_woodpecker)
     exit_with(1 if report.corrupt else 0)

@@ -8,7 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mqctl.cli.common import EtcdOpt, JsonOpt, MilvusOpt, WideOpt, YesOpt, exit_with, output, takes_bundle
+from mqctl.cli.common import EtcdOpt, MilvusOpt, YesOpt, exit_with, output, takes_bundle
+from mqctl.cli.context import presentation
 from mqctl.cli.measure import MeasureOpt
 from mqctl.cli.migrate.measured import check_can_measure, emit_measured_journal, measure_before
 from mqctl.cli.migrate.options import (
@@ -39,8 +40,8 @@ from mqctl.migrate.options import MigrateOptions
 
 if TYPE_CHECKING:
     from mqctl.migrate.context import Reporter
-    from mqctl.migrate.journal import Journal
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.migrate.record.journal import Journal
+    from mqctl.milvus.client import MilvusTarget
 
 
 app = typer.Typer(
@@ -56,17 +57,15 @@ def migrate(
     ctx: typer.Context,
     options: MigrateOptions,
     yes: YesOpt = False,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
     measure: MeasureOpt = False,
 ) -> None:
     """Migrate Milvus to another MQ (see `plan`, `status`, `resume`, `rollback`)."""
     from mqctl.migrate import alter_wal, run
 
-    out = output(json_mode, wide)
+    out = output()
     alter_wal.refuse_run(options)  # 2.6+: a file edit does not switch the MQ; mqctl does not call AlterWAL
     check_can_measure(measure, options.writes_stopped)
-    if json_mode and not yes:
+    if presentation().json and not yes:
         from mqctl.errors import InputError
 
         raise InputError("--json runs unattended and needs --yes", hint="look first with `mqctl migrate plan --json`")
@@ -89,7 +88,7 @@ def migrate(
 
 @app.command()
 @takes_migration(run=False)
-def plan(options: MigrateOptions, json_mode: JsonOpt = False, wide: WideOpt = False) -> None:
+def plan(options: MigrateOptions) -> None:
     """Dry run: every step with what it will do, and the preflight findings. Changes nothing (exit 3 if refused).
 
     On Milvus 2.6+ with --etcd the AlterWAL plan also reads the Streaming Service state (WAL checkpoints, AlterWAL
@@ -98,7 +97,7 @@ def plan(options: MigrateOptions, json_mode: JsonOpt = False, wide: WideOpt = Fa
     from mqctl.migrate import alter_wal, run
 
     result = alter_wal.plan(options) if alter_wal.applies(options) else run.plan(options)
-    emit_plan(output(json_mode, wide), result)
+    emit_plan(output(), result)
     exit_with(3 if result.refused else 0)
 
 
@@ -107,13 +106,11 @@ def status(
     config: ConfigOpt = None,
     state_dir: StateOpt = None,
     sandbox: SandboxOpt = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Where the journaled migration stands, step by step, with evidence."""
-    from mqctl.migrate.journal import Journal
+    from mqctl.migrate.record.journal import Journal
 
-    emit_journal(output(json_mode, wide), Journal.load(journal_file(state_dir, config, sandbox)))
+    emit_journal(output(), Journal.load(journal_file(state_dir, config, sandbox)))
 
 
 def _continue(
@@ -125,10 +122,10 @@ def _continue(
     """resume and rollback: the journal's options, with what the operator gives again on top."""
     timeouts = {name: params.get(name) for name in TIMEOUTS}
     check_seconds({TIMEOUTS[name]: seconds for name, seconds in timeouts.items()})
-    out = output(params["json_mode"], params["wide"])
+    out = output()
     filled = sandbox_fill(params["sandbox"])
     path = journal_file(params["state_dir"], params["config"], params["sandbox"])
-    from mqctl.migrate.journal import Journal
+    from mqctl.migrate.record.journal import Journal
 
     loaded = Journal.load(path)  # no journal, or not this migration's: say so before asking anything
     loaded.check_belongs(path, asked_configs(params["config"], params["sandbox"]))
@@ -183,14 +180,12 @@ def resume(
         float | None,
         typer.Option("--confirm-timeout", help="Seconds to wait for a forceDeny event (default: as journaled)."),
     ] = None,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Continue a stopped or crashed migration from its journal (commands, timeouts, etcd may be given anew)."""
     from mqctl.migrate import run
 
     timeouts = {"flush_timeout": flush_timeout, "start_timeout": start_timeout, "confirm_timeout": confirm_timeout}
-    _continue(run.resume, {**given, **timeouts, "json_mode": json_mode, "wide": wide})
+    _continue(run.resume, {**given, **timeouts})
 
 
 @app.command()
@@ -199,11 +194,9 @@ def rollback(
     *,
     given: dict[str, Any],
     yes: YesOpt = False,
-    json_mode: JsonOpt = False,
-    wide: WideOpt = False,
 ) -> None:
     """Undo the journaled migration: restore the config and etcd values (and data from the backup), restart, verify."""
     from mqctl.migrate import run
 
-    params = {**given, "yes": yes, "json_mode": json_mode, "wide": wide}
+    params = {**given, "yes": yes}
     _continue(run.rollback, params, confirm="Roll the migration back?")

@@ -8,9 +8,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from mqctl.cli.terminal import Output
-    from mqctl.measure import Measurement
-    from mqctl.migrate.journal import Journal
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.migrate.record.journal import Journal
+    from mqctl.milvus.client import MilvusTarget
+    from mqctl.milvus.measure import Measurement
 
 
 def check_can_measure(measure: bool, writes_stopped: bool) -> None:
@@ -26,7 +26,7 @@ def check_can_measure(measure: bool, writes_stopped: bool) -> None:
 
 def measure_before(target: MilvusTarget, say: Callable[[str], None]) -> Measurement:
     """`migrate --measure`: the figures before the migration starts (writes still open)."""
-    from mqctl.measure import MeasureSettings, measure
+    from mqctl.milvus.measure import MeasureSettings, measure
 
     say("measuring search, query and insert before the migration (scratch collections, dropped after) ...")
     return measure(target, MeasureSettings(), say)
@@ -38,8 +38,8 @@ def emit_measured_journal(out: Output, journal: Journal, target: MilvusTarget, b
     from mqctl.cli.measure import render_measured
     from mqctl.cli.migrate.render import emit_journal, render_journal
     from mqctl.errors import PreconditionError
-    from mqctl.measure import MeasureSettings, compare, measure
-    from mqctl.migrate.journal import COMPLETED
+    from mqctl.migrate.record.journal import COMPLETED
+    from mqctl.milvus.measure import MeasureSettings, compare, measure
 
     if journal.state != COMPLETED:
         out.warn(f"--measure: the migration is {journal.state}, so nothing was measured after it")

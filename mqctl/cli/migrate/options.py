@@ -16,7 +16,7 @@ from mqctl.cli.common import Command, EtcdOpt, EtcdRootOpt, MilvusOpt, takes_bun
 from mqctl.migrate.options import MigrateOptions
 
 if TYPE_CHECKING:
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.milvus.client import MilvusTarget
 
 ConfigOpt = Annotated[list[Path] | None, typer.Option("--config", help="Milvus config file(s), merge order.")]
 ToOpt = Annotated[str | None, typer.Option("--to", help="Target MQ: natsmq, rocksmq, pulsar, kafka, woodpecker.")]
@@ -96,7 +96,7 @@ def sandbox_fill(sandbox: Path | str | None) -> dict[str, Any]:
 
 def milvus_target(params: dict[str, Any], journaled: dict[str, Any] | None = None) -> MilvusTarget:
     """How to reach Milvus: the options given, else what the journal says (secrets are never journaled)."""
-    from mqctl.milvus_client import MilvusTarget
+    from mqctl.milvus.client import MilvusTarget
 
     known = journaled or {}
     return MilvusTarget(
@@ -112,7 +112,7 @@ def milvus_target(params: dict[str, Any], journaled: dict[str, Any] | None = Non
 def journal_file(
     state_dir: Path | str | None, config: list[Path] | list[str] | None, sandbox: Path | str | None, new: bool = False
 ) -> Path:
-    from mqctl.migrate.journal import journal_path
+    from mqctl.migrate.record.journal import journal_path
 
     filled = sandbox_fill(sandbox)
     first = str(config[0]) if config else (filled["configs"][0] if filled else None)

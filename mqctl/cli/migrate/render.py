@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from mqctl.cli.terminal import FitTable, Output
     from mqctl.migrate.alter_wal import AlterWalPlan
     from mqctl.migrate.context import Reporter
-    from mqctl.migrate.journal import Journal, StepRecord
+    from mqctl.migrate.record.journal import Journal, StepRecord
     from mqctl.migrate.run import Plan
 
 
@@ -19,7 +19,7 @@ def reporter(out: Output) -> Reporter:
     from rich.text import Text
 
     from mqctl.migrate.context import Reporter
-    from mqctl.migrate.report import summarize
+    from mqctl.migrate.record.report import summarize
 
     last_text, last_at = [""], [0.0]
 
@@ -39,7 +39,7 @@ def reporter(out: Output) -> Reporter:
 
 def _steps_table(title: str, records: list[StepRecord]) -> FitTable:
     from mqctl.cli.terminal import KEY, LABEL, NUMBER, TEXT, Column, Output
-    from mqctl.migrate.report import summarize
+    from mqctl.migrate.record.report import summarize
 
     return Output.table(
         title,

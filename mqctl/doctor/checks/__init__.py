@@ -13,7 +13,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from mqctl import procfs
 from mqctl.doctor.checks.checkpoints import checkpoint_checks
 from mqctl.doctor.checks.config import config_checks, drift_checks, resolve_examination
 from mqctl.doctor.checks.health import collection_checks, health_checks, quota_check, version_check
@@ -22,6 +21,7 @@ from mqctl.doctor.checks.upgrade import upgrade_checks
 from mqctl.doctor.checks.writes import write_checks
 from mqctl.doctor.discovery import Request, locate
 from mqctl.doctor.verdict import Report, report
+from mqctl.host import procfs
 
 
 def examine(request: Request, root: Path = procfs.PROC) -> Report:

@@ -100,7 +100,7 @@ def _rows_at_risk(target: Target, rows: list[VChannelCheckpoint], timeout: float
     """Per collection whose every vchannel's checkpoint expired: the rows a restart loses, at least — what
     Milvus serves now beyond its flushed segments, less the rows still in the MQ after the checkpoints (those
     replay). Asked over gRPC only for such collections; one that is not loaded or does not answer is left out."""
-    from mqctl.milvus_client import MilvusTarget, connect, rows_not_flushed_at_least
+    from mqctl.milvus.client import MilvusTarget, connect, rows_not_flushed_at_least
     from mqctl.mq.checkpoints import EXPIRED
 
     by_collection: dict[tuple[str, str], list[VChannelCheckpoint]] = {}

@@ -191,7 +191,7 @@ def _left_behind(exam: Examination, upcoming: str) -> bool:
     """The other embedded MQ's folder still holds data: what Milvus did not flush if it last ran there and
     mq.type was changed without a migration; only a leftover when a finished migration left it (as it does)."""
     from mqctl.migrate.context import dir_size
-    from mqctl.migrate.journal import COMPLETED
+    from mqctl.migrate.record.journal import COMPLETED
 
     other = next((mq for mq in EMBEDDED if mq != upcoming), None)
     folder = Path(exam.target.paths.get(other or "", ""))

@@ -14,7 +14,7 @@ from mqctl.doctor.verdict import Check, Measured
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
     from mqctl.config.resolve.sources import EtcdConfig
-    from mqctl.migrate.journal import Journal
+    from mqctl.migrate.record.journal import Journal
 
 
 FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"

@@ -10,7 +10,7 @@ from mqctl.doctor.verdict import OK, Check
 from mqctl.findings import ERROR, INFO, WARNING
 
 if TYPE_CHECKING:
-    from mqctl.milvus_client import QuotaStates
+    from mqctl.milvus.client import QuotaStates
 
 
 # --- health --------------------------------------------------------------------------------------------------------
@@ -70,7 +70,7 @@ def version_check(target: Target) -> Check:
 def collection_checks(target: Target, timeout: float) -> tuple[list[Check], QuotaStates | None]:
     """Over gRPC: the server's version, the collections not loaded (queries on them fail; a restart loads only
     what was loaded), and the quota states its proxy enforces now (CheckHealth; `quota_check` judges them)."""
-    from mqctl.milvus_client import MilvusTarget, connect, each_collection, is_loaded, quota_states, server_version
+    from mqctl.milvus.client import MilvusTarget, connect, each_collection, is_loaded, quota_states, server_version
 
     if target.pid is None and not target.milvus:
         return [], None

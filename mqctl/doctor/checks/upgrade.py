@@ -67,14 +67,15 @@ def upgrade_checks(exam: Examination) -> None:
 
 def _streaming_state(exam: Examination) -> StreamingState | None:
     """The 2.6 streaming state of this Milvus's etcd, when it holds one (pchannel assignments, WAL checkpoints)."""
-    from mqctl.mq.streaming.state import StreamingReader
+    from mqctl.mq.channel_checkpoints import on_streaming, streaming_state
+    from mqctl.mq.milvus_meta import MetaReader
 
     if exam.etcd is None or exam.target.etcd_embedded is True:
         return None
     meta = (exam.res.value("etcd.metaSubPath") if exam.target.configs else None) or "meta"
-    reader = StreamingReader(exam.etcd, meta)
+    reader = MetaReader(exam.etcd, meta)
     try:
-        return reader.read() if reader.detected() else None
+        return streaming_state(reader) if on_streaming(reader, None) else None
     except MqctlError as err:
         exam.add("upgrade", "DR502", WARNING, f"Milvus 2.6 streaming state in etcd not read: {err.message}", err.hint)
         return None
@@ -141,7 +142,7 @@ def wal_state_checks(exam: Examination, state: StreamingState) -> None:
     CP114 a dropped vchannel, CP115 an undecodable key), each finding with its fix. An AlterWAL left mid-way
     (CP111) is DR502's."""
     from mqctl.mq.streaming import VERIFICATION
-    from mqctl.mq.streaming.checkpoints import RULE_ALTER_WAL_MIDWAY, RULE_NOTHING
+    from mqctl.mq.streaming.checkpoint_model import RULE_ALTER_WAL_MIDWAY, RULE_NOTHING
     from mqctl.mq.streaming.wal_state import WOODPECKER_FILES, WOODPECKER_META, judge_wal_state
 
     assert exam.etcd is not None  # a streaming state was read from it

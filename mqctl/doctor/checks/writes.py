@@ -47,7 +47,7 @@ def write_checks(exam: Examination) -> None:
 
 
 def _journal_check(exam: Examination) -> None:
-    from mqctl.migrate.journal import COMPLETED, PENDING, ROLLED_BACK, Journal, journal_path
+    from mqctl.migrate.record.journal import COMPLETED, PENDING, ROLLED_BACK, Journal, journal_path
 
     if not exam.target.configs:
         return

@@ -14,7 +14,9 @@ import datetime as dt
 from typing import Any
 
 from mqctl.clock import utc_from_seconds
-from mqctl.mq.decode.bodies import Undecodable, read_body
+from mqctl.milvus.protos import pb2
+from mqctl.mq.decode.bodies import read_body
+from mqctl.mq.decode.body_model import Undecodable
 from mqctl.mq.decode.columns import column_values
 from mqctl.mq.decode.envelope import (
     BODY_CLASSES,
@@ -26,7 +28,6 @@ from mqctl.mq.decode.envelope import (
 )
 from mqctl.mq.decode.model import DecodedMessage
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
-from mqctl.pymilvus_modules import pb2
 from mqctl.sorting import ascii_int
 
 TSO_LOGICAL_BITS = 18  # Milvus TSO: (unix_ms << 18) | logical

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mqctl.pymilvus_modules import pb2
+from mqctl.milvus.protos import pb2
 from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:

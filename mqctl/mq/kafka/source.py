@@ -351,8 +351,8 @@ class KafkaSource:
         """topic -> the Milvus time (the TSO in the msgpb header) of its record at or after the offset asked."""
         from google.protobuf.message import DecodeError
 
+        from mqctl.milvus.protos import pb2
         from mqctl.mq.decode.messages import tso_to_datetime
-        from mqctl.pymilvus_modules import pb2
 
         times: dict[str, dt.datetime | None] = {}
         for topic, record in self._records_at(wanted).items():

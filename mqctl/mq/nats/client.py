@@ -361,7 +361,7 @@ def _nats_time(text: str | None) -> dt.datetime | None:
 
 def listening_process(url: str) -> str | None:
     """'pid (name)' of the local process listening on a loopback NATS URL's port, when visible in /proc."""
-    from mqctl.procfs import listening_pid, process_name
+    from mqctl.host.procfs import listening_pid, process_name
 
     pid = listening_pid(public_url(url), BACKENDS["natsmq"].default_port)
     return None if pid is None else f"{pid} ({process_name(pid)})"

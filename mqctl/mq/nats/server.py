@@ -62,7 +62,7 @@ def _milvus_serves(proc: Path, name: str, store: str) -> bool:
     or configs/ below its working directory): every milvus.yaml names the default storeDir, also on rocksmq."""
     from mqctl.config.resolve.resolution import resolve
     from mqctl.errors import MqctlError
-    from mqctl.procfs import mentions_path, process_environ
+    from mqctl.host.procfs import mentions_path, process_environ
 
     if name != "milvus":
         return False
@@ -88,7 +88,7 @@ def _milvus_serves(proc: Path, name: str, store: str) -> bool:
 def store_users(store_dir: str | Path, *, writers_only: bool = False) -> list[str]:
     """'pid (name)' of every process using a natsmq store: files open in it, a nats-server whose config names
     it, a Milvus whose yaml runs natsmq on it (this process and its callers excepted)."""
-    from mqctl.procfs import processes_using
+    from mqctl.host.procfs import processes_using
 
     return processes_using(
         store_root(store_dir), server_prefix="nats-server", serves=_milvus_serves, writers_only=writers_only

@@ -293,9 +293,9 @@ class RocksMQSource:
         """The Milvus TSO inside one message (ids come from one allocator whose time part is frozen at start: never a time)."""
         from google.protobuf.message import DecodeError
 
+        from mqctl.milvus.protos import pb2
         from mqctl.mq.decode.envelope import read_envelope, unwrap_rocksmq
         from mqctl.mq.decode.messages import tso_to_datetime
-        from mqctl.pymilvus_modules import pb2
 
         value = self._messages.get(key)
         streaming = unwrap_rocksmq(value or b"")

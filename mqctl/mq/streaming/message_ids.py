@@ -123,7 +123,7 @@ def from_position_bytes(wal: str, data: bytes) -> WalPosition:
 
 def parse_message_id(data: bytes) -> tuple[str, str] | None:
     """A serialized `common.MessageID` as (WAL name, id text), with pymilvus's own class."""
-    from mqctl.pymilvus_modules import pb2
+    from mqctl.milvus.protos import pb2
 
     message = parse(pb2("common_pb2").MessageID, data)
     if message is None:

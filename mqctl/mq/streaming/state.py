@@ -232,7 +232,7 @@ def _pchannel(name: str, data: bytes) -> PChannelAssignment | None:
 
 
 def _channel_checkpoint(vchannel: str, data: bytes) -> ChannelCheckpoint | None:
-    from mqctl.pymilvus_modules import pb2
+    from mqctl.milvus.protos import pb2
 
     message = parse(pb2("msg_pb2").MsgPosition, data)
     if message is None:

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.decode.envelope import read_envelope
 from mqctl.mq.streaming import VERIFICATION
-from mqctl.mq.woodpecker.segments import Segment
+from mqctl.mq.woodpecker.segment_model import Segment
 from mqctl.mq.woodpecker.storage import S3Access, is_s3_url, open_segment_files, parse_s3_url, read_all
 
 

@@ -14,13 +14,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from mqctl.errors import MqctlError
-from mqctl.mq.streaming.checkpoints import DEFAULT_TRUNCATION_LAG, StreamingCheckpointReport, assess_streaming
+from mqctl.mq.streaming.checkpoint_model import DEFAULT_TRUNCATION_LAG, StreamingCheckpointReport
+from mqctl.mq.streaming.checkpoints import assess_streaming
 from mqctl.mq.streaming.state import StreamingState
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
     from mqctl.mq.woodpecker.meta import WoodpeckerMeta
-    from mqctl.mq.woodpecker.segments import Segment
+    from mqctl.mq.woodpecker.segment_model import Segment
     from mqctl.mq.woodpecker.storage import S3Access
 
 WOODPECKER_META = "woodpecker-meta"  # Woodpecker's LogMeta/SegmentMetadata in etcd

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mqctl.mq.woodpecker.meta import WoodpeckerMeta
-from mqctl.mq.woodpecker.segments import Segment
+from mqctl.mq.woodpecker.segment_model import Segment
 
 CLOSED = ("completed", "sealed")
 

@@ -46,19 +46,15 @@ bytes: records are decoded in place, never from a copied prefix.
 
 from __future__ import annotations
 
-import errno
 import functools
 import itertools
-import os
 import re
 import struct
 import zlib
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Iterable
 
-from mqctl.files import special_file_kind
 from mqctl.mq.declared_protos import declare, parse
+from mqctl.mq.woodpecker.segment_model import Entry, Footer, Problem, Segment, SegmentCorruption, UnreadableFile
 
 HEADER, DATA, INDEX, FOOTER, BLOCK_HEADER = 1, 2, 3, 4, 5
 RECORD_HEADER = 9
@@ -66,12 +62,9 @@ HEADER_MAGIC = b"HDR\x01"
 FOOTER_MAGIC = b"FTR\x01"
 FOOTER_V5, FOOTER_V6 = 36, 44
 FLAG_COMPACTED = 1
-# canonical names only: ASCII decimal without leading zero, and nothing after (`$` would accept a trailing newline)
-NUMBER = re.compile(r"(?:0|[1-9][0-9]*)\Z", re.ASCII)
 BLOCK = re.compile(r"(m_)?(0|[1-9][0-9]*)\.blk\Z", re.ASCII)
 # names that look like segment data but are not canonical (`01.blk`, `1.blk\n`, `١.blk`, `data.log~`): named, not read
 LOOKS_LIKE_DATA = re.compile(r".*\.blk.*|.*footer.*|data\.log.+", re.DOTALL)
-DEFAULT_MAX_FILE_BYTES = 1 << 30
 MAX_FOOTER_BYTES = 64 << 20
 FENCE = b"F"
 Data = bytes | bytearray  # a file's bytes; read into a bytearray once, never copied whole again
@@ -83,122 +76,6 @@ _layout = declare(
         "LogMessageLayout": {"payload": (1, "bytes", False), "properties": (2, "msg:Property", True)},
     },
 )
-
-
-def max_file_bytes() -> int:
-    """The cap on one data.log, block object or footer copy: MQCTL_WOODPECKER_MAX_BYTES, else 1 GiB."""
-    text = os.environ.get("MQCTL_WOODPECKER_MAX_BYTES", "").strip()
-    return int(text) if text.isascii() and text.isdigit() and int(text) > 0 else DEFAULT_MAX_FILE_BYTES
-
-
-def is_canonical_number(name: str) -> bool:
-    return NUMBER.fullmatch(name) is not None
-
-
-def looks_numeric(name: str) -> bool:
-    """A folder name meant as a log or segment id, canonical or not (`00`, `١`, `0\n`)."""
-    return name.strip().isdigit()
-
-
-def number_of(name: str) -> int:
-    """The id a (possibly non-canonical) numeric name stands for, -1 when it has none."""
-    try:
-        return int(name.strip())
-    except ValueError:
-        return -1
-
-
-class SegmentCorruption(Exception):
-    def __init__(self, what: str, offset: int, block: int | None):
-        super().__init__(what)
-        self.what, self.offset, self.block = what, offset, block
-
-
-class UnreadableFile(Exception):
-    """A segment file that is not read: not a regular file, or past the size cap. `what` says which and why."""
-
-    def __init__(self, what: str):
-        super().__init__(what)
-        self.what = what
-
-
-@dataclass
-class Entry:
-    log_id: int
-    segment_id: int
-    entry_id: int
-    payload: bytes
-    properties: dict[str, str]
-    block: int
-
-
-@dataclass
-class Footer:
-    version: int
-    blocks: int
-    records: int
-    compacted: bool
-    lac: int | None  # last add confirmed (version 6), None when absent or unset
-
-
-@dataclass
-class Problem:
-    """Corruption found, with where: log, segment, block, file and byte offset."""
-
-    log_id: int
-    segment_id: int
-    block: int | None
-    file: str
-    offset: int
-    what: str
-    lost_from: int | None = None  # for a lost segment: the first segment id lost (else after the last readable entry)
-    loses_entries: bool = True  # False: a stray file or folder beside whole data (nothing unread because of it)
-
-    def __str__(self) -> str:
-        block = f" block {self.block}" if self.block is not None else ""
-        return f"log {self.log_id} segment {self.segment_id}{block}: {self.file} at byte {self.offset}: {self.what}"
-
-
-@dataclass
-class Segment:
-    log_id: int
-    segment_id: int
-    layout: str  # local | object
-    path: str
-    state: str  # finalized (footer) | active | fenced | misnamed | missing
-    footer: Footer | None
-    entries: list[Entry] = field(default_factory=list)
-    blocks: int = 0
-    problems: list[Problem] = field(default_factory=list)
-    spans: list[tuple[int, int, int]] = field(default_factory=list)  # (block, first entry, last entry) read
-    next_entry: int | None = None  # the entry id the next block must start at
-
-    @property
-    def first_entry(self) -> int | None:
-        return self.entries[0].entry_id if self.entries else None
-
-    @property
-    def last_entry(self) -> int | None:
-        return self.entries[-1].entry_id if self.entries else None
-
-    def problem(
-        self, file: str, what: str, *, block: int | None = None, offset: int = 0, loses_entries: bool = True
-    ) -> Problem:
-        found = Problem(self.log_id, self.segment_id, block, file, offset, what, loses_entries=loses_entries)
-        self.problems.append(found)
-        return found
-
-    def at_risk_from(self) -> tuple[int, int] | None:
-        """(segment, entry) of the first entry that may be lost by what its problems say, None when none is: a
-        checkpoint at or before it needs entries the files do not hold."""
-        lost = [p for p in self.problems if p.loses_entries]
-        if not lost:
-            return None
-        gaps = [p.lost_from for p in lost if p.lost_from is not None]
-        if gaps:
-            return min(gaps), 0
-        last = self.last_entry
-        return self.segment_id, 0 if last is None else last + 1
 
 
 def _record(data: Data, offset: int, block: int | None, limit: int | None = None) -> tuple[int, bytes, int] | None:
@@ -547,136 +424,6 @@ def _fetch(segment: Segment, file: str, read: Callable[[str], Data], name: str) 
         return None
 
 
-def read_regular_file(path: Path, cap: int | None = None) -> Data:
-    """The bytes of `path`, only when it is a regular file of at most `cap` bytes (max_file_bytes()): anything else
-    (a FIFO, a directory, a device, a dangling or looping symlink) raises UnreadableFile naming it, and nothing is
-    opened that could block (O_NONBLOCK; the file type is checked before and after opening)."""
-    cap = max_file_bytes() if cap is None else cap
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        if os.path.islink(path):
-            raise UnreadableFile(f"{path.name} is a dangling symbolic link") from None
-        raise UnreadableFile(f"{path.name} is gone (deleted while read?)") from None
-    except OSError as err:
-        if err.errno == errno.ELOOP:
-            raise UnreadableFile(f"{path.name} is a symbolic link loop") from None
-        raise UnreadableFile(f"{path.name} cannot be read: {err.strerror}") from None
-    _check_regular(path.name, info.st_mode, info.st_size, cap)
-    try:
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except OSError as err:
-        raise UnreadableFile(f"{path.name} cannot be opened: {err.strerror}") from None
-    try:
-        info = os.fstat(descriptor)
-        _check_regular(path.name, info.st_mode, info.st_size, cap)
-        data = bytearray(info.st_size)
-        view, got = memoryview(data), 0
-        try:
-            while got < len(data):
-                count = os.readv(descriptor, [view[got:]])
-                if count == 0:
-                    break
-                got += count
-        finally:
-            view.release()
-        del data[got:]  # the file shrank while read: what is there
-        return data  # a bytearray: one copy of the file in memory, not two
-    finally:
-        os.close(descriptor)
-
-
-def _check_regular(name: str, mode: int, size: int, cap: int) -> None:
-    kind = special_file_kind(mode)
-    if kind is not None:
-        raise UnreadableFile(f"{name} is {kind}, not a segment file: not read")
-    if size > cap:
-        raise UnreadableFile(
-            f"{name} holds {size} bytes, more than the {cap}-byte cap: not read (MQCTL_WOODPECKER_MAX_BYTES raises it)"
-        )
-
-
-def read_local_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
-    """`<logId>/<segId>/data.log` of the local layout."""
-    path = folder / "data.log"
-    try:
-        data = read_regular_file(path)
-    except UnreadableFile as err:
-        return unreadable_segment(log_id, segment_id, "local", str(path), err.what)
-    return read_local_bytes(data, (folder / "write.fence").exists(), log_id, segment_id, str(path))
-
-
-def read_object_segment(folder: Path, log_id: int, segment_id: int) -> Segment:
-    """`<logId>/<segId>/{N.blk, m_N.blk, footer.blk}` of the object layout, from a directory copy."""
-    names = [path.name for path in folder.iterdir()]
-    return read_object_files(
-        names,
-        lambda name: read_regular_file(folder / name, MAX_FOOTER_BYTES if name == "footer.blk" else None),
-        log_id,
-        segment_id,
-        lambda name: str(folder / name) if name is not None else str(folder),
-    )
-
-
-def segment_layout(names: Iterable[str]) -> str | None:
-    """local (a `data.log`, whatever its file type), object (a block or footer name, canonical or not), or None."""
-    names = list(names)
-    if "data.log" in names:
-        return "local"
-    if any(name == "footer.blk" or LOOKS_LIKE_DATA.fullmatch(name) for name in names):
-        return "object"
-    return None
-
-
-def scan_segments(root: Path) -> Iterator[tuple[str, Path, int, int, str | None]]:
-    """(layout, folder, log id, segment id, naming problem or None) of every segment folder below `root`; a folder
-    whose log or segment name is numeric but not canonical (`00`, `01`, non-ASCII digits) comes with the problem."""
-    for layout, folder, log_id, segment_id, problem, _ in scan_segment_folders(root):
-        yield layout, folder, log_id, segment_id, problem
-
-
-def scan_segment_folders(root: Path) -> Iterator[tuple[str, Path, int, int, str | None, frozenset[str]]]:
-    """scan_segments with the names in each folder: one walk of the tree (os.walk, symlinked folders not followed,
-    as Path.rglob), each folder listed once."""
-    for top, folders, files in os.walk(root):
-        folders.sort()
-        here = Path(top)
-        if here == root or not looks_numeric(here.name) or not looks_numeric(here.parent.name):
-            continue
-        names = frozenset([*files, *folders])
-        layout = segment_layout(names)
-        if layout is None:
-            continue
-        log_id, segment_id = number_of(here.parent.name), number_of(here.name)
-        yield layout, here, log_id, segment_id, misnamed(here.parent.name, here.name), names
-
-
-def misnamed(log_name: str, segment_name: str) -> str | None:
-    """Why `<log>/<segment>` is not read as a segment folder (non-canonical names), or None when it is."""
-    bad = [
-        (kind, name) for kind, name in (("log", log_name), ("segment", segment_name)) if not is_canonical_number(name)
-    ]
-    if not bad:
-        return None
-    return (
-        "; ".join(
-            f"{kind} folder name {name!r} is not the canonical ASCII decimal form"
-            + (f" of {number_of(name)}" if number_of(name) >= 0 else "")
-            for kind, name in bad
-        )
-        + ": not read (Woodpecker writes canonical names; this is a stray copy or a damaged name)"
-    )
-
-
-def find_segments(root: Path) -> Iterator[tuple[str, Path, int, int]]:
-    """(layout, folder, log id, segment id) of every canonically named segment below `root`: a folder
-    `<logId>/<segId>` holding `data.log` (local) or `*.blk` objects (object layout), wherever the `wp` prefix puts
-    them."""
-    for layout, folder, log_id, segment_id, problem in scan_segments(root):
-        if problem is None:
-            yield layout, folder, log_id, segment_id
-
-
 def check_log(segments: list[Segment]) -> None:
     """Cross-segment checks of the segments of one or more logs (sorted or not): a segment without footer that another
     segment of its log follows was completed and then cut short or lost its footer (Woodpecker finalizes a segment
@@ -708,13 +455,3 @@ def check_log(segments: list[Segment]) -> None:
                     f"{following.segment_id}: their entries are lost",
                 )
                 lost.lost_from = current.segment_id + 1
-
-
-def read_segments(root: Path) -> list[Segment]:
-    """Every segment below `root`, by log and segment id, cross-checked across each log."""
-    found = []
-    for layout, folder, log_id, segment_id in find_segments(root):
-        reader = read_local_segment if layout == "local" else read_object_segment
-        found.append(reader(folder, log_id, segment_id))
-    check_log(found)
-    return sorted(found, key=lambda s: (s.log_id, s.segment_id))

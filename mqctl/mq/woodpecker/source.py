@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, ClassVar
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage, WalSegment, path_is_dir
-from mqctl.mq.woodpecker.segments import Entry, Footer, Problem, Segment, check_log
+from mqctl.mq.woodpecker.segment_model import Entry, Footer, Problem, Segment
+from mqctl.mq.woodpecker.segments import check_log
 from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, is_s3_url, open_segment_files, read_place
 
 if TYPE_CHECKING:

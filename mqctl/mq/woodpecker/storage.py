@@ -26,21 +26,22 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 from urllib.parse import urlparse
 
 from mqctl.errors import InputError, MqctlError, PreconditionError
-from mqctl.mq.woodpecker.segments import (
-    MAX_FOOTER_BYTES,
-    Data,
-    Segment,
-    UnreadableFile,
-    check_log,
+from mqctl.mq.woodpecker.segment_files import (
     looks_numeric,
     max_file_bytes,
     misnamed,
     number_of,
-    read_local_bytes,
-    read_object_files,
     read_regular_file,
     scan_segment_folders,
     segment_layout,
+)
+from mqctl.mq.woodpecker.segment_model import Segment, UnreadableFile
+from mqctl.mq.woodpecker.segments import (
+    MAX_FOOTER_BYTES,
+    Data,
+    check_log,
+    read_local_bytes,
+    read_object_files,
     unreadable_segment,
 )
 
@@ -153,7 +154,7 @@ def read_all(files: SegmentFiles) -> list[Segment]:
 
 # --- a local folder ------------------------------------------------------------------------------------------
 class LocalFolder:
-    """Segments below a folder, found as segments.find_segments finds them."""
+    """Segments below a folder, found as segment_files.find_segments finds them."""
 
     def __init__(self, root: Path):
         self.root = root
@@ -166,7 +167,7 @@ class LocalFolder:
         ]
 
     def read(self, place: SegmentPlace, name: str) -> Data:
-        """A regular file only, within the size cap (segments.read_regular_file): never a FIFO or device."""
+        """A regular file only, within the size cap (segment_files.read_regular_file): never a FIFO or device."""
         cap = MAX_FOOTER_BYTES if name == "footer.blk" else None
         return read_regular_file(Path(place.folder) / name, cap)
 
@@ -427,7 +428,7 @@ class S3Prefix:
         return found
 
     def read(self, place: SegmentPlace, name: str) -> Data:
-        """The object's bytes, within the size cap (segments.max_file_bytes, MAX_FOOTER_BYTES for footer.blk) and the
+        """The object's bytes, within the size cap (segment_files.max_file_bytes, MAX_FOOTER_BYTES for footer.blk) and the
         deadline; an object past the cap is an UnreadableFile (a Problem of its segment), not a MemoryError."""
         key = f"{place.folder}/{name}"
         what = f"reading {S3_SCHEME}{self.url.bucket}/{key}"

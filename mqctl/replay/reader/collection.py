@@ -10,9 +10,9 @@
 from __future__ import annotations
 
 from mqctl.errors import InputError, PreconditionError
+from mqctl.milvus.protos import import_pymilvus
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, FieldInfo
 from mqctl.mq.model import MQSource
-from mqctl.pymilvus_modules import import_pymilvus
 from mqctl.replay.reader.options import ReplayOptions
 from mqctl.replay.reader.rows import collection_matches
 from mqctl.sorting import ascii_int

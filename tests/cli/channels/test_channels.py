@@ -8,9 +8,9 @@ import shutil
 import pytest
 
 from tests.helpers.files import tree_fingerprint
+from tests.helpers.make_fixtures import load_expected, rows_by_pk
 from tests.helpers.paths import FIXTURES, SAMPLES
 from tests.helpers.servers import free_port, start_nats
-from tests.make_fixtures import load_expected, rows_by_pk
 
 ROCKSMQ = FIXTURES / "rocksmq" / "rdb_data"
 STORE = FIXTURES / "natsmq" / "store"
@@ -297,8 +297,8 @@ def test_peek_reports_unknown_types_and_bad_bytes(cli, tmp_path):
 
     import nats
 
+    from mqctl.milvus.protos import pb2
     from mqctl.mq.rocksmq.reader import RocksMQSource
-    from mqctl.pymilvus_modules import pb2
 
     with RocksMQSource(ROCKSMQ) as source:
         insert = next(raw.data for raw in source.iter_messages(DML0) if raw.data and b"item-" in raw.data)

@@ -112,7 +112,7 @@ def rocksmq(tmp_path_factory):
     from tests.helpers.woodpecker_wal import ROCKSMQ
 
     if not ROCKSMQ.exists():
-        pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)")
+        pytest.skip("tests/fixtures not written yet (python tests/helpers/make_fixtures.py)")
     path, _ = streaming_copy(tmp_path_factory.mktemp("rmq26"), {"by-dev-rootcoord-dml_0"})
     ids = append(path, "by-dev-rootcoord-dml_0", _stored())
     return path, ids

@@ -16,7 +16,7 @@ from tests.helpers.woodpecker_wal import ROCKSMQ, write_wal
 SPAN = 10**10  # mqctl's Woodpecker message id: segment * 10**10 + entry
 
 if not ROCKSMQ.exists():
-    pytest.skip("tests/fixtures not written yet (python tests/make_fixtures.py)", allow_module_level=True)
+    pytest.skip("tests/fixtures not written yet (python tests/helpers/make_fixtures.py)", allow_module_level=True)
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from mqctl.mq.decode import messages
 from mqctl.mq.decode.columns import insert_columns
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create, schema_from_insert
 from mqctl.mq.rocksmq.reader import RocksMQSource
-from tests.make_fixtures import load_expected, rows_by_pk
+from tests.helpers.make_fixtures import load_expected, rows_by_pk
 
 ROCKSMQ = "rocksmq/rdb_data"
 

@@ -20,9 +20,9 @@ from mqctl.mq.nats.connect import public_url
 from mqctl.mq.nats.reads import sequence_and_pending
 from mqctl.mq.nats.server import nats_server_binary, private_nats_server
 from tests.helpers.files import tree_fingerprint
+from tests.helpers.make_fixtures import load_expected, rows_by_pk
 from tests.helpers.paths import FIXTURES
 from tests.helpers.servers import free_port, start_nats
-from tests.make_fixtures import load_expected, rows_by_pk
 
 STORE = FIXTURES / "natsmq" / "store"
 
@@ -234,20 +234,6 @@ def test_another_reader_of_the_store_is_no_user_for_a_read_but_is_for_a_write(tm
             proc.wait()
 
 
-def test_a_store_file_open_in_the_calling_process_tree_is_not_a_user(tmp_path):
-    """mqctl's parent (here: this test process) holding a file of the store does not make the store "in use":
-    the calling tree is skipped for open files as it is for command lines. A process outside the tree still
-    counts (test_private_server_refuses_a_store_in_use)."""
-    from tests.helpers.cli import run_cli
-
-    copy = tmp_path / "nats"
-    shutil.copytree(STORE, copy)
-    with open(next(copy.rglob("*.blk")), "rb"):
-        result = run_cli("channels", "list", "--nats-store", str(copy), "--store-times", "--json")
-    assert result.code == 0, result.stderr
-    assert json.loads(result.stdout)["totals"]["messages"] > 0
-
-
 def test_store_dir_errors(tmp_path):
     with pytest.raises(InputError, match="does not exist"):
         with private_nats_server(tmp_path / "missing"):
@@ -423,7 +409,7 @@ def test_store_in_use_is_told_by_command_line_and_config_not_by_a_prefix(tmp_pat
 
 
 def test_a_config_names_a_store_only_by_its_whole_path(tmp_path):
-    from mqctl.procfs import mentions_path
+    from mqctl.host.procfs import mentions_path
 
     config = tmp_path / "server.conf"
     config.write_text('jetstream { store_dir: "/backup/data/nats" }\n')

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mqctl.mq.woodpecker.segments import find_segments, read_local_segment, read_object_segment, read_segments
+from mqctl.mq.woodpecker.segment_files import find_segments, read_local_segment, read_object_segment, read_segments
 from tests.helpers import woodpecker_segments as w
 
 

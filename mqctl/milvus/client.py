@@ -1,0 +1,295 @@
+"""What the migration asks Milvus over gRPC (pymilvus ``MilvusClient``): version, row counts,
+FlushAll, load state, whether writes are let through. Never writes user data."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from mqctl.errors import PreconditionError
+from mqctl.milvus.protos import import_pymilvus
+from mqctl.urls import split_url
+
+Client = Any  # a pymilvus MilvusClient (pymilvus ships no types)
+
+
+@dataclass
+class MilvusTarget:
+    """How to reach Milvus. Secrets are kept out of the journal (see `public`)."""
+
+    uri: str
+    user: str = ""
+    password: str = ""
+    token: str = ""
+    server_pem: str = ""  # CA / server certificate for TLS
+    server_name: str = ""
+
+    def __post_init__(self) -> None:
+        """Credentials written into the URI (http://user:password@host) become user/password,
+        so the URI can be printed and journaled."""
+        if not self.uri:
+            return
+        parts, user, password = split_url(self.uri, "--milvus")
+        self.uri = parts.geturl()
+        self.user = self.user or unquote(user or "")
+        self.password = self.password or unquote(password or "")
+
+    def public(self) -> dict[str, object]:
+        return {
+            "uri": self.uri,
+            "user": self.user,
+            "password_set": bool(self.password),
+            "token_set": bool(self.token),
+            "server_pem": self.server_pem,
+            "server_name": self.server_name,
+        }
+
+
+def connect(target: MilvusTarget, timeout: float = 10, db: str = "") -> Client:
+    """A MilvusClient (on database `db`), or exit 3 with what failed and what to check."""
+    import logging
+
+    import_pymilvus()
+    from pymilvus import MilvusClient
+    from pymilvus.exceptions import MilvusException
+
+    logging.getLogger("pymilvus").setLevel(logging.CRITICAL)  # its RPC errors become one-line PreconditionErrors
+    kwargs: dict[str, object] = {}
+    if target.server_pem:
+        kwargs.update(server_pem_path=target.server_pem, server_name=target.server_name or None, secure=True)
+    try:
+        return MilvusClient(
+            uri=target.uri,
+            user=target.user,
+            password=target.password,
+            token=target.token,
+            db_name=db,
+            timeout=timeout,
+            **kwargs,
+        )
+    except (MilvusException, OSError) as err:
+        raise PreconditionError(
+            f"Milvus at {target.uri} is not reachable: {getattr(err, 'message', err)}",
+            hint="check --milvus (host:port of the gRPC proxy), credentials and TLS options",
+        ) from err
+
+
+def server_version(client: Client) -> str:
+    """`v2.3.5-lite` -> `2.3.5`."""
+    version = str(client.get_server_version())
+    return version.lstrip("v").split("-")[0]
+
+
+@dataclass
+class QuotaStates:
+    """What the proxy's rate limiter enforces now, as CheckHealth reports it: states such as DenyToWrite,
+    DenyToRead, WriteLimited, ReadLimited, each with the quota center's reason."""
+
+    healthy: bool
+    states: list[str]
+    reasons: list[str]
+
+
+def quota_states(client: Client, timeout: float) -> QuotaStates:
+    """`MilvusService.CheckHealth`: the proxy answers with its rate limiter's quota states and their reasons
+    (milvus internal/proxy/impl.go CheckHealth, multi_rate_limiter.go GetQuotaStates; 2.2.x-2.6). A deny set by
+    `quotaAndLimits.limitWriting.forceDeny` reads `DenyToWrite` / "the writing has been deactivated by the
+    administrator"; memory, disk and time-tick protection give their own reasons. pymilvus 2.6 has no
+    MilvusClient method for it: the RPC goes through the client's gRPC handler, as FlushAll does."""
+    import_pymilvus()
+    import grpc
+    from pymilvus.grpc_gen import milvus_pb2
+
+    try:
+        answer = client._get_connection()._stub.CheckHealth(milvus_pb2.CheckHealthRequest(), timeout=timeout)
+    except grpc.RpcError as err:
+        raise PreconditionError(f"CheckHealth failed: {err.code().name} {err.details() or ''}".strip()) from None
+    return QuotaStates(
+        bool(answer.isHealthy),
+        [milvus_pb2.QuotaState.Name(state) for state in answer.quota_states],
+        list(answer.reasons),
+    )
+
+
+def count_rows(client: Client, collection: str) -> int:
+    """Rows visible now (deletes applied), with strong consistency; the collection must be loaded."""
+    result = client.query(collection, filter="", output_fields=["count(*)"], consistency_level="Strong")
+    return int(result[0]["count(*)"])
+
+
+def rows_not_flushed_at_least(client: Client, collection: str) -> int:
+    """The rows Milvus serves now (count(*)) minus the rows of the collection's Flushed segments (datacoord's
+    GetPersistentSegmentInfo): a lower bound of the rows that exist only in growing, unflushed segments (deletes
+    lower it; 2.3.5 lists no growing segment with its rows). The collection must be loaded."""
+    visible = count_rows(client, collection)
+    flushed = sum(int(s.num_rows) for s in client.list_persistent_segments(collection) if s.state_name == "Flushed")
+    return max(visible - flushed, 0)
+
+
+def wait_loaded(client: Client, collection: str, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if is_loaded(client, collection):
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def each_collection(target: MilvusTarget, main: Client | None = None) -> Iterator[tuple[Client, str, str]]:
+    """(client, database, collection) for every collection of every database; `main`: a client on the
+    default database to use (and leave open) instead of a new one.
+
+    One client per database: `use_database` calls DescribeDatabase, which 2.3 does not have.
+    """
+    import_pymilvus()
+    from pymilvus.exceptions import MilvusException
+
+    own = main is None
+    main = main or connect(target)
+    try:
+        for db in main.list_databases():
+            client = main if db == "default" else connect(target, db=db)
+            try:
+                for name in sorted(client.list_collections()):
+                    yield client, db, name
+            finally:
+                if client is not main:
+                    client.close()
+    except MilvusException as err:
+        raise PreconditionError(f"Milvus at {target.uri} failed: {err.message}") from None
+    finally:
+        if own:
+            main.close()
+
+
+def is_loaded(client: Client, collection: str) -> bool:
+    import_pymilvus()
+    from pymilvus.client.types import LoadState
+
+    return bool(client.get_load_state(collection)["state"] == LoadState.Loaded)
+
+
+SEGMENT_STATS = "segment-stats"  # how a collection that cannot be loaded is counted
+
+
+def collection_counts(
+    target: MilvusTarget, *, load: bool = True, load_timeout: float = 300, client: Client | None = None
+) -> dict[str, dict[str, Any]]:
+    """`db/collection` -> {rows, was_loaded, method} for every collection of every database.
+
+    Counting (`count(*)`, method `query`) needs a loaded collection. With `load`, collections that
+    were not loaded are loaded (the verify step has to load them anyway); without, their rows are
+    None. A collection without an index cannot be loaded at all: its rows are the row count of
+    its flushed segments (`get_collection_stats`, method `segment-stats`), which after FlushAll
+    covers every row (deleted rows included until a compaction drops them).
+    """
+    import_pymilvus()
+    from pymilvus.exceptions import MilvusException
+
+    try:
+        return _counts(target, load, load_timeout, main=client)
+    except MilvusException as err:
+        raise PreconditionError(
+            f"counting rows at {target.uri} failed: {err.message}",
+            hint="check Milvus's health and log, then run the command again",
+        ) from None
+
+
+def _counts(target: MilvusTarget, load: bool, load_timeout: float, main: Client | None) -> dict[str, dict[str, Any]]:
+    counts: dict[str, dict[str, Any]] = {}
+    for client, db, name in each_collection(target, main):
+        was_loaded = is_loaded(client, name)
+        if not was_loaded and not client.list_indexes(name):
+            rows = int(client.get_collection_stats(name)["row_count"])
+            counts[f"{db}/{name}"] = {"rows": rows, "was_loaded": False, "method": SEGMENT_STATS}
+            continue
+        if not was_loaded and not load:
+            counts[f"{db}/{name}"] = {"rows": None, "was_loaded": False}
+            continue
+        if not was_loaded:
+            client.load_collection(name, timeout=load_timeout)
+        if not wait_loaded(client, name, load_timeout):
+            raise PreconditionError(
+                f"collection {db}/{name} did not load within {load_timeout:.0f} s",
+                hint="check the Milvus log for load errors; counts need a loaded collection",
+            )
+        counts[f"{db}/{name}"] = {"rows": count_rows(client, name), "was_loaded": was_loaded, "method": "query"}
+    return counts
+
+
+def release(target: MilvusTarget, names: list[str]) -> None:
+    """Release `db/collection`s that were loaded only to be counted."""
+    for client, db, name in each_collection(target):
+        if f"{db}/{name}" in names:
+            client.release_collection(name)
+
+
+WRITES_DENIED, WRITES_OPEN, WRITES_UNKNOWN = "denied", "open", "unknown"
+FORCE_DENY_CODE = 48  # commonpb.ErrorCode.ForceDeny
+EMPTY_INSERT = "num_rows should be greater than 0"
+
+
+def write_probe(client: Client, collection: str, timeout: float = 5) -> str:
+    """Whether Milvus lets writes through now, asked with an insert of zero rows into `collection`.
+
+    The proxy's rate limiter answers before the insert is looked at: with forceDeny in effect the request
+    is refused with ForceDeny (code 9, error code 48); otherwise it reaches the insert task, which refuses
+    an empty insert (`num_rows should be greater than 0`, 2.3.5). Either way nothing is written. Any other
+    answer (another Milvus version, another limit) is `unknown`: the caller then falls back to waiting.
+    """
+    import_pymilvus()
+    from pymilvus.grpc_gen import milvus_pb2
+
+    handler = client._get_connection()
+    db = getattr(handler, "_db_name", "") or ""
+    response = handler._stub.Insert(
+        milvus_pb2.InsertRequest(db_name=db, collection_name=collection, num_rows=0), timeout=timeout
+    )
+    status = response.status
+    if status.error_code == FORCE_DENY_CODE or "deactivated by the administrator" in status.reason:
+        return WRITES_DENIED
+    if EMPTY_INSERT in status.reason:
+        return WRITES_OPEN
+    return WRITES_UNKNOWN
+
+
+def flush_all(client: Client, timeout: float, on_wait: Callable[[float], None] | None = None) -> dict[str, Any]:
+    """FlushAll, then poll GetFlushAllState twice a second until every channel passed the flush ts.
+
+    `MilvusClient.flush_all` polls every 5 s and `MilvusClient.get_flush_all_state` has no way
+    to pass the flush ts (pymilvus 2.6.17), so both RPCs go through the client's gRPC handler.
+    """
+    import_pymilvus()
+    import grpc
+    from pymilvus.client.prepare import Prepare
+    from pymilvus.client.utils import check_status
+    from pymilvus.exceptions import MilvusException
+
+    handler = client._get_connection()
+    started = time.monotonic()
+    try:
+        response = handler._stub.FlushAll(Prepare.flush_all_request(""), timeout=timeout)
+        check_status(response.status)
+        while not handler.get_flush_all_state(response.flush_all_ts, timeout=timeout):
+            waited = time.monotonic() - started
+            if waited > timeout:
+                raise PreconditionError(
+                    f"FlushAll not finished after {timeout:.0f} s (flush_all_ts {response.flush_all_ts})",
+                    hint="Milvus is still flushing: run `mqctl migrate resume` to wait again",
+                )
+            if on_wait:
+                on_wait(waited)
+            time.sleep(0.5)
+    except grpc.RpcError as err:
+        raise PreconditionError(
+            f"FlushAll failed: {err.code().name} {err.details() or ''}".strip(),
+            hint="check Milvus's health and log, then `mqctl migrate resume`",
+        ) from None
+    except MilvusException as err:
+        raise PreconditionError(
+            f"FlushAll failed: {err.message}", hint="check Milvus's health and log, then `mqctl migrate resume`"
+        ) from None
+    return {"flush_all_ts": response.flush_all_ts, "seconds": round(time.monotonic() - started, 3)}

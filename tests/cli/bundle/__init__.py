@@ -1,0 +1,1 @@
+"""`mqctl bundle` through the CLI: the support archive, as a user writes it."""

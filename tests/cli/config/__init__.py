@@ -1,0 +1,1 @@
+"""`mqctl config` through the CLI: explain, validate, get and the edits, as a user runs them."""

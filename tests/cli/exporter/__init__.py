@@ -1,0 +1,1 @@
+"""`mqctl exporter` through the CLI: the /metrics endpoint, as a user serves it."""

@@ -1,0 +1,1 @@
+"""`mqctl replay` through the CLI (a subprocess: it starts Spark), as a user runs it."""

@@ -1,0 +1,1 @@
+"""`mqctl sandbox` through the CLI: its state and the commands on it, as a user runs them."""

@@ -1,0 +1,1 @@
+"""Tests of mqctl/host: the operator's hooks and waits, ports and /proc."""

@@ -1,0 +1,1 @@
+"""Tests of mqctl/milvus: pymilvus's generated modules under one lock, and the latency measures."""
