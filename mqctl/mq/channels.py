@@ -5,14 +5,15 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError
-from mqctl.mq.decode import messages
-from mqctl.mq.decode.model import DecodedMessage
-from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
 from mqctl.mq.model import ChannelInfo, MQSource, PageRow, WalSegment
 from mqctl.sorting import ascii_int
+
+if TYPE_CHECKING:  # the decoders load in the commands that decode (show, peek), not in `channels list`
+    from mqctl.mq.decode.model import DecodedMessage
+    from mqctl.mq.decode.schemas import CollectionSchemaInfo
 
 
 @dataclass
@@ -92,6 +93,9 @@ class ChannelDetail:
 
 def show_channel(source: MQSource, name: str) -> ChannelDetail:
     """Everything known about one channel; reads every message once to count types and collections."""
+    from mqctl.mq.decode import messages
+    from mqctl.mq.decode.schemas import schema_from_create
+
     channel = find_channel(source, name)
     types: Counter[str] = Counter()
     collections: dict[int | None, CollectionSeen] = {}
@@ -173,13 +177,17 @@ def parse_start(text: str | None, source: MQSource | None = None) -> tuple[int |
             hint="pass an id/sequence (e.g. 470633384162885633 or 15; Woodpecker also segment/entry, e.g. 3/17) or an "
             "ISO time (e.g. 2024-05-01T12:00:00Z)",
         ) from None
-    return None, messages.datetime_to_tso(when)
+    from mqctl.mq.decode.tso import datetime_to_tso
+
+    return None, datetime_to_tso(when)
 
 
 def parse_types(text: str | None) -> set[int] | None:
     """--type insert,delete,1200 -> message type codes."""
     if not text:
         return None
+    from mqctl.mq.decode import messages
+
     codes = set()
     for name in filter(None, (part.strip() for part in text.split(","))):
         code = messages.type_code(name)
@@ -235,6 +243,8 @@ def peek(
         raise InputError(f"--limit {limit} must be at least 1", hint="e.g. --limit 20")
     start_id, start_tso = parse_start(start, source)
     wanted_types = parse_types(types)
+    from mqctl.mq.decode import messages
+    from mqctl.mq.decode.schemas import schema_from_create
     from mqctl.mq.woodpecker.source import position_of
 
     find_channel(source, name)

@@ -32,7 +32,7 @@ async def read_message_times(source: StreamSource, wanted: list[tuple[str, int]]
     their reply subject: no task, future or timer per request, one round trip in all."""
     from google.protobuf.message import DecodeError
 
-    from mqctl.mq.decode.messages import tso_to_datetime
+    from mqctl.mq.decode.tso import tso_to_datetime
     from mqctl.pymilvus_modules import pb2
 
     header = pb2("common_pb2").MsgHeader()  # the TSO is all that is needed: no full decode
