@@ -64,8 +64,28 @@ def find_channel(source: MQSource, name: str) -> ChannelInfo:
     for channel in channels:
         if channel.name == name:
             return channel
-    known = ", ".join(c.name for c in channels) or "none"
-    raise InputError(f"no channel {name!r} in {source.description}", hint=f"known channels: {known}")
+    raise _no_channel(source, name, [c.name for c in channels])
+
+
+def require_channel(source: MQSource, name: str) -> None:
+    """The channel exists (else exit 2 naming the known ones). A Woodpecker WAL answers from its listing, without
+    reading any segment: a peek then reads only the segments it shows (from --from on)."""
+    if source.mq != "woodpecker":
+        find_channel(source, name)
+        return
+    from typing import cast
+
+    from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+    names = cast(WoodpeckerSource, source).channel_names()
+    if name not in names:
+        raise _no_channel(source, name, names)
+
+
+def _no_channel(source: MQSource, name: str, known: list[str]) -> InputError:
+    return InputError(
+        f"no channel {name!r} in {source.description}", hint=f"known channels: {', '.join(known) or 'none'}"
+    )
 
 
 @dataclass
@@ -247,7 +267,7 @@ def peek(
     from mqctl.mq.decode.schemas import schema_from_create
     from mqctl.mq.woodpecker.source import position_of
 
-    find_channel(source, name)
+    require_channel(source, name)
     schemas: dict[int, CollectionSchemaInfo] = {}
     found = []
     for raw in source.iter_messages(name, start_id=start_id):
@@ -264,5 +284,14 @@ def peek(
         found.append(peeked(raw.id, msg, raw.headers, position_of(raw.id) if source.mq == "woodpecker" else None))
         if len(found) >= limit:
             break
-    # Woodpecker: a corrupt segment, whose entries after the damage are not among those peeked
-    return PeekResult(name, found, data_warnings(source, name) if source.mq == "woodpecker" else [])
+    # Woodpecker: a corrupt segment among those read, whose entries after the damage are not among those peeked
+    return PeekResult(name, found, _peek_warnings(source, name) if source.mq == "woodpecker" else [])
+
+
+def _peek_warnings(source: MQSource, name: str) -> list[str]:
+    from typing import cast
+
+    from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+    found = cast(WoodpeckerSource, source).data_warnings(read_so_far=True)
+    return [message for channel, message in found if channel in (None, name)]
