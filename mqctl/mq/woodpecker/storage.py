@@ -151,11 +151,18 @@ def read_place(files: SegmentFiles, place: SegmentPlace) -> Segment:
     )
 
 
-def read_all(files: SegmentFiles) -> list[Segment]:
-    """Every segment below the root, by log and segment id, cross-checked across each log (segments.check_log)."""
-    places = files.places()
+def read_all(files: SegmentFiles, each: Callable[[Segment], None] | None = None) -> list[Segment]:
+    """Every segment below the root, by log and segment id, cross-checked across each log (segments.check_log).
+    Read in that order; `each(segment)` is called on each one as soon as it is read (and may drop entries it does
+    not need: only the first and last are needed after it)."""
+    places = sorted(files.places(), key=lambda p: (p.log_id, p.segment_id, p.folder))
     read_ahead(files, places)
-    found = [read_place(files, place) for place in places]
+    found = []
+    for place in places:
+        segment = read_place(files, place)
+        if each is not None:
+            each(segment)
+        found.append(segment)
     check_log(found)
     return sorted(found, key=lambda s: (s.log_id, s.segment_id))
 

@@ -149,3 +149,26 @@ def test_the_memory_of_a_listing_does_not_grow_with_the_wal(tmp_path, fake_bucke
     assert large_wal >= 4 * small_wal * 0.9
     assert large - small < (large_wal - small_wal) / 10, (small, large, small_wal, large_wal)
     assert large < large_wal / 2
+
+
+def peak_bytes_report(tmp_path: Path, fake_bucket: Any, segments: int) -> tuple[int, int]:
+    from mqctl.mq.streaming.wal_files import woodpecker_report
+
+    objects = wal(tmp_path, segments, entries=16)
+    fake = fake_bucket(objects)
+    tracemalloc.start()
+    try:
+        report = woodpecker_report(f"s3://{BUCKET}/wp", log="1", limit=20)
+        assert len(report.segments) == segments and report.entries is not None and len(report.entries) == 20
+        assert sum(row.entries for row in report.segments) == segments * 4 * 16
+        assert fake.listings == 1 and set(fake.gets.values()) == {1} and set(fake.gets) == set(objects)
+        return tracemalloc.get_traced_memory()[1], sum(len(v) for v in objects.values())
+    finally:
+        tracemalloc.stop()
+
+
+def test_channels_woodpecker_lists_once_fetches_once_and_keeps_only_what_it_shows(tmp_path, fake_bucket):
+    """`channels woodpecker` counts each segment as it is read and keeps only the entries it shows."""
+    small, small_wal = peak_bytes_report(tmp_path, fake_bucket, 16)
+    large, large_wal = peak_bytes_report(tmp_path, fake_bucket, 64)
+    assert large - small < (large_wal - small_wal) / 10, (small, large, small_wal, large_wal)
