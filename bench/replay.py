@@ -23,7 +23,7 @@ its descendants (the JVM, Spark's Python workers: the sum of their resident sets
 with each replay.
 
 Usage: python bench/replay.py [--messages 200000] [--rows 1] [--dim 8] [--no-cluster] [--only nats|rocksmq]
-       [--distinct N]
+       [--distinct N] [--no-executor-read]
 """
 
 from __future__ import annotations
@@ -329,6 +329,7 @@ def main() -> None:
     parser.add_argument("--no-cluster", action="store_true", help="skip the standalone-cluster run")
     parser.add_argument("--only", choices=("nats", "rocksmq"), help="replay one MQ only")
     parser.add_argument("--distinct", type=int, help="build this many distinct messages and repeat them")
+    parser.add_argument("--no-executor-read", action="store_true", help="skip the executor-side read alone")
     args = parser.parse_args()
     labels = [args.only] if args.only else ["nats", "rocksmq"]
 
@@ -367,9 +368,9 @@ def main() -> None:
             spark = start_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
             print(f"Spark start-up: {time.perf_counter() - started:.2f} s (not in the rates)")
             try:
-                if "nats" in labels:
+                if "nats" in labels and not args.no_executor_read:
                     executor_read_rate({"nats": url}, args.messages, "nats")
-                if "rocksmq" in labels:
+                if "rocksmq" in labels and not args.no_executor_read:
                     executor_read_rate({"rocksmq": str(rocks)}, args.messages, "rocksmq")
                 rates = {}
                 for label, source in (("nats", SourceOptions(nats=url)), ("rocksmq", SourceOptions(rocksmq=rocks))):
