@@ -265,12 +265,15 @@ def mqctl_full_read(url: str, prefix: str) -> int:
 
 
 def peak_rss_kib(function: str, url: str, prefix: str) -> int:
-    """Peak resident memory of a child process running one of the functions above (this file's)."""
-    script = f"import sys; sys.path.insert(0, {str(REPO / 'bench')!r}); import woodpecker_scale as b; b.{function}({url!r}, {prefix!r})"
-    process = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
-    _, status, usage = os.wait4(process.pid, 0)
-    assert status == 0, status
-    return int(usage.ru_maxrss)
+    """Peak resident memory (VmHWM: of this program only, not of the process it was forked from) of a child process
+    running one of the functions above (this file's)."""
+    script = (
+        f"import sys; sys.path.insert(0, {str(REPO / 'bench')!r}); import woodpecker_scale as b; "
+        f"b.{function}({url!r}, {prefix!r}); "
+        "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM:')))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, check=True, capture_output=True, text=True)
+    return int(done.stdout.split()[-1])
 
 
 def ratio_line(what: str, ours: float, bare: float, extra: str = "") -> None:
@@ -291,9 +294,9 @@ def s3_part(work: Path, segments: int, mib: int) -> None:
         )
         mqctl_list(url, "wp")  # warm both sides once (connections, moto's own first requests)
         bare_read(url, "wp")
-        ours, bare = best_of(lambda: mqctl_list(url, "wp"), 3), best_of(lambda: bare_read(url, "wp"), 3)
+        ours, bare = best_of(lambda: mqctl_list(url, "wp"), 2), best_of(lambda: bare_read(url, "wp"), 2)
         ratio_line("channels list (every object read and checked)", ours, bare)
-        ours = best_of(lambda: mqctl_report(url, "wp"), 3)
+        ours = best_of(lambda: mqctl_report(url, "wp"), 2)
         ratio_line("channels woodpecker", ours, bare)
         newest = set(range(segments - 16, segments))
         assert mqctl_peek(url, "wp", f"{segments - 16}/0") == 100
@@ -326,8 +329,13 @@ def s3_part(work: Path, segments: int, mib: int) -> None:
             f"full read: mqctl {mib_read / ours:.0f} MiB/s, bare boto3 {mib_read / bare:.0f} MiB/s, raw loopback "
             f"{raw:.0f} MiB/s; mqctl/bare {bare / ours:.2f}, mqctl/loopback {mib_read / ours / raw:.2f}"
         )
+        _, quarter_size = upload(url, large(work, "quarter", mib // 4))
+        rss_quarter = peak_rss_kib("mqctl_full_read", url, "quarter")
         rss = peak_rss_kib("mqctl_full_read", url, "large")
-        print(f"full read peak RSS: {rss / 1024:.0f} MiB for {mib_read:.0f} MiB read")
+        print(
+            f"full read peak RSS: {rss_quarter / 1024:.0f} MiB for {quarter_size / (1 << 20):.0f} MiB read, "
+            f"{rss / 1024:.0f} MiB for {mib_read:.0f} MiB read"
+        )
 
 
 def main() -> None:
