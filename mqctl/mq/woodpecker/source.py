@@ -30,17 +30,9 @@ from typing import TYPE_CHECKING, ClassVar
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage, WalSegment, path_is_dir
+from mqctl.mq.woodpecker.read_ahead import close_files, read_ahead
 from mqctl.mq.woodpecker.segments import Entry, Footer, Problem, Segment, check_log
-from mqctl.mq.woodpecker.storage import (
-    S3Access,
-    SegmentFiles,
-    SegmentPlace,
-    close_files,
-    is_s3_url,
-    open_segment_files,
-    read_ahead,
-    read_place,
-)
+from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, is_s3_url, open_segment_files, read_place
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig

@@ -19,16 +19,15 @@ import contextlib
 import os
 import re
 import threading
-from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 from urllib.parse import urlparse
 
 from mqctl.errors import InputError, MqctlError, PreconditionError
+from mqctl.mq.woodpecker.read_ahead import READ_AHEAD, ReadAhead, read_ahead
 from mqctl.mq.woodpecker.segments import (
-    BLOCK,
     MAX_FOOTER_BYTES,
     Data,
     Segment,
@@ -47,8 +46,6 @@ from mqctl.mq.woodpecker.segments import (
 )
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
-
     from minio import Minio
 
 T = TypeVar("T")
@@ -77,9 +74,6 @@ DENIED = {
 DEFAULT_S3_DEADLINE = 300.0
 S3_DEADLINE_ENV = "MQCTL_S3_DEADLINE"
 BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
-# S3 objects fetched ahead of the reader at once, at most (in flight, or fetched and not yet read): the cap on
-# concurrent GETs, and with the per-object cap (segments.max_file_bytes) the bound on the bytes held ahead
-READ_AHEAD = 8
 
 
 def s3_deadline() -> float:
@@ -152,9 +146,8 @@ def read_place(files: SegmentFiles, place: SegmentPlace) -> Segment:
 
 
 def read_all(files: SegmentFiles, each: Callable[[Segment], None] | None = None) -> list[Segment]:
-    """Every segment below the root, by log and segment id, cross-checked across each log (segments.check_log).
-    Read in that order; `each(segment)` is called on each one as soon as it is read (and may drop entries it does
-    not need: only the first and last are needed after it)."""
+    """Every segment below the root, read in log and segment order, cross-checked across each log (check_log);
+    `each(segment)` is called on each as soon as it is read (it may keep only its first and last entry)."""
     places = sorted(files.places(), key=lambda p: (p.log_id, p.segment_id, p.folder))
     read_ahead(files, places)
     found = []
@@ -165,30 +158,6 @@ def read_all(files: SegmentFiles, each: Callable[[Segment], None] | None = None)
         found.append(segment)
     check_log(found)
     return sorted(found, key=lambda s: (s.log_id, s.segment_id))
-
-
-def read_ahead(files: SegmentFiles, places: Iterable[SegmentPlace]) -> None:
-    """Tell a bucket which segments are read next, in order, so that their objects are fetched ahead, READ_AHEAD at
-    a time (S3Prefix.plan); a folder needs no telling."""
-    if isinstance(files, S3Prefix):
-        files.plan(places)
-
-
-def close_files(files: SegmentFiles) -> None:
-    """Stop a bucket's fetches ahead (those not read are dropped)."""
-    if isinstance(files, S3Prefix):
-        files.close()
-
-
-def planned_names(place: SegmentPlace) -> list[str]:
-    """The files of a segment in the order segments.py reads them: `data.log`; or `footer.blk`, then `N.blk` by
-    number (merged `m_N.blk` only when the footer says compacted: not known before it is read, so not planned)."""
-    if place.problem is not None:
-        return []
-    if place.layout == "local":
-        return ["data.log"] if "data.log" in place.files else []
-    blocks = sorted((int(m.group(2)), name) for name in place.files if (m := BLOCK.fullmatch(name)) and not m.group(1))
-    return (["footer.blk"] if "footer.blk" in place.files else []) + [name for _, name in blocks]
 
 
 # --- a local folder ------------------------------------------------------------------------------------------
@@ -339,20 +308,14 @@ _OBJECT_REPR = re.compile(r"<[^<>]*object at 0x[0-9a-f]+>:?\s*|\w+Connection\(ho
 class S3Prefix:
     """Segments below `s3://BUCKET/PREFIX`, read through the MinIO SDK (list and get only).
 
-    The prefix is listed once (`places`). Each object is fetched once, when a segment reads it; after `plan` names
-    the segments read next, their objects are fetched ahead in that order by READ_AHEAD threads, and no more than
-    READ_AHEAD of them are in flight or waiting to be read at any time. An object read out of that order is fetched
-    directly, and the planned objects before it, which the reader skipped, are dropped."""
+    Listed once (`places`); each object fetched once, ahead of the reader once told what is read next (read_ahead.py)."""
 
     def __init__(self, url: str, access: S3Access | None = None):
         self.url = parse_s3_url(url)
         self.access = access or S3Access()
         self.client, self.endpoint, self.signed = _client(self.access)
         self.description = str(self.url)
-        self._planned: deque[tuple[str, str]] = deque()  # (key, file name) to fetch ahead, in reading order
-        self._known: set[str] = set()  # the keys planned or fetched ahead, not yet read or dropped
-        self._ahead: dict[str, Future[Data]] = {}  # fetched ahead (or being fetched), in reading order
-        self._pool: ThreadPoolExecutor | None = None
+        self.ahead = ReadAhead(self._get)
 
     def _key(self, *parts: str) -> str:
         return "/".join(part for part in (self.url.prefix, *parts) if part)
@@ -475,61 +438,11 @@ class S3Prefix:
             )
         return found
 
-    def plan(self, places: Iterable[SegmentPlace]) -> None:
-        """The segments read next, in order: their objects not planned yet join the end of the plan."""
-        for place in places:
-            for name in planned_names(place):
-                key = f"{place.folder}/{name}"
-                if key not in self._known:
-                    self._known.add(key)
-                    self._planned.append((key, name))
-        self._top_up()
-
-    def _top_up(self) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        while self._planned and len(self._ahead) < READ_AHEAD:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(READ_AHEAD, thread_name_prefix="mqctl-s3-ahead")
-            key, name = self._planned.popleft()
-            self._ahead[key] = self._pool.submit(self._get, key, name)
-
-    def _take(self, key: str) -> Future[Data] | None:
-        """The fetch ahead of `key` (None when it was not planned); what was planned before it is dropped."""
-        if key not in self._known:
-            return None
-        while self._ahead:
-            first, future = next(iter(self._ahead.items()))
-            del self._ahead[first]
-            self._known.discard(first)
-            if first == key:
-                self._top_up()
-                return future
-            future.cancel()
-        while self._planned:  # read before its turn came: fetched now, like the ones skipped before it
-            first, _ = self._planned.popleft()
-            self._known.discard(first)
-            if first == key:
-                break
-        self._top_up()
-        return None
-
-    def close(self) -> None:
-        """Drop what was planned and fetched ahead; the threads end with their current object."""
-        self._planned.clear()
-        self._known.clear()
-        for future in self._ahead.values():
-            future.cancel()
-        self._ahead.clear()
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
-
     def read(self, place: SegmentPlace, name: str) -> Data:
         """The object's bytes, within the size cap (segments.max_file_bytes, MAX_FOOTER_BYTES for footer.blk) and the
         deadline; an object past the cap is an UnreadableFile (a Problem of its segment), not a MemoryError."""
         key = f"{place.folder}/{name}"
-        ahead = self._take(key)
+        ahead = self.ahead.take(key)
         if ahead is not None:
             return ahead.result()
         return self._get(key, name)

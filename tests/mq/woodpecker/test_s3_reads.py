@@ -16,6 +16,7 @@ import pytest
 
 from mqctl.mq.channels import list_channels, peek
 from mqctl.mq.woodpecker import storage
+from mqctl.mq.woodpecker.read_ahead import read_ahead
 from mqctl.mq.woodpecker.source import WoodpeckerSource
 from tests.helpers import woodpecker_segments as w
 
@@ -121,10 +122,10 @@ def test_an_object_read_out_of_the_planned_order_is_fetched_once_and_the_skipped
         prefix = source.files
         assert isinstance(prefix, storage.S3Prefix)
         places = {p.segment_id: p for p in prefix.places()}
-        storage.read_ahead(prefix, [places[n] for n in range(12)])
-        assert len(prefix._ahead) == storage.READ_AHEAD  # no more held ahead than the cap
+        read_ahead(prefix, [places[n] for n in range(12)])
+        assert len(prefix.ahead.fetching) == storage.READ_AHEAD  # no more held ahead than the cap
         prefix.read(places[10], "0.blk")  # a jump: what was planned before it is dropped
-        assert not any(key.startswith(("wp/1/0/", "wp/1/9/")) for key in prefix._known)
+        assert not any(key.startswith(("wp/1/0/", "wp/1/9/")) for key in prefix.ahead.known)
         prefix.read(places[11], "0.blk")
     assert fake.gets["wp/1/10/0.blk"] == 1 and fake.gets["wp/1/11/0.blk"] == 1
 
