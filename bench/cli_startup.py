@@ -1,7 +1,16 @@
-"""Startup cost of the CLI: median wall time of `mqctl --help` vs `python -c pass` over 20 runs.
+"""Start-up cost of the CLI, as whole processes (issue 33, item 3).
 
-The root help is printed without importing click, typer or rich; the goal is a ratio of at most 2.
-Run: python bench/cli_startup.py [--runs N]
+- `mqctl --help` against `python -c pass` (the root help loads neither click, typer nor rich; goal <= 2).
+- `mqctl channels list --json` on the RocksMQ fixture (tests/fixtures/rocksmq) against a bare script doing the
+  same reads with rocksdict and the generated MsgHeader (every topic's keys counted, its first and last message
+  read and their TSO parsed, the metadata database read, one JSON document printed). Goal <= 1.3.
+- `mqctl channels list --json --nats URL` on the natsmq fixture's store (served once by a private nats-server for
+  the whole run) against a bare nats-py script doing the same reads (STREAM.LIST, then the first and last message
+  of every stream requested at once, their TSO parsed, one JSON document printed). Goal <= 1.3.
+
+Each pair's two commands take turns, run after run, so a busy moment of the shared machine falls on both; the
+median and the spread (lowest to highest) of each are printed with the ratio of the medians and the load average.
+Run: python bench/cli_startup.py [--runs N] [--only help|rocksmq|nats]
 """
 
 from __future__ import annotations
@@ -12,30 +21,135 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+ROCKSMQ = REPO / "tests" / "fixtures" / "rocksmq" / "rdb_data"
+NATS_STORE = REPO / "tests" / "fixtures" / "natsmq" / "store"
+
+BARE_ROCKSMQ = r"""
+import json, os, shutil, sys, tempfile
+from rocksdict import AccessType, Options, Rdict
+from mqctl.milvus.protos import pb2
+
+data_dir = sys.argv[1]
+header = pb2("common_pb2").MsgHeader()
+work = tempfile.mkdtemp()
+def opened(path):
+    shadow = os.path.join(work, os.path.basename(path))  # symlinks: RocksDB writes nothing there
+    os.mkdir(shadow)
+    for name in os.listdir(path):
+        if not name.startswith("LOCK"):
+            os.symlink(os.path.join(os.path.abspath(path), name), os.path.join(shadow, name))
+    return Rdict(shadow, options=Options(raw_mode=True), access_type=AccessType.read_only())
+db = opened(data_dir)
+topics = {}
+for key in db.keys():
+    topic, _, _ = key.rpartition(b"/")
+    entry = topics.setdefault(topic, [0, key, key])
+    entry[0] += 1
+    entry[2] = key
+def tso(key):
+    header.ParseFromString(db.get(key))
+    return header.base.timestamp
+rows = [{"name": t.decode(), "messages": n, "first_id": int(f.rpartition(b"/")[2]),
+         "last_id": int(l.rpartition(b"/")[2]), "first_tso": tso(f), "last_tso": tso(l)}
+        for t, (n, f, l) in sorted(topics.items())]
+meta = opened(data_dir + "_meta_kv")
+sizes = {k.decode(): v.decode() for k, v in meta.items() if k.startswith(b"message_size/")}
+db.close(); meta.close(); shutil.rmtree(work)
+print(json.dumps({"channels": rows, "sizes": sizes}, indent=2))
+"""
+
+BARE_NATS = r"""
+import asyncio, base64, json, sys
+import nats
+from mqctl.milvus.protos import pb2
+
+async def main(url):
+    header = pb2("common_pb2").MsgHeader()
+    nc = await nats.connect(url)
+    infos = await nc.jetstream().streams_info()
+    wanted = [(i.config.name, s) for i in infos if i.state.messages for s in (i.state.first_seq, i.state.last_seq)]
+    replies = await asyncio.gather(
+        *(nc.request(f"$JS.API.STREAM.MSG.GET.{n}", b'{"seq":%d}' % s, timeout=5) for n, s in wanted))
+    tsos = []
+    for reply in replies:
+        message = json.loads(reply.data).get("message")
+        header.ParseFromString(base64.b64decode((message or {}).get("data") or ""))
+        tsos.append(header.base.timestamp)
+    await nc.close()
+    rows = [{"name": i.config.name, "messages": i.state.messages, "bytes": i.state.bytes} for i in infos]
+    print(json.dumps({"channels": rows, "tsos": tsos}, indent=2))
+
+asyncio.run(main(sys.argv[1]))
+"""
 
 
-def median_seconds(command: list[str], runs: int) -> float:
-    times = []
+def mqctl_command() -> list[str]:
+    script = shutil.which("mqctl", path=os.path.dirname(sys.executable))
+    return [script] if script else [sys.executable, "-m", "mqctl"]
+
+
+def take_turns(commands: list[list[str]], runs: int) -> list[list[float]]:
+    """Wall seconds of each command, the commands run in turn `runs` times (after one untimed warm-up each)."""
+    for command in commands:
+        subprocess.run(command, cwd=REPO, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    times: list[list[float]] = [[] for _ in commands]
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for command, spent in zip(commands, times):
+            start = time.perf_counter()
+            subprocess.run(command, cwd=REPO, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            spent.append(time.perf_counter() - start)
+    return times
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def report(name: str, labels: tuple[str, str], commands: list[list[str]], runs: int, goal: float) -> None:
+    before = load()
+    ours, anchor = take_turns(commands, runs)
+    for label, spent in zip(labels, (ours, anchor)):
+        print(
+            f"{name}: {label:<34} median {statistics.median(spent) * 1000:7.1f} ms "
+            f"(spread {min(spent) * 1000:.1f}-{max(spent) * 1000:.1f}) over {runs} runs"
+        )
+    ratio = statistics.median(ours) / statistics.median(anchor)
+    print(f"{name}: ratio {ratio:.2f} (goal <= {goal:g}); {before} before, {load()} after")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
-    runs = parser.parse_args().runs
-    script = shutil.which("mqctl", path=os.path.dirname(sys.executable)) or shutil.which("mqctl")
-    command = [script, "--help"] if script else [sys.executable, "-m", "mqctl", "--help"]
-    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)  # warm the file cache
-    help_time = median_seconds(command, runs)
-    bare_time = median_seconds([sys.executable, "-c", "pass"], runs)
-    print(f"mqctl --help    median {help_time * 1000:7.1f} ms over {runs} runs")
-    print(f"python -c pass  median {bare_time * 1000:7.1f} ms over {runs} runs")
-    print(f"ratio           {help_time / bare_time:7.2f} (goal <= 2)")
+    parser.add_argument("--only", choices=("help", "rocksmq", "nats"))
+    args = parser.parse_args()
+    mqctl = mqctl_command()
+    if args.only in (None, "help"):
+        commands = [[*mqctl, "--help"], [sys.executable, "-c", "pass"]]
+        report("help", ("mqctl --help", "python -c pass"), commands, args.runs, 2)
+    if args.only in (None, "rocksmq"):
+        commands = [
+            [*mqctl, "channels", "list", "--json", "--rocksmq", str(ROCKSMQ)],
+            [sys.executable, "-c", BARE_ROCKSMQ, str(ROCKSMQ)],
+        ]
+        report("rocksmq", ("mqctl channels list --json", "bare rocksdict script"), commands, args.runs, 1.3)
+    if args.only in (None, "nats"):
+        sys.path.insert(0, str(REPO))
+        from mqctl.mq.nats.server import private_nats_server
+
+        with tempfile.TemporaryDirectory(prefix="mqctl-startup-") as work:
+            store = Path(work) / "store"
+            shutil.copytree(NATS_STORE, store)
+            with private_nats_server(store, writable=True, timeout=30) as url:
+                commands = [
+                    [*mqctl, "channels", "list", "--json", "--nats", url],
+                    [sys.executable, "-c", BARE_NATS, url],
+                ]
+                report("nats", ("mqctl channels list --json", "bare nats-py script"), commands, args.runs, 1.3)
     return 0
 
 

@@ -16,7 +16,14 @@ Spark start-up is printed separately and left out of the rates; each timed repla
 warm-up replay in the same session, so Python worker start-up is left out too.
 Goals: replay >= 0.7x the bare read rate with 1 partition; 2 partitions >= 1.6x one partition.
 
-Usage: python bench/replay.py [--messages 200000] [--rows 1] [--dim 8] [--no-cluster]
+At 10M messages (issue 33, item 2): `--messages 10000000 --only rocksmq --distinct 100000 --no-cluster` builds
+100,000 distinct insert messages and stores them over and over (ids and keys stay distinct), so that building the
+input does not take longer than the replay; `--only` leaves the other MQ out; the peak memory of this process and
+its descendants (the JVM, Spark's Python workers: the sum of their resident sets, sampled every 0.2 s) is printed
+with each replay.
+
+Usage: python bench/replay.py [--messages 200000] [--rows 1] [--dim 8] [--no-cluster] [--only nats|rocksmq]
+       [--distinct N] [--no-executor-read]
 """
 
 from __future__ import annotations
@@ -35,6 +42,48 @@ CHANNEL = "by-dev-rootcoord-dml_0"
 COLLECTION, COLLECTION_ID, PARTITION_ID = "bench_items", 447000000000000001, 447000000000000002
 FIRST_ROCKSMQ_ID = 470633384162885633
 FETCH_BATCH = 1000
+
+
+class PeakMemory:
+    """The largest sum of the resident sets of this process and its descendants, sampled every 0.2 s (from /proc)."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.peak = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> PeakMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _sample(self) -> None:
+        import os
+
+        while not self._stop.wait(0.2):
+            parents: dict[int, int] = {}
+            rss: dict[int, int] = {}
+            for entry in os.listdir("/proc"):
+                if not entry.isdigit():
+                    continue
+                try:
+                    with open(f"/proc/{entry}/stat") as stat:
+                        parents[int(entry)] = int(stat.read().rpartition(")")[2].split()[1])
+                    with open(f"/proc/{entry}/statm") as statm:
+                        rss[int(entry)] = int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+                except (OSError, ValueError, IndexError):
+                    continue
+            mine, grew = {os.getpid()}, True
+            while grew:
+                added = {pid for pid, parent in parents.items() if parent in mine} - mine
+                mine |= added
+                grew = bool(added)
+            self.peak = max(self.peak, sum(rss.get(pid, 0) for pid in mine))
 
 
 def insert_messages(count: int, rows: int, dim: int) -> list[bytes]:
@@ -224,17 +273,19 @@ def replay_rate(spark, source, work: Path, partitions: int, count: int, label: s
         return ReplayRequest(source, output=str(work / out), collection=COLLECTION, partitions=partitions, **extra)
 
     run_replay(request(f"warmup-{label}-{partitions}", end=str(_first_id(source) + 2_000)), spark=spark)
-    result = run_replay(request(f"{label}-{partitions}"), spark=spark)
+    with PeakMemory() as memory:
+        result = run_replay(request(f"{label}-{partitions}"), spark=spark)
     assert result.messages == count, (result.messages, count)
     rate = result.messages / result.seconds
     print(
         f"  replay {label} -> parquet, {partitions} partition(s): {result.seconds:.2f} s, {rate:,.0f} messages/s, "
-        f"{result.rows / result.seconds:,.0f} rows/s"
+        f"{result.rows / result.seconds:,.0f} rows/s, peak memory {memory.peak / (1 << 20):,.0f} MiB "
+        "(this process, the JVM and Spark's Python workers)"
     )
     return rate
 
 
-def cluster_replay_rates(work: Path, url: str, rocks: Path, count: int) -> dict[str, float]:
+def cluster_replay_rates(work: Path, url: str, rocks: Path, count: int, labels: list[str]) -> dict[str, float]:
     """2-partition replays on a standalone cluster whose executors' Python has nothing installed."""
     from mqctl.mq.sources import SourceOptions
     from mqctl.replay.session import start_session
@@ -258,6 +309,7 @@ def cluster_replay_rates(work: Path, url: str, rocks: Path, count: int) -> dict[
             return {
                 label: replay_rate(spark, source, work, 2, count, f"{label} (cluster)")
                 for label, source in (("nats", SourceOptions(nats=url)), ("rocksmq", SourceOptions(rocksmq=rocks)))
+                if label in labels
             }
         finally:
             spark.stop()
@@ -275,7 +327,11 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1, help="rows per insert message")
     parser.add_argument("--dim", type=int, default=8, help="float vector dimension")
     parser.add_argument("--no-cluster", action="store_true", help="skip the standalone-cluster run")
+    parser.add_argument("--only", choices=("nats", "rocksmq"), help="replay one MQ only")
+    parser.add_argument("--distinct", type=int, help="build this many distinct messages and repeat them")
+    parser.add_argument("--no-executor-read", action="store_true", help="skip the executor-side read alone")
     args = parser.parse_args()
+    labels = [args.only] if args.only else ["nats", "rocksmq"]
 
     from mqctl.mq.nats.server import private_nats_server
     from mqctl.mq.sources import SourceOptions
@@ -284,7 +340,8 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="mqctl-bench-replay-"))
     try:
         started = time.perf_counter()
-        payloads = insert_messages(args.messages, args.rows, args.dim)
+        pool = insert_messages(min(args.distinct or args.messages, args.messages), args.rows, args.dim)
+        payloads = [pool[n % len(pool)] for n in range(args.messages)] if len(pool) < args.messages else pool
         total_bytes = sum(map(len, payloads))
         print(
             f"{args.messages:,} insert messages ({args.rows} row(s), dim {args.dim}, {total_bytes / 1e6:.1f} MB) "
@@ -294,35 +351,44 @@ def main() -> None:
         store = work / "nats"
         (store / "jetstream").mkdir(parents=True)
         with private_nats_server(store, writable=True, timeout=30) as url:
-            asyncio.run(fill_stream(url, payloads))
-            del payloads
-            bare_nats = args.messages / timed(lambda: asyncio.run(bare_nats_read(url, args.messages)))
-            bare_raw = args.messages / timed(lambda: asyncio.run(bare_nats_raw_read(url, args.messages)))
+            if "nats" in labels:
+                asyncio.run(fill_stream(url, payloads))
+            del payloads, pool
+            bare_nats = bare_raw = 0.0
+            if "nats" in labels:
+                bare_nats = args.messages / timed(lambda: asyncio.run(bare_nats_read(url, args.messages)))
+                bare_raw = args.messages / timed(lambda: asyncio.run(bare_nats_raw_read(url, args.messages)))
             bare_rocks = args.messages / timed(lambda: bare_rocksdict_scan(rocks))
             print(
                 f"bare read: nats-py fetch {bare_nats:,.0f} messages/s, nats-py raw pull requests {bare_raw:,.0f} "
-                f"messages/s, rocksdict scan {bare_rocks:,.0f} messages/s"
+                f"messages/s, rocksdict scan {bare_rocks:,.0f} messages/s (0: not measured)"
             )
 
             started = time.perf_counter()
             spark = start_session("local[2]", {"spark.sql.shuffle.partitions": "2"})
             print(f"Spark start-up: {time.perf_counter() - started:.2f} s (not in the rates)")
             try:
-                executor_read_rate({"nats": url}, args.messages, "nats")
-                executor_read_rate({"rocksmq": str(rocks)}, args.messages, "rocksmq")
+                if "nats" in labels and not args.no_executor_read:
+                    executor_read_rate({"nats": url}, args.messages, "nats")
+                if "rocksmq" in labels and not args.no_executor_read:
+                    executor_read_rate({"rocksmq": str(rocks)}, args.messages, "rocksmq")
                 rates = {}
                 for label, source in (("nats", SourceOptions(nats=url)), ("rocksmq", SourceOptions(rocksmq=rocks))):
-                    rates[label] = [replay_rate(spark, source, work, n, args.messages, label) for n in (1, 2)]
+                    if label in labels:
+                        rates[label] = [replay_rate(spark, source, work, n, args.messages, label) for n in (1, 2)]
             finally:
                 spark.stop()
-            cluster_rates = {} if args.no_cluster else cluster_replay_rates(work, url, rocks, args.messages)
+            cluster_rates = {} if args.no_cluster else cluster_replay_rates(work, url, rocks, args.messages, labels)
         for label, bare in (("nats", bare_nats), ("rocksmq", bare_rocks)):
+            if label not in rates:
+                continue
             one, two = rates[label]
             print(
                 f"{label}: replay/bare read (1 partition) {one / bare:.2f} (goal >= 0.7); "
                 f"2 partitions/1 partition {two / one:.2f} (goal >= 1.6)"
             )
-        print(f"nats: replay (1 partition)/raw pull-request read {rates['nats'][0] / bare_raw:.2f}")
+        if "nats" in rates:
+            print(f"nats: replay (1 partition)/raw pull-request read {rates['nats'][0] / bare_raw:.2f}")
         for label, rate in cluster_rates.items():
             print(
                 f"{label}: standalone cluster (2 workers x 1 core)/local[2], 2 partitions {rate / rates[label][1]:.2f}"

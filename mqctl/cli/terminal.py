@@ -17,16 +17,14 @@ from collections.abc import Callable, Iterable
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any, cast
 
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
-from rich.text import Text
-
 from mqctl import clock
 from mqctl.errors import ErrorReport, MqctlError, PreconditionError
 from mqctl.secrets import mask_url_passwords
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # Rich loads when something is shown to people: a --json run never imports it
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
     from rich.progress import Progress
+    from rich.text import Text
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -77,6 +75,8 @@ def _masked(renderable: Any) -> Any:
     """Plain strings and Rich Text shown safely (see `shown`); other renderables show their own cells safely."""
     if isinstance(renderable, str):
         return shown(renderable)
+    from rich.text import Text
+
     if isinstance(renderable, Text):
         safe = shown(renderable.plain)
         if safe != renderable.plain:
@@ -178,6 +178,8 @@ class FitTable:
 
     def layout(self, max_width: int) -> tuple[list[int], list[int], list[list[str]], list[str], list[str]]:
         """(kept column indexes, their widths, cell texts, footer texts, hidden headers) for `max_width` characters."""
+        from rich.cells import cell_len
+
         now = clock.now()
         cells = [self._texts(row, now) for row in self.rows]
         footer = self._texts(self.footer, now) if self.footer is not None else []
@@ -245,6 +247,7 @@ class FitTable:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         from rich.table import Table
+        from rich.text import Text
 
         kept, widths, cells, footer, hidden = self.layout(options.max_width)
         table = Table(show_header=self.show_header, show_footer=bool(footer))
@@ -289,11 +292,36 @@ class Output:
     def __init__(self, json_mode: bool = False, no_color: bool = False, wide: bool = False):
         self.json_mode = json_mode
         self.wide = wide
-        no_color = no_color or bool(os.environ.get("NO_COLOR"))
-        width = None if sys.stdout.isatty() else _columns()
-        # markup off: file names, keys, values and channel names with [brackets] print as they are
-        self.console = Console(no_color=no_color, width=width, highlight=False, soft_wrap=False, markup=False)
-        self.err = Console(stderr=True, no_color=no_color, highlight=False, width=width, markup=False)
+        self._no_color = no_color or bool(os.environ.get("NO_COLOR"))
+        self._consoles: dict[bool, Console] = {}
+
+    def _console(self, stderr: bool) -> Console:
+        """The Rich console of stdout or stderr, made (and Rich imported) when first used."""
+        if stderr not in self._consoles:
+            from rich.console import Console
+
+            width = None if sys.stdout.isatty() else _columns()
+            # markup off: file names, keys, values and channel names with [brackets] print as they are
+            self._consoles[stderr] = Console(
+                stderr=stderr, no_color=self._no_color, width=width, highlight=False, soft_wrap=False, markup=False
+            )
+        return self._consoles[stderr]
+
+    @property
+    def console(self) -> Console:
+        return self._console(False)
+
+    @console.setter
+    def console(self, console: Console) -> None:
+        self._consoles[False] = console
+
+    @property
+    def err(self) -> Console:
+        return self._console(True)
+
+    @err.setter
+    def err(self, console: Console) -> None:
+        self._consoles[True] = console
 
     # results ---------------------------------------------------------------
     def emit(self, result: Any, render: Callable[[Any], RenderableType | Iterable[RenderableType]]) -> None:
@@ -350,10 +378,14 @@ class Output:
             self.err.print(_masked(message))
 
     def warn(self, message: str) -> None:
+        from rich.text import Text
+
         # one line however long: a warning may end in a command to copy
         self.err.print(Text.assemble(("warning:", "yellow"), " ", shown(message)), soft_wrap=True)
 
     def error(self, err: MqctlError) -> None:
+        from rich.text import Text
+
         self.err.print(Text.assemble(("error:", "red"), " ", shown(err.one_line())), soft_wrap=True)
 
     def fail(self, report: ErrorReport) -> None:
@@ -381,6 +413,7 @@ class Output:
                 hint="pass --yes to proceed, or --dry-run to only look",
             )
         from rich.prompt import Confirm
+        from rich.text import Text
 
         return Confirm.ask(Text(shown(question)), console=self.err, default=False)
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mqctl.errors import InputError
-from mqctl.mq.decode import messages
-from mqctl.mq.decode.model import DecodedMessage
-from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
 from mqctl.mq.model import ChannelInfo, MQSource, PageRow, WalSegment
 from mqctl.sorting import ascii_int
+
+if TYPE_CHECKING:  # the decoders load in the commands that decode (show, peek), not in `channels list`
+    from mqctl.mq.decode.model import DecodedMessage
+    from mqctl.mq.decode.schemas import CollectionSchemaInfo
 
 
 @dataclass
@@ -63,8 +64,28 @@ def find_channel(source: MQSource, name: str) -> ChannelInfo:
     for channel in channels:
         if channel.name == name:
             return channel
-    known = ", ".join(c.name for c in channels) or "none"
-    raise InputError(f"no channel {name!r} in {source.description}", hint=f"known channels: {known}")
+    raise _no_channel(source, name, [c.name for c in channels])
+
+
+def require_channel(source: MQSource, name: str) -> None:
+    """The channel exists (else exit 2 naming the known ones). A Woodpecker WAL answers from its listing, without
+    reading any segment: a peek then reads only the segments it shows (from --from on)."""
+    if source.mq != "woodpecker":
+        find_channel(source, name)
+        return
+    from typing import cast
+
+    from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+    names = cast(WoodpeckerSource, source).channel_names()
+    if name not in names:
+        raise _no_channel(source, name, names)
+
+
+def _no_channel(source: MQSource, name: str, known: list[str]) -> InputError:
+    return InputError(
+        f"no channel {name!r} in {source.description}", hint=f"known channels: {', '.join(known) or 'none'}"
+    )
 
 
 @dataclass
@@ -92,6 +113,9 @@ class ChannelDetail:
 
 def show_channel(source: MQSource, name: str) -> ChannelDetail:
     """Everything known about one channel; reads every message once to count types and collections."""
+    from mqctl.mq.decode import messages
+    from mqctl.mq.decode.schemas import schema_from_create
+
     channel = find_channel(source, name)
     types: Counter[str] = Counter()
     collections: dict[int | None, CollectionSeen] = {}
@@ -173,13 +197,17 @@ def parse_start(text: str | None, source: MQSource | None = None) -> tuple[int |
             hint="pass an id/sequence (e.g. 470633384162885633 or 15; Woodpecker also segment/entry, e.g. 3/17) or an "
             "ISO time (e.g. 2024-05-01T12:00:00Z)",
         ) from None
-    return None, messages.datetime_to_tso(when)
+    from mqctl.mq.decode.tso import datetime_to_tso
+
+    return None, datetime_to_tso(when)
 
 
 def parse_types(text: str | None) -> set[int] | None:
     """--type insert,delete,1200 -> message type codes."""
     if not text:
         return None
+    from mqctl.mq.decode import messages
+
     codes = set()
     for name in filter(None, (part.strip() for part in text.split(","))):
         code = messages.type_code(name)
@@ -235,9 +263,11 @@ def peek(
         raise InputError(f"--limit {limit} must be at least 1", hint="e.g. --limit 20")
     start_id, start_tso = parse_start(start, source)
     wanted_types = parse_types(types)
+    from mqctl.mq.decode import messages
+    from mqctl.mq.decode.schemas import schema_from_create
     from mqctl.mq.woodpecker.source import position_of
 
-    find_channel(source, name)
+    require_channel(source, name)
     schemas: dict[int, CollectionSchemaInfo] = {}
     found = []
     for raw in source.iter_messages(name, start_id=start_id):
@@ -254,5 +284,14 @@ def peek(
         found.append(peeked(raw.id, msg, raw.headers, position_of(raw.id) if source.mq == "woodpecker" else None))
         if len(found) >= limit:
             break
-    # Woodpecker: a corrupt segment, whose entries after the damage are not among those peeked
-    return PeekResult(name, found, data_warnings(source, name) if source.mq == "woodpecker" else [])
+    # Woodpecker: a corrupt segment among those read, whose entries after the damage are not among those peeked
+    return PeekResult(name, found, _peek_warnings(source, name) if source.mq == "woodpecker" else [])
+
+
+def _peek_warnings(source: MQSource, name: str) -> list[str]:
+    from typing import cast
+
+    from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+    found = cast(WoodpeckerSource, source).data_warnings(read_so_far=True)
+    return [message for channel, message in found if channel in (None, name)]

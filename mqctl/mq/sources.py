@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import socket
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -13,7 +12,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mqctl.backends import BACKENDS, EMBEDDED, port_of
-from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import MQSource
 
@@ -119,6 +117,8 @@ def load_config(files: list[Path]) -> Resolution:
 
 
 def _listening(port: int) -> bool:
+    import socket
+
     with socket.socket() as sock:
         sock.settimeout(0.5)
         return sock.connect_ex(("127.0.0.1", port)) == 0
@@ -314,7 +314,7 @@ def woodpecker_log_names(options: SourceOptions) -> dict[int, str]:
         if options.etcd_root:
             raise InputError("--etcd-root needs --etcd", hint="add --etcd URL, or drop --etcd-root")
         return {}
-    from mqctl.config.resolve.sources import EtcdConfig
+    from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT, EtcdConfig
     from mqctl.mq.woodpecker.source import log_names
 
     return log_names(EtcdConfig(options.etcd, options.etcd_root or DEFAULT_ETCD_ROOT))
@@ -326,7 +326,7 @@ def woodpecker_meta(options: SourceOptions) -> WoodpeckerMeta | None:
     if not options.etcd:
         woodpecker_log_names(options)  # --etcd-root alone is refused there
         return None
-    from mqctl.config.resolve.sources import EtcdConfig
+    from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT, EtcdConfig
     from mqctl.mq.woodpecker.meta import read_woodpecker_meta
 
     return read_woodpecker_meta(EtcdConfig(options.etcd, options.etcd_root or DEFAULT_ETCD_ROOT))

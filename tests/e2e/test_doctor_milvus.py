@@ -21,6 +21,47 @@ def _doctor(cli, pid: int, *args: str):
     return result, "discovered"
 
 
+def _imported_by(*args: str) -> set[str]:
+    """The modules a fresh `mqctl ARGS` run (in a new interpreter, exit 0 expected) leaves in sys.modules."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.helpers.paths import REPO
+
+    script = (
+        "import json, sys; from mqctl.cli import run; c = run(sys.argv[1:]); print(json.dumps(sorted(sys.modules)))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
+    done = subprocess.run([sys.executable, "-c", script, *args], cwd=REPO, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return set(json.loads(done.stdout.splitlines()[-1]))
+
+
+BARE_PYMILVUS = """
+import sys
+from pymilvus import MilvusClient
+client = MilvusClient(uri=sys.argv[1])
+client.get_server_version()
+for db in client.list_databases():
+    each = client if db == "default" else MilvusClient(uri=sys.argv[1], db_name=db)
+    for name in each.list_collections():
+        each.get_load_state(name)
+client._get_connection()._stub.CheckHealth(__import__("pymilvus.grpc_gen.milvus_pb2").grpc_gen.milvus_pb2.CheckHealthRequest())
+"""
+
+
+def _bare_pymilvus_seconds(uri: str) -> float:
+    """Wall seconds of a plain pymilvus script asking what the doctor asks over gRPC (the anchor of its figure)."""
+    import subprocess
+    import sys
+
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", BARE_PYMILVUS, uri], check=True, capture_output=True, timeout=120)
+    return time.monotonic() - started
+
+
 def test_doctor_finds_a_real_sandbox_and_catches_mq_type_edited_without_a_migration(tmp_path, cli):
     from mqctl.sandbox import server as sandbox
     from mqctl.sandbox.demo import DEMO_COLLECTIONS
@@ -44,7 +85,19 @@ def test_doctor_finds_a_real_sandbox_and_catches_mq_type_edited_without_a_migrat
         assert codes["DR110"]["severity"] == "ok" and codes["DR600"]["severity"] == "ok"
         assert codes["DR400"]["severity"] == "ok"  # the seeded collections' checkpoints, read from the etcd found
         assert codes["DR602"]["severity"] == "ok" and "2 collection(s), all loaded" in codes["DR602"]["message"]
-        print(f"doctor on a healthy sandbox: {elapsed:.2f} s wall, {report['seconds']:.2f} s examining")
+        anchor = _bare_pymilvus_seconds(info.uri)
+        print(
+            f"doctor on a healthy sandbox: {elapsed:.2f} s wall, {report['seconds']:.2f} s examining; a bare pymilvus "
+            f"script asking the same gRPC questions {anchor:.2f} s (figures only; docs/benchmarks.md#doctor)"
+        )
+        # its gRPC questions go through the generated stubs and grpc: pymilvus's package (pandas, numpy) never loads
+        names = _imported_by("doctor", "--json", "--pid", str(info.pid))
+        assert "grpc" in names and "pymilvus.grpc_gen.milvus_pb2_grpc" in names and "mqctl.milvus.rpc" in names
+        assert not sorted(
+            n
+            for n in names
+            if n.split(".")[0] in ("pandas", "numpy", "pyspark") or n in ("pymilvus", "pymilvus.client")
+        )
 
         # mq.type edited on disk, no migration: the next restart would start an empty natsmq
         assert cli("config", "set", info.config, "mq.type", "natsmq", "--yes").code == 0

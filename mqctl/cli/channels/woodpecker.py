@@ -16,7 +16,6 @@ from mqctl.cli.common import (
     S3EndpointOpt,
     output,
 )
-from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT
 from mqctl.mq.sources import SourceOptions
 
 if TYPE_CHECKING:
@@ -158,7 +157,7 @@ def woodpecker(
         raise InputError("--s3-endpoint is where an s3:// PATH is read", hint="give s3://BUCKET/PREFIX, or drop it")
     meta = None
     if etcd:
-        from mqctl.config.resolve.sources import EtcdConfig
+        from mqctl.config.resolve.sources import DEFAULT_ETCD_ROOT, EtcdConfig
         from mqctl.mq.woodpecker.meta import read_woodpecker_meta
 
         meta = read_woodpecker_meta(EtcdConfig(etcd, etcd_root or DEFAULT_ETCD_ROOT))

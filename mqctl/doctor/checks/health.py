@@ -70,7 +70,8 @@ def version_check(target: Target) -> Check:
 def collection_checks(target: Target, timeout: float) -> tuple[list[Check], QuotaStates | None]:
     """Over gRPC: the server's version, the collections not loaded (queries on them fail; a restart loads only
     what was loaded), and the quota states its proxy enforces now (CheckHealth; `quota_check` judges them)."""
-    from mqctl.milvus.client import MilvusTarget, connect, each_collection, is_loaded, quota_states, server_version
+    from mqctl.milvus.client import MilvusTarget, QuotaStates
+    from mqctl.milvus.rpc import MilvusGrpc
 
     if target.pid is None and not target.milvus:
         return [], None
@@ -80,18 +81,18 @@ def collection_checks(target: Target, timeout: float) -> tuple[list[Check], Quot
         ], None
     uri = target.milvus
     try:
-        client = connect(MilvusTarget(uri), timeout=timeout)
-        try:
-            version = server_version(client)
+        # the generated stubs and grpc, not pymilvus's client: its import alone took most of a doctor run
+        access = MilvusTarget(uri)
+        with MilvusGrpc(access.uri, timeout, access.user, access.password, access.token) as client:
+            version = client.server_version()
             names, not_loaded = [], []
-            for each, db, name in each_collection(MilvusTarget(uri), main=client):
-                names.append(f"{db}.{name}")
-                if not is_loaded(each, name):
-                    not_loaded.append(f"{db}.{name}")
-            quota = quota_states(client, timeout)
-        finally:
-            client.close()
-    except Exception as err:  # pymilvus raises its own and gRPC errors: each is one finding, never a traceback
+            for db in client.databases():
+                for name in client.collections(db):
+                    names.append(f"{db}.{name}")
+                    if not client.is_loaded(name, db):
+                        not_loaded.append(f"{db}.{name}")
+            quota = QuotaStates(*client.check_health())
+    except Exception as err:  # gRPC's and Milvus's errors alike: each is one finding, never a traceback
         message = getattr(err, "message", None) or str(err) or type(err).__name__
         return [
             Check(

@@ -10,10 +10,8 @@ accessors are looked up once and cached.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
-from mqctl.clock import utc_from_seconds
 from mqctl.milvus.protos import pb2
 from mqctl.mq.decode.bodies import read_body
 from mqctl.mq.decode.body_model import Undecodable
@@ -28,9 +26,12 @@ from mqctl.mq.decode.envelope import (
 )
 from mqctl.mq.decode.model import DecodedMessage
 from mqctl.mq.decode.schemas import CollectionSchemaInfo, schema_from_create
+from mqctl.mq.decode.tso import TSO_LOGICAL_BITS as TSO_LOGICAL_BITS  # re-exported: callers import them from here
+from mqctl.mq.decode.tso import datetime_to_tso as datetime_to_tso
+from mqctl.mq.decode.tso import tso_out_of_range as tso_out_of_range
+from mqctl.mq.decode.tso import tso_to_datetime as tso_to_datetime
 from mqctl.sorting import ascii_int
 
-TSO_LOGICAL_BITS = 18  # Milvus TSO: (unix_ms << 18) | logical
 INSERT = 400
 
 # msg_type -> (module, class) of the concrete request; everything else is decoded from its header only.
@@ -55,26 +56,6 @@ MESSAGE_CLASSES: dict[int, tuple[str, str]] = {
     1801: ("milvus_pb2", "CreateDatabaseRequest"),
     1802: ("milvus_pb2", "DropDatabaseRequest"),
 }
-
-
-def tso_to_datetime(tso: int | None) -> dt.datetime | None:
-    """The wall-clock time (UTC) of a Milvus TSO, or None for 0/None and for a value no uint64 TSO can hold
-    (a damaged `_tt` property or header: shown as no time, see `tso_out_of_range`)."""
-    if not tso or tso_out_of_range(tso):
-        return None
-    return utc_from_seconds((tso >> TSO_LOGICAL_BITS) / 1000)
-
-
-def tso_out_of_range(tso: int) -> bool:
-    """A Milvus TSO is a uint64; anything else came from damaged or hostile bytes."""
-    return not 0 <= tso < 1 << 64
-
-
-def datetime_to_tso(when: dt.datetime) -> int:
-    """The smallest TSO at or after a wall-clock time (for --from TIME)."""
-    if when.tzinfo is None:
-        when = when.replace(tzinfo=dt.timezone.utc)
-    return int(when.timestamp() * 1000) << TSO_LOGICAL_BITS
 
 
 _TYPE_NAMES: dict[int, str] = {}

@@ -33,7 +33,7 @@ async def read_message_times(source: StreamSource, wanted: list[tuple[str, int]]
     from google.protobuf.message import DecodeError
 
     from mqctl.milvus.protos import pb2
-    from mqctl.mq.decode.messages import tso_to_datetime
+    from mqctl.mq.decode.tso import tso_to_datetime
 
     header = pb2("common_pb2").MsgHeader()  # the TSO is all that is needed: no full decode
     times: list[dt.datetime | None] = [None] * len(wanted)

@@ -10,7 +10,6 @@ shadow folder of symlinks; nothing is ever written into Milvus's directories.
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import shutil
 import tempfile
 import weakref
@@ -295,7 +294,7 @@ class RocksMQSource:
 
         from mqctl.milvus.protos import pb2
         from mqctl.mq.decode.envelope import read_envelope, unwrap_rocksmq
-        from mqctl.mq.decode.messages import tso_to_datetime
+        from mqctl.mq.decode.tso import tso_to_datetime
 
         value = self._messages.get(key)
         streaming = unwrap_rocksmq(value or b"")
@@ -376,6 +375,8 @@ class RocksMQSource:
             lines = sorted(f"{name}={meta.created_at}" for name, meta in self.topic_meta().items())
         else:
             lines = sorted(info.name for info in self.list_channels())
+        import hashlib
+
         return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
     def retention_report(self, configured: ConfiguredRetention, now: dt.datetime) -> RetentionReport:

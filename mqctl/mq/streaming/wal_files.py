@@ -6,6 +6,7 @@ running 2.6."""
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -66,8 +67,16 @@ class WoodpeckerReport:
         return any(row.problems for row in self.segments)
 
 
-def _row(segment: Segment, names: dict[int, str]) -> SegmentRow:
+Counted = tuple[int, dt.datetime | None, dt.datetime | None]  # a segment's entries, first and last `_tt` time
+
+
+def _counted(segment: Segment) -> Counted:
     times = [t for e in segment.entries if (t := read_envelope(e.properties).time) is not None]
+    return len(segment.entries), min(times) if times else None, max(times) if times else None
+
+
+def _row(segment: Segment, names: dict[int, str], counted: Counted | None = None) -> SegmentRow:
+    entries, first_time, last_time = counted or _counted(segment)
     footer = segment.footer
     return SegmentRow(
         segment.log_id,
@@ -76,11 +85,11 @@ def _row(segment: Segment, names: dict[int, str]) -> SegmentRow:
         segment.layout,
         segment.state,
         segment.blocks,
-        len(segment.entries),
+        entries,
         segment.first_entry,
         segment.last_entry,
-        min(times) if times else None,
-        max(times) if times else None,
+        first_time,
+        last_time,
         footer.version if footer else None,
         footer.lac if footer else None,
         footer.compacted if footer else None,
@@ -103,13 +112,28 @@ def woodpecker_report(
     from mqctl.mq.woodpecker.meta_check import check_against_meta
 
     names = names or ({log.id: name for name, log in meta.logs.items()} if meta else {})
-    segments = check_against_meta(read_wal_folder(str(location), access), meta)
+    by_name = {name: log_id for log_id, name in names.items()}
+    wanted = None if log is None else by_name.get(log) if log in by_name else (int(log) if log.isdigit() else None)
+    counted: dict[int, Counted] = {}  # by id(segment): a misnamed folder may repeat a log and segment id
+    shown = 0
+
+    def keep_little(segment: Segment) -> None:
+        """Counted as it is read; then only its first and last entry are kept, unless its entries are among the
+        `limit` shown: the memory of a report does not grow with the WAL's entries."""
+        nonlocal shown
+        counted[id(segment)] = _counted(segment)
+        if segment.log_id == wanted and shown < limit:
+            shown += len(segment.entries)
+        elif len(segment.entries) > 2:
+            segment.entries = [segment.entries[0], segment.entries[-1]]
+
+    segments = check_against_meta(read_wal_folder(str(location), access, keep_little), meta)
     path = _shown(str(location))
-    report = WoodpeckerReport(str(path), VERIFICATION, [_row(s, names) for s in segments])
+    rows = [_row(s, names, counted.get(id(s))) for s in segments]
+    report = WoodpeckerReport(str(path), VERIFICATION, rows)
     if log is None:
         return report
-    by_name = {name: log_id for log_id, name in names.items()}
-    log_id = by_name.get(log) if log in by_name else (int(log) if log.isdigit() else None)
+    log_id = wanted
     if log_id is None or not any(s.log_id == log_id for s in segments):
         known = sorted({names.get(s.log_id, str(s.log_id)) for s in segments})
         raise InputError(f"no Woodpecker log {log!r} below {path}", hint=f"known: {', '.join(known) or 'none'}")
@@ -143,8 +167,10 @@ def _shown(location: str) -> str:
     return str(parse_s3_url(location)) if is_s3_url(location) else str(Path(location))
 
 
-def read_wal_folder(location: str, access: S3Access | None = None) -> list[Segment]:
-    """The segments below a folder or an `s3://BUCKET/PREFIX` given on the command line."""
+def read_wal_folder(
+    location: str, access: S3Access | None = None, each: Callable[[Segment], None] | None = None
+) -> list[Segment]:
+    """The segments below a folder or an `s3://BUCKET/PREFIX` given on the command line (`each`: see read_all)."""
     hint = "give the local `wp` folder, a directory copy of the bucket, or s3://BUCKET/PREFIX"
     if not is_s3_url(location) and "://" not in location:
         path = Path(location)
@@ -154,6 +180,6 @@ def read_wal_folder(location: str, access: S3Access | None = None) -> list[Segme
             raise InputError(f"{path}: not a folder", hint=hint)
     files = open_segment_files(location, access)
     try:
-        return read_all(files)
+        return read_all(files, each)
     except OSError as err:
         raise PreconditionError(f"cannot read {err.filename or location}: {err.strerror}") from None

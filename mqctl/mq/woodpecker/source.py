@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, ClassVar
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage, WalSegment, path_is_dir
+from mqctl.mq.woodpecker.read_ahead import close_files, read_ahead
 from mqctl.mq.woodpecker.segment_model import Entry, Footer, Problem, Segment
 from mqctl.mq.woodpecker.segments import check_log
 from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, is_s3_url, open_segment_files, read_place
@@ -179,6 +180,10 @@ class WoodpeckerSource:
     def channel_name(self, log_id: int) -> str:
         return self.names.get(log_id, str(log_id))
 
+    def channel_names(self) -> list[str]:
+        """The channels, in the order list_channels gives them, from the listing alone (no segment read)."""
+        return [self.channel_name(i) for i in sorted(self._layout, key=lambda i: (self.channel_name(i), i))]
+
     def log_id(self, channel: str) -> int:
         for log_id in self._layout:
             if self.channel_name(log_id) == channel:
@@ -225,7 +230,23 @@ class WoodpeckerSource:
         return found
 
     def summaries(self, log_id: int) -> list[SegmentSummary]:
+        self._read_ahead([log_id])
         return [self.summary(log_id, segment_id) for segment_id, _ in self._layout[log_id]]
+
+    def _read_ahead(self, log_ids: list[int], segments: tuple[int, int | None] | None = None) -> None:
+        """Name the segments read next, in reading order, so that a bucket fetches their objects ahead
+        (storage.read_ahead): those of `log_ids` not summarized yet, or those from `segments[0]` to `segments[1]`
+        (None: to the end) when iter_messages reads them."""
+        places = []
+        for log_id in log_ids:
+            for segment_id, place in self._layout[log_id]:
+                if segments is None:
+                    wanted = (log_id, segment_id) not in self._summaries
+                else:
+                    wanted = segments[0] <= segment_id and (segments[1] is None or segment_id <= segments[1])
+                if wanted:
+                    places.append(place)
+        read_ahead(self.files, places)
 
     def _first_last(self, log_id: int) -> tuple[Entry, Entry] | None:
         summaries = self.summaries(log_id)
@@ -239,7 +260,9 @@ class WoodpeckerSource:
         from mqctl.mq.decode.envelope import read_envelope
 
         channels = []
-        for log_id in sorted(self._layout, key=lambda i: (self.channel_name(i), i)):
+        order = sorted(self._layout, key=lambda i: (self.channel_name(i), i))
+        self._read_ahead(order)
+        for log_id in order:
             summaries = self.summaries(log_id)
             ends = self._first_last(log_id)
             info = ChannelInfo(
@@ -261,6 +284,7 @@ class WoodpeckerSource:
         log_id = self.log_id(channel)
         first_segment = start_id // ENTRY_SPAN if start_id is not None else None
         last_segment = end_id // ENTRY_SPAN if end_id is not None else None
+        self._read_ahead([log_id], (first_segment or 0, last_segment))
         for segment_id, _ in self._layout[log_id]:
             if (first_segment is not None and segment_id < first_segment) or (
                 last_segment is not None and segment_id > last_segment
@@ -316,16 +340,23 @@ class WoodpeckerSource:
         lines = sorted(f"{log_id}={self.channel_name(log_id)}" for log_id in self._layout)
         return hashlib.sha256("\n".join(lines).encode()).hexdigest()[:16]
 
-    def data_warnings(self) -> list[tuple[str | None, str]]:
+    def data_warnings(self, *, read_so_far: bool = False) -> list[tuple[str | None, str]]:
         """Corrupt segments (log, segment, block, file, offset): what follows the damage in a segment is not
-        counted or read."""
+        counted or read. `read_so_far` (a peek): only those of the segments already read, reading no other,
+        unless etcd's meta is given (its LastEntryIds are checked against every segment)."""
         found: list[tuple[str | None, str]] = [
             (None, f"Woodpecker folder not read: {problem}")
             for misnamed in self._misnamed
             for problem in misnamed.problems
         ]
+        only_read = read_so_far and self.meta is None
         for log_id in sorted(self._layout):
-            for summary in self.summaries(log_id):
+            summaries = (
+                [self._summaries[(log_id, s)] for s, _ in self._layout[log_id] if (log_id, s) in self._summaries]
+                if only_read
+                else self.summaries(log_id)
+            )
+            for summary in summaries:
                 found += [(self.channel_name(log_id), _warning(problem)) for problem in summary.problems]
         if self.meta is not None:
             from mqctl.mq.woodpecker.meta_check import meta_shortfalls
@@ -348,6 +379,7 @@ class WoodpeckerSource:
 
     def close(self) -> None:
         self._summaries.clear()
+        close_files(self.files)
 
     def __enter__(self) -> WoodpeckerSource:
         return self

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast
 from urllib.parse import urlparse
 
 from mqctl.errors import InputError, MqctlError, PreconditionError
+from mqctl.mq.woodpecker.read_ahead import READ_AHEAD, ReadAhead, read_ahead
 from mqctl.mq.woodpecker.segment_files import (
     looks_numeric,
     max_file_bytes,
@@ -145,9 +146,17 @@ def read_place(files: SegmentFiles, place: SegmentPlace) -> Segment:
     )
 
 
-def read_all(files: SegmentFiles) -> list[Segment]:
-    """Every segment below the root, by log and segment id, cross-checked across each log (segments.check_log)."""
-    found = [read_place(files, place) for place in files.places()]
+def read_all(files: SegmentFiles, each: Callable[[Segment], None] | None = None) -> list[Segment]:
+    """Every segment below the root, read in log and segment order, cross-checked across each log (check_log);
+    `each(segment)` is called on each as soon as it is read (it may keep only its first and last entry)."""
+    places = sorted(files.places(), key=lambda p: (p.log_id, p.segment_id, p.folder))
+    read_ahead(files, places)
+    found = []
+    for place in places:
+        segment = read_place(files, place)
+        if each is not None:
+            each(segment)
+        found.append(segment)
     check_log(found)
     return sorted(found, key=lambda s: (s.log_id, s.segment_id))
 
@@ -276,7 +285,7 @@ def _client(access: S3Access) -> tuple[Minio, str, bool]:
         raise PreconditionError(f"cannot get S3 credentials ({type(err).__name__})", hint=CREDENTIAL_HINT) from None
     http = urllib3.PoolManager(
         timeout=urllib3.Timeout(connect=10, read=60),
-        maxsize=4,
+        maxsize=READ_AHEAD + 1,  # the fetches ahead and one direct read
         cert_reqs="CERT_REQUIRED",
         ca_certs=os.environ.get("SSL_CERT_FILE") or certifi.where(),
         retries=urllib3.Retry(total=2, backoff_factor=0.2, status_forcelist=[500, 502, 503, 504]),
@@ -298,13 +307,16 @@ _OBJECT_REPR = re.compile(r"<[^<>]*object at 0x[0-9a-f]+>:?\s*|\w+Connection\(ho
 
 
 class S3Prefix:
-    """Segments below `s3://BUCKET/PREFIX`, read through the MinIO SDK (list and get only)."""
+    """Segments below `s3://BUCKET/PREFIX`, read through the MinIO SDK (list and get only).
+
+    Listed once (`places`); each object fetched once, ahead of the reader once told what is read next (read_ahead.py)."""
 
     def __init__(self, url: str, access: S3Access | None = None):
         self.url = parse_s3_url(url)
         self.access = access or S3Access()
         self.client, self.endpoint, self.signed = _client(self.access)
         self.description = str(self.url)
+        self.ahead = ReadAhead(self._get)
 
     def _key(self, *parts: str) -> str:
         return "/".join(part for part in (self.url.prefix, *parts) if part)
@@ -431,6 +443,12 @@ class S3Prefix:
         """The object's bytes, within the size cap (segment_files.max_file_bytes, MAX_FOOTER_BYTES for footer.blk) and the
         deadline; an object past the cap is an UnreadableFile (a Problem of its segment), not a MemoryError."""
         key = f"{place.folder}/{name}"
+        ahead = self.ahead.take(key)
+        if ahead is not None:
+            return ahead.result()
+        return self._get(key, name)
+
+    def _get(self, key: str, name: str) -> Data:
         what = f"reading {S3_SCHEME}{self.url.bucket}/{key}"
         cap = MAX_FOOTER_BYTES if name == "footer.blk" else max_file_bytes()
 

@@ -1,0 +1,59 @@
+"""What a command imports decides how fast it starts (issue 33; figures: bench/cli_startup.py, docs/benchmarks.md).
+
+Each command runs in a fresh interpreter, and the modules it loaded are read from sys.modules afterwards: `channels list --json` loads neither Rich (nothing is shown to people) nor the message decoders (a listing
+parses one header per first and last message), and none of them loads pymilvus's package, grpc, pandas or
+pyspark. Not timed: the modules are the property, the seconds are the bench's."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.helpers.paths import FIXTURES, REPO
+
+HEAVY = ("pymilvus", "grpc", "pandas", "pyspark", "numpy")
+
+
+def imported(*args: str) -> set[str]:
+    """The modules a fresh `mqctl ARGS` run (a new interpreter; exit 0 expected) leaves in sys.modules: those it
+    imported, whether by an import statement or importlib."""
+    script = (
+        "import json, sys; from mqctl.cli import run; c = run(sys.argv[1:]); print(json.dumps(sorted(sys.modules)))"
+    )
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("PYTHONWARNINGS", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    names = set(json.loads(done.stdout.splitlines()[-1]))
+    assert "mqctl.cli" in names
+    return names
+
+
+def heavy(names: set[str]) -> list[str]:
+    return sorted(n for n in names if n.split(".")[0] in HEAVY and not n.startswith("pymilvus.grpc_gen."))
+
+
+@pytest.mark.parametrize(
+    "source",
+    [("--rocksmq", str(FIXTURES / "rocksmq" / "rdb_data")), ("--nats-store", str(FIXTURES / "natsmq" / "store"))],
+    ids=["rocksmq", "nats-store"],
+)
+def test_channels_list_json_imports_no_renderer_no_decoders(source):
+    names = imported("channels", "list", "--json", *source)
+    assert "mqctl.mq.channels" in names
+    assert not heavy(names)
+    assert not sorted(n for n in names if n == "rich" or n.startswith("rich.")), "Rich loaded for JSON output"
+    assert "mqctl.mq.decode.messages" not in names and "mqctl.mq.decode.bodies" not in names
+
+
+def test_channels_list_table_still_loads_rich():
+    """The other side of the same switch: a table for people is drawn by Rich, loaded when first used."""
+    names = imported("channels", "list", "--rocksmq", str(FIXTURES / "rocksmq" / "rdb_data"))
+    assert "rich.console" in names
+    assert not heavy(names)

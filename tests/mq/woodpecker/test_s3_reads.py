@@ -1,0 +1,175 @@
+"""How a Woodpecker WAL in a bucket is read (issue 33, item 1), counted on a fake S3 client in this process: one
+listing per command, each object fetched once, no more than READ_AHEAD GETs at once, a peek from a position reads
+only the segments from there on, and the memory a listing takes does not grow with the WAL beyond its listing.
+Not timed: bench/woodpecker_scale.py gives the figures against moto's S3 server and a bare boto3 client."""
+
+from __future__ import annotations
+
+import threading
+import time
+import tracemalloc
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mqctl.mq.channels import list_channels, peek
+from mqctl.mq.woodpecker import storage
+from mqctl.mq.woodpecker.read_ahead import read_ahead
+from mqctl.mq.woodpecker.source import WoodpeckerSource
+from tests.helpers import woodpecker_segments as w
+
+BUCKET = "a-bucket"
+
+
+class Response:
+    def __init__(self, store: FakeS3, data: bytes):
+        self.store, self.data, self.at = store, data, 0
+        self.headers = {"Content-Length": str(len(data))}
+
+    def read(self, size: int) -> bytes:
+        chunk = self.data[self.at : self.at + size]
+        self.at += len(chunk)
+        return chunk
+
+    def close(self) -> None:
+        with self.store.lock:
+            self.store.open_now -= 1
+
+    def release_conn(self) -> None:
+        pass
+
+
+class Item:
+    def __init__(self, name: str):
+        self.object_name = name
+
+
+class FakeS3:
+    """The two calls storage.S3Prefix makes of the MinIO SDK, over a dict, counting them."""
+
+    def __init__(self, objects: dict[str, bytes]):
+        self.objects = objects
+        self.listings = 0
+        self.gets: Counter[str] = Counter()
+        self.lock = threading.Lock()
+        self.open_now = self.most_open = 0
+
+    def list_objects(self, bucket: str, prefix: str, recursive: bool = False) -> Any:
+        assert bucket == BUCKET and recursive
+        self.listings += 1
+        return (Item(key) for key in sorted(self.objects) if key.startswith(prefix))
+
+    def get_object(self, bucket: str, key: str) -> Response:
+        with self.lock:
+            self.gets[key] += 1
+            self.open_now += 1
+            self.most_open = max(self.most_open, self.open_now)
+        time.sleep(0.005)  # a round trip, so that GETs made at once overlap
+        return Response(self, self.objects[key])
+
+
+def wal(tmp_path: Path, segments: int, *, blocks: int = 4, entries: int = 8, size: int = 1024) -> dict[str, bytes]:
+    """One log of `segments` finalized object-layout segments (the last one active), as bucket keys under wp/."""
+    root = tmp_path / f"wal-{segments}"
+    body = [w.message(b"x" * size, {"_t": "insert", "_v": "1", "_tt": "1000"})] * entries
+    for number in range(segments):
+        w.object_segment(root / "1" / str(number), [body] * blocks, finalized=number < segments - 1)
+    return {f"wp/{p.relative_to(root)}": p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def fake_bucket(monkeypatch: pytest.MonkeyPatch):
+    made: list[FakeS3] = []
+
+    def open_bucket(objects: dict[str, bytes]) -> FakeS3:
+        fake = FakeS3(objects)
+        made.append(fake)
+        monkeypatch.setattr(storage, "_client", lambda access: (fake, "http://fake", True))
+        return fake
+
+    return open_bucket
+
+
+def test_a_listing_lists_once_and_fetches_each_object_once(tmp_path, fake_bucket):
+    objects = wal(tmp_path, 30)
+    fake = fake_bucket(objects)
+    with WoodpeckerSource(f"s3://{BUCKET}/wp") as source:
+        listed = list_channels(source)  # what `channels list` runs: counts, ids, times and the data warnings
+    assert listed.totals.messages == 30 * 4 * 8 and not listed.warnings
+    assert fake.listings == 1
+    assert set(fake.gets) == set(objects) and set(fake.gets.values()) == {1}
+    assert 1 < fake.most_open <= storage.READ_AHEAD + 1  # fetched ahead, concurrently, within the cap
+
+
+def test_a_peek_from_a_position_reads_only_the_segments_from_there(tmp_path, fake_bucket):
+    objects = wal(tmp_path, 30)
+    fake = fake_bucket(objects)
+    with WoodpeckerSource(f"s3://{BUCKET}/wp") as source:
+        result = peek(source, "1", start="29/0", limit=100)
+    assert [m.position for m in result.messages] == [f"29/{n}" for n in range(32)]
+    assert fake.listings == 1
+    assert set(fake.gets) == {key for key in objects if key.startswith("wp/1/29/")}
+    assert set(fake.gets.values()) == {1}
+
+
+def test_an_object_read_out_of_the_planned_order_is_fetched_once_and_the_skipped_ones_are_dropped(
+    tmp_path, fake_bucket
+):
+    fake = fake_bucket(wal(tmp_path, 12, blocks=1))
+    with WoodpeckerSource(f"s3://{BUCKET}/wp") as source:
+        prefix = source.files
+        assert isinstance(prefix, storage.S3Prefix)
+        places = {p.segment_id: p for p in prefix.places()}
+        read_ahead(prefix, [places[n] for n in range(12)])
+        assert len(prefix.ahead.fetching) == storage.READ_AHEAD  # no more held ahead than the cap
+        prefix.read(places[10], "0.blk")  # a jump: what was planned before it is dropped
+        assert not any(key.startswith(("wp/1/0/", "wp/1/9/")) for key in prefix.ahead.known)
+        prefix.read(places[11], "0.blk")
+    assert fake.gets["wp/1/10/0.blk"] == 1 and fake.gets["wp/1/11/0.blk"] == 1
+
+
+def peak_bytes_listing(tmp_path: Path, fake_bucket: Any, segments: int) -> tuple[int, int]:
+    objects = wal(tmp_path, segments, entries=16)
+    fake_bucket(objects)
+    tracemalloc.start()
+    try:
+        with WoodpeckerSource(f"s3://{BUCKET}/wp") as source:
+            assert list_channels(source).totals.messages == segments * 4 * 16
+        return tracemalloc.get_traced_memory()[1], sum(len(v) for v in objects.values())
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_memory_of_a_listing_does_not_grow_with_the_wal(tmp_path, fake_bucket):
+    """Four times the segments (and bytes): the peak grows by what the listing and one summary per segment take,
+    a small fraction of the bytes added; one segment's entries and READ_AHEAD objects are held at a time."""
+    small, small_wal = peak_bytes_listing(tmp_path, fake_bucket, 16)
+    large, large_wal = peak_bytes_listing(tmp_path, fake_bucket, 64)
+    assert large_wal >= 4 * small_wal * 0.9
+    assert large - small < (large_wal - small_wal) / 10, (small, large, small_wal, large_wal)
+    assert large < large_wal / 2
+
+
+def peak_bytes_report(tmp_path: Path, fake_bucket: Any, segments: int) -> tuple[int, int]:
+    from mqctl.mq.streaming.wal_files import woodpecker_report
+
+    objects = wal(tmp_path, segments, entries=16)
+    fake = fake_bucket(objects)
+    tracemalloc.start()
+    try:
+        report = woodpecker_report(f"s3://{BUCKET}/wp", log="1", limit=20)
+        assert len(report.segments) == segments and report.entries is not None and len(report.entries) == 20
+        assert sum(row.entries for row in report.segments) == segments * 4 * 16
+        assert fake.listings == 1 and set(fake.gets.values()) == {1} and set(fake.gets) == set(objects)
+        return tracemalloc.get_traced_memory()[1], sum(len(v) for v in objects.values())
+    finally:
+        tracemalloc.stop()
+
+
+def test_channels_woodpecker_lists_once_fetches_once_and_keeps_only_what_it_shows(tmp_path, fake_bucket):
+    """`channels woodpecker` counts each segment as it is read and keeps only the entries it shows."""
+    small, small_wal = peak_bytes_report(tmp_path, fake_bucket, 16)
+    large, large_wal = peak_bytes_report(tmp_path, fake_bucket, 64)
+    assert large - small < (large_wal - small_wal) / 10, (small, large, small_wal, large_wal)
