@@ -243,11 +243,11 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
     def _whole_transactions(
         self, start: dict[str, int], end: dict[str, int], visible: dict[str, int]
     ) -> dict[str, int]:
-        """No batch ends inside a 2.6 transaction, on Woodpecker or RocksMQ written by 2.6 (open_transactions.py);
+        """No batch ends inside a 2.6 transaction, on Woodpecker, Kafka or RocksMQ written by 2.6 (open_transactions.py);
         a batch carried on to a transaction's end stays within what is `visible`. natsmq, which 2.6 no longer offers,
         holds none."""
         opts = self._opts()
-        if not (opts.woodpecker or opts.rocksmq):
+        if not (opts.woodpecker or opts.rocksmq or opts.kafka):
             return end
         source = opts.open_source()
         try:
