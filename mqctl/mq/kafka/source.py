@@ -319,6 +319,15 @@ class KafkaSource:
                         raise self._unreachable(f"{channel}: no records within {self.access.timeout * 4:g} s")
                     continue
                 stalled_since = time.monotonic()
+                tail = records[-1].offset()
+                # the common batch: no error record (end of partition, lost offsets) and nothing past `last`,
+                # handed on whole without a per-record pass (a replay partition's hot loop)
+                if 0 <= tail <= last and not any(record.error() is not None for record in records):
+                    yield records
+                    if tail == last:
+                        return
+                    next_offset = tail + 1
+                    continue
                 batch: list[Any] = []
                 for record in records:
                     error = record.error()
@@ -364,10 +373,11 @@ class KafkaSource:
         last = ends.high - 1 if end_id is None else min(end_id, ends.high - 1)
         if first > last:
             return
+        message = RawMessage
         for batch in self._read(channel, first, last):
             for record in batch:
                 headers = record.headers()  # None without headers (2.3–2.5 messages): no dict to build
-                yield RawMessage(
+                yield message(
                     channel,
                     record.offset(),
                     record.value() or b"",
