@@ -11,8 +11,8 @@ import pytest
 from mqctl.mq.sources import SourceOptions
 from tests.helpers.kafka import produce
 from tests.helpers.milvus_meta import collection_info, position, put
+from tests.helpers.replay_follow import DML_0, batch_keys, follow, grown, output_keys
 from tests.helpers.woodpecker_wal import fixture_topics
-from tests.replay.test_follow_spark import DML_0, batch_keys, follow, grown, output_keys
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 DML_1 = "by-dev-rootcoord-dml_1"
@@ -163,3 +163,40 @@ def test_from_checkpoint_batch_and_follow_give_what_follows_the_channel_checkpoi
         run_replay(request(tmp_path / "late"), spark=spark)
     assert "data lost: vchannel" in lost.value.message
     assert f"offsets {checkpoint + 1}..{checkpoint + 2} that Milvus had not persisted are gone" in lost.value.message
+
+
+# ---------------------------------------------------------------------------- the command, end to end
+def test_cli_follow_from_kafka_writes_every_row_once_and_resumes_with_nothing_new(spark, kafka_bootstrap, tmp_path):
+    from tests.helpers.cli import run_cli_subprocess
+
+    prefix = "kfcli-"
+    _copy_fixture(kafka_bootstrap, prefix)
+    out, ckpt = tmp_path / "out", tmp_path / "ckpt"
+    command = (
+        "replay", "--to-spark", "--follow", "--kafka", kafka_bootstrap, "--topic-prefix", prefix,
+        "--collection", "items", "--output", str(out), "--checkpoint-location", str(ckpt),
+        "--master", "local[2]", "--available-now", "--json",
+    )  # fmt: skip
+    first = run_cli_subprocess(*command)
+    assert first.code == 0, first.stderr
+    result = first.json()
+    assert result["source"] == f"kafka://{kafka_bootstrap}" and result["rows"] == 39 and result["batches"] == 1
+    assert result["stopped"] == "caught up (available now)"
+    assert output_keys(spark, out) == batch_keys(spark, {"kafka": kafka_bootstrap, "topic_prefix": prefix})
+
+
+def test_ctrl_c_during_a_kafka_replay_is_one_line_exit_3(kafka_bootstrap, kafka_fixture, tmp_path):
+    """As a terminal's Ctrl-C: the signal goes to the whole process group (mqctl, its JVM, the Python workers
+    reading the topics) while the job runs; after Spark's banner only mqctl's one line is printed."""
+    import signal
+
+    from tests.helpers.cli import signal_during_spark
+
+    code, after_start, stdout = signal_during_spark(
+        "replay", "--to-spark", "--kafka", kafka_bootstrap, "--topic-prefix", "by-dev-", "--collection", "items",
+        "--output", str(tmp_path / "out"), "--master", "local[2]",
+        signum=signal.SIGINT,
+    )  # fmt: skip
+    assert code == 3, after_start
+    assert after_start == ["planning the replay ...", "error: interrupted (Ctrl-C)"], after_start
+    assert stdout == ""
