@@ -198,3 +198,13 @@ def test_apply_bad_input_and_unreachable_brokers_are_one_line(cli, kafka_bootstr
     started = time.monotonic()
     one_line(cli(*base, "--kafka", f"127.0.0.1:{port}", "--timeout", "1"), 3, f"127.0.0.1:{port}")
     assert time.monotonic() - started < 15  # a bounded wait
+
+    import socket
+
+    with socket.socket() as silent:  # a "broker" that takes the connection and never answers: a slow one
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        address = f"127.0.0.1:{silent.getsockname()[1]}"
+        started = time.monotonic()
+        one_line(cli(*base, "--kafka", address, "--timeout", "1"), 3, address)
+        assert time.monotonic() - started < 15
