@@ -208,3 +208,22 @@ def test_apply_bad_input_and_unreachable_brokers_are_one_line(cli, kafka_bootstr
         started = time.monotonic()
         one_line(cli(*base, "--kafka", address, "--timeout", "1"), 3, address)
         assert time.monotonic() - started < 15
+
+
+def test_apply_reaches_the_brokers_and_topics_a_milvus_config_names(cli, kafka_bootstrap, tmp_path, etcd_url):
+    """--config alone: kafka.brokerList, and the topics of msgChannel.chanNamePrefix.cluster; its etcd for the
+    checkpoints."""
+    _topic(kafka_bootstrap, "rcfg-rootcoord-dml_0", {"retention.ms": "-1"})
+    config = tmp_path / "milvus.yaml"
+    config.write_text(
+        f"mq:\n  type: kafka\nkafka:\n  brokerList: {kafka_bootstrap}\nmsgChannel:\n  chanNamePrefix:\n"
+        f"    cluster: rcfg\netcd:\n  endpoints: {etcd_url.removeprefix('http://')}\n  rootPath: rcfg\n"
+    )
+    result = cli("retention", "apply", "--config", str(config), "--retention-ms", "86400000", "--dry-run", "--json")
+    assert result.code == 0, result.stderr
+    outcome = result.json()
+    assert outcome["source"] == f"kafka://{kafka_bootstrap} (topics rcfg-*)" and outcome["dry_run"] is True
+    assert [(c["topic"], c["before"], c["after"]) for c in outcome["changes"]] == [
+        ("rcfg-rootcoord-dml_0", "-1", "86400000")
+    ]
+    assert "checkpoints not checked" not in result.stderr  # the config's etcd was read (no checkpoint under rcfg)
