@@ -99,6 +99,42 @@ def test_retention_firing_past_the_query_is_data_lost_unless_allowed(spark, kafk
     assert new == kept_pks and not set(lost_pks) & set(new)
 
 
+def test_a_topic_deleted_under_the_query_is_data_lost_and_so_is_one_created_again(spark, kafka_bootstrap, tmp_path):
+    """As Spark's Kafka source: a topic gone, or back with offsets from 0 (Milvus's producers auto-create topics),
+    is data loss; records never silently skip, and `--allow-data-loss` goes on."""
+    import time
+
+    from confluent_kafka.admin import AdminClient
+
+    from mqctl.errors import PreconditionError
+
+    prefix = "kfd-"
+    topic = _copy_fixture(kafka_bootstrap, prefix)
+    source = SourceOptions(kafka=kafka_bootstrap, topic_prefix=prefix)
+    out, ckpt = tmp_path / "out", tmp_path / "ckpt"
+    first, _ = follow(spark, source, out, ckpt)
+    position = first.positions[topic]
+    admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
+    for future in admin.delete_topics([topic]).values():
+        future.result()
+    deadline = time.monotonic() + 30
+    while topic in admin.list_topics(timeout=10).topics and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+    with pytest.raises(PreconditionError) as gone:
+        follow(spark, source, out, ckpt)
+    assert f"data loss: topic {topic} no longer exists (deleted after the query read it up to offset {position})" in (
+        gone.value.message
+    )
+
+    produce(kafka_bootstrap, topic, [(p, {}) for p in fixture_topics()[DML_0][:5]])  # auto-created again
+    with pytest.raises(PreconditionError) as again:
+        follow(spark, source, out, ckpt)
+    assert f"topic {topic} ends at offset 5, before the query's position {position}" in again.value.message
+    allowed, _ = follow(spark, source, out, ckpt, allow_data_loss=True)
+    assert allowed.rows == 0  # the new topic's first records are before the position: nothing to add
+
+
 def _checkpoints_at(etcd_url: str, root: str, prefix: str, offsets: dict[str, int]) -> None:
     """datacoord's channel checkpoints of the items vchannels at these offsets of the fixture topics (under
     `prefix`, their pchannels), with items' collection info."""
