@@ -114,6 +114,12 @@ def test_a_topic_deleted_under_the_query_is_data_lost_and_so_is_one_created_agai
     out, ckpt = tmp_path / "out", tmp_path / "ckpt"
     first, _ = follow(spark, source, out, ckpt)
     position = first.positions[topic]
+    with _kafka(kafka_bootstrap, prefix) as mq:
+        assert mq.id_range(topic) == (0, position - 1)  # read to its end (the fixture's channel ends on a tick)
+    _delete_before(kafka_bootstrap, topic, position)  # every record expires: an empty topic, not a new one
+    emptied, _ = follow(spark, source, out, ckpt)
+    assert emptied.batches == 0 and emptied.rows == 0
+
     admin = AdminClient({"bootstrap.servers": kafka_bootstrap})
     for future in admin.delete_topics([topic]).values():
         future.result()

@@ -140,15 +140,16 @@ def lost_range(source: MQSource, channel: str, position: int, first_stored: int 
     return LostRange(channel, position, first_stored, lost)
 
 
-def _kafka_topic_lost(topic: str, position: int, bounds: tuple[int, int] | None, listed: bool, fail: bool) -> None:
+def _kafka_topic_lost(
+    source: MQSource, topic: str, position: int, bounds: tuple[int, int] | None, listed: bool, fail: bool
+) -> None:
     """A Kafka topic the query has read that is gone, or that ends before the query's position: deleted (and, as
     Milvus's producers auto-create topics, maybe created again with offsets from 0), so what it held after the
     position is lost and the offsets no longer mean what the checkpoint recorded (Spark's Kafka source reports the
     same as data loss)."""
     if not listed:
         what = f"topic {topic} no longer exists (deleted after the query read it up to offset {position})"
-    elif bounds is None or bounds[1] + 1 < position:
-        end = 0 if bounds is None else bounds[1] + 1
+    elif (end := _kafka_end(source, topic, bounds)) < position:
         what = (
             f"topic {topic} ends at offset {end}, before the query's position {position}: it was deleted and created "
             "again, and what it held after the position is gone"
@@ -156,6 +157,14 @@ def _kafka_topic_lost(topic: str, position: int, bounds: tuple[int, int] | None,
     else:
         return
     _report_loss(what, fail)
+
+
+def _kafka_end(source: MQSource, topic: str, bounds: tuple[int, int] | None) -> int:
+    """The offset the topic's next record gets (a topic whose records all expired is empty, not reset)."""
+    if bounds is not None:
+        return bounds[1] + 1
+    found = source.channel_bounds({topic}).get(topic)
+    return found.first if found is not None and found.first is not None else 0
 
 
 def data_loss(found: LostRange, fail: bool) -> None:
@@ -292,7 +301,7 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
                 position = start.get(name, 0)  # a channel that appeared since: from its first message
                 bounds = source.id_range(name) if name in known else None
                 if check_loss and opts.kafka and position > 0:
-                    _kafka_topic_lost(name, position, bounds, name in known, self.settings.fail_on_data_loss)
+                    _kafka_topic_lost(source, name, position, bounds, name in known, self.settings.fail_on_data_loss)
                 if bounds is None:
                     end[name] = position
                     continue
