@@ -292,9 +292,7 @@ def apply(
         from mqctl.mq.kafka.retention_apply import wanted_configs
 
         wanted_kafka = wanted_configs(retention_ms, retention_bytes, cleanup_policy)
-        _apply_kafka(
-            source, resolution, wanted_kafka, topics or [], etcd, etcd_root, force, yes, dry_run, json_mode, wide
-        )
+        _apply_kafka(source, resolution, wanted_kafka, topics or [], etcd, etcd_root, force, yes, dry_run)
         return
     if kafka_given:
         raise InputError(f"{kafka_given[0]} changes Kafka topics", hint="add --kafka HOST:PORT, or drop it")
@@ -343,8 +341,6 @@ def _apply_kafka(
     force: bool,
     yes: bool,
     dry_run: bool,
-    json_mode: bool,
-    wide: bool,
 ) -> None:
     """retention apply --kafka: the plan as a diff, the losses, the question; then the read-back."""
     import contextlib
@@ -355,7 +351,7 @@ def _apply_kafka(
     from mqctl.mq.kafka.source import KafkaSource
     from mqctl.mq.sources import open_source
 
-    out = output(json_mode, wide)
+    out = output()
 
     def confirm(plan: KafkaApplyPlan) -> bool:
         out.diff(configs_diff(plan.changes))
@@ -428,7 +424,7 @@ def _render_kafka_outcome(outcome: KafkaApplyOutcome) -> str | FitTable:
 
 
 def _checkpoints(
-    out: Output, etcd: str | None, etcd_root: str | None, resolution: Resolution | None
+    out: Output, etcd: str | None, etcd_root: str | None, resolution: Resolution
 ) -> list[LiveCheckpoint] | None:
     """Every live vchannel's checkpoint, from --etcd/--etcd-root or else the config's etcd; None (with a
     warning) when the config's etcd cannot be read. An etcd given on the command line must answer."""

@@ -182,7 +182,7 @@ def test_apply_keeps_what_a_26_wal_checkpoint_on_kafka_recovers_from(cli, kafka_
 def test_apply_bad_input_and_unreachable_brokers_are_one_line(cli, kafka_bootstrap):
     import time
 
-    from mqctl.ports import free_ports
+    from mqctl.host.ports import free_ports
 
     def one_line(result, code: int, text: str) -> None:
         assert result.code == code, result.stdout + result.stderr

@@ -138,7 +138,7 @@ def plan_topics(source: KafkaSource, topics: Iterable[str], wanted: dict[str, st
     for name in sorted({c.topic for c in changes if c.key == "retention.ms"}):
         if retention_ms <= 0 or low.get(name, 0) >= high.get(name, 0):
             continue
-        kept = source.first_offset_at(name, now_ms - retention_ms)
+        kept = first_offset_at(source, name, now_ms - retention_ms)
         plan.kept_from[name] = high[name] if kept is None else kept
         if plan.kept_from[name] > low[name]:
             plan.losses.append(
@@ -173,7 +173,7 @@ def checkpoint_losses(plan: KafkaApplyPlan, source: KafkaSource, checkpoints: li
         if limit > 0 and needed < plan.high.get(cp.pchannel, 0):
             key = (cp.pchannel, needed)
             if key not in size_checked:
-                size_checked[key] = source.record_bytes(cp.pchannel, needed)
+                size_checked[key] = record_bytes(source, cp.pchannel, needed)
             if size_checked[key] > limit:
                 found.append(
                     f"{name}: topic {cp.pchannel} holds {size_checked[key]} bytes of records after {what} {shown} "
@@ -254,7 +254,7 @@ def apply_plan(source: KafkaSource, plan: KafkaApplyPlan, interrupted: list[int]
             _restore(source, plan, done)
             raise interrupts.Interrupted(interrupted[0])
         try:
-            source.alter_topic_configs(topic, {c.key: c.after for c in plan.changes if c.topic == topic})
+            alter_topic_configs(source, topic, {c.key: c.after for c in plan.changes if c.topic == topic})
         except MqctlError as err:
             unrestored = _restore(source, plan, done)
             restored = (
@@ -272,7 +272,8 @@ def _restore(source: KafkaSource, plan: KafkaApplyPlan, topics: list[str]) -> li
     for topic in reversed(topics):
         changed = [c for c in plan.changes if c.topic == topic]
         try:
-            source.alter_topic_configs(
+            alter_topic_configs(
+                source,
                 topic,
                 {c.key: c.before for c in changed if c.override and c.before is not None},
                 [c.key for c in changed if not c.override],
@@ -353,3 +354,52 @@ def kafka_checkpoints(etcd: str | None, etcd_root: str | None, resolution: Resol
             )
         )
     return found
+
+
+# ------------------------------------------------------------------------------ what apply asks of the brokers
+def alter_topic_configs(source: KafkaSource, topic: str, set_to: dict[str, str], remove: Iterable[str] = ()) -> None:
+    """Set these configs on the topic and delete these overrides (back to the broker default), in one
+    IncrementalAlterConfigs request; the broker applies all of them or none."""
+    from confluent_kafka import KafkaException
+
+    from mqctl.mq.kafka.source import _admin_module, _kafka_error
+
+    admin = _admin_module()
+    ops = admin.AlterConfigOpType
+    entries = [admin.ConfigEntry(key, value, incremental_operation=ops.SET) for key, value in set_to.items()]
+    entries += [admin.ConfigEntry(key, None, incremental_operation=ops.DELETE) for key in remove]
+    resource = admin.ConfigResource(admin.ResourceType.TOPIC, topic, incremental_configs=entries)
+    try:
+        for future in source._admin.incremental_alter_configs(
+            [resource], request_timeout=source.access.timeout
+        ).values():
+            future.result()
+    except KafkaException as err:
+        raise PreconditionError(
+            f"{source.description}: topic {topic} refused the new configs: {_kafka_error(err)}"
+        ) from None
+
+
+def first_offset_at(source: KafkaSource, topic: str, time_ms: int) -> int | None:
+    """Partition 0's first offset whose record timestamp is at or after `time_ms` (ListOffsets by time); None when
+    every record is older."""
+    from confluent_kafka import KafkaException, TopicPartition
+
+    from mqctl.mq.kafka.source import MILVUS_PARTITION
+
+    try:
+        (found,) = source._reader().offsets_for_times(
+            [TopicPartition(topic, MILVUS_PARTITION, time_ms)], timeout=source.access.timeout
+        )
+    except KafkaException as err:
+        raise source._unreachable(f"{topic}: cannot look up offsets by time", err) from None
+    return None if found.offset < 0 else int(found.offset)
+
+
+def record_bytes(source: KafkaSource, topic: str, first: int) -> int:
+    """The bytes of the records from offset `first` to the end (values and headers, uncompressed): an upper bound
+    of what they take in the log, since the producer compresses them."""
+    return sum(
+        len(raw.data) + sum(len(k) + len(v) for k, v in raw.headers.items())
+        for raw in source.iter_messages(topic, first)
+    )

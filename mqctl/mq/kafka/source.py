@@ -206,47 +206,6 @@ class KafkaSource:
         except KafkaException as err:
             raise self._unreachable("cannot describe topic configs", err) from None
 
-    def alter_topic_configs(self, topic: str, set_to: dict[str, str], remove: Iterable[str] = ()) -> None:
-        """Set these configs on the topic and delete these overrides (back to the broker default), in one
-        IncrementalAlterConfigs request; the broker applies all of them or none."""
-        from confluent_kafka import KafkaException
-
-        admin = _admin_module()
-        ops = admin.AlterConfigOpType
-        entries = [admin.ConfigEntry(key, value, incremental_operation=ops.SET) for key, value in set_to.items()]
-        entries += [admin.ConfigEntry(key, None, incremental_operation=ops.DELETE) for key in remove]
-        resource = admin.ConfigResource(admin.ResourceType.TOPIC, topic, incremental_configs=entries)
-        try:
-            for future in self._admin.incremental_alter_configs(
-                [resource], request_timeout=self.access.timeout
-            ).values():
-                future.result()
-        except KafkaException as err:
-            raise PreconditionError(
-                f"{self.description}: topic {topic} refused the new configs: {_kafka_error(err)}"
-            ) from None
-
-    def first_offset_at(self, topic: str, time_ms: int) -> int | None:
-        """Partition 0's first offset whose record timestamp is at or after `time_ms` (ListOffsets by time); None
-        when every record is older."""
-        from confluent_kafka import KafkaException, TopicPartition
-
-        try:
-            (found,) = self._reader().offsets_for_times(
-                [TopicPartition(topic, MILVUS_PARTITION, time_ms)], timeout=self.access.timeout
-            )
-        except KafkaException as err:
-            raise self._unreachable(f"{topic}: cannot look up offsets by time", err) from None
-        return None if found.offset < 0 else int(found.offset)
-
-    def record_bytes(self, topic: str, first: int) -> int:
-        """The bytes of the records from offset `first` to the end (values, keys and headers, uncompressed): an
-        upper bound of what they take in the log, since the producer compresses them."""
-        total = 0
-        for raw in self.iter_messages(topic, first):
-            total += len(raw.data) + sum(len(k) + len(v) for k, v in raw.headers.items())
-        return total
-
     def group_lags(self) -> dict[str, list[GroupLag]]:
         """topic -> the consumer groups with a committed offset on it (see the module's docstring: Milvus's own
         consumers commit none), and their lag behind the partition's end."""

@@ -27,16 +27,18 @@ def _apply(bootstrap: str, prefix: str, signal_at_call: int, monkeypatch):
     from mqctl.mq.kafka.source import KafkaSource
 
     interrupts.install()
-    original = KafkaSource.alter_topic_configs
+    from mqctl.mq.kafka import retention_apply
+
+    original = retention_apply.alter_topic_configs
     calls = [0]
 
-    def alter_then_signal(self, topic, set_to, remove=()):
-        original(self, topic, set_to, remove)
+    def alter_then_signal(source, topic, set_to, remove=()):
+        original(source, topic, set_to, remove)
         calls[0] += 1
         if calls[0] == signal_at_call:
             os.kill(os.getpid(), signal.SIGINT)  # as Ctrl-C, right after this topic's change went out
 
-    monkeypatch.setattr(KafkaSource, "alter_topic_configs", alter_then_signal)
+    monkeypatch.setattr(retention_apply, "alter_topic_configs", alter_then_signal)
 
     @contextlib.contextmanager
     def open_topics():
