@@ -7,8 +7,8 @@ one run:
 - mqctl's `KafkaSource.iter_messages` (the reader `channels show/peek`, checkpoints and the replay partitions use:
   RawMessage with headers, offsets checked), and its ratio to the bare read;
 - `channels list` on the broker (offsets, first/last TSO of every topic, groups), once.
-Goal: mqctl's read >= 0.8x the bare consumer. Spark's own Kafka source (spark-sql-kafka-0-10) is not compared
-yet: no build of it for the installed Spark (4.3) is on Maven Central.
+Goal: mqctl's read >= 0.8x the bare consumer. Spark's own Kafka source (spark-sql-kafka-0-10) is compared in
+bench/kafka_replay.py.
 
 Usage: python bench/kafka.py [--messages 100000] [--rows 1] [--dim 8]
 """

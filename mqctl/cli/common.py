@@ -216,14 +216,20 @@ def takes_bundle(
 
 
 def takes_source(
-    *, rocksmq: bool = True, woodpecker: bool = True, config_first: bool = False, config_help: str | None = None
+    *,
+    rocksmq: bool = True,
+    woodpecker: bool = True,
+    config_first: bool = False,
+    config_help: str | None = None,
+    config_required: bool = True,
 ) -> Callable[[Command], Command]:
     """Give a command the source options in place of its `source: SourceOptions` parameter, and call it with them
     built into one SourceOptions (whose field defaults are the options' defaults).
 
     `rocksmq=False` leaves out --rocksmq (commands that change NATS streams), `woodpecker=False` --woodpecker and
     --s3-endpoint (commands that cannot read it, or declare them themselves); `config_first` lists --config
-    first; `config_help` makes --config required with this help (the config is what the command applies)."""
+    first; `config_help` gives --config this help and makes it required (the config is what the command applies)
+    unless `config_required` is false (the command checks it where it needs it)."""
     names = [
         name
         for name in SOURCE_OPTIONS
@@ -240,7 +246,7 @@ def takes_source(
             default = None  # a list option: SourceOptions makes it []
             if config_help is not None:
                 annotation = Annotated[list[str], typer.Option("--config", help=config_help, show_default=False)]
-                default = inspect.Parameter.empty
+                default = inspect.Parameter.empty if config_required else None
         options[name] = (annotation, default)
 
     def build(values: dict[str, Any]) -> SourceOptions:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from mqctl.cli.terminal import FitTable, Output
     from mqctl.config.resolve.resolution import Resolution
     from mqctl.mq.checkpoints import LiveCheckpoint
+    from mqctl.mq.kafka.retention_apply import KafkaApplyOutcome
     from mqctl.mq.model import FindingGroup, RetentionReport
     from mqctl.mq.nats.retention import ApplyPlan, LimitChange
     from mqctl.mq.retention_apply import ApplyOutcome
@@ -210,17 +211,50 @@ def _render_outcome(outcome: ApplyOutcome) -> str | FitTable:
     )
 
 
+KAFKA_APPLY = "Kafka topic configs (with --kafka)"
+
+
 @app.command()
 @takes_source(
     woodpecker=False,
     rocksmq=False,
     config_first=True,
-    config_help="milvus.yaml/user.yaml/CR/Helm values with the wanted natsmq.server.retention.* (repeatable).",
+    config_help="milvus.yaml/user.yaml/CR/Helm values with the wanted natsmq.server.retention.* (repeatable); on "
+    "Kafka optional (kafka.* to reach the brokers).",
+    config_required=False,
 )
 def apply(
     source: SourceOptions,
     etcd: EtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
+    retention_ms: Annotated[
+        int | None,
+        typer.Option(
+            "--retention-ms", help="Kafka: the topics' retention.ms (-1: unlimited).", rich_help_panel=KAFKA_APPLY
+        ),
+    ] = None,
+    retention_bytes: Annotated[
+        int | None,
+        typer.Option(
+            "--retention-bytes", help="Kafka: the topics' retention.bytes (-1: unlimited).", rich_help_panel=KAFKA_APPLY
+        ),
+    ] = None,
+    cleanup_policy: Annotated[
+        str | None,
+        typer.Option(
+            "--cleanup-policy",
+            help="Kafka: the topics' cleanup.policy (delete: Milvus needs it).",
+            rich_help_panel=KAFKA_APPLY,
+        ),
+    ] = None,
+    topics: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--topic",
+            help="Kafka: change only this topic (repeatable; default: every topic of --topic-prefix).",
+            rich_help_panel=KAFKA_APPLY,
+        ),
+    ] = None,
     force: Annotated[
         bool,
         typer.Option(
@@ -243,17 +277,35 @@ def apply(
     from mqctl.mq.retention_apply import apply_retention
     from mqctl.mq.sources import load_config
 
-    if source.kafka:
-        from mqctl.errors import PreconditionError
-
-        raise PreconditionError(
-            "retention apply on Kafka is not supported yet (Milvus's config names no Kafka retention to apply)",
-            hint="`mqctl retention show --kafka ... --etcd URL` checks the topics against the channel checkpoints; "
-            "change them with kafka-configs.sh --alter, then run `mqctl channels checkpoints --kafka`",
+    kafka_given = [
+        name
+        for name, value in (
+            ("--retention-ms", retention_ms),
+            ("--retention-bytes", retention_bytes),
+            ("--cleanup-policy", cleanup_policy),
+            ("--topic", topics),
         )
+        if value is not None
+    ]
+    resolution = load_config(source.config) if source.config else None
+    if source.kafka or (not source.explicit and resolution is not None and resolution.effective_mq == "kafka"):
+        from mqctl.mq.kafka.retention_apply import wanted_configs
+
+        wanted_kafka = wanted_configs(retention_ms, retention_bytes, cleanup_policy)
+        _apply_kafka(source, resolution, wanted_kafka, topics or [], etcd, etcd_root, force, yes, dry_run)
+        return
+    if kafka_given:
+        raise InputError(f"{kafka_given[0]} changes Kafka topics", hint="add --kafka HOST:PORT, or drop it")
     if not (source.nats or source.nats_store):
-        raise InputError("retention apply needs the streams to change", hint="pass --nats URL or --nats-store DIR")
-    resolution = load_config(source.config)
+        raise InputError(
+            "retention apply needs the streams or topics to change",
+            hint="pass --nats URL or --nats-store DIR (with --config), or --kafka HOST:PORT",
+        )
+    if resolution is None:
+        raise InputError(
+            "retention apply on NATS applies a config's natsmq.server.retention.*",
+            hint="pass --config milvus.yaml (or user.yaml, a CR, Helm values)",
+        )
     wanted = stream_limits_from_config(ConfiguredRetention(resolution).nats_limits())
     out = output()
     if source.nats and not dry_run:  # a dry run changes nothing, so it may look at Milvus's own server
@@ -277,6 +329,98 @@ def apply(
         _show_plan(out, outcome.changes, outcome.losses)
     out.emit(outcome, _render_outcome)
     exit_with(1 if outcome.mismatches else 0)
+
+
+def _apply_kafka(
+    source: SourceOptions,
+    resolution: Resolution | None,
+    wanted: dict[str, str],
+    topics: list[str],
+    etcd: str | None,
+    etcd_root: str | None,
+    force: bool,
+    yes: bool,
+    dry_run: bool,
+) -> None:
+    """retention apply --kafka: the plan as a diff, the losses, the question; then the read-back."""
+    import contextlib
+    from collections.abc import Iterator
+
+    from mqctl.errors import InputError
+    from mqctl.mq.kafka.retention_apply import KafkaApplyPlan, apply_topic_retention, configs_diff
+    from mqctl.mq.kafka.source import KafkaSource
+    from mqctl.mq.sources import open_source
+
+    out = output()
+
+    def confirm(plan: KafkaApplyPlan) -> bool:
+        out.diff(configs_diff(plan.changes))
+        for loss in plan.losses:
+            out.warn(loss)
+        return out.confirm(f"Change the configs of {len({c.topic for c in plan.changes})} topic(s)?", assume_yes=yes)
+
+    def open_topics() -> Iterator[KafkaSource]:
+        with open_source(source, resolution=resolution) as opened:
+            if not isinstance(opened, KafkaSource):  # --config on another MQ was checked before: cannot happen
+                raise InputError(f"{opened.description} is not a Kafka")
+            yield opened
+
+    outcome = apply_topic_retention(
+        contextlib.contextmanager(open_topics),
+        wanted,
+        topics,
+        dry_run=dry_run,
+        confirm=confirm,
+        checkpoints=lambda: _kafka_checkpoints(out, etcd, etcd_root, resolution),
+        force=force,
+    )
+    if outcome.verified is None:  # nothing applied: the plan was not shown yet
+        out.diff(configs_diff(outcome.changes))
+        for loss in outcome.losses:
+            out.warn(loss)
+    out.emit(outcome, _render_kafka_outcome)
+    exit_with(1 if outcome.mismatches else 0)
+
+
+def _kafka_checkpoints(
+    out: Output, etcd: str | None, etcd_root: str | None, resolution: Resolution | None
+) -> list[LiveCheckpoint] | None:
+    """As _checkpoints, with Milvus 2.6's checkpoints on a Kafka WAL; without any etcd to read, a warning."""
+    from mqctl.errors import MqctlError
+    from mqctl.mq.kafka.retention_apply import kafka_checkpoints
+
+    if not (etcd or etcd_root or (resolution is not None and resolution.value("etcd.endpoints"))):
+        out.warn(
+            "channel checkpoints not checked (no --etcd): the new configs may delete messages Milvus has not "
+            "persisted; pass --etcd http://HOST:2379 to check them"
+        )
+        return None
+    try:
+        return kafka_checkpoints(etcd, etcd_root, resolution)
+    except MqctlError as err:
+        if etcd:
+            raise
+        out.warn(
+            f"channel checkpoints not checked ({err.message}): the new configs may delete messages Milvus has "
+            "not persisted; pass --etcd http://HOST:2379 to check them"
+        )
+        return None
+
+
+def _render_kafka_outcome(outcome: KafkaApplyOutcome) -> str | FitTable:
+    from mqctl.cli.terminal import KEY, LABEL, Column, Output
+
+    if not outcome.changes:
+        return f"{outcome.source}: every topic already holds these configs."
+    if outcome.dry_run:
+        topics = len({c.topic for c in outcome.changes})
+        return f"dry run: {len(outcome.changes)} config(s) on {topics} topic(s) would change."
+    status = "verified" if outcome.verified else f"NOT verified: {'; '.join(outcome.mismatches)}"
+    return Output.table(
+        f"applied to {len(outcome.applied)} topic(s) of {outcome.source}: {status} (read back)",
+        [Column("topic", KEY), Column("config", LABEL, 0), Column("before", LABEL, 1), Column("after", LABEL, 0)],
+        [(c.topic, c.key, c.before if c.override else f"{c.before} (default)", c.after) for c in outcome.changes],
+    )
 
 
 def _checkpoints(

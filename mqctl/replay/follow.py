@@ -240,10 +240,6 @@ def run_follow(
     asks it to stop; a signal lets the running batch commit first."""
     request = check_request(request)
     replay = request.replay
-    if replay.source.kafka:
-        raise PreconditionError(
-            "replay --follow from Kafka is not supported yet", hint="replay the topics in batch (drop --follow)"
-        )
     target = f"table:{replay.table}" if replay.table else write_target(replay.output or "", "--output").spark
     if not replay.table:
         replay = dataclasses.replace(replay, output=target)

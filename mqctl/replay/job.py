@@ -41,6 +41,7 @@ from mqctl.replay.resume import ResumeState
 from mqctl.replay.write import write_with_progress
 
 if TYPE_CHECKING:
+    from mqctl.config.resolve.resolution import Resolution
     from mqctl.mq.woodpecker.storage import S3Access
 
 
@@ -66,12 +67,6 @@ def resolved_request(request: ReplayRequest) -> ReplayRequest:
         raise InputError(
             "--etcd/--etcd-root are read only with --from checkpoint (or --woodpecker, to name its logs)",
             hint="add --from checkpoint, or drop --etcd",
-        )
-    if request.source.kafka and request.start == FROM_CHECKPOINT:
-        raise PreconditionError(
-            "replay --from checkpoint from Kafka is not supported yet",
-            hint="replay the topics whole, or --from an offset or a time (`mqctl channels checkpoints --kafka` shows "
-            "each vchannel's checkpoint offset)",
         )
     if request.remote:
         check_remote(request.remote)
@@ -356,7 +351,33 @@ def _milvus_checkpoints(request: ReplayRequest) -> dict[str, tuple[str, int]]:
     from mqctl.mq.checkpoints import seek_positions
     from mqctl.mq.milvus_meta import meta_reader
 
-    return seek_positions(meta_reader(request.etcd, request.etcd_root, resolution).read())
+    found = seek_positions(meta_reader(request.etcd, request.etcd_root, resolution).read())
+    if source.kafka or (resolution is not None and not source.explicit and resolution.effective_mq == "kafka"):
+        _check_kafka_retained(source, resolution, found)
+    return found
+
+
+def _check_kafka_retained(
+    source: SourceOptions, resolution: Resolution | None, found: dict[str, tuple[str, int]]
+) -> None:
+    """Refuse a checkpoint whose next offset the topic no longer holds: its retention deleted records Milvus had
+    not persisted, which no replay can give back (on Kafka every offset holds one of Milvus's records, so the gap
+    is counted exactly)."""
+    from mqctl.mq.sources import open_source
+
+    with open_source(source, resolution=resolution) as topics:
+        known = {info.name for info in topics.list_channels(message_times=False)}
+        for vchannel, (pchannel, position) in sorted(found.items()):
+            bounds = topics.id_range(pchannel) if pchannel in known else None
+            if bounds is None or bounds[0] <= position + 1:
+                continue
+            raise PreconditionError(
+                f"data lost: vchannel {vchannel}: channel checkpoint {position} precedes the first retained offset "
+                f"{bounds[0]} of topic {pchannel}: offsets {position + 1}..{bounds[0] - 1} that Milvus had not "
+                "persisted are gone (the topic's retention fired)",
+                hint="replay what is left with --from an offset or a time; `mqctl channels checkpoints --kafka` "
+                "names the lost messages",
+            )
 
 
 @dataclass

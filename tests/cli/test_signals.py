@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.cli import signal_during_spark
 from tests.helpers.paths import FIXTURES, REPO
 
 ROCKSMQ = str(FIXTURES / "rocksmq" / "rdb_data")
@@ -146,38 +147,16 @@ def test_warnings_as_errors_do_not_stop_a_command(how):
     assert json.loads(result.stdout)["channels"]
 
 
-# what Spark itself prints while it starts, before mqctl's log configuration holds (not mqctl's to silence)
-SPARK_START = ("WARNING: Using incubator modules", "Setting default log level", "To adjust logging level")
-
-
 @pytest.mark.spark
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGTERM"])
 def test_a_signal_to_the_process_group_during_a_spark_replay_is_one_line(tmp_path, signal_name):
     """As a terminal's Ctrl-C (or a service manager's stop) does: the signal goes to every process of the group,
     mqctl, its JVM and the Python workers, while the job runs; what is printed after Spark's start-up banner is
     the one line, no Python traceback, no Java stack."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mqctl", "replay", "--to-spark", "--rocksmq", ROCKSMQ, "--collection", "items"]
-        + ["--output", str(tmp_path / "out")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        cwd=REPO,
-        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(REPO)},
-        start_new_session=True,
-    )
-    assert proc.stderr is not None
-    lines = []
-    for line in proc.stderr:  # Spark has started once its banner is out; the job follows within seconds
-        lines.append(line)
-        if line.startswith("Setting default log level"):
-            break
-    time.sleep(5)
-    os.killpg(proc.pid, getattr(signal, signal_name))
-    stdout, rest = proc.communicate(timeout=300)
-    printed = [line.rstrip("\n") for line in [*lines, *rest.splitlines(keepends=True)]]
-    after_start = [line for line in printed if line.strip() and not line.startswith(SPARK_START)]
-    assert proc.returncode == 3, printed
-    assert after_start == ["planning the replay ...", f"error: interrupted ({NAMES[signal_name]})"], printed
+    code, after_start, stdout = signal_during_spark(
+        "replay", "--to-spark", "--rocksmq", str(ROCKSMQ), "--collection", "items", "--output", str(tmp_path / "out"),
+        signum=getattr(signal, signal_name),
+    )  # fmt: skip
+    assert code == 3, after_start
+    assert after_start == ["planning the replay ...", f"error: interrupted ({NAMES[signal_name]})"], after_start
     assert stdout == ""

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Any
 
 BASE_ENV = {"NO_COLOR": "1", "COLUMNS": "200"}
+# what Spark itself prints while it starts, before mqctl's log configuration holds (not mqctl's to silence)
+SPARK_START = ("WARNING: Using incubator modules", "Setting default log level", "To adjust logging level")
 
 
 @dataclass
@@ -214,3 +216,34 @@ def migrate_plan(cli: Callable[..., CliResult], config: Path | str, to: str, ver
         *extra,
         "--json",
     )
+
+
+def signal_during_spark(*args: str, signum: int, after: float = 5) -> tuple[int, list[str], str]:
+    """Run `mqctl ARGS` in a process group of its own and send `signum` to the whole group (mqctl, its JVM, the
+    Python workers), as a terminal's Ctrl-C does, `after` seconds after Spark's start-up banner (the job runs by
+    then); (exit code, the non-empty stderr lines but Spark's own start-up ones, stdout)."""
+    from tests.helpers.paths import REPO
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mqctl", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(REPO)},
+        start_new_session=True,
+    )
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:  # Spark has started once its banner is out; the job follows within seconds
+        lines.append(line)
+        if line.startswith("Setting default log level"):
+            break
+    import time
+
+    time.sleep(after)
+    os.killpg(proc.pid, signum)
+    stdout, rest = proc.communicate(timeout=300)
+    printed = [line.rstrip("\n") for line in [*lines, *rest.splitlines(keepends=True)]]
+    return proc.returncode, [line for line in printed if line.strip() and not line.startswith(SPARK_START)], stdout

@@ -140,17 +140,48 @@ def lost_range(source: MQSource, channel: str, position: int, first_stored: int 
     return LostRange(channel, position, first_stored, lost)
 
 
+def _kafka_topic_lost(
+    source: MQSource, topic: str, position: int, bounds: tuple[int, int] | None, listed: bool, fail: bool
+) -> None:
+    """A Kafka topic the query has read that is gone, or that ends before the query's position: deleted (and, as
+    Milvus's producers auto-create topics, maybe created again with offsets from 0), so what it held after the
+    position is lost and the offsets no longer mean what the checkpoint recorded (Spark's Kafka source reports the
+    same as data loss)."""
+    if not listed:
+        what = f"topic {topic} no longer exists (deleted after the query read it up to offset {position})"
+    elif (end := _kafka_end(source, topic, bounds)) < position:
+        what = (
+            f"topic {topic} ends at offset {end}, before the query's position {position}: it was deleted and created "
+            "again, and what it held after the position is gone"
+        )
+    else:
+        return
+    _report_loss(what, fail)
+
+
+def _kafka_end(source: MQSource, topic: str, bounds: tuple[int, int] | None) -> int:
+    """The offset the topic's next record gets (a topic whose records all expired is empty, not reset)."""
+    if bounds is not None:
+        return bounds[1] + 1
+    found = source.channel_bounds({topic}).get(topic)
+    return found.first if found is not None and found.first is not None else 0
+
+
 def data_loss(found: LostRange, fail: bool) -> None:
+    _report_loss(found.describe(), fail)
+
+
+def _report_loss(what: str, fail: bool) -> None:
     """Fail (failOnDataLoss) or warn on stderr and go on."""
     from mqctl.errors import PreconditionError
 
     if fail:
         raise PreconditionError(
-            f"data loss: {found.describe()}",
+            f"data loss: {what}",
             hint="restart the query on a new checkpoint (and backfill with a batch replay), "
             "or accept the loss with --allow-data-loss (failOnDataLoss=false)",
         )
-    print(f"warning: data loss: {found.describe()}; going on (failOnDataLoss=false)", file=sys.stderr, flush=True)
+    print(f"warning: data loss: {what}; going on (failOnDataLoss=false)", file=sys.stderr, flush=True)
 
 
 def starting_offsets(source: MQSource, opts: ReplayOptions, settings: StreamSettings) -> dict[str, int]:
@@ -243,11 +274,11 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
     def _whole_transactions(
         self, start: dict[str, int], end: dict[str, int], visible: dict[str, int]
     ) -> dict[str, int]:
-        """No batch ends inside a 2.6 transaction, on Woodpecker or RocksMQ written by 2.6 (open_transactions.py);
+        """No batch ends inside a 2.6 transaction, on Woodpecker, Kafka or RocksMQ written by 2.6 (open_transactions.py);
         a batch carried on to a transaction's end stays within what is `visible`. natsmq, which 2.6 no longer offers,
         holds none."""
         opts = self._opts()
-        if not (opts.woodpecker or opts.rocksmq):
+        if not (opts.woodpecker or opts.rocksmq or opts.kafka):
             return end
         source = opts.open_source()
         try:
@@ -269,6 +300,8 @@ class MilvusMQStreamReader(DataSourceStreamReader, *_AVAILABLE_NOW):  # type: ig
             for name in names:
                 position = start.get(name, 0)  # a channel that appeared since: from its first message
                 bounds = source.id_range(name) if name in known else None
+                if check_loss and opts.kafka and position > 0:
+                    _kafka_topic_lost(source, name, position, bounds, name in known, self.settings.fail_on_data_loss)
                 if bounds is None:
                     end[name] = position
                     continue
