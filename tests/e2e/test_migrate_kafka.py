@@ -1,5 +1,6 @@
 """A real Milvus 2.3.5 on Kafka (`sandbox up --mq kafka`: the sandbox's own KRaft broker), shared by the module:
-the seeded sandbox migrated to natsmq and back to Kafka, then to RocksMQ and back, with every row kept; and
+the seeded collection replayed from its topics into Spark equals a query of it; the sandbox migrated to natsmq
+and back to Kafka, then to RocksMQ and back, with every row kept; and
 `channels checkpoints --kafka` on its real channel checkpoints before and after FlushAll, with a retention that
 really fired in between (the tests share the sandbox, in order; the checkpoints test comes last: a FlushAll that
 finds nothing to flush was seen to take about a minute on Milvus 2.3.5 before it reported done)."""
@@ -90,6 +91,29 @@ def test_sandbox_runs_milvus_on_its_own_kafka_broker(box):
     assert all(topics[name][1] > 0 for name in ("by-dev-rootcoord-dml_0", "by-dev-rootcoord-dml_1"))
     status = run_cli_subprocess("sandbox", "status", "--dir", box["dir"], "--json").json()
     assert (status["kafka"], status["kafka_pid"], status["mq"]) == (box["kafka"], box["kafka_pid"], "kafka")
+
+
+def test_replay_from_kafka_gives_the_rows_a_query_of_the_collection_gives(box, tmp_path):
+    """The seeded collection replayed from Milvus's own Kafka topics (inserts and deletes, unflushed) into
+    Parquet on a local Spark: the ids inserted and not deleted are the ids a query of the collection returns."""
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "rows"
+    result = run_cli_subprocess(
+        "replay", "--to-spark", "--kafka", box["kafka"], "--milvus", box["uri"], "--collection", "demo_events",
+        "--shape", "rows", "--output", str(out), "--format", "parquet", "--master", "local[2]", "--json",
+        timeout=600,
+    )  # fmt: skip
+    assert result.code == 0, result.stderr
+    table = pq.read_table(out).to_pydict()
+    inserted = {i for i, op in zip(table["id"], table["_op"]) if op == "insert"}
+    deleted = {i for i, op in zip(table["id"], table["_op"]) if op == "delete"}
+    assert result.json()["rows"] == len(table["id"]) == len(inserted) + len(deleted)
+    queried = {
+        row["id"] for row in client(box).query("demo_events", filter="id >= 0", output_fields=["id"], limit=16384)
+    }
+    assert len(queried) == SEEDED["demo_events"] and deleted and deleted <= inserted
+    assert inserted - deleted == queried
 
 
 def test_kafka_to_natsmq_and_back_keeps_every_row(box):
