@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> None:
     """Every vchannel's checkpoint against the MQ (as `mqctl channels checkpoints`), and the retention window
     against the oldest checkpoint."""
-    from mqctl.mq.checkpoints import EXPIRED, assess
+    from mqctl.mq.channel_checkpoints import judge_channel_cp
+    from mqctl.mq.checkpoints import EXPIRED
     from mqctl.mq.milvus_meta import MetaReader
     from mqctl.mq.model import NATS_KEYS, ConfiguredRetention
     from mqctl.mq.retention import ROCKS_TIME_KEY, retention_against_checkpoints
@@ -40,10 +41,11 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
     configured = ConfiguredRetention(exam.res if target.configs else None)
     meta_path = (exam.res.value("etcd.metaSubPath") if target.configs else None) or "meta"
     try:
-        meta = MetaReader(exam.etcd, meta_path).read()
-        assessed = assess(
-            meta,
+        meta = MetaReader(exam.etcd, meta_path).read()  # read once: the retention checks below judge it too
+        assessed = judge_channel_cp(
+            lambda: meta,
             source,
+            watch_seconds=0,
             rocksmq_retention_seconds=configured.get(ROCKS_TIME_KEY).value * 60,
             milvus_uri=target.milvus,
             etcd=exam.etcd.shown,
