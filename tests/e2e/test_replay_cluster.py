@@ -1,5 +1,6 @@
 """Replay on a real Spark standalone cluster (a master and two one-core workers started here from the
-installed pyspark) whose executors run a Python with nothing installed, and through Spark Connect.
+installed pyspark) whose executors run a Python with nothing installed, and through Spark Connect; RocksMQ,
+NATS and Kafka (the test broker holding the RocksMQ fixture's messages).
 
 mqctl ships its runtime to the executors; every replayed row must equal the local[2] replay of the
 same fixture. The cluster lives for the whole module and is stopped in a finalizer.
@@ -135,6 +136,33 @@ def test_cluster_replay_equals_local(cluster_session, local_runs, tmp_path, name
     result = run_replay(items_request(name, local, tmp_path / "out"), spark=cluster_session)
     assert result.partitions == 2 and result.rows == len(local)
     assert read_rows(tmp_path / "out") == local
+
+
+def test_cluster_replay_from_kafka_equals_the_same_messages_from_rocksmq(
+    cluster_session, local_runs, kafka_bootstrap, kafka_fixture, tmp_path
+):
+    """Kafka on the cluster: the executors (a bare Python, confluent-kafka shipped to them) read the topics that
+    hold the RocksMQ fixture's messages in the same order, and give local[2]'s RocksMQ rows, position aside
+    (a Kafka offset is not a RocksMQ id)."""
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
+
+    local = local_runs["rocksmq"]
+    channels = sorted({row["_channel"] for row in local})
+    assert all(kafka_fixture.get(channel) for channel in channels), kafka_fixture
+    request = ReplayRequest(
+        source=SourceOptions(kafka=kafka_bootstrap),
+        collection="items",
+        channels=channels,
+        partitions=2,
+        output=str(tmp_path / "out"),
+    )
+    result = run_replay(request, spark=cluster_session)
+    assert result.partitions == 2 and result.rows == len(local)
+    replayed = read_rows(tmp_path / "out")  # sorted by channel, then position: the order both MQs hold
+    assert [{**row, "_seq": None} for row in replayed] == [{**row, "_seq": None} for row in local]
+    assert [row["_seq"] for row in replayed] != [row["_seq"] for row in local]  # offsets, not RocksMQ ids
 
 
 def test_executor_that_cannot_see_the_rocksmq_path(cluster, cluster_session, tmp_path):
