@@ -173,21 +173,27 @@ def private_nats_server(store_dir: str | Path, *, writable: bool = False, timeou
     By default the server runs over a temporary copy (see the module docstring); `writable=True`
     (retention apply) serves the store itself."""
     root = idle_store_root(store_dir, for_reading=not writable)
-    work = Path(tempfile.mkdtemp(prefix="mqctl-nats-"))
+    work: Path | None = None
     proc: subprocess.Popen[bytes] | None = None
     try:
+        # signals held while the folder and the server come to exist, so the cleanup below always knows them
+        # (a signal inside Popen left the server unknown, and it wrote into the folder after its removal)
+        with interrupts.deferred():
+            work = Path(tempfile.mkdtemp(prefix="mqctl-nats-"))
         served = root if writable else copy_store(root, work / "store")
         config = work / "nats.conf"
         config.write_text(
             json.dumps({"listen": "127.0.0.1:-1", "max_payload": MAX_PAYLOAD, "jetstream": {"store_dir": str(served)}})
         )
         log = work / "nats.log"
-        proc = subprocess.Popen(
-            [nats_server_binary(), "-c", str(config), "--ports_file_dir", str(work), "-l", str(log)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.STDOUT,
-        )
+        binary = nats_server_binary()
+        with interrupts.deferred():
+            proc = subprocess.Popen(
+                [binary, "-c", str(config), "--ports_file_dir", str(work), "-l", str(log)],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.STDOUT,
+            )
         yield _wait_ready(proc, work, log, timeout)
     finally:
         with interrupts.deferred():
@@ -198,7 +204,8 @@ def private_nats_server(store_dir: str | Path, *, writable: bool = False, timeou
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait()
-            remove_private(work)
+            if work is not None:
+                remove_private(work)
 
 
 def _wait_ready(proc: subprocess.Popen[bytes], work: Path, log: Path, timeout: float) -> str:
