@@ -247,3 +247,19 @@ class RetentionReport:
     findings: list[Finding]  # one per channel and cause
     warnings: list[str] = field(default_factory=list)  # data and metadata disagree: the numbers are not the MQ's
     finding_groups: list[FindingGroup] = field(default_factory=list)  # the findings, one per cause
+
+
+def grouped_diff(rows: list[tuple[str, str, str]], kind: str, wanted_label: str) -> str:
+    """A unified diff per named object (a stream's limits, a topic's configs): `rows` are (name, line now,
+    line wanted) in order; the headers read `<kind> <name> (now)` and `<kind> <name> (<wanted_label>)`."""
+    import difflib
+
+    by_name: dict[str, list[tuple[str, str]]] = {}
+    for name, before, after in rows:
+        by_name.setdefault(name, []).append((f"{before}\n", f"{after}\n"))
+    text: list[str] = []
+    for name, lines in by_name.items():
+        text += difflib.unified_diff(
+            [b for b, _ in lines], [a for _, a in lines], f"{kind} {name} (now)", f"{kind} {name} ({wanted_label})"
+        )
+    return "".join(text)

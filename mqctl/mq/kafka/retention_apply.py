@@ -20,7 +20,6 @@ message itself must stay) on a Kafka WAL.
 
 from __future__ import annotations
 
-import difflib
 import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
@@ -108,15 +107,16 @@ class KafkaApplyOutcome:
 
 def configs_diff(changes: list[TopicChange]) -> str:
     """A per-topic unified diff of the configs (now -> wanted)."""
-    text: list[str] = []
-    by_topic: dict[str, list[TopicChange]] = {}
-    for change in changes:
-        by_topic.setdefault(change.topic, []).append(change)
-    for topic, changed in by_topic.items():
-        before = [f"{c.key}={c.before}{'' if c.override else ' (broker default)'}\n" for c in changed]
-        after = [f"{c.key}={c.after}\n" for c in changed]
-        text += difflib.unified_diff(before, after, f"topic {topic} (now)", f"topic {topic} (wanted)")
-    return "".join(text)
+    from mqctl.mq.model import grouped_diff
+
+    return grouped_diff(
+        [
+            (c.topic, f"{c.key}={c.before}{'' if c.override else ' (broker default)'}", f"{c.key}={c.after}")
+            for c in changes
+        ],
+        "topic",
+        "wanted",
+    )
 
 
 def plan_topics(source: KafkaSource, topics: Iterable[str], wanted: dict[str, str]) -> KafkaApplyPlan:

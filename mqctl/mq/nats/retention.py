@@ -10,7 +10,6 @@ differ.
 from __future__ import annotations
 
 import datetime as dt
-import difflib
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -120,15 +119,16 @@ class ApplyPlan:
 
 def limits_diff(changes: list[LimitChange]) -> str:
     """A per-stream unified diff of the limits (actual -> configured)."""
-    text: list[str] = []
-    by_stream: dict[str, list[LimitChange]] = {}
-    for change in changes:
-        by_stream.setdefault(change.stream, []).append(change)
-    for stream, changed in by_stream.items():
-        before = [f"{c.limit}: {show_limit(c.limit, c.actual)}\n" for c in changed]
-        after = [f"{c.limit}: {show_limit(c.limit, c.wanted)}\n" for c in changed]
-        text += difflib.unified_diff(before, after, f"stream {stream} (now)", f"stream {stream} (configured)")
-    return "".join(text)
+    from mqctl.mq.model import grouped_diff
+
+    return grouped_diff(
+        [
+            (c.stream, f"{c.limit}: {show_limit(c.limit, c.actual)}", f"{c.limit}: {show_limit(c.limit, c.wanted)}")
+            for c in changes
+        ],
+        "stream",
+        "configured",
+    )
 
 
 def _stream_targets(stream: StreamDetails, wanted: Limits) -> Limits:
