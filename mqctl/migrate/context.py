@@ -18,6 +18,7 @@ from mqctl.migrate.record.journal import PENDING, Journal, StepRecord
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
+    from mqctl.milvus.rpc import MilvusGrpc
 
 
 class StepFailed(PreconditionError):
@@ -73,10 +74,11 @@ class Context:
                 return record
         return self.journal.step(name)
 
-    def client(self) -> Any:
-        from mqctl.milvus.client import connect
+    def client(self) -> MilvusGrpc:
+        """A gRPC channel to Milvus (the generated stubs, not pymilvus's client); close it after use."""
+        from mqctl.milvus.rpc import MilvusGrpc
 
-        return connect(self.options.milvus)
+        return MilvusGrpc.of(self.options.milvus)
 
 
 def utc_now() -> dt.datetime:

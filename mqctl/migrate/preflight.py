@@ -80,7 +80,8 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
     """Every check before anything changes. `load=False` (plan) never loads a collection."""
     from mqctl.config.edit.set_unset import check_target
     from mqctl.config.resolve import wal
-    from mqctl.milvus.client import collection_counts, connect, server_version
+    from mqctl.milvus.client import collection_counts
+    from mqctl.milvus.rpc import MilvusGrpc
 
     result = PreflightResult(evidence=PreflightEvidence(configs=options.configs, target=options.to))
     evidence = result.evidence
@@ -112,19 +113,19 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
         return result
     _backup_dir_findings(options, res, result)  # from the files alone: no Milvus needed to refuse it
     try:
-        client = connect(options.milvus)
-    except MqctlError as err:
-        result.add(ERROR, "milvus-unreachable", err.message, err.hint or "")
+        client = MilvusGrpc.of(options.milvus)
+    except OSError as err:  # the --milvus-server-pem file
+        result.add(ERROR, "milvus-unreachable", f"Milvus at {options.milvus.uri}: {err}", "check the TLS options")
         return result
     try:
-        version = server_version(client)
+        version = client.server_version()
     except Exception as err:
         client.close()
         result.add(
             ERROR,
             "milvus-unreachable",
             f"Milvus at {options.milvus.uri} does not answer: {getattr(err, 'message', err)}",
-            "check --milvus and Milvus's health",
+            "check --milvus (host:port of the gRPC proxy), credentials, TLS options and Milvus's health",
         )
         return result
     evidence.milvus_version = version
@@ -170,7 +171,7 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
     try:
         if not result.refused:
             waited = time.monotonic()
-            evidence.counts = collection_counts(options.milvus, load=load, client=client)
+            evidence.counts = collection_counts(client, load=load)
             evidence.milvus_wait_seconds = round(time.monotonic() - waited, 3)
     finally:
         client.close()

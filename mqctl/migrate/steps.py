@@ -41,7 +41,7 @@ from mqctl.migrate.record.evidence import (
 )
 from mqctl.migrate.record.journal import SKIPPED, Journal, StepRecord, now
 from mqctl.migrate.sessions import read_sessions, revoke_sessions
-from mqctl.migrate.writes import plan_resume_edit
+from mqctl.migrate.writes import REFRESH_SECONDS, plan_resume_edit
 
 if TYPE_CHECKING:
     from mqctl.config.edit.plan import EditPlan
@@ -65,6 +65,31 @@ def step_preflight(ctx: Context, record: StepRecord) -> None:
     if result.evidence.stop_writes == "file":
         in_background(lambda: _plan_force_deny(ctx.options.live_config))
     _pre_flush(ctx, result.evidence)
+    _before_refresh(ctx, result.evidence)
+
+
+def _before_refresh(ctx: Context, evidence: PreflightEvidence) -> None:
+    """Writes still open, wait until just before the running Milvus re-reads its config (see
+    `writes.next_refresh`), so that stop-writes' edit is read at once: the deny takes effect no later than it
+    would have, and writes stay open until it does (nothing is denied while this waits)."""
+    from mqctl.migrate.writes import DENY_LEAD_SECONDS, next_refresh
+
+    if ctx.options.writes_stopped or evidence.stop_writes not in ("file", "etcd"):
+        return
+    try:
+        found = next_refresh(ctx.options, evidence.stop_writes)
+    except MqctlError:  # the log cannot be read now: stop-writes finds out and says so
+        return
+    if found is None:
+        return
+    seconds, evidence.refresh_anchor = found
+    wait = seconds - DENY_LEAD_SECONDS
+    if wait <= 0:  # too close to write in time: the one after
+        wait += REFRESH_SECONDS
+    ctx.report.waiting(f"writes open: waiting {wait:.1f} s for Milvus's next config re-read ...")
+    time.sleep(wait)
+    evidence.refresh_wait_seconds = round(wait, 3)
+    evidence.milvus_wait_seconds = round((evidence.milvus_wait_seconds or 0) + wait, 3)
 
 
 def _plan_force_deny(path: str) -> None:
@@ -115,7 +140,7 @@ def step_flush(ctx: Context, record: StepRecord) -> None:
             client, options.flush_timeout, on_wait=lambda s: ctx.report.waiting(f"FlushAll: {s:.0f} s ...")
         )
         waited = time.monotonic()
-        evidence.counts = collection_counts(options.milvus, client=client)
+        evidence.counts = collection_counts(client)
     finally:
         client.close()
     evidence.flush_all_ts, evidence.seconds = flushed["flush_all_ts"], flushed["seconds"]
@@ -228,7 +253,7 @@ def step_start(ctx: Context, record: StepRecord) -> None:
         revoke_sessions(options, stale, handled)
         return milvus_up(options)
 
-    if not hooks.wait_until(healthy, options.start_timeout, interval=0.5):
+    if not hooks.wait_until(healthy, options.start_timeout, interval=0.2):
         raise StepFailed(
             "start",
             f"Milvus not healthy {options.start_timeout:.0f} s after the start command",

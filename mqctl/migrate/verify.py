@@ -77,9 +77,10 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
         if evidence.runtime_info.startswith("disagrees"):
             raise failed(f"the runtime-info metric {evidence.runtime_info}")
         evidence.writes_after_start = _denied_again(ctx)
-        counts = collection_counts(options.milvus, load_timeout=options.verify_timeout)
-        was_loaded = preflight.counts or {}
-        release(options.milvus, [n for n in counts if not was_loaded.get(n, {}).get("was_loaded", True)])
+        with ctx.client() as client:
+            counts = collection_counts(client, load_timeout=options.verify_timeout)
+            was_loaded = preflight.counts or {}
+            release(client, [n for n in counts if not was_loaded.get(n, {}).get("was_loaded", True)])
         advancing.result()
     if expected == "kafka":
         _kafka_topics(ctx, evidence, failed)

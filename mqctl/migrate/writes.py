@@ -19,6 +19,14 @@ from mqctl.milvus.client import WRITES_DENIED, WRITES_OPEN, WRITES_UNKNOWN
 
 FORCE_DENY = "quotaAndLimits.limitWriting.forceDeny"
 FORCE_DENY_ETCD = "quotaAndLimits/limitWriting/forceDeny"
+# Milvus 2.3-2.5 re-read their config sources (the yaml files; etcd's `<root>/config/` where that source is active)
+# on a ticker started with the process, every 5 s (pkg/config/refresher.go refreshPeriodically; the interval that
+# pkg/util/paramtable/base_table.go initConfigsFromLocal / initConfigsFromRemote pass as RefreshInterval).
+REFRESH_SECONDS = 5.0
+REFRESH_STARTED = "start refreshing configurations"  # refresher.go, logged right after the ticker is made
+DENY_LEAD_SECONDS = 0.4  # stop-writes' edit is written this long before the re-read it aims at
+ANCHOR_MAX_AGE = 3600.0  # older anchors are not trusted: the ticker runs on a clock the log's times may drift from
+PROBE_INTERVAL = 0.1  # seconds between zero-row inserts while waiting for forceDeny to take effect (or end)
 EVENT_FIELD = r'\\?"{name}\\?":\\?"([^"\\]*)\\?"'  # a field of the event's JSON, quotes escaped or not
 
 
@@ -175,9 +183,41 @@ def _wait_for_effect(
                 return line, None
             if time.monotonic() >= deadline:
                 return line, None
-            time.sleep(0.25)
+            time.sleep(PROBE_INTERVAL)
     finally:
         probe.close()
+
+
+def next_refresh(options: Any, mechanism: str) -> tuple[float, str] | None:
+    """(seconds until the running Milvus's next re-read of the config source `mechanism` (file or etcd), the log
+    line that was reckoned from), or None when its log does not tell.
+
+    The re-reads are every REFRESH_SECONDS from the moment the source's refresher started: its
+    `start refreshing configurations [source=FileSource|EtcdSource]` line (the newest: the running Milvus's),
+    or a later `receive update event` of that source (written at a re-read). Only from the log file
+    (--log-file), and only when that line is under ANCHOR_MAX_AGE old."""
+    from mqctl.host.hooks import log_time
+
+    if not options.log.file:
+        return None
+    source = "EtcdSource" if mechanism == "etcd" else "FileSource"
+    oldest = utc_now() - dt.timedelta(seconds=ANCHOR_MAX_AGE)
+    anchors = [
+        line
+        for line in options.log.lines_since(0, oldest)
+        if source in line and (REFRESH_STARTED in line or "receive update event" in line)
+    ]
+    starts = [n for n, line in enumerate(anchors) if REFRESH_STARTED in line]
+    if not starts:  # the start of the running Milvus is not in the last hour: its ticker's phase is unknown
+        return None
+    anchor = anchors[-1]
+    stamp = log_time(anchor)
+    if stamp is None:
+        return None
+    elapsed = (utc_now() - stamp).total_seconds()
+    if elapsed < 0:
+        return None
+    return REFRESH_SECONDS - elapsed % REFRESH_SECONDS, anchor.strip()[:200]
 
 
 def wait_denied(ctx: Context) -> str:
@@ -190,7 +230,7 @@ def wait_denied(ctx: Context) -> str:
             state = probe.state()
             if state == WRITES_DENIED:
                 return f"denied ({time.monotonic() - began:.1f} s in)"
-            time.sleep(0.25)
+            time.sleep(PROBE_INTERVAL)
     finally:
         probe.close()
     return f"not denied within {ctx.options.confirm_timeout:.0f} s (the write probe answered {state})"
@@ -207,14 +247,15 @@ class _WriteProbe:
         self.client: Any = None
 
     def state(self) -> str:
-        from mqctl.milvus.client import connect, write_probe
+        from mqctl.milvus.client import write_probe
+        from mqctl.milvus.rpc import MilvusGrpc
 
         if not self.target or self.ctx.options.no_write_probe:
             return WRITES_UNKNOWN
         db, name = self.target.split("/", 1)
         try:
-            self.client = self.client or connect(self.ctx.options.milvus, timeout=5, db="" if db == "default" else db)
-            return write_probe(self.client, name, timeout=5)
+            self.client = self.client or MilvusGrpc.of(self.ctx.options.milvus, timeout=5)
+            return write_probe(self.client, name, "" if db == "default" else db)
         except Exception:  # Milvus busy or restarting: not an answer, ask again
             self.close()
             return WRITES_UNKNOWN

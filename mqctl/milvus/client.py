@@ -1,16 +1,19 @@
-"""What the migration asks Milvus over gRPC (pymilvus ``MilvusClient``): version, row counts,
-FlushAll, load state, whether writes are let through. Never writes user data."""
+"""What mqctl asks Milvus over gRPC: the migration's questions (row counts, FlushAll, load state, whether writes
+are let through) over the generated stubs of mqctl.milvus.rpc, without pymilvus's client and its imports; the
+doctor's segment questions and the sandbox's demo data through pymilvus's ``MilvusClient`` (`connect`). Never
+writes user data."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
 from mqctl.errors import PreconditionError
 from mqctl.milvus.protos import import_pymilvus
+from mqctl.milvus.rpc import MilvusGrpc, MilvusRpcError
 from mqctl.urls import split_url
 
 Client = Any  # a pymilvus MilvusClient (pymilvus ships no types)
@@ -77,12 +80,6 @@ def connect(target: MilvusTarget, timeout: float = 10, db: str = "") -> Client:
         ) from err
 
 
-def server_version(client: Client) -> str:
-    """`v2.3.5-lite` -> `2.3.5`."""
-    version = str(client.get_server_version())
-    return version.lstrip("v").split("-")[0]
-
-
 @dataclass
 class QuotaStates:
     """What the proxy's rate limiter enforces now, as CheckHealth reports it: states such as DenyToWrite,
@@ -138,33 +135,6 @@ def wait_loaded(client: Client, collection: str, timeout: float) -> bool:
     return False
 
 
-def each_collection(target: MilvusTarget, main: Client | None = None) -> Iterator[tuple[Client, str, str]]:
-    """(client, database, collection) for every collection of every database; `main`: a client on the
-    default database to use (and leave open) instead of a new one.
-
-    One client per database: `use_database` calls DescribeDatabase, which 2.3 does not have.
-    """
-    import_pymilvus()
-    from pymilvus.exceptions import MilvusException
-
-    own = main is None
-    main = main or connect(target)
-    try:
-        for db in main.list_databases():
-            client = main if db == "default" else connect(target, db=db)
-            try:
-                for name in sorted(client.list_collections()):
-                    yield client, db, name
-            finally:
-                if client is not main:
-                    client.close()
-    except MilvusException as err:
-        raise PreconditionError(f"Milvus at {target.uri} failed: {err.message}") from None
-    finally:
-        if own:
-            main.close()
-
-
 def is_loaded(client: Client, collection: str) -> bool:
     import_pymilvus()
     from pymilvus.client.types import LoadState
@@ -175,56 +145,63 @@ def is_loaded(client: Client, collection: str) -> bool:
 SEGMENT_STATS = "segment-stats"  # how a collection that cannot be loaded is counted
 
 
-def collection_counts(
-    target: MilvusTarget, *, load: bool = True, load_timeout: float = 300, client: Client | None = None
-) -> dict[str, dict[str, Any]]:
-    """`db/collection` -> {rows, was_loaded, method} for every collection of every database.
+def collection_counts(rpc: MilvusGrpc, *, load: bool = True, load_timeout: float = 300) -> dict[str, dict[str, Any]]:
+    """`db/collection` -> {rows, was_loaded, method} for every collection of every database, asked over `rpc`
+    (the generated stubs, not pymilvus's client: see mqctl.milvus.rpc).
 
     Counting (`count(*)`, method `query`) needs a loaded collection. With `load`, collections that
     were not loaded are loaded (the verify step has to load them anyway); without, their rows are
     None. A collection without an index cannot be loaded at all: its rows are the row count of
-    its flushed segments (`get_collection_stats`, method `segment-stats`), which after FlushAll
+    its flushed segments (GetCollectionStatistics, method `segment-stats`), which after FlushAll
     covers every row (deleted rows included until a compaction drops them).
     """
-    import_pymilvus()
-    from pymilvus.exceptions import MilvusException
-
     try:
-        return _counts(target, load, load_timeout, main=client)
-    except MilvusException as err:
+        return _counts(rpc, load, load_timeout)
+    except MilvusRpcError as err:
         raise PreconditionError(
-            f"counting rows at {target.uri} failed: {err.message}",
+            f"counting rows at {rpc.uri} failed: {err.message}",
             hint="check Milvus's health and log, then run the command again",
         ) from None
 
 
-def _counts(target: MilvusTarget, load: bool, load_timeout: float, main: Client | None) -> dict[str, dict[str, Any]]:
+def _counts(rpc: MilvusGrpc, load: bool, load_timeout: float) -> dict[str, dict[str, Any]]:
     counts: dict[str, dict[str, Any]] = {}
-    for client, db, name in each_collection(target, main):
-        was_loaded = is_loaded(client, name)
-        if not was_loaded and not client.list_indexes(name):
-            rows = int(client.get_collection_stats(name)["row_count"])
-            counts[f"{db}/{name}"] = {"rows": rows, "was_loaded": False, "method": SEGMENT_STATS}
-            continue
-        if not was_loaded and not load:
-            counts[f"{db}/{name}"] = {"rows": None, "was_loaded": False}
-            continue
-        if not was_loaded:
-            client.load_collection(name, timeout=load_timeout)
-        if not wait_loaded(client, name, load_timeout):
-            raise PreconditionError(
-                f"collection {db}/{name} did not load within {load_timeout:.0f} s",
-                hint="check the Milvus log for load errors; counts need a loaded collection",
-            )
-        counts[f"{db}/{name}"] = {"rows": count_rows(client, name), "was_loaded": was_loaded, "method": "query"}
+    for db in rpc.databases():
+        on = "" if db == "default" else db
+        for name in rpc.collections(on):
+            key = f"{db}/{name}"
+            was_loaded = rpc.is_loaded(name, on)
+            if not was_loaded and not rpc.has_index(name, on):
+                counts[key] = {"rows": rpc.statistics_rows(name, on), "was_loaded": False, "method": SEGMENT_STATS}
+                continue
+            if not was_loaded and not load:
+                counts[key] = {"rows": None, "was_loaded": False}
+                continue
+            if not was_loaded:
+                rpc.load(name, on)
+            if not _wait(lambda name=name, on=on: rpc.is_loaded(name, on), load_timeout, 0.2):  # type: ignore[misc]
+                raise PreconditionError(
+                    f"collection {key} did not load within {load_timeout:.0f} s",
+                    hint="check the Milvus log for load errors; counts need a loaded collection",
+                )
+            counts[key] = {"rows": rpc.count_rows(name, on), "was_loaded": was_loaded, "method": "query"}
     return counts
 
 
-def release(target: MilvusTarget, names: list[str]) -> None:
+def _wait(done: Callable[[], bool], timeout: float, interval: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(interval)
+    return True
+
+
+def release(rpc: MilvusGrpc, names: list[str]) -> None:
     """Release `db/collection`s that were loaded only to be counted."""
-    for client, db, name in each_collection(target):
-        if f"{db}/{name}" in names:
-            client.release_collection(name)
+    for key in names:
+        db, name = key.split("/", 1)
+        rpc.release(name, "" if db == "default" else db)
 
 
 WRITES_DENIED, WRITES_OPEN, WRITES_UNKNOWN = "denied", "open", "unknown"
@@ -232,64 +209,45 @@ FORCE_DENY_CODE = 48  # commonpb.ErrorCode.ForceDeny
 EMPTY_INSERT = "num_rows should be greater than 0"
 
 
-def write_probe(client: Client, collection: str, timeout: float = 5) -> str:
+def write_probe(rpc: MilvusGrpc, collection: str, db: str = "") -> str:
     """Whether Milvus lets writes through now, asked with an insert of zero rows into `collection`.
 
     The proxy's rate limiter answers before the insert is looked at: with forceDeny in effect the request
     is refused with ForceDeny (code 9, error code 48); otherwise it reaches the insert task, which refuses
     an empty insert (`num_rows should be greater than 0`, 2.3.5). Either way nothing is written. Any other
     answer (another Milvus version, another limit) is `unknown`: the caller then falls back to waiting.
+    Raises MilvusRpcError when Milvus does not answer.
     """
-    import_pymilvus()
-    from pymilvus.grpc_gen import milvus_pb2
-
-    handler = client._get_connection()
-    db = getattr(handler, "_db_name", "") or ""
-    response = handler._stub.Insert(
-        milvus_pb2.InsertRequest(db_name=db, collection_name=collection, num_rows=0), timeout=timeout
-    )
-    status = response.status
-    if status.error_code == FORCE_DENY_CODE or "deactivated by the administrator" in status.reason:
+    code, reason = rpc.empty_insert(collection, db)
+    if code == FORCE_DENY_CODE or "deactivated by the administrator" in reason:
         return WRITES_DENIED
-    if EMPTY_INSERT in status.reason:
+    if EMPTY_INSERT in reason:
         return WRITES_OPEN
     return WRITES_UNKNOWN
 
 
-def flush_all(client: Client, timeout: float, on_wait: Callable[[float], None] | None = None) -> dict[str, Any]:
-    """FlushAll, then poll GetFlushAllState twice a second until every channel passed the flush ts.
+FLUSH_STATE_INTERVAL = 0.1  # GetFlushAllState is a cheap read of datacoord's channel checkpoints
 
-    `MilvusClient.flush_all` polls every 5 s and `MilvusClient.get_flush_all_state` has no way
-    to pass the flush ts (pymilvus 2.6.17), so both RPCs go through the client's gRPC handler.
-    """
-    import_pymilvus()
-    import grpc
-    from pymilvus.client.prepare import Prepare
-    from pymilvus.client.utils import check_status
-    from pymilvus.exceptions import MilvusException
 
-    handler = client._get_connection()
+def flush_all(rpc: MilvusGrpc, timeout: float, on_wait: Callable[[float], None] | None = None) -> dict[str, Any]:
+    """FlushAll, then poll GetFlushAllState every FLUSH_STATE_INTERVAL until every channel passed the flush ts.
+
+    (`MilvusClient.flush_all` polls every 5 s; the flush step is inside the write-denied window.)"""
     started = time.monotonic()
     try:
-        response = handler._stub.FlushAll(Prepare.flush_all_request(""), timeout=timeout)
-        check_status(response.status)
-        while not handler.get_flush_all_state(response.flush_all_ts, timeout=timeout):
+        flush_ts = rpc.flush_all()
+        while not rpc.flush_all_done(flush_ts):
             waited = time.monotonic() - started
             if waited > timeout:
                 raise PreconditionError(
-                    f"FlushAll not finished after {timeout:.0f} s (flush_all_ts {response.flush_all_ts})",
+                    f"FlushAll not finished after {timeout:.0f} s (flush_all_ts {flush_ts})",
                     hint="Milvus is still flushing: run `mqctl migrate resume` to wait again",
                 )
             if on_wait:
                 on_wait(waited)
-            time.sleep(0.5)
-    except grpc.RpcError as err:
-        raise PreconditionError(
-            f"FlushAll failed: {err.code().name} {err.details() or ''}".strip(),
-            hint="check Milvus's health and log, then `mqctl migrate resume`",
-        ) from None
-    except MilvusException as err:
+            time.sleep(FLUSH_STATE_INTERVAL)
+    except MilvusRpcError as err:
         raise PreconditionError(
             f"FlushAll failed: {err.message}", hint="check Milvus's health and log, then `mqctl migrate resume`"
         ) from None
-    return {"flush_all_ts": response.flush_all_ts, "seconds": round(time.monotonic() - started, 3)}
+    return {"flush_all_ts": flush_ts, "seconds": round(time.monotonic() - started, 3)}

@@ -84,3 +84,40 @@ def test_without_a_write_probe_the_deny_is_confirmed_by_the_event_and_the_quota_
     assert 0.5 <= time.monotonic() - began < 1.0  # the rounds after the event, not the whole timeout
     log.write_text("")
     assert _wait_for_effect(ctx, update_event("true"), evidence, WRITES_DENIED, 0.5) == (None, None)
+
+
+def test_the_next_config_re_read_is_reckoned_from_the_running_milvus_s_refresher(tmp_path):
+    """Milvus re-reads its config every 5 s from the moment its refresher started (seen on 2.3.5: the start line
+    at 04:11:19.930, an update event at 04:11:54.933, 7 re-reads later): the newest anchor of the source that
+    holds forceDeny gives the time to the next re-read; no start line in the last hour gives None."""
+    import datetime as dt
+
+    from mqctl.migrate.options import MigrateOptions
+    from mqctl.migrate.writes import next_refresh
+    from mqctl.milvus.client import MilvusTarget
+
+    def stamp(seconds_ago: float) -> str:
+        at = dt.datetime.now(dt.timezone.utc) - dt.timedelta(seconds=seconds_ago)
+        return at.strftime("[%Y/%m/%d %H:%M:%S.%f")[:-3] + " +00:00]"
+
+    def started(seconds_ago: float, source: str = "FileSource") -> str:
+        return f'{stamp(seconds_ago)} [INFO] [config/refresher.go:66] ["start refreshing configurations"] [source={source}]'
+
+    log = tmp_path / "milvus.log"
+    options = MigrateOptions(
+        configs=[str(tmp_path / "milvus.yaml")],
+        to="natsmq",
+        milvus=MilvusTarget("http://127.0.0.1:1"),
+        log_file=str(log),
+    )
+    log.write_text(f"{started(7200)}\n{started(12.3)}\n")  # an older Milvus, then the running one
+    found = next_refresh(options, "file")
+    assert found is not None and 2.5 < found[0] < 2.8 and "source=FileSource" in found[1]
+    event = EVENT.replace("[2026/11/22 05:07:12.265 +00:00]", stamp(1.1))  # a re-read 1.1 s ago, off the old phase
+    log.write_text(f"{started(12.3)}\n{event}\n")
+    found = next_refresh(options, "file")
+    assert found is not None and 3.8 < found[0] < 4.0 and "receive update event" in found[1]
+    assert next_refresh(options, "etcd") is None  # no EtcdSource refresher in this log
+    log.write_text(f"{started(5000)}\n{event}\n")  # the running Milvus started over an hour ago
+    assert next_refresh(options, "file") is None
+    assert next_refresh(MigrateOptions(configs=[], to="natsmq", milvus=MilvusTarget("x:1")), "file") is None

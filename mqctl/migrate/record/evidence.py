@@ -105,6 +105,9 @@ class PreflightEvidence(Evidence):
     milvus_wait_seconds: float | None = None
     pre_flush_ts: int | None = None  # FlushAll while writes were still open (the flush step then has less left)
     pre_flush_seconds: float | None = None
+    # writes still open: waited for the running Milvus's next config re-read, so forceDeny is written just before it
+    refresh_wait_seconds: float | None = None
+    refresh_anchor: str | None = None  # the log line the re-read schedule was reckoned from
     findings: list[dict[str, Any]] | None = None
 
 
