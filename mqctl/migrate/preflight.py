@@ -124,7 +124,7 @@ def preflight(options: MigrateOptions, *, load: bool) -> PreflightResult:
         result.add(
             ERROR,
             "milvus-unreachable",
-            f"Milvus at {options.milvus.uri} does not answer: {getattr(err, 'message', err)}",
+            f"Milvus at {options.milvus.uri} is not reachable: {getattr(err, 'message', err)}",
             "check --milvus (host:port of the gRPC proxy), credentials, TLS options and Milvus's health",
         )
         return result

@@ -179,12 +179,14 @@ def _counts(rpc: MilvusGrpc, load: bool, load_timeout: float) -> dict[str, dict[
                 continue
             if not was_loaded:
                 rpc.load(name, on)
+            deadline = time.monotonic() + load_timeout
             if not _wait(lambda name=name, on=on: rpc.is_loaded(name, on), load_timeout, 0.2):  # type: ignore[misc]
                 raise PreconditionError(
                     f"collection {key} did not load within {load_timeout:.0f} s",
                     hint="check the Milvus log for load errors; counts need a loaded collection",
                 )
-            counts[key] = {"rows": rpc.count_rows(name, on), "was_loaded": was_loaded, "method": "query"}
+            rows = rpc.count_rows(name, on, timeout=max(deadline - time.monotonic(), rpc.timeout))
+            counts[key] = {"rows": rows, "was_loaded": was_loaded, "method": "query"}
     return counts
 
 

@@ -94,13 +94,16 @@ class MilvusGrpc:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _call(self, method: str, request: Any, db: str = "", *, check: bool = True) -> Any:
-        """The answer of `method`; MilvusRpcError when gRPC fails or (with `check`) Milvus's status is an error."""
+    def _call(
+        self, method: str, request: Any, db: str = "", *, check: bool = True, timeout: float | None = None
+    ) -> Any:
+        """The answer of `method` within `timeout` (else the channel's); MilvusRpcError when gRPC fails or (with
+        `check`) Milvus's status is an error."""
         import grpc
 
         metadata = [*self._auth, *([("dbname", db)] if db else [])]
         try:
-            answer = getattr(self._stub, method)(request, timeout=self.timeout, metadata=metadata)
+            answer = getattr(self._stub, method)(request, timeout=timeout or self.timeout, metadata=metadata)
         except grpc.RpcError as err:
             raise MilvusRpcError(f"{method}: {err.code().name} {err.details() or ''}".strip()) from None
         status = getattr(answer, "status", None) if check else None
@@ -162,8 +165,10 @@ class MilvusGrpc:
         request = pb2("milvus_pb2").ReleaseCollectionRequest(db_name=db, collection_name=collection)
         self._call("ReleaseCollection", request, db)
 
-    def count_rows(self, collection: str, db: str = "") -> int:
-        """`count(*)` with strong consistency: the rows visible now, deletes applied (the collection is loaded)."""
+    def count_rows(self, collection: str, db: str = "", timeout: float | None = None) -> int:
+        """`count(*)` with strong consistency: the rows visible now, deletes applied (the collection is loaded).
+        A strong query waits until the query nodes have caught up with now (after a restart, until the time ticks
+        flow again): give it the operation's `timeout`, not the channel's."""
         request = pb2("milvus_pb2").QueryRequest(
             db_name=db,
             collection_name=collection,
@@ -173,7 +178,7 @@ class MilvusGrpc:
             use_default_consistency=False,
             consistency_level=STRONG,
         )
-        for column in self._call("Query", request, db).fields_data:
+        for column in self._call("Query", request, db, timeout=timeout).fields_data:
             if column.field_name == "count(*)" and column.scalars.long_data.data:
                 return int(column.scalars.long_data.data[0])
         raise MilvusRpcError(f"Query: no count(*) in the answer for {collection}")
