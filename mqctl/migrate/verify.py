@@ -69,14 +69,15 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
     baseline = ctx.record("flush").of(FlushEvidence).counts or preflight.counts or {}
     ctx.report.waiting("loading every collection and counting rows ...")
     waited = utc_now()
-    # The runtime-info metric, the checkpoints moving on and the counts are independent: the waits run at once.
+    # The runtime-info metric, the checkpoints moving on and the counts are independent: the waits run at once
+    # (the metrics page is read while the write probe waits for the deny; both come before any count).
     with ThreadPoolExecutor(2) as pool:
         runtime_info = pool.submit(_runtime_info, options, expected)
         advancing = pool.submit(_checkpoints_advance, ctx, evidence, since)
+        evidence.writes_after_start = _denied_again(ctx)
         evidence.runtime_info = runtime_info.result()
         if evidence.runtime_info.startswith("disagrees"):
             raise failed(f"the runtime-info metric {evidence.runtime_info}")
-        evidence.writes_after_start = _denied_again(ctx)
         with ctx.client() as client:
             counts = collection_counts(client, load_timeout=options.verify_timeout)
             was_loaded = preflight.counts or {}
