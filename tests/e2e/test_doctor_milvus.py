@@ -8,6 +8,8 @@ import time
 
 import pytest
 
+from tests.helpers.imports import imported_by, pymilvus_client_parts
+
 pytestmark = pytest.mark.milvus
 
 
@@ -19,24 +21,6 @@ def _doctor(cli, pid: int, *args: str):
         assert f"pid {pid} in" in result.stderr
         return cli("doctor", "--json", "--pid", str(pid), *args, timeout=120), "--pid"
     return result, "discovered"
-
-
-def _imported_by(*args: str) -> set[str]:
-    """The modules a fresh `mqctl ARGS` run (in a new interpreter, exit 0 expected) leaves in sys.modules."""
-    import json
-    import os
-    import subprocess
-    import sys
-
-    from tests.helpers.paths import REPO
-
-    script = (
-        "import json, sys; from mqctl.cli import run; c = run(sys.argv[1:]); print(json.dumps(sorted(sys.modules)))"
-    )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"}
-    done = subprocess.run([sys.executable, "-c", script, *args], cwd=REPO, env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
-    return set(json.loads(done.stdout.splitlines()[-1]))
 
 
 BARE_PYMILVUS = """
@@ -91,13 +75,9 @@ def test_doctor_finds_a_real_sandbox_and_catches_mq_type_edited_without_a_migrat
             f"script asking the same gRPC questions {anchor:.2f} s (figures only; docs/benchmarks.md#doctor)"
         )
         # its gRPC questions go through the generated stubs and grpc: pymilvus's package (pandas, numpy) never loads
-        names = _imported_by("doctor", "--json", "--pid", str(info.pid))
+        names = imported_by("doctor", "--json", "--pid", str(info.pid))
         assert "grpc" in names and "pymilvus.grpc_gen.milvus_pb2_grpc" in names and "mqctl.milvus.rpc" in names
-        assert not sorted(
-            n
-            for n in names
-            if n.split(".")[0] in ("pandas", "numpy", "pyspark") or n in ("pymilvus", "pymilvus.client")
-        )
+        assert not pymilvus_client_parts(names)
 
         # mq.type edited on disk, no migration: the next restart would start an empty natsmq
         assert cli("config", "set", info.config, "mq.type", "natsmq", "--yes").code == 0

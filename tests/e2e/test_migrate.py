@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.cli import run_cli_subprocess
+from tests.helpers.imports import imported_by, pymilvus_client_parts
 from tests.helpers.sandbox import KILLED, client, counts, journal, migrate
 
 pytestmark = pytest.mark.milvus
@@ -85,6 +86,11 @@ def test_plan_reads_milvus_environment_and_refuses_an_unreachable_kafka(box):
     unreachable = findings["target-unreachable"]
     assert unreachable["level"] == "error" and f"Kafka at {silent} does not answer within" in unreachable["message"]
     assert "env-not-checked" not in findings  # the sandbox's milvus process is local: its environment was read
+    # the migration's questions (version, databases, collections, load states, counts) go through the generated
+    # stubs and grpc: pymilvus's package (pandas, numpy) never loads
+    names = imported_by("migrate", "plan", "--sandbox", box["dir"], "--to", "natsmq", "--json")
+    assert "grpc" in names and "mqctl.milvus.rpc" in names and "pymilvus.grpc_gen.milvus_pb2_grpc" in names
+    assert not pymilvus_client_parts(names)
 
 
 def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
