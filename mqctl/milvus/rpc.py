@@ -48,8 +48,8 @@ class MilvusGrpc:
     uri: str
     timeout: float = 10
     user: str = ""
-    password: str = ""
-    token: str = ""
+    password: str = field(default="", repr=False)  # secrets stay out of any repr
+    token: str = field(default="", repr=False)
     server_pem: str = ""
     server_name: str = ""  # the TLS name to check the certificate against, when not the host of `uri`
     _channel: Any = field(default=None, repr=False)
