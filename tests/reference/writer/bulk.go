@@ -18,12 +18,13 @@ import (
 
 // The bulk WAL's block and segment bounds (wal_direct.go sets them; Woodpecker v0.1.37's defaults): a block is
 // uploaded once 2,000,000 bytes are buffered, a segment rolls past 256,000,000 bytes or 1,000 blocks; the buffer
-// is synced at least every 200 ms.
+// is synced at least every 200 ms; a completed segment is compacted into merged blocks of at most 2,000,000 bytes.
 const (
 	bulkFlushSize     = 2_000_000
 	bulkSegmentSize   = 256_000_000
 	bulkSegmentBlocks = 1000
 	bulkSyncMs        = 200
+	bulkCompactSize   = 2_000_000
 )
 
 var bulkSettings = []string{
@@ -31,6 +32,7 @@ var bulkSettings = []string{
 	"woodpecker.logstore.segmentSyncPolicy.maxInterval=200ms",
 	"woodpecker.client.segmentRollingPolicy.maxSize=256000000",
 	"woodpecker.client.segmentRollingPolicy.maxBlocks=1000",
+	"woodpecker.logstore.segmentCompactionPolicy.maxBytes=2000000",
 }
 
 // bulkDim is the vector dimension of the bulk collection: a row is its int64 key and 128 float32s (520 bytes).
