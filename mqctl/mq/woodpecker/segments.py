@@ -24,7 +24,8 @@ a map<string,string>).
 
 A segment without footer is active: it is read up to its last complete block. A record or block whose CRC does
 not match is reported with log, segment, block and offset, and reading that segment stops there; the index
-records of a finalized segment are CRC-checked too.
+records of a finalized segment are CRC-checked too. A block's CRC covers its data records whole, their own CRCs
+included, so those are not computed a second time: each byte is checksummed once (`_read_entries`).
 
 The structure around the CRCs is cross-checked as well, since a CRC cannot see what is missing: block numbers run
 0, 1, 2... (in each block header and, in the object layout, in the object names), entry ids run on from the
