@@ -17,8 +17,8 @@ asynchronously, 64 in flight, blocks flushed and compacted at 2,000,000 bytes, s
 built as the tests build it. The bucket is copied into a folder (`--cache DIR` keeps that copy and uploads it
 again on a later run instead of writing the WAL anew). Timed in this process as the commands read it, against
 a bare boto3 client doing the same reads (one listing, the same objects whole, READ_AHEAD at once) and raw
-loopback throughput (one TCP socket on 127.0.0.1, 64 MiB): `channels list` (list_channels and its data warnings), `channels woodpecker`
-(woodpecker_report), `peek --limit 100` from the newest segment, a full read (iter_messages over every segment,
+loopback throughput (one TCP socket on 127.0.0.1, 64 MiB): `channels list` (list_channels and its data
+warnings), `channels woodpecker` (woodpecker_report), `peek --limit 100` from the newest segment, a full read (iter_messages over every segment,
 what a replay partition reads), peak RSS of a full read and of a listing at a quarter and all of the WAL (each in a
 child process), and `replay --to-spark` (messages shape, Parquet, local[2]) of a quarter of it (`--replay all`
 for the whole WAL, `none` to leave it out). Then the folder copy: `channels list` and a full read against a bare
