@@ -14,15 +14,15 @@ S3 part (`--only s3`; issue 33, item 1): a WAL of `--s3-gib` GiB (default 10) wr
 (`moto_server`, a process of its own on 127.0.0.1; objects over 1 MiB kept in temporary files) by the Go reference
 writer, Woodpecker v0.1.37's own client (tests/reference/writer, `-variant bulk`: 256-KiB inserts appended
 asynchronously, 64 in flight, blocks flushed and compacted at 2,000,000 bytes, segments rolled at 256,000,000),
-built as the tests build it. The bucket is copied into a folder (`--cache DIR` keeps that copy and uploads it
-again on a later run instead of writing the WAL anew). Timed in this process as the commands read it, against
-a bare boto3 client doing the same reads (one listing, the same objects whole, READ_AHEAD at once) and raw
-loopback throughput (one TCP socket on 127.0.0.1, 64 MiB): `channels list` (list_channels and its data
-warnings), `channels woodpecker` (woodpecker_report), `peek --limit 100` from the newest segment, a full read (iter_messages over every segment,
-what a replay partition reads), peak RSS of a full read and of a listing at a quarter and all of the WAL (each in a
-child process), and `replay --to-spark` (messages shape, Parquet, local[2]) of a quarter of it (`--replay all`
-for the whole WAL, `none` to leave it out). Then the folder copy: `channels list` and a full read against a bare
-read + CRC of every file.
+built as the tests build it. The bucket is copied into a folder (`--cache DIR` keeps that copy and uploads it again
+on a later run instead of writing the WAL anew). Timed in this process as the commands read it, against a bare boto3
+client doing the same reads (one listing, the same objects whole, READ_AHEAD at once) and raw loopback throughput
+(one TCP socket on 127.0.0.1, 64 MiB): `channels list` (list_channels and its data warnings), `channels woodpecker`
+(woodpecker_report), `peek --limit 100` from the newest segment, a full read (iter_messages over every segment, what
+a replay partition reads), peak RSS of a full read and of a listing at a quarter and all of the WAL (each in a child
+process), and `replay --to-spark` (messages shape, Parquet, local[2]) of a quarter of it (`--replay all` for the
+whole WAL, `none` to leave it out). Then the folder copy: `channels list` and a full read against a bare read + CRC
+of every file.
 Fake part (`--only fake`): the reader alone, a full read over an in-memory fake S3 client (`--fake-mib`).
 
 Usage: python bench/woodpecker_scale.py [--segments 20000] [--segment-mib 32] [--only folder|s3|fake]
