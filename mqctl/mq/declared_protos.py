@@ -51,7 +51,7 @@ def declare(package: str, messages: Mapping[str, Fields]) -> Callable[[str], Any
     return message_class
 
 
-def parse(message_class: Any, data: bytes) -> Any:
+def parse(message_class: Any, data: bytes | memoryview) -> Any:
     """`data` parsed as `message_class`, or None when the bytes are not that message."""
     from google.protobuf.message import DecodeError
 

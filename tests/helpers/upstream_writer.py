@@ -95,10 +95,13 @@ def build(line: Line, out: Path) -> Path:
     return binary
 
 
-def write(binary: Path, out: Path, storage: str, phases: tuple[str, ...] = ("normal",)) -> Path:
+def write(
+    binary: Path, out: Path, storage: str, phases: tuple[str, ...] = ("normal",), flags: dict[str, str] | None = None
+) -> Path:
     """One generated folder: a fresh etcd (and moto's S3 for storage minio) for the writer, run once per phase
-    (`crash` then `reopen`: a killed writer, then a new process on the same log); a bucket's objects are copied
-    into wal/ (a directory copy of the bucket, as `--woodpecker` takes one)."""
+    (`crash` then `reopen`: a killed writer, then a new process on the same log), with `flags` (the bulk variant's
+    `-entries`...); a bucket's objects are copied into wal/ (a directory copy of the bucket, as `--woodpecker` takes
+    one)."""
     from tests.helpers.servers import etcd_binary, running_etcd
 
     etcd = etcd_binary()
@@ -108,7 +111,7 @@ def write(binary: Path, out: Path, storage: str, phases: tuple[str, ...] = ("nor
     with running_etcd(etcd, out.parent / f".etcd-{out.name}") as etcd_url:
         if storage == "local":
             for phase in phases:
-                _run(binary, out, etcd_url, storage, phase, {})
+                _run(binary, out, etcd_url, storage, phase, dict(flags or {}))
         else:
             import logging
 
@@ -119,7 +122,8 @@ def write(binary: Path, out: Path, storage: str, phases: tuple[str, ...] = ("nor
                 env = {"AWS_ACCESS_KEY_ID": ADMIN["aws_access_key_id"], "AWS_SECRET_ACCESS_KEY": "testing"}
                 endpoint = s3.endpoint.removeprefix("http://")
                 for phase in phases:
-                    _run(binary, out, etcd_url, storage, phase, {"-s3-endpoint": endpoint, "-bucket": BUCKET}, env)
+                    where = {"-s3-endpoint": endpoint, "-bucket": BUCKET}
+                    _run(binary, out, etcd_url, storage, phase, {**where, **(flags or {})}, env)
                 client = s3.client()
                 for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
                     for item in page.get("Contents", []):

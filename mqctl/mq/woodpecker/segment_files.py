@@ -8,14 +8,20 @@ from __future__ import annotations
 import errno
 import os
 import re
+import struct
+import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from mqctl.files import special_file_kind
 from mqctl.mq.woodpecker.segment_model import Segment, UnreadableFile
 from mqctl.mq.woodpecker.segments import (
+    BLOCK,
+    BLOCK_HEADER,
+    HEADER,
     LOOKS_LIKE_DATA,
     MAX_FOOTER_BYTES,
+    RECORD_HEADER,
     Data,
     check_log,
     read_local_bytes,
@@ -32,6 +38,40 @@ def max_file_bytes() -> int:
     """The cap on one data.log, block object or footer copy: MQCTL_WOODPECKER_MAX_BYTES, else 1 GiB."""
     text = os.environ.get("MQCTL_WOODPECKER_MAX_BYTES", "").strip()
     return int(text) if text.isascii() and text.isdigit() and int(text) > 0 else DEFAULT_MAX_FILE_BYTES
+
+
+class Fetched(bytearray):
+    """An object's bytes with the CRC-32 of its blocks' data records, computed by the thread that fetched it
+    (`checksum_blocks`, called by storage.S3Prefix in the read-ahead threads): zlib.crc32 releases the GIL for
+    buffers over 5 KiB (CPython Modules/zlibmodule.c, `zlib_crc32_impl`), so the blocks fetched ahead are
+    checksummed on another core while the reader decodes. `crcs` maps a byte range (start, end) to the CRC of
+    exactly those bytes: segments.py compares it with the block header's CRC as it would its own."""
+
+    def __init__(self, size: int = 0):
+        super().__init__(size)
+        self.crcs: dict[tuple[int, int], int] = {}
+
+    def checksum_blocks(self, name: str) -> None:
+        """For a block object (`N.blk`, `m_N.blk`: [header record] [block header][data records...]), the CRC of
+        each block's data records, found from its block header's data length. Nothing is judged here: a range
+        that does not fit, or a record of another type, ends the scan; the reader checks every record itself."""
+        offset = 0
+        if not BLOCK.fullmatch(name):
+            return
+        with memoryview(self) as view:
+            while offset + RECORD_HEADER <= len(self):
+                kind, length = struct.unpack_from("<BI", self, offset + 4)
+                start = offset + RECORD_HEADER + length
+                if kind == HEADER:
+                    offset = start
+                    continue
+                if kind != BLOCK_HEADER or length != 28 or start > len(self):
+                    return
+                end = start + struct.unpack_from("<I", self, offset + RECORD_HEADER + 20)[0]
+                if end > len(self):
+                    return
+                self.crcs[(start, end)] = zlib.crc32(view[start:end])
+                offset = end
 
 
 def is_canonical_number(name: str) -> bool:

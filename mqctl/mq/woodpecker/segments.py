@@ -24,7 +24,8 @@ a map<string,string>).
 
 A segment without footer is active: it is read up to its last complete block. A record or block whose CRC does
 not match is reported with log, segment, block and offset, and reading that segment stops there; the index
-records of a finalized segment are CRC-checked too.
+records of a finalized segment are CRC-checked too. A block's CRC covers its data records whole, their own CRCs
+included, so those are not computed a second time: each byte is checksummed once (`_read_entries`).
 
 The structure around the CRCs is cross-checked as well, since a CRC cannot see what is missing: block numbers run
 0, 1, 2... (in each block header and, in the object layout, in the object names), entry ids run on from the
@@ -123,7 +124,7 @@ def _layout_class() -> object:
     return _layout("LogMessageLayout")
 
 
-def _message(payload: bytes, entry_id: int, offset: int, block: int) -> tuple[bytes, dict[str, str]]:
+def _message(payload: bytes | memoryview, entry_id: int, offset: int, block: int) -> tuple[bytes, dict[str, str]]:
     """The LogMessageLayout of one entry. One that does not parse (invalid UTF-8 in a property, a broken field) is
     reported: read as a bare payload it would show as an undecodable message nobody was warned about."""
     layout = parse(_layout_class(), payload)
@@ -151,6 +152,43 @@ def _expect(data: Data, offset: int, kinds: tuple[int, ...], block: int | None) 
             raise SegmentCorruption(
                 f"record of type {kind} with length {length}, not {sorted(SIZES[kind])}", offset, block
             )
+
+
+def _block_crc(data: Data, start: int, end: int) -> int:
+    """The CRC of data[start:end]: the one its fetching thread computed (segment_files.Fetched), else computed here."""
+    crcs: dict[tuple[int, int], int] = getattr(data, "crcs", {})
+    known = crcs.get((start, end))
+    if known is not None:
+        return known
+    with memoryview(data) as view:
+        return zlib.crc32(view[start:end])
+
+
+def _read_entries(data: Data, start: int, end: int, number: int, first: int, segment: Segment) -> int:
+    """The data records of block `number` (bytes start..end, whose block CRC matched) as entries `first` on;
+    returns the entry id after the last. The block CRC covers every byte of these records, their own CRCs
+    included, so each record's CRC is not computed again; its framing and type are checked, and each entry's
+    LogMessageLayout is parsed from a view of the block (its payload copied out once, by the parser)."""
+    entry_id, position = first, start
+    with memoryview(data) as view:
+        while position < end:
+            if position + RECORD_HEADER > end:
+                raise SegmentCorruption("data record runs past its block", position, number)
+            kind, length = struct.unpack_from("<BI", data, position + 4)
+            after = position + RECORD_HEADER + length
+            if after > end:
+                raise SegmentCorruption("data record runs past its block", position, number)
+            if kind != DATA:
+                raise SegmentCorruption(f"expected a data record, found type {kind}", position, number)
+            payload = view[position + RECORD_HEADER : after]
+            try:
+                message, properties = _message(payload, entry_id, position, number)
+            finally:
+                payload.release()
+            segment.entries.append(Entry(segment.log_id, segment.segment_id, entry_id, message, properties, number))
+            entry_id += 1
+            position = after
+    return entry_id
 
 
 def _read_blocks(data: Data, start: int, segment: Segment, *, expect_header: bool, stop_at_index: bool) -> int:
@@ -201,25 +239,9 @@ def _read_blocks(data: Data, start: int, segment: Segment, *, expect_header: boo
             )
         if last < first or length == 0:
             raise SegmentCorruption(f"empty block (entries {first}..{last}, {length} data bytes)", offset, number)
-        view = memoryview(data)
-        try:
-            crc = zlib.crc32(view[after:end])
-        finally:
-            view.release()
-        if crc != block_crc:
+        if _block_crc(data, after, end) != block_crc:
             raise SegmentCorruption("block CRC mismatch", offset, number)
-        entry_id, position = first, after
-        while position < end:
-            record = _record(data, position, number, end)
-            if record is None:
-                raise SegmentCorruption("data record runs past its block", position, number)
-            kind, payload, after_record = record
-            if kind != DATA:
-                raise SegmentCorruption(f"expected a data record, found type {kind}", position, number)
-            message, properties = _message(payload, entry_id, position, number)
-            position = after_record
-            segment.entries.append(Entry(segment.log_id, segment.segment_id, entry_id, message, properties, number))
-            entry_id += 1
+        entry_id = _read_entries(data, after, end, number, first, segment)
         if entry_id - 1 != last:
             raise SegmentCorruption(
                 f"block says entries {first}..{last}, holds {first}..{entry_id - 1}", offset, number

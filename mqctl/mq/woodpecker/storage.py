@@ -28,6 +28,7 @@ from urllib.parse import urlparse
 from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.mq.woodpecker.read_ahead import READ_AHEAD, ReadAhead, read_ahead
 from mqctl.mq.woodpecker.segment_files import (
+    Fetched,
     looks_numeric,
     max_file_bytes,
     misnamed,
@@ -459,7 +460,7 @@ class S3Prefix:
                 if length is not None and length.isdigit() and int(length) > cap:
                     raise UnreadableFile(f"{name} holds {length} bytes, more than the {cap}-byte cap: not read")
                 # the announced length is allocated once (one copy of the object in memory); without one, grown
-                data = bytearray(int(length)) if length is not None and length.isdigit() else bytearray()
+                data = Fetched(int(length)) if length is not None and length.isdigit() else Fetched()
                 got = 0
                 while not stop.is_set():
                     chunk = response.read(1 << 20)
@@ -470,6 +471,8 @@ class S3Prefix:
                     data[got : got + len(chunk)] = chunk
                     got += len(chunk)
                 del data[got:]
+                if not stop.is_set():
+                    data.checksum_blocks(name)  # here, in the fetching thread (a read-ahead one)
                 return data
             finally:
                 response.close()

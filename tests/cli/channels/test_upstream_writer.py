@@ -50,3 +50,28 @@ def test_the_rebuilt_writer_writes_what_mqctl_reads_as_its_manifest(tmp_path, li
         assert [(m["position"], m["type"], m["tso"], m.get("pks") or None) for m in messages] == [
             (f"{e['segment_id']}/{e['entry_id']}", e["type"], e["time_tick"], e.get("primary_keys")) for e in entries
         ]
+
+
+def test_the_bulk_variant_fills_upstream_blocks_to_their_flush_size(tmp_path):
+    """The writer's bulk variant (bench/woodpecker_scale.py's WAL): inserts appended asynchronously through
+    Woodpecker v0.1.37's own client fill each block object to the flush size it is configured with (2,000,000 bytes,
+    tests/reference/writer/bulk.go), and mqctl reads the bucket's copy whole, without a warning."""
+    pytest.importorskip("moto.server", reason="moto[server] of .[test]")
+    line = next(line for line in upstream.LINES if line.tags == "woodpecker_direct")
+    binary = upstream.build(line, tmp_path)
+    flags = {"-entries": "30", "-entry-bytes": "300000"}
+    folder = upstream.write(binary, tmp_path / "bulk", "minio", ("bulk",), flags)
+    manifest = upstream.manifest(folder)
+    assert (manifest["variant"], manifest["woodpecker"], manifest["entries"]) == ("bulk", "v0.1.37", 33)
+    assert manifest["segments"] == 1 and manifest["rows"] == 30 * ((300_000 - 256) // (8 + 4 * 128))
+    (segment,) = {p.parent for p in upstream.wal_path(folder).rglob("footer.blk")}
+    sizes = {int(p.stem): p.stat().st_size for p in segment.glob("*.blk") if p.stem.isdigit()}
+    # a block is uploaded once its entries reach the flush size (so never more than one entry past it); a sync on
+    # the interval (200 ms) may upload a part-filled one between the appends (the first two, the last, one between)
+    full = [size for size in sizes.values() if size >= 2_000_000]
+    assert len(full) >= 3 and max(sizes.values()) < 2_000_000 + 310_000, sizes
+    assert sum(full) >= 0.6 * manifest["payload_bytes"], sizes
+    result = run_cli("channels", "woodpecker", str(upstream.wal_path(folder)), "--json")
+    assert result.code == 0, result.stderr
+    (read,) = result.json()["segments"]
+    assert (read["state"], read["entries"], read["problems"]) == ("finalized", 33, [])

@@ -59,6 +59,10 @@ class Handler(BaseHTTPRequestHandler):
                     return
                 self.wfile.write(bytes([byte]))
                 self.wfile.flush()
+        elif self.server.mode == "short" and key.endswith("/1.blk"):  # the announced length, then closed half way
+            self.wfile.write(body[: len(body) // 2])
+            self.wfile.flush()
+            self.close_connection = True
         else:
             self.wfile.write(body)
 
@@ -151,3 +155,13 @@ def test_an_object_past_the_size_cap_is_named_not_read(broken):
     (segment,) = result.json()["segments"]
     assert segment["entries"] == 0
     assert any("0.blk holds" in p and "more than the 100-byte cap" in p for p in segment["problems"])
+
+
+@pytest.mark.parametrize("broken", [("short", {})], indirect=True)
+def test_a_body_cut_short_is_an_error_not_fewer_entries(broken):
+    """A GET whose body ends before its Content-Length (the connection closed half way) is never read as a shorter
+    object: the blocks' CRCs are computed by the fetching threads, from what was received in full only."""
+    result = run_cli("channels", "woodpecker", "s3://wal/wp", "--s3-endpoint", broken, env=ENV)
+    assert result.code == 3, result.stdout + result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: reading s3://wal/wp/7/0/1.blk at ") and "IncompleteRead" in line, line

@@ -6,8 +6,8 @@ Not timed: bench/woodpecker_scale.py gives the figures against moto's S3 server 
 from __future__ import annotations
 
 import threading
-import time
 import tracemalloc
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -19,55 +19,7 @@ from mqctl.mq.woodpecker import storage
 from mqctl.mq.woodpecker.read_ahead import read_ahead
 from mqctl.mq.woodpecker.source import WoodpeckerSource
 from tests.helpers import woodpecker_segments as w
-
-BUCKET = "a-bucket"
-
-
-class Response:
-    def __init__(self, store: FakeS3, data: bytes):
-        self.store, self.data, self.at = store, data, 0
-        self.headers = {"Content-Length": str(len(data))}
-
-    def read(self, size: int) -> bytes:
-        chunk = self.data[self.at : self.at + size]
-        self.at += len(chunk)
-        return chunk
-
-    def close(self) -> None:
-        with self.store.lock:
-            self.store.open_now -= 1
-
-    def release_conn(self) -> None:
-        pass
-
-
-class Item:
-    def __init__(self, name: str):
-        self.object_name = name
-
-
-class FakeS3:
-    """The two calls storage.S3Prefix makes of the MinIO SDK, over a dict, counting them."""
-
-    def __init__(self, objects: dict[str, bytes]):
-        self.objects = objects
-        self.listings = 0
-        self.gets: Counter[str] = Counter()
-        self.lock = threading.Lock()
-        self.open_now = self.most_open = 0
-
-    def list_objects(self, bucket: str, prefix: str, recursive: bool = False) -> Any:
-        assert bucket == BUCKET and recursive
-        self.listings += 1
-        return (Item(key) for key in sorted(self.objects) if key.startswith(prefix))
-
-    def get_object(self, bucket: str, key: str) -> Response:
-        with self.lock:
-            self.gets[key] += 1
-            self.open_now += 1
-            self.most_open = max(self.most_open, self.open_now)
-        time.sleep(0.005)  # a round trip, so that GETs made at once overlap
-        return Response(self, self.objects[key])
+from tests.helpers.fake_s3 import BUCKET, FakeS3
 
 
 def wal(tmp_path: Path, segments: int, *, blocks: int = 4, entries: int = 8, size: int = 1024) -> dict[str, bytes]:
@@ -173,3 +125,45 @@ def test_channels_woodpecker_lists_once_fetches_once_and_keeps_only_what_it_show
     small, small_wal = peak_bytes_report(tmp_path, fake_bucket, 16)
     large, large_wal = peak_bytes_report(tmp_path, fake_bucket, 64)
     assert large - small < (large_wal - small_wal) / 10, (small, large, small_wal, large_wal)
+
+
+def test_each_block_byte_is_checksummed_once_and_off_the_reading_thread(tmp_path, fake_bucket, monkeypatch):
+    """A full read of a bucket computes one CRC over each block's data records (the block CRC covers the records,
+    whose own CRCs are not computed again), in the threads that fetch the objects ahead: the reading thread
+    checksums only the small records (headers, footers, index) and the block CRC is still compared by the reader."""
+    from mqctl.mq.woodpecker import segment_files, segments
+
+    objects = wal(tmp_path, 6, blocks=3, entries=8, size=16 << 10)
+    fake_bucket(objects)
+    counted: Counter[str] = Counter()
+    real = zlib.crc32
+
+    class Counting:
+        @staticmethod
+        def crc32(data: Any, value: int = 0) -> int:
+            counted["main" if threading.current_thread() is threading.main_thread() else "ahead"] += len(data)
+            return real(data, value)
+
+    monkeypatch.setattr(segments, "zlib", Counting)
+    monkeypatch.setattr(segment_files, "zlib", Counting)
+    with WoodpeckerSource(f"s3://{BUCKET}/wp") as source:
+        messages = list(source.iter_messages("1"))
+    assert len(messages) == 6 * 3 * 8
+    block_bytes = 6 * 3 * 8 * (16 << 10)
+    assert block_bytes <= counted["ahead"] < block_bytes * 1.01  # each entry's bytes once, in a fetching thread
+    assert counted["main"] < block_bytes / 100, counted
+
+
+def test_a_damaged_record_in_a_bucket_is_still_its_blocks_crc_mismatch(tmp_path, fake_bucket):
+    """A byte changed inside a data record: the block CRC (computed in the fetching thread) names the block, as
+    it did when every record's CRC was computed too; no entry of that block or after it is read."""
+    objects = wal(tmp_path, 2, blocks=3, entries=4, size=8 << 10)
+    damaged = bytearray(objects["wp/1/0/1.blk"])
+    damaged[-100] ^= 0x5A
+    objects["wp/1/0/1.blk"] = bytes(damaged)
+    fake_bucket(objects)
+    with WoodpeckerSource(f"s3://{BUCKET}/wp") as source:
+        listed = list_channels(source)
+    assert listed.totals.messages == 4 + 3 * 4  # segment 0's block 0, then all of segment 1
+    (warning,) = [w for w in listed.warnings if "block CRC mismatch" in w]
+    assert "wp/1/0/1.blk" in warning and "block 1" in warning, listed.warnings

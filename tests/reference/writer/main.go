@@ -86,6 +86,8 @@ type manifest struct {
 
 type options struct {
 	out, storage, etcd, s3Endpoint, bucket, variant string
+	// bulk: how many inserts, of about how many bytes each, at most how many appends waiting at once (bulk.go)
+	entries, entryBytes, inFlight int
 }
 
 func main() {
@@ -95,7 +97,10 @@ func main() {
 	flag.StringVar(&o.etcd, "etcd", "", "etcd URL (Woodpecker's meta and Milvus's streaming state go there)")
 	flag.StringVar(&o.s3Endpoint, "s3-endpoint", "", "host:port of the S3 server (storage minio)")
 	flag.StringVar(&o.bucket, "bucket", "a-bucket", "bucket (storage minio)")
-	flag.StringVar(&o.variant, "variant", "normal", "normal; crash: the last segment is left as a killed writer leaves it; reopen: a new process appends after a crash; append: a new process appends rows to an earlier run's folder; stale-dropped: a dropped collection's state left behind the log's truncation point; lac-short, sealed-no-footer, wal-switched: edits of what a run wrote (edits.go)")
+	flag.StringVar(&o.variant, "variant", "normal", "normal; crash: the last segment is left as a killed writer leaves it; reopen: a new process appends after a crash; append: a new process appends rows to an earlier run's folder; stale-dropped: a dropped collection's state left behind the log's truncation point; lac-short, sealed-no-footer, wal-switched: edits of what a run wrote (edits.go); bulk: -entries large inserts appended asynchronously (bulk.go)")
+	flag.IntVar(&o.entries, "entries", 1000, "bulk: the number of insert messages")
+	flag.IntVar(&o.entryBytes, "entry-bytes", 256<<10, "bulk: the approximate size of each insert message in bytes")
+	flag.IntVar(&o.inFlight, "in-flight", 64, "bulk: the most appends waiting for their result at once")
 	decode := flag.String("decode", "", "print what upstream's generated types decode from this etcd.json (JSON), and exit")
 	flag.Parse()
 	if *decode != "" {
@@ -110,6 +115,8 @@ func main() {
 	run := run
 	if isEdit(o.variant) {
 		run = runEdit
+	} else if o.variant == "bulk" {
+		run = runBulk
 	}
 	if err := run(o); err != nil {
 		fail(err.Error())
@@ -200,14 +207,7 @@ func run(o options) error {
 			return err
 		}
 	}
-	if err := dumpEtcd(ctx, cli, filepath.Join(o.out, "etcd.json")); err != nil {
-		return err
-	}
-	body, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(o.out, "manifest.json"), append(body, '\n'), 0o644); err != nil {
+	if err := writeOutputs(ctx, cli, o.out, m); err != nil {
 		return err
 	}
 	if crash {
@@ -365,10 +365,15 @@ func createCollection(vchannel string) message.MutableMessage {
 }
 
 func createCollectionOf(vchannel, name string, collection, partition int64) message.MutableMessage {
+	return createCollectionWithDim(vchannel, name, collection, partition, 2)
+}
+
+// createCollectionWithDim is a collection of an int64 key and a float vector of `dim` dimensions.
+func createCollectionWithDim(vchannel, name string, collection, partition int64, dim int) message.MutableMessage {
 	schema := &schemapb.CollectionSchema{Name: name, Fields: []*schemapb.FieldSchema{
 		{FieldID: pkField, Name: "pk", IsPrimaryKey: true, DataType: schemapb.DataType_Int64},
 		{FieldID: 101, Name: "vec", DataType: schemapb.DataType_FloatVector,
-			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: "2"}}},
+			TypeParams: []*commonpb.KeyValuePair{{Key: "dim", Value: fmt.Sprint(dim)}}},
 	}}
 	raw, err := proto.Marshal(schema)
 	if err != nil {
@@ -397,17 +402,22 @@ func insert(vchannel string, pks ...int64) message.MutableMessage {
 }
 
 func insertInto(vchannel, name string, collection, partition, segment int64, pks ...int64) message.MutableMessage {
-	n := len(pks)
-	vectors := make([]float32, 0, 2*n)
-	rowIDs := make([]int64, n)
-	for i, pk := range pks {
+	vectors := make([]float32, 0, 2*len(pks))
+	for _, pk := range pks {
 		vectors = append(vectors, float32(pk), float32(-pk))
-		rowIDs[i] = pk
 	}
+	return insertVectors(vchannel, name, collection, partition, segment, pks, 2, vectors, uint64(24*len(pks)))
+}
+
+// insertVectors is an insert of `pks` (also the row ids) with their `dim`-float vectors, `size` bytes said in its
+// header.
+func insertVectors(vchannel, name string, collection, partition, segment int64, pks []int64, dim int, vectors []float32, size uint64) message.MutableMessage {
+	n := len(pks)
+	rowIDs := append([]int64(nil), pks...)
 	return message.NewInsertMessageBuilderV1().
 		WithVChannel(vchannel).
 		WithHeader(&message.InsertMessageHeader{CollectionId: collection, Partitions: []*messagespb.PartitionSegmentAssignment{{
-			PartitionId: partition, Rows: uint64(n), BinarySize: uint64(24 * n),
+			PartitionId: partition, Rows: uint64(n), BinarySize: size,
 			SegmentAssignment: &messagespb.SegmentAssignment{SegmentId: segment},
 		}}}).
 		WithBody(&msgpb.InsertRequest{
@@ -421,7 +431,7 @@ func insertInto(vchannel, name string, collection, partition, segment int64, pks
 					Scalars: &schemapb.ScalarField{Data: &schemapb.ScalarField_LongData{LongData: &schemapb.LongArray{Data: pks}}},
 				}},
 				{Type: schemapb.DataType_FloatVector, FieldName: "vec", FieldId: 101, Field: &schemapb.FieldData_Vectors{
-					Vectors: &schemapb.VectorField{Dim: 2, Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vectors}}},
+					Vectors: &schemapb.VectorField{Dim: int64(dim), Data: &schemapb.VectorField_FloatVector{FloatVector: &schemapb.FloatArray{Data: vectors}}},
 				}},
 			},
 		}).MustBuildMutable()
@@ -538,6 +548,18 @@ func putter(ctx context.Context, cli *clientv3.Client, keys map[string]string) f
 		_, err = cli.Put(ctx, key, string(raw))
 		return err
 	}
+}
+
+// writeOutputs writes the generated folder's etcd.json (dumpEtcd) and manifest.json (`m`, indented).
+func writeOutputs(ctx context.Context, cli *clientv3.Client, out string, m any) error {
+	if err := dumpEtcd(ctx, cli, filepath.Join(out, "etcd.json")); err != nil {
+		return err
+	}
+	body, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "manifest.json"), append(body, '\n'), 0o644)
 }
 
 // dumpEtcd writes every key of the etcd (base64 key -> base64 value), sorted.

@@ -36,6 +36,23 @@ func newOpener(ctx context.Context, o options, walDir string) (opener, error) {
 	cfg.Woodpecker.Logstore.SegmentSyncPolicy.MaxInterval = config.NewDurationMillisecondsFromInt(200)
 	cfg.Woodpecker.Logstore.SegmentSyncPolicy.MaxIntervalForLocalStorage = config.NewDurationMillisecondsFromInt(10)
 	cfg.Log.Level = "error"
+	if o.variant == "bulk" {
+		// The block and segment bounds, set to Woodpecker v0.1.37's own defaults (config/woodpecker.yaml:100
+		// maxFlushSize, :32-34 segmentRollingPolicy; the configuration built in code has maxFlushSize 16,000,000,
+		// common/config/configuration.go:934) so that a bulk WAL is laid out as a deployment's is: the
+		// object writer uploads a block once its buffered entries reach maxFlushSize
+		// (server/storage/objectstorage/writer_impl.go:142 fastSyncTriggerSize, :754), and the client rolls to a
+		// new segment past maxSize bytes or maxBlocks blocks (woodpecker/log/log_handle.go:122-123,
+		// woodpecker/segment/rolling_policy.go:66 ShouldRollover).
+		cfg.Woodpecker.Logstore.SegmentSyncPolicy.MaxFlushSize = config.NewByteSize(bulkFlushSize)
+		cfg.Woodpecker.Client.SegmentRollingPolicy.MaxSize = config.NewByteSize(bulkSegmentSize)
+		cfg.Woodpecker.Client.SegmentRollingPolicy.MaxBlocks = bulkSegmentBlocks
+		cfg.Woodpecker.Logstore.SegmentSyncPolicy.MaxInterval = config.NewDurationMillisecondsFromInt(bulkSyncMs)
+		// A completed segment is compacted by the writer's auditor (woodpecker/log/log_writer.go:386) into merged
+		// blocks `m_N.blk` of at most segmentCompactionPolicy.maxBytes: 2,000,000 in config/woodpecker.yaml:103, but
+		// 32,000,000 when the configuration is built in code (common/config/configuration.go:938), as here.
+		cfg.Woodpecker.Logstore.SegmentCompactionPolicy.MaxBytes = config.NewByteSize(bulkCompactSize)
+	}
 	var storage objectstorage.ObjectStorage
 	cfg.Minio.RootPath = "files/wp" // `<minio.rootPath>/wp`, also the folder below the local root (wal_adapter.go)
 	if o.storage == "local" {
@@ -100,6 +117,11 @@ func (d directWAL) append(ctx context.Context, msg message.MutableMessage) (*wpl
 	pb := msg.IntoMessageProto()
 	r := d.writer.Write(ctx, &wplog.WriteMessage{Payload: pb.Payload, Properties: pb.Properties})
 	return r.LogMessageId, r.Err
+}
+
+func (d directWAL) appendAsync(ctx context.Context, msg message.MutableMessage) <-chan *wplog.WriteResult {
+	pb := msg.IntoMessageProto()
+	return d.writer.WriteAsync(ctx, &wplog.WriteMessage{Payload: pb.Payload, Properties: pb.Properties})
 }
 
 func (d directWAL) close() { _ = d.writer.Close(context.Background()) }
