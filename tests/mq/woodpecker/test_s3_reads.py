@@ -83,7 +83,9 @@ def test_an_object_read_out_of_the_planned_order_is_fetched_once_and_the_skipped
 
 
 def peak_bytes_listing(tmp_path: Path, fake_bucket: Any, segments: int) -> tuple[int, int]:
-    objects = wal(tmp_path, segments, entries=16)
+    # 4-KiB entries: what a listing keeps per segment (its summary, a few KiB) stays well under a tenth of the
+    # segment's bytes, whatever the read-ahead threads hold at the moment of the peak
+    objects = wal(tmp_path, segments, entries=16, size=4096)
     fake_bucket(objects)
     tracemalloc.start()
     try:
