@@ -13,13 +13,16 @@ median and the spread (lowest to highest) of each are printed with the ratio of 
 mqctl's bytecode is compiled first (`compileall`, as `pip install` does for a wheel): under PYTHONDONTWRITEBYTECODE
 a checkout would otherwise compile every module of the command from source in every run, which the bare script,
 importing two of mqctl's modules, hardly does.
-Run: python bench/cli_startup.py [--runs N] [--only help|rocksmq|nats]
+`--breakdown` says where the RocksMQ listing's milliseconds over the bare script go, inside one process (median
+over the runs): the bare script's imports first, then what mqctl adds on top of them, step by step.
+Run: python bench/cli_startup.py [--runs N] [--only help|rocksmq|nats] [--breakdown]
 """
 
 from __future__ import annotations
 
 import argparse
 import compileall
+import json
 import os
 import shutil
 import statistics
@@ -92,6 +95,60 @@ asyncio.run(main(sys.argv[1]))
 """
 
 
+BREAKDOWN = r"""
+import dataclasses, io, json, sys, time
+start = time.perf_counter()
+steps = []
+def step(name):
+    global start
+    now = time.perf_counter()
+    steps.append((name, (now - start) * 1000))
+    start = now
+import os, shutil, tempfile
+from rocksdict import AccessType, Options, Rdict
+from mqctl.milvus.protos import pb2
+pb2("common_pb2")
+step("what the bare script imports (rocksdict, protobuf, MsgHeader)")
+import mqctl.cli
+import logging
+step("mqctl.cli, logging (main() quiets the root logger)")
+import click
+step("click (with inspect, ast, dis, tokenize, uuid, platform)")
+import typer.main
+step("typer (with shutil, subprocess, traceback, shellingham)")
+import mqctl.errors, mqctl.backends, mqctl.findings, mqctl.mq.model, mqctl.mq.sources
+import mqctl.mq.channels, mqctl.mq.rocksmq.reader, mqctl.mq.decode.envelope, mqctl.mq.decode.tso
+step("mqctl's error, source, model and listing modules")
+import mqctl.cli.context, mqctl.cli.terminal, mqctl.cli.common, mqctl.cli.channels.listing
+step("mqctl's CLI modules (context, terminal, common, channels group and list)")
+root = mqctl.cli._build_root()
+context = click.Context(root, info_name="mqctl", obj={})
+root.get_command(context, "channels").get_command(context, "list")
+step("the root, the channels group and its list command built")
+stdout, sys.stdout = sys.stdout, io.StringIO()
+mqctl.cli.run(sys.argv[1:])
+sys.stdout = stdout
+step("the command: open, read, print (imports done)")
+classes = {id(v) for m in list(sys.modules.values()) if m and m.__name__.startswith("mqctl")
+           for v in vars(m).values() if isinstance(v, type) and dataclasses.is_dataclass(v)}
+print(json.dumps({"steps": steps, "dataclasses": len(classes)}))
+"""
+
+
+def breakdown(runs: int) -> None:
+    """Where the listing's time goes in one process (see BREAKDOWN), median of `runs` processes per step."""
+    args = ["channels", "list", "--json", "--rocksmq", str(ROCKSMQ)]
+    found = []
+    for _ in range(runs):
+        done = subprocess.run([sys.executable, "-c", BREAKDOWN, *args], cwd=REPO, check=True, capture_output=True)
+        found.append(json.loads(done.stdout.splitlines()[-1]))
+    names = [name for name, _ in found[0]["steps"]]
+    for index, name in enumerate(names):
+        spent = [run["steps"][index][1] for run in found]
+        print(f"breakdown: {statistics.median(spent):6.1f} ms  {name}")
+    print(f"breakdown: {found[0]['dataclasses']} dataclasses created by mqctl's modules on the way; {load()}")
+
+
 def mqctl_command() -> list[str]:
     script = shutil.which("mqctl", path=os.path.dirname(sys.executable))
     return [script] if script else [sys.executable, "-m", "mqctl"]
@@ -140,9 +197,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--only", choices=("help", "rocksmq", "nats"))
+    parser.add_argument("--breakdown", action="store_true", help="where the RocksMQ listing's time goes, then exit")
     args = parser.parse_args()
     mqctl = mqctl_command()
     print(f"bytecode compiled for {compile_mqctl()}")
+    if args.breakdown:
+        breakdown(args.runs)
+        return 0
     if args.only in (None, "help"):
         commands = [[*mqctl, "--help"], [sys.executable, "-c", "pass"]]
         report("help", ("mqctl --help", "python -c pass"), commands, args.runs, 2)

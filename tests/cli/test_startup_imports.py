@@ -81,3 +81,31 @@ def test_channels_list_table_still_loads_rich():
     names = imported("channels", "list", "--rocksmq", str(FIXTURES / "rocksmq" / "rdb_data"))
     assert "rich.console" in names
     assert not heavy(names)
+
+
+def test_the_console_script_loads_logging_only_for_a_command_that_logs(tmp_path):
+    """main() quiets the root logger when logging loads (tests below): a RocksMQ listing never imports it."""
+    seen = tmp_path / "logging-imported"
+    script = (
+        "import atexit, sys\nfrom mqctl.cli import main\n"
+        "atexit.register(lambda: open(sys.argv[1], 'w').write(str('logging' in sys.modules)))\nmain(sys.argv[2:])\n"
+    )
+    args = ["channels", "list", "--json", "--rocksmq", str(FIXTURES / "rocksmq" / "rdb_data")]
+    done = subprocess.run([sys.executable, "-c", script, str(seen), *args], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout)["channels"]
+    assert seen.read_text() == "False"
+
+
+@pytest.mark.parametrize("before", ["", "import logging"], ids=["loaded-later", "loaded-before"])
+@pytest.mark.parametrize("debug", [False, True], ids=["quiet", "debug"])
+def test_a_root_logger_record_stays_quiet_whenever_logging_loads(before, debug):
+    """A library's root-logger record prints nothing (logging's last resort would), whether logging was loaded
+    before the CLI started or by a command afterwards; --debug shows it."""
+    script = (
+        f"{before}\nfrom mqctl.cli import _quiet_warnings\n_quiet_warnings(debug={debug})\n"
+        "import logging\nlogging.getLogger('a.library').warning('a library record')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert ("a library record" in done.stderr) == debug
