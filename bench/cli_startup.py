@@ -110,8 +110,7 @@ from mqctl.milvus.protos import pb2
 pb2("common_pb2")
 step("what the bare script imports (rocksdict, protobuf, MsgHeader)")
 import mqctl.cli
-import logging
-step("mqctl.cli, logging (main() quiets the root logger)")
+step("mqctl.cli (the root's names and help)")
 import click
 step("click (with inspect, ast, dis, tokenize, uuid, platform)")
 import typer.main

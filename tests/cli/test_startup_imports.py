@@ -57,8 +57,9 @@ def test_channels_list_json_imports_no_renderer_no_decoders(source):
     others = [f"mqctl.cli.channels.{module}" for module in CHANNELS_COMMANDS if module != "listing"]
     assert "mqctl.cli.channels.listing" in names
     assert not [m for m in others if m in names], "the group's other commands were imported"
-    if source[0] == "--rocksmq":  # nats-py logs through logging; nothing on the RocksMQ side needs it
-        assert "logging" not in names
+    assert "mqctl.mq.retention_model" not in names  # retention's shapes
+    if source[0] == "--rocksmq":  # nats-py logs through logging, --nats-store resolves a config with findings
+        assert "logging" not in names and "mqctl.findings" not in names
 
 
 def test_channels_help_still_lists_every_command():
