@@ -139,7 +139,9 @@ def breakdown(runs: int) -> None:
     args = ["channels", "list", "--json", "--rocksmq", str(ROCKSMQ)]
     found = []
     for _ in range(runs):
-        done = subprocess.run([sys.executable, "-c", BREAKDOWN, *args], cwd=REPO, check=True, capture_output=True)
+        # from bench/: the mqctl the console script imports (PYTHONPATH's or the installed one), not the checkout's
+        command = [sys.executable, "-c", BREAKDOWN, *args]
+        done = subprocess.run(command, cwd=REPO / "bench", check=True, capture_output=True)
         found.append(json.loads(done.stdout.splitlines()[-1]))
     names = [name for name, _ in found[0]["steps"]]
     for index, name in enumerate(names):
@@ -155,10 +157,9 @@ def mqctl_command() -> list[str]:
 
 def compile_mqctl() -> Path:
     """Write the bytecode of the mqctl package the commands import (this checkout, or the one PYTHONPATH names)."""
-    sys.path.insert(0, str(REPO))
-    import mqctl
-
-    package = Path(mqctl.__file__).parent
+    where = [sys.executable, "-c", "import mqctl; print(mqctl.__file__)"]
+    found = subprocess.run(where, cwd=REPO / "bench", check=True, capture_output=True, text=True).stdout
+    package = Path(found.strip()).parent
     compileall.compile_dir(str(package), quiet=1)
     return package
 
@@ -213,6 +214,7 @@ def main() -> int:
         ]
         report("rocksmq", ("mqctl channels list --json", "bare rocksdict script"), commands, args.runs, 1.3)
     if args.only in (None, "nats"):
+        sys.path.insert(0, str(REPO))
         from mqctl.mq.nats.server import private_nats_server
 
         with tempfile.TemporaryDirectory(prefix="mqctl-startup-") as work:
