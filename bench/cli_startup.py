@@ -9,7 +9,8 @@
   of every stream requested at once, their TSO parsed, one JSON document printed). Goal <= 1.3.
 
 Each pair's two commands take turns, run after run, so a busy moment of the shared machine falls on both; the
-median and the spread (lowest to highest) of each are printed with the ratio of the medians and the load average.
+median and the spread (lowest to highest) of each are printed with the ratio of the medians and the load average,
+and the ratio of their median CPU times (user + system), which moves less when other work shares the cores.
 mqctl's bytecode is compiled first (`compileall`, as `pip install` does for a wheel): under PYTHONDONTWRITEBYTECODE
 a checkout would otherwise compile every module of the command from source in every run, which the bare script,
 importing two of mqctl's modules, hardly does.
@@ -24,6 +25,7 @@ import argparse
 import compileall
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -164,16 +166,20 @@ def compile_mqctl() -> Path:
     return package
 
 
-def take_turns(commands: list[list[str]], runs: int) -> list[list[float]]:
-    """Wall seconds of each command, the commands run in turn `runs` times (after one untimed warm-up each)."""
+def take_turns(commands: list[list[str]], runs: int) -> list[list[tuple[float, float]]]:
+    """(wall seconds, CPU seconds: user + system) of each command, the commands run in turn `runs` times (after one
+    untimed warm-up each). CPU time moves less than wall time when other work shares the machine's cores."""
     for command in commands:
         subprocess.run(command, cwd=REPO, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    times: list[list[float]] = [[] for _ in commands]
+    times: list[list[tuple[float, float]]] = [[] for _ in commands]
     for _ in range(runs):
         for command, spent in zip(commands, times):
+            used = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             subprocess.run(command, cwd=REPO, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            spent.append(time.perf_counter() - start)
+            wall = time.perf_counter() - start
+            now = resource.getrusage(resource.RUSAGE_CHILDREN)
+            spent.append((wall, now.ru_utime + now.ru_stime - used.ru_utime - used.ru_stime))
     return times
 
 
@@ -185,12 +191,15 @@ def report(name: str, labels: tuple[str, str], commands: list[list[str]], runs: 
     before = load()
     ours, anchor = take_turns(commands, runs)
     for label, spent in zip(labels, (ours, anchor)):
+        wall, cpu = [w for w, _ in spent], [c for _, c in spent]
         print(
-            f"{name}: {label:<34} median {statistics.median(spent) * 1000:7.1f} ms "
-            f"(spread {min(spent) * 1000:.1f}-{max(spent) * 1000:.1f}) over {runs} runs"
+            f"{name}: {label:<34} median {statistics.median(wall) * 1000:7.1f} ms "
+            f"(spread {min(wall) * 1000:.1f}-{max(wall) * 1000:.1f}) over {runs} runs, "
+            f"CPU median {statistics.median(cpu) * 1000:.1f} ms"
         )
-    ratio = statistics.median(ours) / statistics.median(anchor)
-    print(f"{name}: ratio {ratio:.2f} (goal <= {goal:g}); {before} before, {load()} after")
+    ratio = statistics.median(w for w, _ in ours) / statistics.median(w for w, _ in anchor)
+    cpu_ratio = statistics.median(c for _, c in ours) / statistics.median(c for _, c in anchor)
+    print(f"{name}: ratio {ratio:.2f} (goal <= {goal:g}), CPU {cpu_ratio:.2f}; {before} before, {load()} after")
 
 
 def main() -> int:
