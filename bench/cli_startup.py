@@ -117,7 +117,7 @@ import click
 step("click (with inspect, ast, dis, tokenize, uuid, platform)")
 import typer.main
 step("typer (with shutil, subprocess, traceback, shellingham)")
-import mqctl.errors, mqctl.backends, mqctl.findings, mqctl.mq.model, mqctl.mq.sources
+import mqctl.errors, mqctl.backends, mqctl.mq.model, mqctl.mq.sources
 import mqctl.mq.channels, mqctl.mq.rocksmq.reader, mqctl.mq.decode.envelope, mqctl.mq.decode.tso
 step("mqctl's error, source, model and listing modules")
 import mqctl.cli.context, mqctl.cli.terminal, mqctl.cli.common, mqctl.cli.channels.listing
