@@ -6,7 +6,7 @@ The root help and version are printed without importing click, typer or rich at 
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # click and the error model load only when a command runs
     import click
@@ -192,10 +192,38 @@ def _quiet_warnings(*, debug: bool) -> None:
     warnings.resetwarnings()
     warnings.simplefilter("ignore")
     # a library that logs through the root logger (py4j logs an interrupted call with its traceback) would print
-    # on stderr, through logging's basicConfig or last resort: a handler that keeps it quiet; --debug shows it
-    import logging
+    # on stderr, through logging's basicConfig or last resort: a handler that keeps it quiet; --debug shows it.
+    # Added as logging loads, by whoever imports it: a command that never logs does not import it (3 ms)
+    if "logging" in sys.modules:
+        _quiet_root_logger(sys.modules["logging"])
+    else:
+        sys.meta_path.insert(0, _WhenLoggingLoads())
 
+
+def _quiet_root_logger(logging: Any) -> None:
     logging.getLogger().addHandler(logging.NullHandler())
+
+
+class _WhenLoggingLoads:
+    """An import finder that steps aside for every module but `logging`, and quiets its root logger once loaded."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> Any:
+        if name != "logging":
+            return None
+        sys.meta_path.remove(self)
+        import importlib.util
+
+        spec = importlib.util.find_spec(name)
+        loader = spec.loader if spec is not None else None
+        if loader is not None and hasattr(loader, "exec_module"):
+            load = loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                load(module)
+                _quiet_root_logger(module)
+
+            loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's own loader only
+        return spec
 
 
 def _interrupted(interrupt: BaseException, args: list[str]) -> int:

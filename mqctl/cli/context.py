@@ -71,8 +71,12 @@ def add_options(command: click.Command, path: str) -> None:
     --wide, unless it prints no such output (WITHOUT_JSON, WITHOUT_WIDE): there the root's option is a usage
     error, as the command's own would be."""
     if isinstance(command, click.Group):
-        for name, sub in command.commands.items():
-            add_options(sub, f"{path} {name}")
+        when_built = getattr(command.commands, "when_built", None)  # a group whose commands are built when used
+        if when_built is not None:
+            when_built(lambda name, sub: add_options(sub, f"{path} {name}"))
+        else:
+            for name, sub in command.commands.items():
+                add_options(sub, f"{path} {name}")
         if not command.invoke_without_command:
             return
     names = {opt for param in command.params for opt in getattr(param, "opts", [])}

@@ -17,9 +17,9 @@ if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
     from mqctl.mq.checkpoints import LiveCheckpoint
     from mqctl.mq.kafka.retention_apply import KafkaApplyOutcome
-    from mqctl.mq.model import FindingGroup, RetentionReport
     from mqctl.mq.nats.retention import ApplyPlan, LimitChange
     from mqctl.mq.retention_apply import ApplyOutcome
+    from mqctl.mq.retention_model import FindingGroup, RetentionReport
 
 app = typer.Typer(
     help="Show configured vs actual retention, find drift and purge blockages; apply.", no_args_is_help=True
@@ -175,8 +175,8 @@ def show(
 ) -> None:
     """Per channel: configured retention beside what the data shows. Exit 1 on drift, a purge blockage or (--etcd)
     a retention shorter than the oldest channel checkpoint's age."""
-    from mqctl.mq.model import ConfiguredRetention
     from mqctl.mq.retention import retention_report
+    from mqctl.mq.retention_model import ConfiguredRetention
     from mqctl.mq.sources import load_config, open_source
 
     resolution = load_config(source.config) if source.config else None
@@ -272,9 +272,9 @@ def apply(
     stream that refuses its new limits puts back the streams already changed. Limits that delete messages after a
     vchannel's channel checkpoint (read from --etcd, or the config's etcd) are refused (exit 3) unless --force."""
     from mqctl.errors import InputError
-    from mqctl.mq.model import ConfiguredRetention
     from mqctl.mq.retention import stream_limits_from_config
     from mqctl.mq.retention_apply import apply_retention
+    from mqctl.mq.retention_model import ConfiguredRetention
     from mqctl.mq.sources import load_config
 
     kafka_given = [

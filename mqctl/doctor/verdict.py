@@ -16,7 +16,7 @@ from mqctl.findings import ERROR, INFO, WARNING, Finding
 if TYPE_CHECKING:
     from mqctl.milvus.client import QuotaStates
     from mqctl.mq.checkpoints import CheckpointReport
-    from mqctl.mq.model import RetentionReport
+    from mqctl.mq.retention_model import RetentionReport
     from mqctl.mq.streaming.checkpoint_model import StreamingCheckpointReport
 
 OK = "ok"

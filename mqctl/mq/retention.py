@@ -20,7 +20,7 @@ from mqctl.errors import InputError
 from mqctl.findings import ERROR, Finding
 from mqctl.mq.checkpoints import flush_hint
 from mqctl.mq.decode import messages
-from mqctl.mq.model import (
+from mqctl.mq.retention_model import (
     NATS_KEYS,
     ChannelRetention,
     ConfiguredRetention,

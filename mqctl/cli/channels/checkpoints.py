@@ -289,8 +289,8 @@ def checkpoints(
     from mqctl.errors import InputError
     from mqctl.mq.channel_checkpoints import judge_channel_cp, on_streaming
     from mqctl.mq.milvus_meta import collections_from_milvus, meta_reader
-    from mqctl.mq.model import ConfiguredRetention
     from mqctl.mq.retention import ROCKS_TIME_KEY
+    from mqctl.mq.retention_model import ConfiguredRetention
     from mqctl.mq.sources import load_config, open_source
 
     version = parse_version(milvus_version)

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from mqctl.cli.lazy import group_callback, lazy_group
 from mqctl.mq.sources import SourceOptions
 
 if TYPE_CHECKING:
@@ -17,7 +18,19 @@ if TYPE_CHECKING:
     from mqctl.mq.sources import SourceOptions
 
 
+# the commands in the order `mqctl channels --help` lists them, each in its own module, imported when used
+COMMANDS = {
+    "list": "mqctl.cli.channels.listing",
+    "show": "mqctl.cli.channels.show",
+    "peek": "mqctl.cli.channels.peek",
+    "decode": "mqctl.cli.channels.decode",
+    "checkpoints": "mqctl.cli.channels.checkpoints",
+    "woodpecker": "mqctl.cli.channels.woodpecker",
+}
+
 app = typer.Typer(
+    cls=lazy_group(__name__, COMMANDS),
+    callback=group_callback,
     help="Inspect channels of RocksMQ (offline, read-only), NATS JetStream and Woodpecker (2.6+, offline, read-only; "
     "format from Woodpecker v0.1.x / Milvus v2.6.x source, verified against what upstream's code wrote, not yet on a "
     "running 2.6); decode messages.",

@@ -23,8 +23,8 @@ def checkpoint_checks(exam: Examination, source: MQSource, timeout: float) -> No
     from mqctl.mq.channel_checkpoints import judge_channel_cp
     from mqctl.mq.checkpoints import EXPIRED
     from mqctl.mq.milvus_meta import MetaReader
-    from mqctl.mq.model import NATS_KEYS, ConfiguredRetention
     from mqctl.mq.retention import ROCKS_TIME_KEY, retention_against_checkpoints
+    from mqctl.mq.retention_model import NATS_KEYS, ConfiguredRetention
 
     target = exam.target
     if exam.etcd is None:

@@ -100,8 +100,8 @@ def _source_options(exam: Examination, request: Request) -> SourceOptions | None
 
 def mq_checks(exam: Examination, source: MQSource) -> None:
     """Retention (as `mqctl retention show`), data warnings, disk headroom, a store used twice."""
-    from mqctl.mq.model import ConfiguredRetention
     from mqctl.mq.retention import retention_report
+    from mqctl.mq.retention_model import ConfiguredRetention
 
     try:
         found = retention_report(source, ConfiguredRetention(exam.res if exam.target.configs else None))

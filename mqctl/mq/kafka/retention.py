@@ -21,8 +21,9 @@ from collections.abc import Iterable
 from typing import Protocol
 
 from mqctl.findings import ERROR, WARNING, Finding
-from mqctl.mq.model import ChannelInfo, ChannelRetention, ConfiguredRetention, RetentionReport
+from mqctl.mq.model import ChannelInfo
 from mqctl.mq.retention import age_seconds
+from mqctl.mq.retention_model import ChannelRetention, ConfiguredRetention, RetentionReport
 
 
 class TopicSource(Protocol):

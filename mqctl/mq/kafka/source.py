@@ -28,7 +28,7 @@ from mqctl.mq.kafka.connect import KafkaAccess
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage
 
 if TYPE_CHECKING:
-    from mqctl.mq.model import ConfiguredRetention, RetentionReport
+    from mqctl.mq.retention_model import ConfiguredRetention, RetentionReport
 
 MILVUS_PARTITION = 0  # mqwrapper.DefaultPartitionIdx: Milvus writes and reads partition 0 only
 READ_BATCH = 1000  # records per consume() call

@@ -29,7 +29,7 @@ from mqctl.mq.nats.reads import PullReader, read_message_times
 if TYPE_CHECKING:
     from nats.aio.client import Client
 
-    from mqctl.mq.model import ConfiguredRetention, RetentionReport
+    from mqctl.mq.retention_model import ConfiguredRetention, RetentionReport
 
 READ_BATCH = 2000  # messages per pull request
 READ_BATCH_BYTES = 32 * 1024 * 1024  # a batch of large messages is smaller

@@ -3,7 +3,6 @@ credentials), the request timeout, credential and TLS files."""
 
 from __future__ import annotations
 
-import logging
 import math
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,6 +11,7 @@ from urllib.parse import urlunsplit
 from mqctl.errors import InputError, PreconditionError
 
 if TYPE_CHECKING:
+    import logging
     import ssl
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from mqctl import clock
 from mqctl.errors import InputError
 from mqctl.findings import ERROR
-from mqctl.mq.model import NANOS, ChannelRetention, ConfiguredRetention, RetentionReport
+from mqctl.mq.model import NANOS
 from mqctl.mq.nats.model import StreamDetails, StreamSource
 from mqctl.mq.retention import (
     RULE_DRIFT,
@@ -27,6 +27,7 @@ from mqctl.mq.retention import (
     stream_limits_from_config,
     value_finding,
 )
+from mqctl.mq.retention_model import ChannelRetention, ConfiguredRetention, RetentionReport
 
 if TYPE_CHECKING:
     from mqctl.mq.checkpoints import LiveCheckpoint

@@ -26,7 +26,7 @@ from mqctl.mq.rocksmq.model import RocksPage, RocksTopicMeta
 from mqctl.sorting import ascii_int
 
 if TYPE_CHECKING:
-    from mqctl.mq.model import ConfiguredRetention, RetentionReport
+    from mqctl.mq.retention_model import ConfiguredRetention, RetentionReport
 
 SKIPPED_DB_FILES = ("LOCK", "LOG", "rocksdict-config.json")  # LOG also covers LOG.old.*
 META_SUFFIX = "_meta_kv"

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mqctl.findings import WARNING
-from mqctl.mq.model import ChannelRetention, ConfiguredRetention, RetentionReport
 from mqctl.mq.retention import ROCKS_SIZE_KEY, ROCKS_TIME_KEY, RULE_BLOCKED, age_seconds, check_64_bits, value_finding
+from mqctl.mq.retention_model import ChannelRetention, ConfiguredRetention, RetentionReport
 from mqctl.mq.rocksmq.model import RocksPage, RocksTopicMeta
 
 if TYPE_CHECKING:

@@ -37,7 +37,7 @@ from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, is
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
-    from mqctl.mq.model import ConfiguredRetention, RetentionReport
+    from mqctl.mq.retention_model import ConfiguredRetention, RetentionReport
     from mqctl.mq.woodpecker.meta import WoodpeckerMeta
 
 ENTRY_SPAN = 10**10  # message id = segment * ENTRY_SPAN + entry
