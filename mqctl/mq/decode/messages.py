@@ -234,28 +234,39 @@ def parse_insert(data: bytes, properties: dict[str, str] | None = None) -> Any:
     """`data` as an InsertRequest when it is one (type Insert in its header, or in its 2.6 envelope, and it
     parses), else None. A shortcut for readers that need only an insert's own fields and columns (replay's rows
     shape): one parse, no DecodedMessage; `decode` tells what anything else is. InsertRequest starts with the
-    header's `base` field, so the type is read from the same parse. An encrypted 2.6 payload is never parsed."""
-    from google.protobuf.message import DecodeError
-
-    if has_envelope(properties):
-        assert properties is not None
-        if properties.get("_t") != "2" or "_ch" in properties:
+    header's `base` field, so the type is read from the same parse. An encrypted 2.6 payload is never parsed.
+    Called once per message of a replay: the class and the error type are looked up once."""
+    insert_class, decode_error = _INSERT_PARSING or _insert_parsing()
+    if properties is not None and "_v" in properties and "_t" in properties:  # has_envelope, inlined
+        if properties["_t"] != "2" or "_ch" in properties:
             return None
-        proto = _message_class(INSERT)()
+        proto = insert_class()
         try:
             proto.ParseFromString(data)
-        except DecodeError:
+        except decode_error:
             return None
         envelope = read_envelope(properties)
         stamp_with_envelope(proto, 2, envelope.time_tick, envelope.vchannel)
         return proto
 
-    proto = _message_class(INSERT)()
+    proto = insert_class()
     try:
         proto.ParseFromString(data)
-    except DecodeError:
+    except decode_error:
         return None
     return proto if proto.base.msg_type == INSERT else None
+
+
+_INSERT_PARSING: tuple[Any, type[Exception]] | None = None
+
+
+def _insert_parsing() -> tuple[Any, type[Exception]]:
+    """(InsertRequest's class, protobuf's DecodeError), imported on first use."""
+    global _INSERT_PARSING
+    from google.protobuf.message import DecodeError
+
+    _INSERT_PARSING = (_message_class(INSERT), DecodeError)
+    return _INSERT_PARSING
 
 
 _CLASSES: dict[int, Any] = {}

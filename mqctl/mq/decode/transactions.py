@@ -42,7 +42,12 @@ def committed_only(messages: Iterator[RawMessage], last: int, stats: TxnStats | 
         beyond = raw.id > last
         if beyond and not pending:
             return
-        envelope = read_envelope(raw.headers) if has_envelope(raw.headers) else None
+        headers = raw.headers
+        if not headers or "_tx" not in headers:  # in no transaction (Envelope.in_txn is `_tx` being there)
+            if not beyond:
+                yield raw
+            continue
+        envelope = read_envelope(headers) if has_envelope(headers) else None
         txn = envelope.txn_id if envelope is not None and envelope.in_txn else None
         if txn is None:
             if not beyond:

@@ -340,6 +340,12 @@ def read_span(
     start_tso = opts.start.value if opts.start is not None and opts.start.kind == "tso" else None
     end_tso = opts.end.value if opts.end is not None and opts.end.kind == "tso" else None
     inserts = schema is not None and opts.wants(INSERT)
+    # the hot path's checks, worked out once: with no TSO bound and no checkpoint an insert is kept when it is the
+    # collection's (what _selected and persisted come to then)
+    unbounded = start_tso is None and end_tso is None and opts.after is None
+    entity_schema = cast("CollectionSchemaInfo", schema)  # not None wherever `inserts` holds
+    add_insert = batch.add_insert if isinstance(batch, EntityBatch) else None
+    report = reporter.add
     source = opts.open_source()
     try:
         # 2.6: a transaction's messages count once committed (read on past the span for the commit, if need be);
@@ -350,18 +356,23 @@ def read_span(
             if insert is not None:
                 tso = insert.base.timestamp or (max(insert.timestamps) if insert.timestamps else 0) or None
                 added = 0
-                if not opts.persisted(insert.shardName, raw.id) and _selected(
-                    opts,
-                    INSERT,
-                    tso,
-                    insert.collectionID or None,
-                    insert.collection_name or None,
-                    schema,
-                    start_tso,
-                    end_tso,
-                ):
-                    added = batch.add_insert(raw, insert, tso) if isinstance(batch, EntityBatch) else 0
-                reporter.add(1, added, len(raw.data))
+                if (
+                    _is_entity_of(insert.collectionID or None, insert.collection_name or None, entity_schema)
+                    if unbounded
+                    else not opts.persisted(insert.shardName, raw.id)
+                    and _selected(
+                        opts,
+                        INSERT,
+                        tso,
+                        insert.collectionID or None,
+                        insert.collection_name or None,
+                        schema,
+                        start_tso,
+                        end_tso,
+                    )
+                ) and add_insert is not None:
+                    added = add_insert(raw, insert, tso)
+                report(1, added, len(raw.data))
                 if batch.size >= BATCH_ROWS:
                     yield batch.flush()
                 continue
