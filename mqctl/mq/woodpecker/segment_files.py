@@ -8,7 +8,6 @@ from __future__ import annotations
 import errno
 import os
 import re
-import struct
 import zlib
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from mqctl.mq.woodpecker.segment_model import Segment, UnreadableFile
 from mqctl.mq.woodpecker.segments import (
     BLOCK,
     BLOCK_HEADER,
+    BLOCK_HEADER_LAYOUT,
     HEADER,
     LOOKS_LIKE_DATA,
     MAX_FOOTER_BYTES,
@@ -26,6 +26,7 @@ from mqctl.mq.woodpecker.segments import (
     check_log,
     read_local_bytes,
     read_object_files,
+    record_frame,
     unreadable_segment,
 )
 
@@ -59,15 +60,14 @@ class Fetched(bytearray):
         if not BLOCK.fullmatch(name):
             return
         with memoryview(self) as view:
-            while offset + RECORD_HEADER <= len(self):
-                kind, length = struct.unpack_from("<BI", self, offset + 4)
-                start = offset + RECORD_HEADER + length
+            while (frame := record_frame(self, offset, len(self))) is not None:
+                _, kind, start = frame
                 if kind == HEADER:
                     offset = start
                     continue
-                if kind != BLOCK_HEADER or length != 28 or start > len(self):
+                if kind != BLOCK_HEADER or start - offset - RECORD_HEADER != BLOCK_HEADER_LAYOUT.size:
                     return
-                end = start + struct.unpack_from("<I", self, offset + RECORD_HEADER + 20)[0]
+                end = start + BLOCK_HEADER_LAYOUT.unpack_from(self, offset + RECORD_HEADER)[3]
                 if end > len(self):
                     return
                 self.crcs[(start, end)] = zlib.crc32(view[start:end])

@@ -59,6 +59,8 @@ from mqctl.mq.woodpecker.segment_model import Entry, Footer, Problem, Segment, S
 
 HEADER, DATA, INDEX, FOOTER, BLOCK_HEADER = 1, 2, 3, 4, 5
 RECORD_HEADER = 9
+# a block header record's payload: block number, first and last entry id, data bytes that follow, their CRC-32
+BLOCK_HEADER_LAYOUT = struct.Struct("<iqqII")
 HEADER_MAGIC = b"HDR\x01"
 FOOTER_MAGIC = b"FTR\x01"
 FOOTER_V5, FOOTER_V6 = 36, 44
@@ -79,20 +81,30 @@ _layout = declare(
 )
 
 
-def _record(data: Data, offset: int, block: int | None, limit: int | None = None) -> tuple[int, bytes, int] | None:
-    """(type, payload, next offset) of the record at `offset`; None when the bytes (up to `limit`) end inside it.
-    Nothing before `offset` is copied: a segment is read in time linear in its bytes."""
-    limit = len(data) if limit is None else limit
+def record_frame(data: Data, offset: int, limit: int) -> tuple[int, int, int] | None:
+    """(CRC, type, next offset) from the framing of the record at `offset`; None when the bytes up to `limit` end
+    inside it. Nothing is checked or copied: the one parse of a record's framing, for the readers and the CRC scan of
+    fetched objects (segment_files.Fetched)."""
     if offset + RECORD_HEADER > limit:
         return None
     crc, kind, length = struct.unpack_from("<IBI", data, offset)
     end = offset + RECORD_HEADER + length
-    if end > limit:
+    return None if end > limit else (crc, kind, end)
+
+
+def _record(data: Data, offset: int, block: int | None, limit: int | None = None) -> tuple[int, bytes, int] | None:
+    """(type, payload, next offset) of the record at `offset`, its CRC checked; None when the bytes (up to `limit`)
+    end inside it. Nothing before `offset` is copied: a segment is read in time linear in its bytes."""
+    frame = record_frame(data, offset, len(data) if limit is None else limit)
+    if frame is None:
         return None
+    crc, kind, end = frame
     view = memoryview(data)
     try:
         if zlib.crc32(view[offset + 4 : end]) != crc:
-            raise SegmentCorruption(f"record CRC mismatch (type {kind}, {length} bytes)", offset, block)
+            raise SegmentCorruption(
+                f"record CRC mismatch (type {kind}, {end - offset - RECORD_HEADER} bytes)", offset, block
+            )
         return kind, bytes(view[offset + RECORD_HEADER : end]), end
     finally:
         view.release()
@@ -172,12 +184,10 @@ def _read_entries(data: Data, start: int, end: int, number: int, first: int, seg
     entry_id, position = first, start
     with memoryview(data) as view:
         while position < end:
-            if position + RECORD_HEADER > end:
+            frame = record_frame(data, position, end)
+            if frame is None:
                 raise SegmentCorruption("data record runs past its block", position, number)
-            kind, length = struct.unpack_from("<BI", data, position + 4)
-            after = position + RECORD_HEADER + length
-            if after > end:
-                raise SegmentCorruption("data record runs past its block", position, number)
+            _, kind, after = frame
             if kind != DATA:
                 raise SegmentCorruption(f"expected a data record, found type {kind}", position, number)
             payload = view[position + RECORD_HEADER : after]
@@ -219,7 +229,7 @@ def _read_blocks(data: Data, start: int, segment: Segment, *, expect_header: boo
             return offset
         if kind != BLOCK_HEADER:
             raise SegmentCorruption(f"expected a block header, found record type {kind}", offset, None)
-        number, first, last, length, block_crc = struct.unpack_from("<iqqII", payload)
+        number, first, last, length, block_crc = BLOCK_HEADER_LAYOUT.unpack_from(payload)
         end = after + length
         if end > len(data):
             return offset  # the tail block is incomplete: an active segment
