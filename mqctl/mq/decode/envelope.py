@@ -176,6 +176,12 @@ def has_envelope(properties: dict[str, str] | None) -> bool:
     return properties is not None and "_v" in properties and "_t" in properties
 
 
+def in_transaction(properties: dict[str, str] | None) -> bool:
+    """Whether the properties carry a transaction context (`_tx`): Envelope.in_txn without reading the rest, for
+    readers that pass every message outside a transaction on as it is."""
+    return properties is not None and "_tx" in properties
+
+
 def read_envelope(properties: dict[str, str]) -> Envelope:
     """What the properties say about a message; unknown or malformed values stay visible, never guessed."""
     raw_type = properties.get("_t")
@@ -197,7 +203,7 @@ def read_envelope(properties: dict[str, str]) -> Envelope:
         time_tick,
         properties.get("_vc"),
         "_ch" in properties,
-        "_tx" in properties,
+        in_transaction(properties),
         txn.txn_id if txn is not None else None,
     )
 

@@ -237,7 +237,8 @@ def parse_insert(data: bytes, properties: dict[str, str] | None = None) -> Any:
     header's `base` field, so the type is read from the same parse. An encrypted 2.6 payload is never parsed.
     Called once per message of a replay: the class and the error type are looked up once."""
     insert_class, decode_error = _INSERT_PARSING or _insert_parsing()
-    if properties is not None and "_v" in properties and "_t" in properties:  # has_envelope, inlined
+    if has_envelope(properties):
+        assert properties is not None
         if properties["_t"] != "2" or "_ch" in properties:
             return None
         proto = insert_class()

@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from mqctl.mq.decode.envelope import has_envelope, read_envelope
+from mqctl.mq.decode.envelope import has_envelope, in_transaction, read_envelope
 from mqctl.mq.model import RawMessage
 
 BEGIN, COMMIT, ROLLBACK = 900, 901, 902
@@ -43,7 +43,7 @@ def committed_only(messages: Iterator[RawMessage], last: int, stats: TxnStats | 
         if beyond and not pending:
             return
         headers = raw.headers
-        if not headers or "_tx" not in headers:  # in no transaction (Envelope.in_txn is `_tx` being there)
+        if not in_transaction(headers):
             if not beyond:
                 yield raw
             continue
