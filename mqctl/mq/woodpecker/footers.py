@@ -1,6 +1,7 @@
 """A finalized Woodpecker segment summarized from its footer and index alone, as upstream's reader trusts them
-(zilliztech/woodpecker v0.1.37, server/storage/objectstorage/reader_impl.go reads `footer.blk` and the index before
-any block; server/storage/codec/format.go for the records): the object layout's `footer.blk` fetched whole, the local
+(zilliztech/woodpecker v0.1.35: server/storage/objectstorage/reader_impl.go:108 `tryReadFooterAndIndex` reads
+`footer.blk` and the index before any block; server/storage/disk/reader_impl.go:194 and :253 read a local file's
+last bytes for the footer, then the index at the offset it gives; server/storage/codec/format.go for the records): the object layout's `footer.blk` fetched whole, the local
 layout's `data.log` read only at its tail (the footer record, then the index records it points at). No data block is
 read; the one entry a caller needs (the log's first or last) is read from the one block the index says holds it
 (`end_entry`), with its block CRC checked.
