@@ -41,7 +41,9 @@ from mqctl.mq.woodpecker.segments import (
     index_records,
 )
 
-TAIL = RECORD_HEADER + FOOTER_V6  # the longest footer record: what a local data.log's tail read fetches
+# what a local data.log's tail read fetches: the footer record and, for up to about 1,500 blocks, the index records
+# before it (a larger index is read in a second range)
+TAIL = 64 << 10
 Index = list[tuple[int, int, int, int, int]]  # (block, start offset, size, first entry, last entry)
 
 
@@ -182,12 +184,12 @@ def _read_or_problem(segment: Segment, file: str, read: Callable[[str], Data], n
 
 
 def local_summary(
-    size: int, read_range: Callable[[int, int], Data], log_id: int, segment_id: int, shown: str
+    size: int, tail: Data, read_range: Callable[[int, int], Data], log_id: int, segment_id: int, shown: str
 ) -> SegmentSummary | None:
-    """A local-layout data.log read at its tail: None when it has no footer (an active or fenced segment: read
-    whole by the caller), else its summary from the footer and the index records before it."""
+    """A local-layout data.log from `tail`, its last bytes (TAIL of them, or all of a shorter file): None when it has
+    no footer (an active or fenced segment: read whole by the caller), else its summary from the footer and the index
+    records before it (from `tail` when they are in it, else `read_range(start, length)`)."""
     segment = Segment(log_id, segment_id, "local", shown, "finalized", None)
-    tail = read_range(max(0, size - TAIL), min(size, TAIL))
     try:
         footer = _footer(tail)
     except SegmentCorruption:
@@ -211,7 +213,12 @@ def local_summary(
                 footer_start,
                 None,
             )
-        data = read_range(footer.index_offset, footer.index_length)
+        tail_start = size - len(tail)
+        if footer.index_offset >= tail_start:
+            at = footer.index_offset - tail_start
+            data: Data = tail[at : at + footer.index_length]
+        else:
+            data = read_range(footer.index_offset, footer.index_length)
         index.extend(index_records(data, 0))
 
     if not _guarded(segment, shown, read_index) or not _check(segment, index, shown):

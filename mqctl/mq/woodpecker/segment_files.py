@@ -130,9 +130,10 @@ def read_regular_file(path: Path, cap: int | None = None) -> Data:
         os.close(descriptor)
 
 
-def read_regular_range(path: Path, start: int, length: int) -> tuple[int, Data]:
-    """(the file's size, up to `length` of its bytes from `start`), under read_regular_file's rules (a regular file,
-    opened without blocking): the footer and index of a local data.log are read this way, not the whole file."""
+def read_regular_range(path: Path, start: int | None, length: int) -> tuple[int, Data]:
+    """(the file's size, up to `length` of its bytes from `start`; `start` None: its last `length` bytes, or all of
+    a shorter file), under read_regular_file's rules (a regular file, opened without blocking): a local data.log's
+    footer and index, or one block, are read this way, not the whole file."""
     try:
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
@@ -145,6 +146,8 @@ def read_regular_range(path: Path, start: int, length: int) -> tuple[int, Data]:
         if kind is not None:
             raise UnreadableFile(f"{path.name} is {kind}, not a segment file: not read")
         size = info.st_size
+        if start is None:
+            start, length = max(0, size - length), min(size, length)
         if start < 0 or length < 0 or start + length > size:
             raise UnreadableFile(f"{path.name}: bytes {start}..{start + length} asked of {size}")
         return size, bytearray(os.pread(descriptor, length, start)) if length else bytearray()

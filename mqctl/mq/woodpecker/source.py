@@ -227,7 +227,7 @@ class WoodpeckerSource:
     def _footer_summary(self, log_id: int, segment_id: int) -> SegmentSummary | None:
         """The summary of a finalized segment from its footer and index (footers.py), None when the segment has no
         footer (or its data.log cannot be read in ranges): it is then read whole."""
-        from mqctl.mq.woodpecker.footers import local_summary, object_summary
+        from mqctl.mq.woodpecker.footers import TAIL, local_summary, object_summary
 
         place = self._places[(log_id, segment_id)]
         try:
@@ -244,9 +244,10 @@ class WoodpeckerSource:
             ranged = getattr(self.files, "read_range", None)
             if ranged is None or "data.log" not in place.files:
                 return None
-            size = ranged(place, "data.log", 0, 0)[0]
+            size, tail = ranged(place, "data.log", None, TAIL)
             return local_summary(
                 size,
+                tail,
                 lambda start, length: ranged(place, "data.log", start, length)[1],
                 log_id,
                 segment_id,

@@ -185,8 +185,9 @@ class LocalFolder:
     def shown(self, place: SegmentPlace, name: str | None = None) -> str:
         return str(Path(place.folder) / name) if name is not None else place.folder
 
-    def read_range(self, place: SegmentPlace, name: str, start: int, length: int) -> tuple[int, Data]:
-        """(the file's size, `length` bytes from `start`): a local data.log's footer and index, one block."""
+    def read_range(self, place: SegmentPlace, name: str, start: int | None, length: int) -> tuple[int, Data]:
+        """(the file's size, `length` bytes from `start`, or its last `length` bytes when `start` is None): a local
+        data.log's footer and index, one block."""
         return read_regular_range(Path(place.folder) / name, start, length)
 
 

@@ -167,3 +167,13 @@ def flip(path: Path, at: int) -> None:
     data = bytearray(path.read_bytes())
     data[at] ^= 0x10
     path.write_bytes(bytes(data))
+
+
+def test_an_index_longer_than_the_tail_read_is_read_in_a_second_range(tmp_path, monkeypatch):
+    root = make_wal(tmp_path / "wp", "local")
+    whole = listed(root)
+    monkeypatch.setattr("mqctl.mq.woodpecker.footers.TAIL", 60)  # the footer record and a few bytes of index
+    short = listed(root)
+    assert not short[1] and [(c.messages, c.first_id, c.last_id) for c in short[0]] == [
+        (c.messages, c.first_id, c.last_id) for c in whole[0]
+    ]
