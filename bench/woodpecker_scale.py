@@ -16,17 +16,19 @@ writer, Woodpecker v0.1.37's own client (tests/reference/writer, `-variant bulk`
 asynchronously, 64 in flight, blocks flushed and compacted at 2,000,000 bytes, segments rolled at 256,000,000),
 built as the tests build it. The bucket is copied into a folder (`--cache DIR` keeps that copy and uploads it again
 on a later run instead of writing the WAL anew). Timed in this process as the commands read it, against a bare boto3
-client doing the same reads (one listing, the same objects whole, READ_AHEAD at once) and raw loopback throughput
+client doing the same reads (one listing, the same objects whole, READ_AHEAD at once: for `channels list` each
+segment's footer.blk and the blocks holding the log's first and last entry, for `--verify` every object) and raw loopback throughput
 (one TCP socket on 127.0.0.1, 64 MiB): `channels list` (list_channels and its data warnings), `channels woodpecker`
 (woodpecker_report), `peek --limit 100` from the newest segment, a full read (iter_messages over every segment, what
 a replay partition reads), peak RSS of a full read and of a listing at a quarter and all of the WAL (each in a child
-process), and `replay --to-spark` (messages shape, Parquet, local[2]) of a quarter of it (`--replay all` for the
+process), what a replay's planning reads (channel bounds of the quarter, from footers and whole), and
+`replay --to-spark` (messages shape, Parquet, local[2]) of a quarter of it (`--replay all` for the
 whole WAL, `none` to leave it out). Then the folder copy: `channels list` and a full read against a bare read + CRC
 of every file.
 Fake part (`--only fake`): the reader alone, a full read over an in-memory fake S3 client (`--fake-mib`).
 
 Usage: python bench/woodpecker_scale.py [--segments 20000] [--segment-mib 32] [--only folder|s3|fake]
-       [--s3-gib 10] [--cache DIR] [--replay quarter|all|none] [--fake-mib 1024]
+       [--s3-gib 10] [--cache DIR] [--replay quarter|all|none] [--fake-mib 1024] [--no-full-read]
 """
 
 from __future__ import annotations
@@ -275,6 +277,38 @@ def bare_read(url: str, prefix: str, segments: set[int] | None = None) -> tuple[
         return len(keys), sum(pool.map(get, keys))
 
 
+def bare_listing_reads(url: str, prefix: str) -> tuple[int, int]:
+    """The reads a listing from footers makes, by a bare boto3 client: one listing; each segment's `footer.blk`
+    (a segment without one: every object of it); the block holding the log's first entry (of the first segment)
+    and the one holding its last (of the last segment, when it has a footer), `m_N.blk` where compacted."""
+    client = boto(url)
+    folders: dict[str, list[str]] = {}
+    for key, _ in listed(url, prefix):
+        folder, _, name = key.rpartition("/")
+        folders.setdefault(folder, []).append(name)
+    order = sorted(folders, key=lambda f: int(f.rpartition("/")[2]))
+    keys = []
+    for folder in order:
+        names = folders[folder]
+        keys += [f"{folder}/footer.blk"] if "footer.blk" in names else [f"{folder}/{n}" for n in names]
+
+    def data_blocks(folder: str) -> list[str]:
+        names = [n for n in folders[folder] if BLOCK_NAME.fullmatch(n)]
+        merged = [n for n in names if n.startswith("m_")]
+        return sorted(merged or [n for n in names if not n.startswith("m_")], key=lambda n: int(n.split("_")[-1][:-4]))
+
+    if "footer.blk" in folders[order[0]]:
+        keys.append(f"{order[0]}/{data_blocks(order[0])[0]}")
+    if "footer.blk" in folders[order[-1]]:
+        keys.append(f"{order[-1]}/{data_blocks(order[-1])[-1]}")
+
+    def get(key: str) -> int:
+        return len(client.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+
+    with ThreadPoolExecutor(READ_AHEAD) as pool:
+        return len(keys), sum(pool.map(get, keys))
+
+
 def loopback_mib_s(mib: int = 64) -> float:
     """Raw loopback: `mib` MiB through one TCP connection on 127.0.0.1, received in 1-MiB reads."""
     server = socket.create_server(("127.0.0.1", 0))
@@ -302,20 +336,32 @@ def loopback_mib_s(mib: int = 64) -> float:
     return got / (1 << 20) / spent
 
 
-def source(url: str, prefix: str) -> Any:
+def source(url: str, prefix: str, verify: bool = False) -> Any:
     from mqctl.mq.woodpecker.source import WoodpeckerSource
     from mqctl.mq.woodpecker.storage import S3Access
 
-    return WoodpeckerSource(f"s3://{BUCKET}/{prefix}", access=S3Access(endpoint=url))
+    return WoodpeckerSource(f"s3://{BUCKET}/{prefix}", access=S3Access(endpoint=url), verify=verify)
 
 
-def mqctl_list(url: str, prefix: str) -> int:
+def mqctl_list(url: str, prefix: str, verify: bool = False) -> int:
     from mqctl.mq.channels import list_channels
 
-    with source(url, prefix) as opened:
+    with source(url, prefix, verify) as opened:
         listing = list_channels(opened)
     assert not listing.warnings, listing.warnings
     return listing.totals.messages
+
+
+def mqctl_list_verify(url: str, prefix: str) -> int:
+    return mqctl_list(url, prefix, verify=True)
+
+
+def replay_planning(url: str, prefix: str, verify: bool) -> float:
+    """What a replay's planning reads of the WAL (the data source's channel bounds), timed."""
+    with source(url, prefix, verify) as opened:
+        start = time.perf_counter()
+        opened.channel_bounds(set(opened.channel_names()))
+        return time.perf_counter() - start
 
 
 def mqctl_report(url: str, prefix: str) -> int:
@@ -387,7 +433,7 @@ def replay_to_spark(url: str, work: Path, prefix: str, gib: float, bare_mib_s: f
     shutil.rmtree(work / "replayed", ignore_errors=True)
 
 
-def s3_part(work: Path, gib: float, cache: Path | None, replay: str | None) -> None:
+def s3_part(work: Path, gib: float, cache: Path | None, replay: str | None, full_read: bool = True) -> None:
     os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_REGION="us-east-1")
     with moto_server() as url:
         boto(url).create_bucket(Bucket=BUCKET)
@@ -398,9 +444,18 @@ def s3_part(work: Path, gib: float, cache: Path | None, replay: str | None) -> N
         mib = size / (1 << 20)
         print(f"s3: {len(objects):,} objects, {mib / 1024:.2f} GiB, {len(segments)} segments")
 
-        ours, bare = timed(lambda: mqctl_list(url, ROOT)), timed(lambda: bare_read(url, ROOT))
-        ratio_line("channels list (every object read and checked)", ours, bare)
-        ratio_line("channels woodpecker", timed(lambda: mqctl_report(url, ROOT)), bare)
+        fetched = bare_listing_reads(url, ROOT)
+        ours = best_of(lambda: mqctl_list(url, ROOT), 3)
+        same = best_of(lambda: bare_listing_reads(url, ROOT), 3)
+        ratio_line(
+            "channels list (from footers)",
+            ours,
+            same,
+            f" (bare: one listing and the same {fetched[0]:,} objects, {fetched[1] / (1 << 20):.1f} MiB)",
+        )
+        ours, bare = timed(lambda: mqctl_list(url, ROOT, verify=True)), timed(lambda: bare_read(url, ROOT))
+        ratio_line("channels list --verify (every object read and checked)", ours, bare)
+        ratio_line("channels woodpecker (every object read and checked)", timed(lambda: mqctl_report(url, ROOT)), bare)
         last_blocks = sum(1 for key, _ in objects if key.endswith(".blk") and key.split("/")[-2] == str(segments[-1]))
         newest = segments[-1] if last_blocks > 16 or len(segments) == 1 else segments[-2]  # 100 entries from there
         assert mqctl_peek(url, ROOT, f"{newest}/0") == 100
@@ -413,29 +468,37 @@ def s3_part(work: Path, gib: float, cache: Path | None, replay: str | None) -> N
             bare_newest,
             f"; of which the listing (bare) {listing_only:.2f} s",
         )
-        ours, bare = timed(lambda: mqctl_full_read(url, ROOT)), timed(lambda: bare_read(url, ROOT))
         raw = max(loopback_mib_s() for _ in range(3))
-        print(
-            f"full read: mqctl {mib / ours:.0f} MiB/s, bare boto3 {mib / bare:.0f} MiB/s, raw loopback "
-            f"{raw:.0f} MiB/s; mqctl/bare {bare / ours:.2f}, mqctl/loopback {mib / ours / raw:.2f}"
-        )
+        if full_read:
+            ours = timed(lambda: mqctl_full_read(url, ROOT))
+            print(
+                f"full read: mqctl {mib / ours:.0f} MiB/s, bare boto3 {mib / bare:.0f} MiB/s, raw loopback "
+                f"{raw:.0f} MiB/s; mqctl/bare {bare / ours:.2f}, mqctl/loopback {mib / ours / raw:.2f}"
+            )
 
         quarter = set(segments[: max(1, len(segments) // 4)])
         _, quarter_size = upload_folder(url, folder, "quarter", quarter)
-        rss_quarter = peak_rss_kib("mqctl_full_read", url, "quarter")
-        rss = peak_rss_kib("mqctl_full_read", url, ROOT)
+        if full_read:
+            rss_quarter = peak_rss_kib("mqctl_full_read", url, "quarter")
+            rss = peak_rss_kib("mqctl_full_read", url, ROOT)
+            print(
+                f"full read peak RSS: {rss_quarter / 1024:.0f} MiB for {quarter_size / (1 << 30):.2f} GiB read, "
+                f"{rss / 1024:.0f} MiB for {mib / 1024:.2f} GiB read"
+            )
+        for function, what in (("mqctl_list", "channels list"), ("mqctl_list_verify", "channels list --verify")):
+            small_rss, large_rss = peak_rss_kib(function, url, "quarter"), peak_rss_kib(function, url, ROOT)
+            print(
+                f"{what} peak RSS: {small_rss / 1024:.0f} MiB at a quarter of the WAL, {large_rss / 1024:.0f} MiB at "
+                "all of it"
+            )
+        footers, whole = replay_planning(url, "quarter", False), replay_planning(url, "quarter", True)
         print(
-            f"full read peak RSS: {rss_quarter / 1024:.0f} MiB for {quarter_size / (1 << 30):.2f} GiB read, "
-            f"{rss / 1024:.0f} MiB for {mib / 1024:.2f} GiB read"
-        )
-        small_rss, large_rss = peak_rss_kib("mqctl_list", url, "quarter"), peak_rss_kib("mqctl_list", url, ROOT)
-        print(
-            f"channels list peak RSS: {small_rss / 1024:.0f} MiB at a quarter of the WAL, {large_rss / 1024:.0f} MiB at all of it"
+            f"replay planning of the quarter (channel bounds): from footers {footers:.2f} s, whole read {whole:.2f} s"
         )
         if replay is not None:
             replayed = (ROOT, mib) if replay == "all" else ("quarter", quarter_size / (1 << 20))
             replay_to_spark(url, work, replayed[0], replayed[1] / 1024, mib / bare, raw)
-    folder_part(folder / ROOT)
+    folder_part(folder / ROOT, full_read)
 
 
 def bare_folder_read(root: Path) -> int:
@@ -447,7 +510,19 @@ def bare_folder_read(root: Path) -> int:
     return total
 
 
-def folder_part(root: Path) -> None:
+def bare_folder_footers(root: Path) -> int:
+    """A bare walk of the folders reading each `footer.blk` (each footerless segment's files whole), one CRC each."""
+    total = 0
+    for top, _, files in os.walk(root):
+        if "footer.blk" in files:
+            total ^= zlib.crc32((Path(top) / "footer.blk").read_bytes())
+        else:
+            for name in files:
+                total ^= zlib.crc32((Path(top) / name).read_bytes())
+    return total
+
+
+def folder_part(root: Path, full_read: bool = True) -> None:
     """The same WAL as a folder (the bucket's directory copy): `channels list` and a full read against a bare read
     of every file with one CRC each."""
     from mqctl.mq.channels import list_channels
@@ -456,20 +531,24 @@ def folder_part(root: Path) -> None:
     mib = sum(p.stat().st_size for p in root.rglob("*") if p.is_file()) / (1 << 20)
     bare = timed(lambda: bare_folder_read(root))
 
-    def mqctl_list() -> None:
-        with WoodpeckerSource(root) as opened:
+    def mqctl_list(verify: bool = False) -> None:
+        with WoodpeckerSource(root, verify=verify) as opened:
             assert not list_channels(opened).warnings
 
     def mqctl_read() -> None:
         with WoodpeckerSource(root) as opened:
             sum(len(m.data) for m in opened.iter_messages("1"))
 
-    ours_list, ours_read = timed(mqctl_list), timed(mqctl_read)
+    ours_list, ours_verify = best_of(mqctl_list, 3), timed(lambda: mqctl_list(verify=True))
+    bare_walk_footers = best_of(lambda: bare_folder_footers(root), 3)
     print(
         f"folder ({mib / 1024:.2f} GiB): bare read+CRC of every file {bare:.1f} s ({mib / bare:.0f} MiB/s); "
-        f"channels list {ours_list:.1f} s, ratio {ours_list / bare:.2f}; full read {ours_read:.1f} s "
-        f"({mib / ours_read:.0f} MiB/s), ratio {ours_read / bare:.2f}"
+        f"channels list {ours_list:.3f} s vs a bare walk reading the footers {bare_walk_footers:.3f} s, ratio "
+        f"{ours_list / bare_walk_footers:.2f}; channels list --verify {ours_verify:.1f} s, ratio {ours_verify / bare:.2f}"
     )
+    if full_read:
+        ours_read = timed(mqctl_read)
+        print(f"folder full read {ours_read:.1f} s ({mib / ours_read:.0f} MiB/s), ratio {ours_read / bare:.2f}")
 
 
 def fake_part(mib: int) -> None:
@@ -517,6 +596,9 @@ def main() -> None:
         help="what of the WAL replay --to-spark reads",
     )
     parser.add_argument("--fake-mib", type=int, default=1024)
+    parser.add_argument(
+        "--no-full-read", action="store_true", help="leave out the full reads (iter_messages) and their memory"
+    )
     args = parser.parse_args()
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     with tempfile.TemporaryDirectory(prefix="wp-bench-") as work:
@@ -527,7 +609,8 @@ def main() -> None:
             fake_part(args.fake_mib)
             print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         if args.only in (None, "s3"):
-            s3_part(Path(work), args.s3_gib, args.cache, None if args.replay == "none" else args.replay)
+            replay = None if args.replay == "none" else args.replay
+            s3_part(Path(work), args.s3_gib, args.cache, replay, not args.no_full_read)
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from mqctl.errors import InputError
 from mqctl.mq.model import ChannelInfo, MQSource, PageRow, WalSegment
@@ -31,6 +31,15 @@ class ChannelList:
     warnings: list[str] = field(default_factory=list)  # data and metadata disagree (see data_warnings)
 
 
+@dataclass
+class WoodpeckerChannelList(ChannelList):
+    """A Woodpecker WAL's channels, with how they were read: "footers" (each finalized segment's footer and index,
+    and the blocks holding each log's first and last entry: entries and ids exact, bytes not known, corruption
+    inside a data block not seen) or "verified" (every object read and CRC-checked, bytes the payloads' sum)."""
+
+    read: str = "footers"
+
+
 def data_warnings(source: MQSource, channel: str | None = None) -> list[str]:
     """Where the stored data and its metadata disagree (a deleted WAL, a corrupt block, a stream folder the
     server did not load): such numbers are not what the MQ holds. Only those of `channel` and the
@@ -38,25 +47,37 @@ def data_warnings(source: MQSource, channel: str | None = None) -> list[str]:
     return [message for name, message in source.data_warnings() if channel is None or name in (None, channel)]
 
 
-def list_channels(source: MQSource, *, store_times: bool = False) -> ChannelList:
+def list_channels(source: MQSource, *, store_times: bool = False, verify: bool = False) -> ChannelList:
     """All channels; `store_times` (NATS only) takes first/last times from the server's store timestamps
-    instead of the Milvus TSO inside the first and last message (saves two reads per stream)."""
+    instead of the Milvus TSO inside the first and last message (saves two reads per stream); `verify`
+    (Woodpecker only) reads every object and checks every CRC instead of trusting finalized segments' footers."""
     if store_times and not source.supports_store_times:
         raise InputError(
             "--store-times applies to NATS sources only",
             hint="RocksMQ keeps no store time per message; drop --store-times",
         )
+    woodpecker = source.mq == "woodpecker"
+    if verify and not woodpecker:
+        raise InputError(
+            "--verify applies to Woodpecker sources only",
+            hint="RocksMQ and NATS stores are read message by message already; drop --verify",
+        )
+    read = None
+    if woodpecker:
+        from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+        logs = cast(WoodpeckerSource, source)
+        logs.verify = logs.verify or verify
+        read = logs.read_kind
     channels = source.list_channels(message_times=not store_times)
-    return ChannelList(
-        source.description,
-        channels,
-        ChannelTotals(
-            len(channels),
-            sum(c.messages for c in channels),
-            None if any(c.bytes is None for c in channels) else sum(c.bytes or 0 for c in channels),
-        ),
-        data_warnings(source),
+    totals = ChannelTotals(
+        len(channels),
+        sum(c.messages for c in channels),
+        None if any(c.bytes is None for c in channels) else sum(c.bytes or 0 for c in channels),
     )
+    if read is not None:
+        return WoodpeckerChannelList(source.description, channels, totals, data_warnings(source), read)
+    return ChannelList(source.description, channels, totals, data_warnings(source))
 
 
 def find_channel(source: MQSource, name: str) -> ChannelInfo:
@@ -116,6 +137,10 @@ def show_channel(source: MQSource, name: str) -> ChannelDetail:
     from mqctl.mq.decode import messages
     from mqctl.mq.decode.schemas import schema_from_create
 
+    if source.mq == "woodpecker":  # every message is read anyway: the verifying read (payload bytes, every CRC)
+        from mqctl.mq.woodpecker.source import WoodpeckerSource
+
+        cast(WoodpeckerSource, source).verify = True
     channel = find_channel(source, name)
     types: Counter[str] = Counter()
     collections: dict[int | None, CollectionSeen] = {}

@@ -26,7 +26,14 @@ if TYPE_CHECKING:
     from mqctl.mq.sources import SourceOptions
 
 
-def _render_list(result: ChannelList) -> FitTable:
+READS = {
+    "footers": "read: footers and indexes of finalized segments (entries and ids exact; bytes need --verify; "
+    "damage inside a data block is not seen: --verify reads and CRC-checks every object)",
+    "verified": "read: verified (every object read, every record and block CRC checked)",
+}
+
+
+def _render_list(result: ChannelList) -> list[FitTable | str]:
     from mqctl.cli.terminal import ID, KEY, NUMBER, TIME, Column, Output
 
     nats = any(c.consumers is not None for c in result.channels)
@@ -46,7 +53,11 @@ def _render_list(result: ChannelList) -> FitTable:
         rows.append(row + ([c.consumers] if nats else []))
     totals = result.totals
     footer = [f"total ({totals.channels})", totals.messages, format_bytes(totals.bytes)]
-    return Output.table(f"channels of {result.source}", columns, rows, footer=footer)
+    parts: list[FitTable | str] = [Output.table(f"channels of {result.source}", columns, rows, footer=footer)]
+    read = getattr(result, "read", None)  # a Woodpecker WAL: how it was read
+    if read is not None:
+        parts.append(READS[read])
+    return parts
 
 
 @app.command("list")
@@ -62,14 +73,24 @@ def list_command(
             "no message reads).",
         ),
     ] = False,
+    verify: Annotated[
+        bool,
+        typer.Option(
+            "--verify",
+            help="Woodpecker: read every object and check every CRC (else finalized segments are summarized from "
+            "their footer and index, and only the blocks holding each log's first and last entry are read).",
+        ),
+    ] = False,
     etcd: WoodpeckerEtcdOpt = None,
     etcd_root: EtcdRootOpt = None,
 ) -> None:
     """One row per physical channel: messages, bytes, first/last id and time (from the Milvus TSO; Woodpecker:
-    one row per log, ids are segment * 10**10 + entry, times from the `_tt` time ticks)."""
+    one row per log, ids are segment * 10**10 + entry, times from the `_tt` time ticks; finalized segments are
+    read from their footer and index, bytes (the payloads' sum) and damage inside data blocks only with --verify;
+    the output says which read it was)."""
     from mqctl.mq.channels import list_channels
     from mqctl.mq.sources import open_source
 
     with open_source(with_etcd(source, etcd, etcd_root)) as opened:
-        result = list_channels(opened, store_times=store_times)
+        result = list_channels(opened, store_times=store_times, verify=verify)
     emit_with_warnings(output(), result, _render_list)

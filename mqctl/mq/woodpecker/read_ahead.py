@@ -6,7 +6,7 @@ the reader skipped, are dropped."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from mqctl.mq.woodpecker.segments import BLOCK, Data
@@ -32,12 +32,18 @@ class Place(Protocol):
     def problem(self) -> str | None: ...
 
 
-def read_ahead(files: object, places: Iterable[Place]) -> None:
+def read_ahead(files: object, places: Iterable[Place], *, footers_only: Collection[str] = ()) -> None:
     """Tell segment files which segments are read next, in order: a bucket (storage.S3Prefix, whose `ahead` is a
-    ReadAhead) fetches their objects ahead; a folder needs no telling."""
+    ReadAhead) fetches their objects ahead (of the folders in `footers_only`: only their `footer.blk`, for a summary from footers);
+    a folder needs no telling."""
     ahead = getattr(files, "ahead", None)
     if isinstance(ahead, ReadAhead):
-        ahead.plan((f"{p.folder}/{name}", name) for p in places if p.problem is None for name in planned_names(p))
+        ahead.plan(
+            (f"{p.folder}/{name}", name)
+            for p in places
+            if p.problem is None
+            for name in (["footer.blk"] if p.folder in footers_only and "footer.blk" in p.files else planned_names(p))
+        )
 
 
 def close_files(files: object) -> None:

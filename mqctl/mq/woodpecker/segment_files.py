@@ -130,6 +130,31 @@ def read_regular_file(path: Path, cap: int | None = None) -> Data:
         os.close(descriptor)
 
 
+def read_regular_range(path: Path, start: int | None, length: int) -> tuple[int, Data]:
+    """(the file's size, up to `length` of its bytes from `start`; `start` None: its last `length` bytes, or all of
+    a shorter file), under read_regular_file's rules (a regular file, opened without blocking): a local data.log's
+    footer and index, or one block, are read this way, not the whole file."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise UnreadableFile(f"{path.name} is gone or a dangling symbolic link") from None
+    except OSError as err:
+        raise UnreadableFile(f"{path.name} cannot be opened: {err.strerror}") from None
+    try:
+        info = os.fstat(descriptor)
+        kind = special_file_kind(info.st_mode)
+        if kind is not None:
+            raise UnreadableFile(f"{path.name} is {kind}, not a segment file: not read")
+        size = info.st_size
+        if start is None:
+            start, length = max(0, size - length), min(size, length)
+        if start < 0 or length < 0 or start + length > size:
+            raise UnreadableFile(f"{path.name}: bytes {start}..{start + length} asked of {size}")
+        return size, bytearray(os.pread(descriptor, length, start)) if length else bytearray()
+    finally:
+        os.close(descriptor)
+
+
 def _check_regular(name: str, mode: int, size: int, cap: int) -> None:
     kind = special_file_kind(mode)
     if kind is not None:

@@ -37,6 +37,9 @@ class Footer:
     records: int
     compacted: bool
     lac: int | None  # last add confirmed (version 6), None when absent or unset
+    size: int = 0  # the footer's total size field (stored data bytes as the writer counted them)
+    index_offset: int = 0  # where the index records start (the local layout's data.log)
+    index_length: int = 0  # their bytes
 
 
 @dataclass
@@ -97,3 +100,28 @@ class Segment:
             return min(gaps), 0
         last = self.last_entry
         return self.segment_id, 0 if last is None else last + 1
+
+
+@dataclass
+class SegmentSummary:
+    """What is kept of a segment: counts, its first and last entry id, its footer and problems. `read` says how it
+    was found: "footer" (its footer and index only, the data blocks not read) or "whole" (every block read and
+    CRC-checked). `first`/`last` hold those entries when they were read; `payload_bytes` is None from a footer
+    (the sum of payloads is not known without reading every entry)."""
+
+    segment_id: int
+    layout: str
+    state: str
+    blocks: int
+    entries: int
+    payload_bytes: int | None
+    first_id: int | None
+    last_id: int | None
+    footer: Footer | None
+    problems: list[Problem]
+    read: str = "whole"
+    first: Entry | None = None
+    last: Entry | None = None
+    spans: list[tuple[int, int, int, int, int]] = field(
+        default_factory=list
+    )  # index: (block, offset, size, first, last)

@@ -122,10 +122,17 @@ def _footer(data: Data) -> Footer | None:
             continue
         if zlib.crc32(bytes(data[start + 4 :])) != crc:
             raise SegmentCorruption("footer CRC mismatch", start, None)
-        blocks, records, _size, _index_offset, _index_length, version, flags = struct.unpack_from("<iIQQIHH", payload)
+        blocks, records, total, index_offset, index_length, version, flags = struct.unpack_from("<iIQQIHH", payload)
         lac = struct.unpack_from("<q", payload, 36)[0] if size == FOOTER_V6 else None
         return Footer(
-            version, blocks, records, bool(flags & FLAG_COMPACTED), lac if lac is not None and lac >= 0 else None
+            version,
+            blocks,
+            records,
+            bool(flags & FLAG_COMPACTED),
+            lac if lac is not None and lac >= 0 else None,
+            total,
+            index_offset,
+            index_length,
         )
     return None
 
@@ -261,6 +268,25 @@ def _read_blocks(data: Data, start: int, segment: Segment, *, expect_header: boo
         segment.next_entry = last + 1
         offset = end
     return offset
+
+
+def index_records(data: Data, start: int) -> list[tuple[int, int, int, int, int]]:
+    """Every index record from `start` up to the footer ending `data` (or the end of `data` when it holds index
+    records only), each CRC-checked: (block, start offset, block size, first entry, last entry)."""
+    offset, found = start, list[tuple[int, int, int, int, int]]()
+    while offset < len(data):
+        record = _record(data, offset, None)
+        if record is None:
+            raise SegmentCorruption("index record runs past the end of the index", offset, None)
+        kind, payload, after = record
+        if kind == FOOTER and after == len(data):
+            return found
+        if kind != INDEX or len(payload) != 32:
+            raise SegmentCorruption(f"expected an index record, found type {kind}", offset, None)
+        number, block_start, size, first, last = struct.unpack_from("<iqIqq", payload)
+        found.append((number, block_start, size, first, last))
+        offset = after
+    return found
 
 
 def _check_index(data: Data, start: int) -> list[tuple[int, int, int]]:

@@ -23,7 +23,6 @@ import datetime as dt
 import hashlib
 import re
 from collections.abc import Generator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -31,7 +30,7 @@ from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage, WalSegment, path_is_dir
 from mqctl.mq.woodpecker.read_ahead import close_files, read_ahead
-from mqctl.mq.woodpecker.segment_model import Entry, Footer, Problem, Segment
+from mqctl.mq.woodpecker.segment_model import Entry, Problem, Segment, SegmentSummary, UnreadableFile
 from mqctl.mq.woodpecker.segments import check_log
 from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, is_s3_url, open_segment_files, read_place
 
@@ -73,22 +72,6 @@ def log_names(etcd: EtcdConfig, meta_prefix: str | None = None) -> dict[int, str
     return {log.id: name for name, log in read_woodpecker_meta(etcd, meta_prefix).logs.items()}
 
 
-@dataclass
-class SegmentSummary:
-    """What is kept of a segment once read: counts, its first and last entry, its footer and problems."""
-
-    segment_id: int
-    layout: str
-    state: str
-    blocks: int
-    entries: int
-    payload_bytes: int
-    first: Entry | None
-    last: Entry | None
-    footer: Footer | None
-    problems: list[Problem]
-
-
 def _summary(segment: Segment) -> SegmentSummary:
     entries = segment.entries
     return SegmentSummary(
@@ -98,10 +81,13 @@ def _summary(segment: Segment) -> SegmentSummary:
         segment.blocks,
         len(entries),
         sum(len(e.payload) for e in entries),
-        entries[0] if entries else None,
-        entries[-1] if entries else None,
+        entries[0].entry_id if entries else None,
+        entries[-1].entry_id if entries else None,
         segment.footer,
         segment.problems,
+        "whole",
+        entries[0] if entries else None,
+        entries[-1] if entries else None,
     )
 
 
@@ -130,11 +116,15 @@ class WoodpeckerSource:
         strict: bool = False,
         access: S3Access | None = None,
         meta: WoodpeckerMeta | None = None,
+        verify: bool = False,
     ):
         """`meta`: Woodpecker's own record in etcd; it names the logs (unless `names` does) and each closed
-        segment's LastEntryId is checked against the files (data_warnings)."""
+        segment's LastEntryId is checked against the files (data_warnings). `verify`: summaries read every
+        segment whole and check every CRC; else a finalized segment is summarized from its footer and index
+        (footers.py) and only the blocks holding a log's first and last entry are read."""
         text = str(path)
         self.strict = strict
+        self.verify = verify
         self.meta = meta
         self.names = dict(names or ({log.id: name for name, log in meta.logs.items()} if meta else {}))
         hint = "give the local Woodpecker folder (<localStorage.path>/wp), a directory copy of the bucket, or s3://BUCKET/PREFIX"
@@ -207,12 +197,7 @@ class WoodpeckerSource:
             if other is not None
         ]
         check_log([*neighbours, found])
-        if found.problems and self.strict:
-            raise PreconditionError(
-                f"corrupt Woodpecker segment: {found.problems[0]}",
-                hint="`mqctl channels list --woodpecker PATH` shows every damaged segment; replay from a copy "
-                "without it, or restore the file",
-            )
+        self._strict_check(found.problems)
         for entry in found.entries:
             if entry.entry_id >= ENTRY_SPAN or entry.entry_id < 0:
                 raise PreconditionError(
@@ -222,12 +207,123 @@ class WoodpeckerSource:
         self._summaries[(log_id, segment_id)] = _summary(found)
         return found
 
+    @property
+    def read_kind(self) -> str:
+        """How summaries are read: "verified" (every object read, every CRC checked) or "footers" (finalized
+        segments from their footer and index, the data blocks not read)."""
+        return "verified" if self.verify else "footers"
+
     def summary(self, log_id: int, segment_id: int) -> SegmentSummary:
         found = self._summaries.get((log_id, segment_id))
         if found is None:
-            self.read_segment(log_id, segment_id)
-            found = self._summaries[(log_id, segment_id)]
+            quick = None if self.verify else self._footer_summary(log_id, segment_id)
+            if quick is None:
+                self.read_segment(log_id, segment_id)
+                return self._summaries[(log_id, segment_id)]
+            self._checked(log_id, quick)
+            found = self._summaries[(log_id, segment_id)] = quick
         return found
+
+    def _footer_summary(self, log_id: int, segment_id: int) -> SegmentSummary | None:
+        """The summary of a finalized segment from its footer and index (footers.py), None when the segment has no
+        footer (or its data.log cannot be read in ranges): it is then read whole."""
+        from mqctl.mq.woodpecker.footers import TAIL, local_summary, object_summary
+
+        place = self._places[(log_id, segment_id)]
+        try:
+            if place.layout == "object":
+                if "footer.blk" not in place.files:
+                    return None
+                return object_summary(
+                    place.files,
+                    lambda name: self.files.read(place, name),
+                    log_id,
+                    segment_id,
+                    lambda name: self.files.shown(place, name),
+                )
+            ranged = getattr(self.files, "read_range", None)
+            if ranged is None or "data.log" not in place.files:
+                return None
+            size, tail = ranged(place, "data.log", None, TAIL)
+            return local_summary(
+                size,
+                tail,
+                lambda start, length: ranged(place, "data.log", start, length)[1],
+                log_id,
+                segment_id,
+                self.files.shown(place, "data.log"),
+            )
+        except UnreadableFile:
+            return None  # the whole read names it as a Problem
+        except OSError as err:
+            raise PreconditionError(f"cannot read {err.filename or place.folder}: {err.strerror}") from None
+
+    def _checked(self, log_id: int, summary: SegmentSummary) -> None:
+        """The cross-segment checks (a gap before it) and, for a strict source, its first problem as an error."""
+        before, after = self._neighbours[(log_id, summary.segment_id)]
+        place = self._places[(log_id, summary.segment_id)]
+        found = Segment(log_id, summary.segment_id, place.layout, self.files.shown(place), summary.state, None)
+        found.problems = summary.problems
+        neighbours = [
+            Segment(log_id, other, place.layout, "", "finalized", None)
+            for other in (before, after)
+            if other is not None
+        ]
+        check_log([*neighbours, found])
+        self._strict_check(summary.problems)
+        for entry_id in (summary.first_id, summary.last_id):
+            if entry_id is not None and not 0 <= entry_id < ENTRY_SPAN:
+                raise PreconditionError(
+                    f"log {log_id} segment {summary.segment_id}: entry id {entry_id} is outside 0..{ENTRY_SPAN - 1}",
+                    hint="this does not look like a Woodpecker segment mqctl can read",
+                )
+
+    def _strict_check(self, problems: list[Problem]) -> None:
+        if problems and self.strict:
+            raise PreconditionError(
+                f"corrupt Woodpecker segment: {problems[0]}",
+                hint="`mqctl channels list --woodpecker PATH --verify` shows every damaged segment; replay from a copy "
+                "without it, or restore the file",
+            )
+
+    def end_entry(self, log_id: int, summary: SegmentSummary, *, last: bool) -> Entry | None:
+        """The first (or last) entry of a segment: kept from a whole read, else read from the one block holding
+        it (the object, or that range of data.log) and kept."""
+        from mqctl.mq.woodpecker.footers import block_names, end_entry
+
+        kept = summary.last if last else summary.first
+        if kept is not None or summary.read == "whole" or summary.footer is None:
+            return kept
+        place = self._places[(log_id, summary.segment_id)]
+        ranged = getattr(self.files, "read_range", None)
+        if place.layout == "object":
+            chosen, _ = block_names(place.files, summary.footer.compacted)
+
+            def fetch(number: int, start: int, size: int) -> bytes | bytearray:
+                return self.files.read(place, chosen[number])
+
+            shown = self.files.shown(place)
+        else:
+            assert ranged is not None
+
+            def fetch(number: int, start: int, size: int) -> bytes | bytearray:
+                # block 0 with the segment's header record before it
+                got: bytes | bytearray = ranged(
+                    place, "data.log", 0 if number == 0 else start, start + size if number == 0 else size
+                )[1]
+                return got
+
+            shown = self.files.shown(place, "data.log")
+        try:
+            entry = end_entry(summary, log_id, fetch, shown, last=last)
+        except OSError as err:
+            raise PreconditionError(f"cannot read {err.filename or place.folder}: {err.strerror}") from None
+        self._strict_check(summary.problems)
+        if last:
+            summary.last = entry
+        else:
+            summary.first = entry
+        return entry
 
     def summaries(self, log_id: int) -> list[SegmentSummary]:
         self._read_ahead([log_id])
@@ -237,21 +333,24 @@ class WoodpeckerSource:
         """Name the segments read next, in reading order, so that a bucket fetches their objects ahead
         (storage.read_ahead): those of `log_ids` not summarized yet, or those from `segments[0]` to `segments[1]`
         (None: to the end) when iter_messages reads them."""
-        places = []
+        places, footers = [], set[str]()
         for log_id in log_ids:
             for segment_id, place in self._layout[log_id]:
                 if segments is None:
                     wanted = (log_id, segment_id) not in self._summaries
+                    if wanted and not self.verify and place.layout == "object" and "footer.blk" in place.files:
+                        footers.add(place.folder)
                 else:
                     wanted = segments[0] <= segment_id and (segments[1] is None or segment_id <= segments[1])
                 if wanted:
                     places.append(place)
-        read_ahead(self.files, places)
+        read_ahead(self.files, places, footers_only=footers)
 
-    def _first_last(self, log_id: int) -> tuple[Entry, Entry] | None:
+    def _first_last(self, log_id: int) -> tuple[SegmentSummary, SegmentSummary] | None:
+        """The segments holding the log's first and its last entry (from the summaries: no entry read)."""
         summaries = self.summaries(log_id)
-        first = next((s.first for s in summaries if s.first is not None), None)
-        last = next((s.last for s in reversed(summaries) if s.last is not None), None)
+        first = next((s for s in summaries if s.first_id is not None), None)
+        last = next((s for s in reversed(summaries) if s.last_id is not None), None)
         return (first, last) if first is not None and last is not None else None
 
     # MQSource ------------------------------------------------------------------------------------------------
@@ -265,16 +364,22 @@ class WoodpeckerSource:
         for log_id in order:
             summaries = self.summaries(log_id)
             ends = self._first_last(log_id)
+            sizes = [s.payload_bytes for s in summaries]
             info = ChannelInfo(
-                self.channel_name(log_id), sum(s.entries for s in summaries), sum(s.payload_bytes for s in summaries)
+                self.channel_name(log_id),
+                sum(s.entries for s in summaries),
+                None if None in sizes else sum(size or 0 for size in sizes),  # None: read from footers
             )
             if ends is not None:
                 first, last = ends
-                info.first_id = message_id(first.segment_id, first.entry_id)
-                info.last_id = message_id(last.segment_id, last.entry_id)
+                assert first.first_id is not None and last.last_id is not None
+                info.first_id = message_id(first.segment_id, first.first_id)
+                info.last_id = message_id(last.segment_id, last.last_id)
                 if message_times:
-                    info.first_time = read_envelope(first.properties).time
-                    info.last_time = read_envelope(last.properties).time
+                    first_entry = self.end_entry(log_id, first, last=False)
+                    last_entry = self.end_entry(log_id, last, last=True)
+                    info.first_time = read_envelope(first_entry.properties).time if first_entry else None
+                    info.last_time = read_envelope(last_entry.properties).time if last_entry else None
             channels.append(info)
         return channels
 
@@ -304,7 +409,8 @@ class WoodpeckerSource:
         if ends is None:
             return None
         first, last = ends
-        return message_id(first.segment_id, first.entry_id), message_id(last.segment_id, last.entry_id)
+        assert first.first_id is not None and last.last_id is not None
+        return message_id(first.segment_id, first.first_id), message_id(last.segment_id, last.last_id)
 
     def channel_bounds(self, names: set[str]) -> dict[str, ChannelBounds]:
         found = {}
@@ -327,8 +433,8 @@ class WoodpeckerSource:
                     "corrupt" if summary.problems else summary.state,
                     summary.blocks,
                     summary.entries,
-                    summary.first.entry_id if summary.first else None,
-                    summary.last.entry_id if summary.last else None,
+                    summary.first_id,
+                    summary.last_id,
                     footer.version if footer else None,
                     footer.lac if footer else None,
                 )
@@ -362,8 +468,7 @@ class WoodpeckerSource:
             from mqctl.mq.woodpecker.meta_check import meta_shortfalls
 
             last_entries = {
-                log_id: {s.segment_id: (s.last.entry_id if s.last else None) for s in self.summaries(log_id)}
-                for log_id in self._layout
+                log_id: {s.segment_id: s.last_id for s in self.summaries(log_id)} for log_id in self._layout
             }
             found += [
                 (self.channel_name(short.log_id), f"lost Woodpecker entries: {short.message}")

@@ -34,6 +34,7 @@ from mqctl.mq.woodpecker.segment_files import (
     misnamed,
     number_of,
     read_regular_file,
+    read_regular_range,
     scan_segment_folders,
     segment_layout,
 )
@@ -183,6 +184,11 @@ class LocalFolder:
 
     def shown(self, place: SegmentPlace, name: str | None = None) -> str:
         return str(Path(place.folder) / name) if name is not None else place.folder
+
+    def read_range(self, place: SegmentPlace, name: str, start: int | None, length: int) -> tuple[int, Data]:
+        """(the file's size, `length` bytes from `start`, or its last `length` bytes when `start` is None): a local
+        data.log's footer and index, one block."""
+        return read_regular_range(Path(place.folder) / name, start, length)
 
 
 # --- an S3/MinIO bucket --------------------------------------------------------------------------------------

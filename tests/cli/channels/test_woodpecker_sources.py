@@ -39,8 +39,11 @@ def _last_id(log) -> int:
     return (len(segments) - 1) * SPAN + sum(len(block) for block in segments[-1]) - 1
 
 
-def test_list_counts_ids_and_times(wal, logs, rocksmq_channels):
-    result = run_cli("channels", "list", "--woodpecker", str(wal), "--json")
+@pytest.mark.parametrize("verify", [False, True], ids=["footers", "verify"])
+def test_list_counts_ids_and_times(wal, logs, rocksmq_channels, verify):
+    """From footers and with --verify alike: the same entries, ids and times; the payloads' sum only with --verify
+    (unknown from footers), and the output says which read it was."""
+    result = run_cli("channels", "list", "--woodpecker", str(wal), "--json", *(["--verify"] if verify else []))
     assert result.code == 0, result.stderr
     listed = {c["name"]: c for c in result.json()["channels"]}
     assert set(listed) == {str(log.log_id) for log in logs}
@@ -49,8 +52,16 @@ def test_list_counts_ids_and_times(wal, logs, rocksmq_channels):
         assert row["messages"] == len(log.messages) == rocks["messages"] - log.skipped
         assert (row["first_id"], row["last_id"]) == (0, _last_id(log))
         assert (row["first_time"], row["last_time"]) == (rocks["first_time"], rocks["last_time"])
-        assert row["bytes"] == sum(len(payload) for payload, _ in log.messages)
+        assert row["bytes"] == (sum(len(payload) for payload, _ in log.messages) if verify else None)
     assert result.json()["source"].startswith("woodpecker:")
+    assert result.json()["read"] == ("verified" if verify else "footers")
+    human = run_cli("channels", "list", "--woodpecker", str(wal), *(["--verify"] if verify else []))
+    assert human.code == 0 and ("read: verified" if verify else "read: footers and indexes") in human.stdout
+
+
+def test_verify_is_refused_for_other_sources(tmp_path):
+    result = run_cli("channels", "list", "--rocksmq", str(ROCKSMQ), "--verify")
+    assert result.code == 2 and "--verify applies to Woodpecker sources only" in result.stderr
 
 
 def test_peek_decodes_the_same_messages_as_rocksmq(wal, logs):
@@ -141,14 +152,18 @@ def test_a_flipped_byte_is_a_one_line_warning_and_exit_1(tmp_path, logs):
     second_block = len(w.header(0)) + len(w.block(0, 0, [w.message(*log.messages[i]) for i in log.segments[1][0]]))
     data[second_block + 60] ^= 0x04  # inside the second block's data records
     path.write_bytes(bytes(data))
-    for command in (["list"], ["show", str(log.log_id)], ["peek", str(log.log_id), "--limit", "500"]):
+    for command in (["list", "--verify"], ["show", str(log.log_id)], ["peek", str(log.log_id), "--limit", "500"]):
         result = run_cli("channels", *command, "--woodpecker", str(tmp_path / "wp"))
         assert result.code == 1, (command, result.stderr)
         assert f"log {log.log_id} segment 1 block 1: {path} at byte {second_block}: block CRC mismatch" in result.stderr
         assert "Traceback" not in result.stderr
-    listed = run_cli("channels", "list", "--woodpecker", str(tmp_path / "wp"), "--json")
+    listed = run_cli("channels", "list", "--woodpecker", str(tmp_path / "wp"), "--json", "--verify")
     lost = sum(len(block) for block in log.segments[1][1:])
     assert listed.json()["channels"][0]["messages"] == len(log.messages) - lost
+    # from footers the damage inside a data block is not seen, and the output says the blocks were not read
+    quick = run_cli("channels", "list", "--woodpecker", str(tmp_path / "wp"), "--json")
+    assert quick.code == 0 and quick.json()["read"] == "footers"
+    assert quick.json()["channels"][0]["messages"] == len(log.messages)
 
 
 def test_an_encrypted_payload_is_said_to_be_so_not_decoded(tmp_path):

@@ -44,15 +44,58 @@ def fake_bucket(monkeypatch: pytest.MonkeyPatch):
     return open_bucket
 
 
-def test_a_listing_lists_once_and_fetches_each_object_once(tmp_path, fake_bucket):
+def test_a_verifying_listing_lists_once_and_fetches_each_object_once(tmp_path, fake_bucket):
     objects = wal(tmp_path, 30)
     fake = fake_bucket(objects)
-    with WoodpeckerSource(f"s3://{BUCKET}/wp") as source:
+    with WoodpeckerSource(f"s3://{BUCKET}/wp", verify=True) as source:
         listed = list_channels(source)  # what `channels list` runs: counts, ids, times and the data warnings
     assert listed.totals.messages == 30 * 4 * 8 and not listed.warnings
     assert fake.listings == 1
     assert set(fake.gets) == set(objects) and set(fake.gets.values()) == {1}
     assert 1 < fake.most_open <= storage.READ_AHEAD + 1  # fetched ahead, concurrently, within the cap
+
+
+def footer_listing(objects: dict[str, bytes], fake: FakeS3) -> tuple[Any, int]:
+    """`channels list` from footers: the listing and the bytes it fetched."""
+    with WoodpeckerSource(f"s3://{BUCKET}/wp") as source:
+        listed = list_channels(source)
+        assert source.read_kind == "footers"
+    return listed, sum(len(objects[key]) * count for key, count in fake.gets.items())
+
+
+def test_a_listing_from_footers_fetches_each_footer_once_and_two_data_blocks(tmp_path, fake_bucket):
+    objects = wal(tmp_path, 30)
+    fake = fake_bucket(objects)
+    listed, _ = footer_listing(objects, fake)
+    assert listed.totals.messages == 30 * 4 * 8 and not listed.warnings
+    channel = listed.channels[0]
+    assert (channel.first_id, channel.last_id) == (0, 29 * 10**10 + 31)
+    assert channel.first_time is not None and channel.last_time is not None
+    assert channel.bytes is None  # the payloads' sum is not known from footers
+    assert fake.listings == 1 and set(fake.gets.values()) == {1}
+    footers = {key for key in objects if key.endswith("footer.blk")}
+    blocks = set(fake.gets) - footers
+    assert footers <= set(fake.gets) and len(footers) == 29
+    # the first block of the log; the last segment is active, so it is read whole (its 4 blocks)
+    assert blocks == {"wp/1/0/0.blk"} | {f"wp/1/29/{n}.blk" for n in range(4)}
+
+
+def test_the_bytes_a_listing_from_footers_fetches_do_not_grow_with_the_blocks_per_segment(tmp_path, fake_bucket):
+    fetched = []
+    for blocks in (2, 16):
+        root = tmp_path / f"blocks-{blocks}"
+        body = [w.message(b"x" * 1024, {"_t": "insert", "_v": "1", "_tt": "1000"})] * 8
+        for number in range(6):
+            w.object_segment(root / "1" / str(number), [body] * blocks, finalized=True)
+        objects = {f"wp/{p.relative_to(root)}": p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+        listed, got = footer_listing(objects, fake_bucket(objects))
+        assert listed.totals.messages == 6 * blocks * 8 and not listed.warnings
+        data_blocks = [key for key in objects if key.endswith(".blk") and not key.endswith("footer.blk")]
+        fetched.append((got, sum(len(objects[key]) for key in data_blocks)))
+    (small, small_wal), (big, big_wal) = fetched
+    assert big_wal > 7 * small_wal  # the WAL grew eightfold ...
+    index_growth = 6 * (16 - 2) * (9 + 32)  # ... the footers by their index records only
+    assert big <= small + index_growth
 
 
 def test_a_peek_from_a_position_reads_only_the_segments_from_there(tmp_path, fake_bucket):
@@ -164,7 +207,7 @@ def test_a_damaged_record_in_a_bucket_is_still_its_blocks_crc_mismatch(tmp_path,
     damaged[-100] ^= 0x5A
     objects["wp/1/0/1.blk"] = bytes(damaged)
     fake_bucket(objects)
-    with WoodpeckerSource(f"s3://{BUCKET}/wp") as source:
+    with WoodpeckerSource(f"s3://{BUCKET}/wp", verify=True) as source:  # inside a block: a verifying read
         listed = list_channels(source)
     assert listed.totals.messages == 4 + 3 * 4  # segment 0's block 0, then all of segment 1
     (warning,) = [w for w in listed.warnings if "block CRC mismatch" in w]
