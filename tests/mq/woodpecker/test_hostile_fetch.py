@@ -97,3 +97,39 @@ def test_a_hostile_object_ends_the_same_with_threads_as_without(tmp_path, monkey
             break
         time.sleep(0.05)
     assert not left, [t.name for t in left]
+
+
+def test_an_interrupt_while_objects_are_fetched_ahead_leaves_no_thread_and_no_late_fetch(tmp_path, monkeypatch):
+    """Ctrl-C in the reader while the threads fetch ahead: the interrupt reaches the caller at once, the source's
+    close drops what was planned, and no thread is left behind nor starts a fetch after it."""
+    found = objects(tmp_path)
+    fake = FakeS3(found)
+    monkeypatch.setattr(storage, "_client", lambda access: (fake, "http://fake", True))
+    reads: list[str] = []
+    original = storage.S3Prefix.read
+
+    def interrupted(self: storage.S3Prefix, place: Any, name: str) -> Any:
+        reads.append(f"{place.folder}/{name}")
+        if len(reads) == 5:
+            raise KeyboardInterrupt
+        return original(self, place, name)
+
+    monkeypatch.setattr(storage.S3Prefix, "read", interrupted)
+    before = {t.ident for t in threading.enumerate()}
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt), WoodpeckerSource(f"s3://{BUCKET}/wp", verify=True) as source:
+        list_channels(source)
+    assert time.monotonic() - started < 30
+    assert len(reads) == 5
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        left = [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("mqctl-s3")]
+        if not left:
+            break
+        time.sleep(0.05)
+    assert not left, [t.name for t in left]
+    fetched = sum(fake.gets.values())
+    time.sleep(0.2)
+    assert sum(fake.gets.values()) == fetched  # nothing fetched after the close
+    # some objects were fetched ahead, the plan was dropped rather than fetched to its end, every body was closed
+    assert len(reads) < fetched < len(found) and fake.open_now == 0
