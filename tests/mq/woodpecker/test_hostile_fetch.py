@@ -75,6 +75,18 @@ def outcome(found: dict[str, bytes], how: str, monkeypatch: pytest.MonkeyPatch, 
         return f"error: {err.message}"
 
 
+def assert_no_thread_left(before: set[int | None]) -> None:
+    """No fetching thread started since `before` is alive within 5 s."""
+    left: list[threading.Thread] = []
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        left = [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("mqctl-s3")]
+        if not left:
+            break
+        time.sleep(0.05)
+    assert not left, [t.name for t in left]
+
+
 @pytest.mark.parametrize("how", ["raises", "short", "long", "cut", "crc"])
 def test_a_hostile_object_ends_the_same_with_threads_as_without(tmp_path, monkeypatch, how):
     found = objects(tmp_path)
@@ -90,13 +102,7 @@ def test_a_hostile_object_ends_the_same_with_threads_as_without(tmp_path, monkey
     assert threaded == direct, how
     assert "segment 3" in threaded or "1/3/1.blk" in threaded, threaded
     assert "Traceback" not in threaded and "\n" not in threaded
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        left = [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("mqctl-s3")]
-        if not left:
-            break
-        time.sleep(0.05)
-    assert not left, [t.name for t in left]
+    assert_no_thread_left(before)
 
 
 def test_an_interrupt_while_objects_are_fetched_ahead_leaves_no_thread_and_no_late_fetch(tmp_path, monkeypatch):
@@ -121,13 +127,7 @@ def test_an_interrupt_while_objects_are_fetched_ahead_leaves_no_thread_and_no_la
         list_channels(source)
     assert time.monotonic() - started < 30
     assert len(reads) == 5
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
-        left = [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("mqctl-s3")]
-        if not left:
-            break
-        time.sleep(0.05)
-    assert not left, [t.name for t in left]
+    assert_no_thread_left(before)
     fetched = sum(fake.gets.values())
     time.sleep(0.2)
     assert sum(fake.gets.values()) == fetched  # nothing fetched after the close
