@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from mqctl import interrupts
 from mqctl.errors import InputError, MqctlError, PreconditionError, Stopped
 from mqctl.mq.nats.retention import ApplyPlan, LimitChange, checkpoint_losses, plan_apply
 from mqctl.mq.retention import Limits, show_limit
+from mqctl.mq.retention_guard import LossWording, guard_checkpoints
 
 if TYPE_CHECKING:
     from mqctl.mq.checkpoints import LiveCheckpoint
@@ -174,6 +176,15 @@ def _confirmed(confirm: Callable[[ApplyPlan], bool], plan: ApplyPlan) -> None:
         raise PreconditionError("not confirmed; nothing changed")
 
 
+_NATS_WORDING = LossWording(
+    change="the new limits",
+    checkpoint="channel checkpoint",
+    channels="vchannel(s)",
+    show="`mqctl channels checkpoints`",
+    deleted="messages",
+)
+
+
 def _guard_checkpoints(
     plan: ApplyPlan,
     read_checkpoints: Callable[[], list[LiveCheckpoint] | None] | None,
@@ -181,22 +192,9 @@ def _guard_checkpoints(
     force: bool,
     dry_run: bool,
 ) -> None:
-    """Refuse a plan that deletes what a vchannel needs after its checkpoint (unless forced); shown either way.
-    The checkpoints are read only for a plan that changes something (`read_checkpoints()`: None = not checked)."""
-    if read_checkpoints is None or not plan.changes:
-        return
-    checkpoints = read_checkpoints()
-    if checkpoints is None:
-        return
-    lost = checkpoint_losses(plan, checkpoints)
-    plan.losses += lost
-    if lost and not force and not dry_run:
-        raise PreconditionError(
-            f"the new limits delete messages Milvus has not persisted, after the channel checkpoint of "
-            f"{len(lost)} vchannel(s): {'; '.join(lost)}; nothing changed",
-            hint="run FlushAll and wait until `mqctl channels checkpoints` shows the checkpoints past the deleted "
-            "messages, then apply again; or pass --force to delete them anyway",
-        )
+    """guard_checkpoints in the terms of NATS streams."""
+    losses = partial(checkpoint_losses, plan)
+    guard_checkpoints(plan, read_checkpoints, losses, _NATS_WORDING, force=force, dry_run=dry_run)
 
 
 def rehearse(options: SourceOptions, wanted: Limits) -> ApplyPlan:

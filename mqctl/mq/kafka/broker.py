@@ -47,19 +47,19 @@ def _int(text: str | None) -> int | None:
 def broker_facts(access: KafkaAccess, topics: list[str], wait: float) -> BrokerFacts:
     """Ask the brokers, retrying for up to `wait` seconds until one answers; PreconditionError (one line naming the
     bootstrap and the last error) when none does."""
-    import importlib
-
     from confluent_kafka import KafkaException
 
-    admin_module: Any = importlib.import_module("confluent_kafka.admin")  # untyped: its stubs omit ConfigResource
-    ConfigResource, ResourceType = admin_module.ConfigResource, admin_module.ResourceType
+    from mqctl.mq.kafka.librdkafka import admin_module, error_text
+
+    kafka_admin = admin_module()
+    ConfigResource, ResourceType = kafka_admin.ConfigResource, kafka_admin.ResourceType
     errors: list[str] = []
 
     def remember(err: Any) -> None:
         errors.append(err.str() if hasattr(err, "str") else str(err))
 
     config: dict[str, Any] = {**access.client_config(), "error_cb": remember}
-    admin = admin_module.AdminClient(config)
+    admin = kafka_admin.AdminClient(config)
     started = time.monotonic()
     metadata = None
     while metadata is None:
@@ -67,7 +67,7 @@ def broker_facts(access: KafkaAccess, topics: list[str], wait: float) -> BrokerF
             found = admin.list_topics(timeout=min(access.timeout, max(wait, 1.0)))
             metadata = found if found.brokers else None
         except KafkaException as err:
-            errors.append(str(err.args[0].str() if err.args and hasattr(err.args[0], "str") else err))
+            errors.append(error_text(err))
         if metadata is None and time.monotonic() - started >= wait:
             raise PreconditionError(
                 f"Kafka at {access.bootstrap} does not answer within {wait:.0f} s: {(errors or ['no broker'])[-1]}",

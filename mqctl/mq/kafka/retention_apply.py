@@ -24,11 +24,13 @@ import time
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from mqctl import interrupts
 from mqctl.errors import InputError, MqctlError, PreconditionError, Stopped
 from mqctl.mq.kafka.retention import RULE_COMPACTED
+from mqctl.mq.retention_guard import LossWording, guard_checkpoints
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.resolution import Resolution
@@ -206,7 +208,8 @@ def apply_topic_retention(
                     f"no topic on {source.description}", hint="check --topic-prefix, or name topics with --topic"
                 )
             plan = plan_topics(source, names, wanted)
-            _guard_checkpoints(plan, source, checkpoints, force=force, dry_run=dry_run)
+            losses = partial(checkpoint_losses, plan, source)
+            guard_checkpoints(plan, checkpoints, losses, _KAFKA_WORDING, force=force, dry_run=dry_run)
             if not plan.changes or dry_run:
                 return KafkaApplyOutcome(plan.source, dry_run, plan.changes, [], None, losses=plan.losses)
             if not confirm(plan):
@@ -220,28 +223,13 @@ def apply_topic_retention(
         raise _stopped(open_topics, started[0] if started else None, stop) from None
 
 
-def _guard_checkpoints(
-    plan: KafkaApplyPlan,
-    source: KafkaSource,
-    read_checkpoints: Callable[[], list[LiveCheckpoint] | None] | None,
-    *,
-    force: bool,
-    dry_run: bool,
-) -> None:
-    if read_checkpoints is None or not plan.changes:
-        return
-    checkpoints = read_checkpoints()
-    if checkpoints is None:
-        return
-    lost = checkpoint_losses(plan, source, checkpoints)
-    plan.losses += lost
-    if lost and not force and not dry_run:
-        raise PreconditionError(
-            f"the new topic configs delete messages Milvus has not persisted, after the checkpoint of "
-            f"{len(lost)} channel(s): {'; '.join(lost)}; nothing changed",
-            hint="run FlushAll and wait until `mqctl channels checkpoints --kafka` shows the checkpoints past the "
-            "deleted offsets, then apply again; or pass --force to delete them anyway",
-        )
+_KAFKA_WORDING = LossWording(
+    change="the new topic configs",
+    checkpoint="checkpoint",
+    channels="channel(s)",
+    show="`mqctl channels checkpoints --kafka`",
+    deleted="offsets",
+)
 
 
 def apply_plan(source: KafkaSource, plan: KafkaApplyPlan, interrupted: list[int]) -> list[str]:
@@ -362,9 +350,9 @@ def alter_topic_configs(source: KafkaSource, topic: str, set_to: dict[str, str],
     IncrementalAlterConfigs request; the broker applies all of them or none."""
     from confluent_kafka import KafkaException
 
-    from mqctl.mq.kafka.source import _admin_module, _kafka_error
+    from mqctl.mq.kafka.librdkafka import admin_module, error_text
 
-    admin = _admin_module()
+    admin = admin_module()
     ops = admin.AlterConfigOpType
     entries = [admin.ConfigEntry(key, value, incremental_operation=ops.SET) for key, value in set_to.items()]
     entries += [admin.ConfigEntry(key, None, incremental_operation=ops.DELETE) for key in remove]
@@ -376,7 +364,7 @@ def alter_topic_configs(source: KafkaSource, topic: str, set_to: dict[str, str],
             future.result()
     except KafkaException as err:
         raise PreconditionError(
-            f"{source.description}: topic {topic} refused the new configs: {_kafka_error(err)}"
+            f"{source.description}: topic {topic} refused the new configs: {error_text(err)}"
         ) from None
 
 

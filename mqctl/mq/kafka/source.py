@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.kafka.connect import KafkaAccess
+from mqctl.mq.kafka.librdkafka import admin_module, error_text
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage
 
 if TYPE_CHECKING:
@@ -54,24 +55,6 @@ class GroupLag:
     lag: int
 
 
-def _admin_module() -> Any:
-    """confluent_kafka.admin, untyped: its stubs leave OffsetSpec and ConfigResource out of the exports."""
-    import importlib
-
-    return importlib.import_module("confluent_kafka.admin")
-
-
-def _kafka_error(err: BaseException) -> str:
-    """librdkafka's error text without the KafkaError{...} wrapping."""
-    from confluent_kafka import KafkaException
-
-    if isinstance(err, KafkaException) and err.args:
-        inner = err.args[0]
-        text = inner.str() if hasattr(inner, "str") else str(inner)
-        return str(text)
-    return str(err) or type(err).__name__
-
-
 class KafkaSource:
     """An MQSource over a live Kafka cluster (confluent-kafka's admin client and an assign-only consumer)."""
 
@@ -98,7 +81,7 @@ class KafkaSource:
         self._errors.append(err.str() if hasattr(err, "str") else str(err))
 
     def _unreachable(self, what: str, err: BaseException | None = None) -> PreconditionError:
-        reasons = [*self._errors[-1:], *([_kafka_error(err)] if err is not None else [])]
+        reasons = [*self._errors[-1:], *([error_text(err)] if err is not None else [])]
         reason = "; ".join(dict.fromkeys(reasons)) or "no answer"
         hint = "check --kafka HOST:PORT (the brokers' advertised listeners must be reachable from here)"
         lowered = reason.lower()
@@ -152,7 +135,7 @@ class KafkaSource:
         """Low and high offsets of every partition of these topics: two ListOffsets requests in all."""
         from confluent_kafka import KafkaException, TopicPartition
 
-        OffsetSpec = _admin_module().OffsetSpec
+        OffsetSpec = admin_module().OffsetSpec
 
         wanted = {name: self._topic(name) for name in names}
         partitions = [TopicPartition(name, p.partition) for name, parts in wanted.items() for p in parts]
@@ -187,7 +170,7 @@ class KafkaSource:
         than a broker default): an override is put back by setting it again, a default by deleting the override."""
         from confluent_kafka import KafkaException
 
-        admin = _admin_module()
+        admin = admin_module()
         ConfigResource, ResourceType = admin.ConfigResource, admin.ResourceType
         topic_override = admin.ConfigSource.DYNAMIC_TOPIC_CONFIG.value
         resources = [ConfigResource(ResourceType.TOPIC, name) for name in names]

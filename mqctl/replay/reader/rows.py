@@ -340,10 +340,7 @@ def read_span(
     start_tso = opts.start.value if opts.start is not None and opts.start.kind == "tso" else None
     end_tso = opts.end.value if opts.end is not None and opts.end.kind == "tso" else None
     inserts = schema is not None and opts.wants(INSERT)
-    # the hot path's checks, worked out once: with no TSO bound and no checkpoint an insert is kept when it is the
-    # collection's (what _selected and persisted come to then)
-    unbounded = start_tso is None and end_tso is None and opts.after is None
-    entity_schema = cast("CollectionSchemaInfo", schema)  # not None wherever `inserts` holds
+    keep = _rule(opts, schema, start_tso, end_tso)  # worked out once per span: the hot path's checks
     add_insert = batch.add_insert if isinstance(batch, EntityBatch) else None
     report = reporter.add
     source = opts.open_source()
@@ -357,19 +354,7 @@ def read_span(
                 tso = insert.base.timestamp or (max(insert.timestamps) if insert.timestamps else 0) or None
                 added = 0
                 if (
-                    _is_entity_of(insert.collectionID or None, insert.collection_name or None, entity_schema)
-                    if unbounded
-                    else not opts.persisted(insert.shardName, raw.id)
-                    and _selected(
-                        opts,
-                        INSERT,
-                        tso,
-                        insert.collectionID or None,
-                        insert.collection_name or None,
-                        schema,
-                        start_tso,
-                        end_tso,
-                    )
+                    keep(tso, insert.collectionID or None, insert.collection_name or None, insert.shardName, raw.id)
                 ) and add_insert is not None:
                     added = add_insert(raw, insert, tso)
                 report(1, added, len(raw.data))
@@ -382,9 +367,7 @@ def read_span(
                 reporter.add(1, 0, len(raw.data))
                 break
             added = 0
-            if not opts.persisted(msg.shard, raw.id) and _selected(
-                opts, msg.type_code, msg.tso, msg.collection_id, msg.collection, schema, start_tso, end_tso
-            ):
+            if opts.wants(msg.type_code) and keep(msg.tso, msg.collection_id, msg.collection, msg.shard, raw.id):
                 added = batch.add(raw, msg)
             reporter.add(1, added, len(raw.data))
             if batch.size >= BATCH_ROWS:
@@ -396,23 +379,33 @@ def read_span(
     reporter.finish()
 
 
-def _selected(
-    opts: ReplayOptions,
-    type_code: int,
-    tso: int | None,
-    collection_id: int | None,
-    collection: str | None,
-    schema: CollectionSchemaInfo | None,
-    start_tso: int | None,
-    end_tso: int | None,
-) -> bool:
-    if not opts.wants(type_code):
-        return False
-    if tso is None:
-        if start_tso is not None or end_tso is not None:
+def _rule(
+    opts: ReplayOptions, schema: CollectionSchemaInfo | None, start_tso: int | None, end_tso: int | None
+) -> Callable[[int | None, int | None, str | None, str | None, int], bool]:
+    """The one rule that keeps a message of a wanted type: `keep(tso, collection_id, collection, shard,
+    message_id)` is True when Milvus has not persisted it already (after its vchannel's --from checkpoint), its
+    TSO is within [start_tso, end_tso] (a message without a TSO is kept only when there is no bound), and it is
+    the collection's (the schema's, else --collection's, else any). Worked out once per span, so with no TSO
+    bound and no checkpoint the hot path checks the collection alone."""
+
+    def of_collection(collection_id: int | None, collection: str | None) -> bool:
+        if schema is not None:
+            return _is_entity_of(collection_id, collection, schema)
+        return opts.collection is None or _names_collection(collection_id, collection, opts.collection)
+
+    if start_tso is None and end_tso is None and opts.after is None:
+        if schema is not None:
+            return lambda _tso, collection_id, collection, _shard, _id: _is_entity_of(collection_id, collection, schema)
+        return lambda _tso, collection_id, collection, _shard, _id: of_collection(collection_id, collection)
+
+    def keep(tso: int | None, collection_id: int | None, collection: str | None, shard: str | None, id_: int) -> bool:
+        if opts.persisted(shard, id_):
             return False
-    elif (start_tso is not None and tso < start_tso) or (end_tso is not None and tso > end_tso):
-        return False
-    if schema is not None:
-        return _is_entity_of(collection_id, collection, schema)
-    return opts.collection is None or _names_collection(collection_id, collection, opts.collection)
+        if tso is None:
+            if start_tso is not None or end_tso is not None:
+                return False
+        elif (start_tso is not None and tso < start_tso) or (end_tso is not None and tso > end_tso):
+            return False
+        return of_collection(collection_id, collection)
+
+    return keep

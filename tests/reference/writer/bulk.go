@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/milvus-io/milvus/pkg/v2/streaming/util/message"
@@ -57,6 +60,31 @@ type asyncWAL interface {
 	appendAsync(ctx context.Context, msg message.MutableMessage) <-chan *wplog.WriteResult
 }
 
+// The bulk variant's bounds: past them a run would hold more than bulkMaxHeld bytes of appends waiting at once,
+// or wait without end; each appended result is waited for at most bulkResultWait.
+const (
+	bulkMaxEntries    = 10_000_000
+	bulkMaxEntryBytes = 16 << 20
+	bulkMaxInFlight   = 1024
+	bulkMaxHeld       = 1 << 30
+	bulkResultWait    = 2 * time.Minute
+)
+
+// checkBulk refuses -entries, -entry-bytes and -in-flight outside the bulk variant's bounds, in one line.
+func checkBulk(o options) error {
+	switch {
+	case o.entries <= 0 || o.entries > bulkMaxEntries:
+		return fmt.Errorf("-entries %d: give 1 to %d insert messages", o.entries, bulkMaxEntries)
+	case o.entryBytes < 1024 || o.entryBytes > bulkMaxEntryBytes:
+		return fmt.Errorf("-entry-bytes %d: give 1024 to %d bytes", o.entryBytes, bulkMaxEntryBytes)
+	case o.inFlight <= 0 || o.inFlight > bulkMaxInFlight:
+		return fmt.Errorf("-in-flight %d: give 1 to %d appends", o.inFlight, bulkMaxInFlight)
+	case int64(o.inFlight)*int64(o.entryBytes) > bulkMaxHeld:
+		return fmt.Errorf("-in-flight %d x -entry-bytes %d holds more than %d bytes at once: lower either", o.inFlight, o.entryBytes, bulkMaxHeld)
+	}
+	return nil
+}
+
 // runBulk writes -entries insert messages of about -entry-bytes each (after a CreateCollection and a
 // CreateSegment), at most -in-flight appends waiting at once, then a time tick, and closes the writer (the last
 // segment finalized).
@@ -66,9 +94,12 @@ func runBulk(o options) error {
 	if err != nil {
 		return err
 	}
-	if o.entries <= 0 || o.entryBytes < 1024 || o.inFlight <= 0 {
-		return fmt.Errorf("-variant bulk needs -entries > 0, -entry-bytes >= 1024 and -in-flight > 0")
+	if err := checkBulk(o); err != nil {
+		return err
 	}
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(stop)
 	cli, err := clientv3.New(clientv3.Config{Endpoints: []string{o.etcd}, DialTimeout: 10 * time.Second})
 	if err != nil {
 		return err
@@ -102,7 +133,12 @@ func runBulk(o options) error {
 	go func() { // the results, in append order
 		defer close(done)
 		for result := range pending {
-			r := <-result
+			var r *wplog.WriteResult
+			select {
+			case r = <-result:
+			case <-time.After(bulkResultWait):
+				r = &wplog.WriteResult{Err: fmt.Errorf("no result within %s (is the storage reachable?)", bulkResultWait)}
+			}
 			if r.Err != nil {
 				select {
 				case failed <- r.Err:
@@ -126,7 +162,9 @@ func runBulk(o options) error {
 		case err := <-failed:
 			close(pending)
 			<-done
-			return fmt.Errorf("append insert %d: %w", i, err)
+			return fmt.Errorf("append insert %d: %w; no manifest written", i, err)
+		case sig := <-stop:
+			return fmt.Errorf("%s after %d of %d inserts; no manifest written", sig, i, o.entries)
 		default:
 		}
 		msg := bulkInsert(vchannel, firstPK, rowsPer)
@@ -141,7 +179,7 @@ func runBulk(o options) error {
 	<-done
 	select {
 	case err := <-failed:
-		return fmt.Errorf("append: %w", err)
+		return fmt.Errorf("append: %w; no manifest written", err)
 	default:
 	}
 	w.append(timeTick(vchannel), nil)
