@@ -372,7 +372,7 @@ def mqctl_report(url: str, prefix: str) -> int:
 
 
 def mqctl_peek(url: str, prefix: str, start: str) -> int:
-    from mqctl.mq.channels import peek
+    from mqctl.mq.channel_detail import peek
 
     with source(url, prefix) as opened:
         return len(peek(opened, "1", start=start, limit=100).messages)

@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 from mqctl.errors import InputError, PreconditionError
-from mqctl.mq.channels import PeekResult, peeked
+from mqctl.mq.channel_detail import PeekResult, peeked
 from mqctl.mq.decode import messages
 from mqctl.mq.decode.envelope import has_envelope, unwrap_rocksmq
 

@@ -58,6 +58,7 @@ def test_channels_list_json_imports_no_renderer_no_decoders(source):
     assert "mqctl.cli.channels.listing" in names
     assert not [m for m in others if m in names], "the group's other commands were imported"
     assert "mqctl.mq.retention_model" not in names  # retention's shapes
+    assert "mqctl.mq.channel_detail" not in names  # show's and peek's shapes
     if source[0] == "--rocksmq":  # nats-py logs through logging, --nats-store resolves a config with findings
         assert "logging" not in names and "mqctl.findings" not in names
 

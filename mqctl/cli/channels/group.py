@@ -14,7 +14,8 @@ if TYPE_CHECKING:
     from rich.console import RenderableType
 
     from mqctl.cli.terminal import Output
-    from mqctl.mq.channels import ChannelDetail, ChannelList, PeekResult
+    from mqctl.mq.channel_detail import ChannelDetail, PeekResult
+    from mqctl.mq.channels import ChannelList
     from mqctl.mq.sources import SourceOptions
 
 

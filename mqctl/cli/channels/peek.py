@@ -22,7 +22,7 @@ from mqctl.mq.sources import SourceOptions
 
 if TYPE_CHECKING:
     from mqctl.cli.terminal import FitTable
-    from mqctl.mq.channels import PeekResult
+    from mqctl.mq.channel_detail import PeekResult
     from mqctl.mq.sources import SourceOptions
 
 
@@ -101,7 +101,7 @@ def peek(
     """Decoded messages: type, time, collection, partition, segment, shard, rows, primary keys. Milvus 2.6
     messages (Woodpecker) are read through their envelope: type and time tick from it, a version-2 body's facts as
     its detail, an encrypted payload (`_ch`) is said to be so and not decoded."""
-    from mqctl.mq.channels import peek as peek_messages
+    from mqctl.mq.channel_detail import peek as peek_messages
     from mqctl.mq.sources import open_source
 
     with open_source(with_etcd(source, etcd, etcd_root)) as opened:

@@ -21,7 +21,7 @@ from mqctl.mq.sources import SourceOptions
 
 if TYPE_CHECKING:
     from mqctl.cli.terminal import FitTable
-    from mqctl.mq.channels import ChannelDetail
+    from mqctl.mq.channel_detail import ChannelDetail
     from mqctl.mq.sources import SourceOptions
 
 
@@ -140,7 +140,7 @@ def show(
 ) -> None:
     """Everything about one channel: counts by message type, collections, RocksMQ pages, the stream's config, or
     a Woodpecker log's segments."""
-    from mqctl.mq.channels import show_channel
+    from mqctl.mq.channel_detail import show_channel
     from mqctl.mq.sources import open_source
 
     with open_source(with_etcd(source, etcd, etcd_root)) as opened:

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from mqctl.mq.channels import list_channels, peek
+from mqctl.mq.channel_detail import peek
+from mqctl.mq.channels import list_channels
 from mqctl.mq.woodpecker import storage
 from mqctl.mq.woodpecker.read_ahead import read_ahead
 from mqctl.mq.woodpecker.source import WoodpeckerSource
