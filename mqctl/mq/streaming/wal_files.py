@@ -17,8 +17,9 @@ if TYPE_CHECKING:
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.decode.envelope import read_envelope
 from mqctl.mq.streaming import VERIFICATION
+from mqctl.mq.woodpecker.s3_url import is_s3_url, parse_s3_url
 from mqctl.mq.woodpecker.segment_model import Segment
-from mqctl.mq.woodpecker.storage import S3Access, is_s3_url, open_segment_files, parse_s3_url, read_all
+from mqctl.mq.woodpecker.storage import S3Access, open_segment_files, read_all
 
 
 @dataclass

@@ -235,17 +235,19 @@ def end_entry(
     summary: SegmentSummary,
     log_id: int,
     fetch: Callable[[int, int, int], Data],
-    shown: str,
+    shown_block: Callable[[int], str],
     *,
     last: bool,
 ) -> Entry | None:
     """The first (or last) entry of a footer-summarized segment, from the one block holding it: `fetch(block,
     start, size)` returns that block's bytes (the object, or the range of data.log; block 0 with the segment's
     header record before it). The block's CRC and its entries are checked as a whole read checks them; a mismatch
-    with the index becomes a Problem of the summary."""
+    with the index becomes a Problem of the summary, naming the file as `shown_block(block)` does (the block's
+    object, or data.log), as a whole read names it."""
     if not summary.spans:
         return None
     number, _start, _size, first, final = summary.spans[-1 if last else 0]
+    shown = shown_block(number)
     segment = Segment(log_id, summary.segment_id, summary.layout, shown, summary.state, summary.footer)
     segment.blocks = number
     segment.next_entry = first if number else None

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from mqctl.files import special_file_kind
-from mqctl.mq.woodpecker.segment_model import Segment, UnreadableFile
+from mqctl.mq.woodpecker.segment_model import Segment, UnreadableFile, check_log
 from mqctl.mq.woodpecker.segments import (
     BLOCK,
     BLOCK_HEADER,
@@ -23,7 +23,6 @@ from mqctl.mq.woodpecker.segments import (
     MAX_FOOTER_BYTES,
     RECORD_HEADER,
     Data,
-    check_log,
     read_local_bytes,
     read_object_files,
     record_frame,

@@ -1,8 +1,10 @@
 """The shapes of a Woodpecker segment as read: its entries, footer, state and the problems found in it
-(segments.py decodes the bytes, segment_files.py finds and reads the files)."""
+and the checks across the segments of a log (check_log); segments.py decodes the bytes, segment_files.py finds
+and reads the files."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 
 
@@ -125,3 +127,36 @@ class SegmentSummary:
     spans: list[tuple[int, int, int, int, int]] = field(
         default_factory=list
     )  # index: (block, offset, size, first, last)
+
+
+def check_log(segments: list[Segment]) -> None:
+    """Cross-segment checks of the segments of one or more logs (sorted or not): a segment without footer that another
+    segment of its log follows was completed and then cut short or lost its footer (Woodpecker finalizes a segment
+    before it opens the next; a fenced one was closed by a new writer), and a gap in segment ids is a lost segment.
+    Each adds a Problem to the segment concerned; a segment already damaged is not flagged twice."""
+    by_log: dict[int, list[Segment]] = {}
+    for segment in segments:
+        if segment.state not in ("misnamed", "missing"):
+            by_log.setdefault(segment.log_id, []).append(segment)
+    for group in by_log.values():
+        group.sort(key=lambda s: s.segment_id)
+        for current, following in itertools.pairwise(group):
+            if current.state == "active" and not current.problems:
+                last = current.last_entry
+                current.problem(
+                    current.path,
+                    f"no footer, yet segment {following.segment_id} follows: a completed segment cut short or whose "
+                    f"footer is lost; entries after {'the start' if last is None else last} may be missing",
+                )
+            if following.segment_id != current.segment_id + 1:
+                gap = (
+                    f"segment {current.segment_id + 1}"
+                    if following.segment_id == current.segment_id + 2
+                    else f"segments {current.segment_id + 1}..{following.segment_id - 1}"
+                )
+                lost = following.problem(
+                    following.path,
+                    f"{gap} of log {following.log_id} missing between segments {current.segment_id} and "
+                    f"{following.segment_id}: their entries are lost",
+                )
+                lost.lost_from = current.segment_id + 1

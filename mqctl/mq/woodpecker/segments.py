@@ -33,7 +33,7 @@ header's first entry without gap or repeat across blocks, no block is empty, a f
 records agree with the blocks read, a v6 footer's LAC is not past the last readable entry, a fence object only
 ends an unfinalized segment, and file and folder names are the canonical ASCII decimal form (`00`, `01.blk`, `١`
 or a key ending in a newline is named and not read, never counted twice). Across the segments of a log
-(`check_log`): a segment without footer that another segment follows is a completed segment cut short or whose
+(segment_model.py `check_log`): a segment without footer that another segment follows is a completed segment cut short or whose
 footer is lost, and a gap in the segment ids is a lost segment. Each finding is a Problem naming log, segment,
 block and file: the reader never answers with fewer or more entries than the files hold without one.
 
@@ -48,7 +48,6 @@ bytes: records are decoded in place, never from a copied prefix.
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 import struct
 import zlib
@@ -480,36 +479,3 @@ def _fetch(segment: Segment, file: str, read: Callable[[str], Data], name: str) 
     except UnreadableFile as err:
         segment.problem(file, err.what)
         return None
-
-
-def check_log(segments: list[Segment]) -> None:
-    """Cross-segment checks of the segments of one or more logs (sorted or not): a segment without footer that another
-    segment of its log follows was completed and then cut short or lost its footer (Woodpecker finalizes a segment
-    before it opens the next; a fenced one was closed by a new writer), and a gap in segment ids is a lost segment.
-    Each adds a Problem to the segment concerned; a segment already damaged is not flagged twice."""
-    by_log: dict[int, list[Segment]] = {}
-    for segment in segments:
-        if segment.state not in ("misnamed", "missing"):
-            by_log.setdefault(segment.log_id, []).append(segment)
-    for group in by_log.values():
-        group.sort(key=lambda s: s.segment_id)
-        for current, following in itertools.pairwise(group):
-            if current.state == "active" and not current.problems:
-                last = current.last_entry
-                current.problem(
-                    current.path,
-                    f"no footer, yet segment {following.segment_id} follows: a completed segment cut short or whose "
-                    f"footer is lost; entries after {'the start' if last is None else last} may be missing",
-                )
-            if following.segment_id != current.segment_id + 1:
-                gap = (
-                    f"segment {current.segment_id + 1}"
-                    if following.segment_id == current.segment_id + 2
-                    else f"segments {current.segment_id + 1}..{following.segment_id - 1}"
-                )
-                lost = following.problem(
-                    following.path,
-                    f"{gap} of log {following.log_id} missing between segments {current.segment_id} and "
-                    f"{following.segment_id}: their entries are lost",
-                )
-                lost.lost_from = current.segment_id + 1

@@ -30,9 +30,9 @@ from mqctl.backends import BACKENDS
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.model import ChannelBounds, ChannelExtras, ChannelInfo, RawMessage, WalSegment, path_is_dir
 from mqctl.mq.woodpecker.read_ahead import close_files, read_ahead
-from mqctl.mq.woodpecker.segment_model import Entry, Problem, Segment, SegmentSummary, UnreadableFile
-from mqctl.mq.woodpecker.segments import check_log
-from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, is_s3_url, open_segment_files, read_place
+from mqctl.mq.woodpecker.s3_url import is_s3_url
+from mqctl.mq.woodpecker.segment_model import Entry, Problem, Segment, SegmentSummary, UnreadableFile, check_log
+from mqctl.mq.woodpecker.storage import S3Access, SegmentFiles, SegmentPlace, open_segment_files, read_place
 
 if TYPE_CHECKING:
     from mqctl.config.resolve.sources import EtcdConfig
@@ -156,7 +156,7 @@ class WoodpeckerSource:
         for segments in self._layout.values():
             segments.sort(key=lambda item: item[0])
         # the segment after each one (None for the last of its log): a segment without footer that another follows,
-        # or a gap before it, is a Problem (segments.check_log)
+        # or a gap before it, is a Problem (segment_model.check_log)
         self._neighbours: dict[tuple[int, int], tuple[int | None, int | None]] = {}
         for log_id, segments in self._layout.items():
             ids = [segment_id for segment_id, _ in segments]
@@ -302,7 +302,9 @@ class WoodpeckerSource:
             def fetch(number: int, start: int, size: int) -> bytes | bytearray:
                 return self.files.read(place, chosen[number])
 
-            shown = self.files.shown(place)
+            def shown(number: int) -> str:
+                return self.files.shown(place, chosen[number])
+
         else:
             assert ranged is not None
 
@@ -313,7 +315,9 @@ class WoodpeckerSource:
                 )[1]
                 return got
 
-            shown = self.files.shown(place, "data.log")
+            def shown(number: int) -> str:
+                return self.files.shown(place, "data.log")
+
         try:
             entry = end_entry(summary, log_id, fetch, shown, last=last)
         except OSError as err:

@@ -27,6 +27,7 @@ from urllib.parse import urlparse
 
 from mqctl.errors import InputError, MqctlError, PreconditionError
 from mqctl.mq.woodpecker.read_ahead import READ_AHEAD, ReadAhead, read_ahead
+from mqctl.mq.woodpecker.s3_url import S3_SCHEME, is_s3_url, parse_s3_url
 from mqctl.mq.woodpecker.segment_files import (
     Fetched,
     looks_numeric,
@@ -38,11 +39,10 @@ from mqctl.mq.woodpecker.segment_files import (
     scan_segment_folders,
     segment_layout,
 )
-from mqctl.mq.woodpecker.segment_model import Segment, UnreadableFile
+from mqctl.mq.woodpecker.segment_model import Segment, UnreadableFile, check_log
 from mqctl.mq.woodpecker.segments import (
     MAX_FOOTER_BYTES,
     Data,
-    check_log,
     read_local_bytes,
     read_object_files,
     unreadable_segment,
@@ -52,7 +52,6 @@ if TYPE_CHECKING:
     from minio import Minio
 
 T = TypeVar("T")
-S3_SCHEME = "s3://"
 AWS_ENDPOINT = "https://s3.amazonaws.com"
 ENDPOINT_ENV = ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL")
 CREDENTIAL_HINT = (
@@ -76,7 +75,6 @@ DENIED = {
 # `IsTruncated=true` with the same token forever (urllib3's read timeout restarts with every byte)
 DEFAULT_S3_DEADLINE = 300.0
 S3_DEADLINE_ENV = "MQCTL_S3_DEADLINE"
-BUCKET_NAME = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
 
 
 def s3_deadline() -> float:
@@ -87,10 +85,6 @@ def s3_deadline() -> float:
     except ValueError:
         return DEFAULT_S3_DEADLINE
     return value if 0 < value < 1e7 else DEFAULT_S3_DEADLINE
-
-
-def is_s3_url(text: str) -> bool:
-    return text.lower().startswith(S3_SCHEME)
 
 
 @dataclass(frozen=True)
@@ -207,32 +201,6 @@ class S3Access:
             if value:
                 return value
         return AWS_ENDPOINT
-
-
-@dataclass(frozen=True)
-class S3Url:
-    bucket: str
-    prefix: str  # without leading or trailing slash; "" for the whole bucket
-
-    def __str__(self) -> str:
-        return f"{S3_SCHEME}{self.bucket}/{self.prefix}".rstrip("/")
-
-
-def parse_s3_url(text: str) -> S3Url:
-    """`s3://BUCKET[/PREFIX]`; anything else is bad input (exit 2)."""
-    hint = "give s3://BUCKET/PREFIX, e.g. s3://a-bucket/files/wp (minio.bucketName, then minio.rootPath/wp)"
-    if not is_s3_url(text):
-        raise InputError(f"{text}: not an s3:// URL", hint=hint)
-    rest = text[len(S3_SCHEME) :]
-    bucket, _, prefix = rest.partition("/")
-    if "@" in bucket or ":" in bucket:
-        raise InputError(
-            f"{S3_SCHEME}{bucket.rpartition('@')[2]}...: an s3:// URL names the bucket only",
-            hint="pass the endpoint with --s3-endpoint and the credentials in the environment (AWS_ACCESS_KEY_ID...)",
-        )
-    if not BUCKET_NAME.match(bucket) or ".." in bucket:
-        raise InputError(f"{text}: {bucket!r} is not a bucket name (3-63 of a-z, 0-9, '.', '-')", hint=hint)
-    return S3Url(bucket, "/".join(part for part in prefix.split("/") if part))
 
 
 def _client(access: S3Access) -> tuple[Minio, str, bool]:

@@ -9,7 +9,7 @@ import pytest
 from mqctl.config.resolve.resolution import resolve
 from mqctl.errors import InputError, PreconditionError
 from mqctl.mq.woodpecker.location import woodpecker_location
-from mqctl.mq.woodpecker.storage import parse_s3_url
+from mqctl.mq.woodpecker.s3_url import parse_s3_url
 
 
 def located(tmp_path, text: str):
