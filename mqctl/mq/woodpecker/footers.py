@@ -21,7 +21,6 @@ from collections.abc import Callable
 
 from mqctl.mq.woodpecker.segment_model import (
     Entry,
-    Problem,
     Segment,
     SegmentCorruption,
     SegmentSummary,
@@ -37,6 +36,7 @@ from mqctl.mq.woodpecker.segments import (
     RECORD_HEADER,
     Data,
     _footer,
+    _guard,
     _read_blocks,
     index_records,
 )
@@ -99,21 +99,6 @@ def _check(segment: Segment, index: Index, file: str) -> bool:
     return True
 
 
-def _guarded(segment: Segment, file: str, action: Callable[[], object]) -> bool:
-    try:
-        action()
-    except SegmentCorruption as err:
-        segment.problems.append(Problem(segment.log_id, segment.segment_id, err.block, file, err.offset, err.what))
-        return False
-    except UnreadableFile as err:
-        segment.problem(file, err.what)
-        return False
-    except struct.error as err:
-        segment.problem(file, f"truncated record: {err}")
-        return False
-    return True
-
-
 def block_names(names: set[str] | frozenset[str], compacted: bool) -> tuple[dict[int, str], bool]:
     """The block objects the reader uses, by number, and whether they are the merged ones: `m_N.blk` when the footer
     says compacted and some are listed, else `N.blk` (as segments.read_object_files chooses)."""
@@ -144,7 +129,7 @@ def object_summary(
             raise SegmentCorruption("footer.blk holds no footer record", 0, None)
         index.extend(index_records(data, 0))
 
-    if not _guarded(segment, file, read_footer) or not _check(segment, index, file):
+    if not _guard(segment, file, read_footer) or not _check(segment, index, file):
         return _summary(segment, index if not segment.problems else [])
     assert segment.footer is not None
     chosen, merged = block_names(names, segment.footer.compacted)
@@ -179,7 +164,7 @@ def object_summary(
 
 def _read_or_problem(segment: Segment, file: str, read: Callable[[str], Data], name: str) -> Data | None:
     box: list[Data] = []
-    ok = _guarded(segment, file, lambda: box.append(read(name)))
+    ok = _guard(segment, file, lambda: box.append(read(name)))
     return box[0] if ok else None
 
 
@@ -221,7 +206,7 @@ def local_summary(
             data = read_range(footer.index_offset, footer.index_length)
         index.extend(index_records(data, 0))
 
-    if not _guarded(segment, shown, read_index) or not _check(segment, index, shown):
+    if not _guard(segment, shown, read_index) or not _check(segment, index, shown):
         return _summary(segment, [])
     return _summary(segment, index)
 
@@ -263,7 +248,7 @@ def end_entry(
                 number,
             )
 
-    if not _guarded(segment, shown, read):
+    if not _guard(segment, shown, read):
         summary.problems.extend(segment.problems)
         return None
     return segment.entries[-1 if last else 0]

@@ -190,13 +190,7 @@ class WoodpeckerSource:
             found = read_place(self.files, place)
         except OSError as err:
             raise PreconditionError(f"cannot read {err.filename or place.folder}: {err.strerror}") from None
-        before, after = self._neighbours[(log_id, segment_id)]
-        neighbours = [
-            Segment(log_id, other, place.layout, "", "finalized", None)
-            for other in (before, after)
-            if other is not None
-        ]
-        check_log([*neighbours, found])
+        self._check_neighbours(found, place)
         self._strict_check(found.problems)
         for entry in found.entries:
             if entry.entry_id >= ENTRY_SPAN or entry.entry_id < 0:
@@ -260,16 +254,10 @@ class WoodpeckerSource:
 
     def _checked(self, log_id: int, summary: SegmentSummary) -> None:
         """The cross-segment checks (a gap before it) and, for a strict source, its first problem as an error."""
-        before, after = self._neighbours[(log_id, summary.segment_id)]
         place = self._places[(log_id, summary.segment_id)]
         found = Segment(log_id, summary.segment_id, place.layout, self.files.shown(place), summary.state, None)
         found.problems = summary.problems
-        neighbours = [
-            Segment(log_id, other, place.layout, "", "finalized", None)
-            for other in (before, after)
-            if other is not None
-        ]
-        check_log([*neighbours, found])
+        self._check_neighbours(found, place)
         self._strict_check(summary.problems)
         for entry_id in (summary.first_id, summary.last_id):
             if entry_id is not None and not 0 <= entry_id < ENTRY_SPAN:
@@ -277,6 +265,17 @@ class WoodpeckerSource:
                     f"log {log_id} segment {summary.segment_id}: entry id {entry_id} is outside 0..{ENTRY_SPAN - 1}",
                     hint="this does not look like a Woodpecker segment mqctl can read",
                 )
+
+    def _check_neighbours(self, found: Segment, place: SegmentPlace) -> None:
+        """check_log of `found` beside the segments before and after it in its log (a gap, a footer-less segment
+        another follows), whether it was read whole or summarized from its footer."""
+        before, after = self._neighbours[(found.log_id, found.segment_id)]
+        neighbours = [
+            Segment(found.log_id, other, place.layout, "", "finalized", None)
+            for other in (before, after)
+            if other is not None
+        ]
+        check_log([*neighbours, found])
 
     def _strict_check(self, problems: list[Problem]) -> None:
         if problems and self.strict:
