@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import random
 import socket
+from pathlib import Path
+
+EPHEMERAL_RANGE_FILE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LINUX_EPHEMERAL_DEFAULT = (32768, 60999)
+# Below 20000 sit many services' defaults (Milvus 19530 and 9091, etcd 2379, NATS 4222, Kafka 9092).
+RESTARTABLE_LOWEST = 20000
 
 
 def free_ports(count: int) -> list[int]:
@@ -17,6 +24,34 @@ def free_ports(count: int) -> list[int]:
     finally:
         for sock in socks:
             sock.close()
+
+
+def ephemeral_range(source: Path = EPHEMERAL_RANGE_FILE) -> tuple[int, int]:
+    """The kernel's range for `bind(0)` and outgoing connections' source ports (Linux's default if unreadable)."""
+    try:
+        low, high = (int(field) for field in source.read_text().split())
+    except (OSError, ValueError):
+        return LINUX_EPHEMERAL_DEFAULT
+    return low, high
+
+
+def restartable_ports(count: int, ephemeral: tuple[int, int] | None = None) -> list[int]:
+    """`count` distinct free ports for servers that stop and start again on the same ports (a sandbox).
+
+    Why not `free_ports`: a port from the kernel's ephemeral range may be handed to another program's `bind(0)`
+    or to an outgoing connection as its source port while the server is down, and its restart then fails with
+    "ports in use". Ports outside that range are only ever taken on purpose. Falls back to `free_ports` when
+    the range leaves too few ports outside it."""
+    low, high = ephemeral or ephemeral_range()
+    candidates = [port for port in range(RESTARTABLE_LOWEST, 65536) if not low <= port <= high]
+    random.shuffle(candidates)
+    chosen: list[int] = []
+    for port in candidates:
+        if port_is_free(port):
+            chosen.append(port)
+            if len(chosen) == count:
+                return chosen
+    return free_ports(count)
 
 
 def port_is_free(port: int) -> bool:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mqctl.errors import PreconditionError
-from mqctl.host.ports import free_ports
+from mqctl.host.ports import restartable_ports
 
 CONFIG_REL = "configs/milvus.yaml"
 ETCD_CONFIG_REL = "configs/etcd.yaml"
@@ -101,7 +101,7 @@ def render_config(directory: Path, mq: str, external_etcd: bool, kafka: str | No
     from mqctl.sandbox.kafka import KAFKA_PORT_KEYS
 
     port_keys = TEMPLATE_PORT_KEYS + EXTRA_PORT_KEYS + (KAFKA_PORT_KEYS if mq == "kafka" and kafka is None else ())
-    port_map = dict(zip(port_keys, free_ports(len(port_keys))))
+    port_map = dict(zip(port_keys, restartable_ports(len(port_keys))))
     directory.mkdir(parents=True, exist_ok=True)
     server_config = milvus.MilvusServerConfig(data_dir=str(directory), **{k: port_map[k] for k in TEMPLATE_PORT_KEYS})
     server_config.resolve()  # writes configs/milvus.yaml and glog.conf
