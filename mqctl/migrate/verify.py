@@ -37,7 +37,7 @@ INIT_MQ = re.compile(r"try to init mq.*\[mqType=([a-z]+)\]")
 
 
 def step_verify(ctx: Context, record: StepRecord) -> None:
-    from mqctl.milvus.client import collection_counts, release
+    from mqctl.milvus.client import count_loaded, release, start_loading
 
     options, journal, expected = ctx.options, ctx.journal, ctx.expected_mq
     evidence = record.of(VerifyEvidence)
@@ -70,18 +70,21 @@ def step_verify(ctx: Context, record: StepRecord) -> None:
     ctx.report.waiting("loading every collection and counting rows ...")
     waited = utc_now()
     # The runtime-info metric, the checkpoints moving on and the counts are independent: the waits run at once
-    # (the metrics page is read while the write probe waits for the deny; both come before any count).
-    with ThreadPoolExecutor(2) as pool:
+    # (the metrics page is read and the loads the counts need are asked for while the write probe waits for the
+    # deny; loading adds no rows, so only the counting waits for the deny).
+    with ctx.client() as client, ThreadPoolExecutor(3) as pool:  # the pool's threads end before the channel
         runtime_info = pool.submit(_runtime_info, options, expected)
         advancing = pool.submit(_checkpoints_advance, ctx, evidence, since)
+        loading = pool.submit(start_loading, client)
         evidence.writes_after_start = _denied_again(ctx)
         evidence.runtime_info = runtime_info.result()
         if evidence.runtime_info.startswith("disagrees"):
             raise failed(f"the runtime-info metric {evidence.runtime_info}")
-        with ctx.client() as client:
-            counts = collection_counts(client, load_timeout=options.verify_timeout)
-            was_loaded = preflight.counts or {}
-            release(client, [n for n in counts if not was_loaded.get(n, {}).get("was_loaded", True)])
+        counting = utc_now()
+        counts = count_loaded(client, loading.result(), options.verify_timeout)
+        evidence.count_seconds = round((utc_now() - counting).total_seconds(), 3)
+        was_loaded = preflight.counts or {}
+        release(client, [n for n in counts if not was_loaded.get(n, {}).get("was_loaded", True)])
         advancing.result()
     if expected == "kafka":
         _kafka_topics(ctx, evidence, failed)

@@ -155,39 +155,72 @@ def collection_counts(rpc: MilvusGrpc, *, load: bool = True, load_timeout: float
     its flushed segments (GetCollectionStatistics, method `segment-stats`), which after FlushAll
     covers every row (deleted rows included until a compaction drops them).
     """
+    return count_loaded(rpc, start_loading(rpc, load=load), load_timeout)
+
+
+@dataclass
+class PendingCount:
+    """A collection as `start_loading` found it: its load (if it needed one) asked for, not yet waited for."""
+
+    key: str  # db/collection
+    name: str
+    db: str  # "" for the default database, as the requests take it
+    was_loaded: bool
+    counts: dict[str, Any] | None = None  # already known (segment statistics, or not counted without `load`)
+
+
+def start_loading(rpc: MilvusGrpc, *, load: bool = True) -> list[PendingCount]:
+    """Every collection's state, and LoadCollection asked for each one to be counted that is not loaded, all
+    at once: Milvus loads them side by side, and the verify step asks while it still waits for the deny."""
     try:
-        return _counts(rpc, load, load_timeout)
+        return _start_loading(rpc, load)
     except MilvusRpcError as err:
-        raise PreconditionError(
-            f"counting rows at {rpc.uri} failed: {err.message}",
-            hint="check Milvus's health and log, then run the command again",
-        ) from None
+        raise _counting_failed(rpc, err) from None
 
 
-def _counts(rpc: MilvusGrpc, load: bool, load_timeout: float) -> dict[str, dict[str, Any]]:
-    counts: dict[str, dict[str, Any]] = {}
+def count_loaded(rpc: MilvusGrpc, pending: list[PendingCount], load_timeout: float) -> dict[str, dict[str, Any]]:
+    """Wait for each collection `start_loading` found to be loaded (up to `load_timeout` each), then count it."""
+    try:
+        return {
+            entry.key: entry.counts if entry.counts is not None else _count(rpc, entry, load_timeout)
+            for entry in pending
+        }
+    except MilvusRpcError as err:
+        raise _counting_failed(rpc, err) from None
+
+
+def _counting_failed(rpc: MilvusGrpc, err: MilvusRpcError) -> PreconditionError:
+    return PreconditionError(
+        f"counting rows at {rpc.uri} failed: {err.message}",
+        hint="check Milvus's health and log, then run the command again",
+    )
+
+
+def _start_loading(rpc: MilvusGrpc, load: bool) -> list[PendingCount]:
+    pending: list[PendingCount] = []
     for db in rpc.databases():
         on = "" if db == "default" else db
         for name in rpc.collections(on):
-            key = f"{db}/{name}"
-            was_loaded = rpc.is_loaded(name, on)
-            if not was_loaded and not rpc.has_index(name, on):
-                counts[key] = {"rows": rpc.statistics_rows(name, on), "was_loaded": False, "method": SEGMENT_STATS}
-                continue
-            if not was_loaded and not load:
-                counts[key] = {"rows": None, "was_loaded": False}
-                continue
-            if not was_loaded:
+            entry = PendingCount(f"{db}/{name}", name, on, rpc.is_loaded(name, on))
+            if not entry.was_loaded and not rpc.has_index(name, on):
+                entry.counts = {"rows": rpc.statistics_rows(name, on), "was_loaded": False, "method": SEGMENT_STATS}
+            elif not entry.was_loaded and not load:
+                entry.counts = {"rows": None, "was_loaded": False}
+            elif not entry.was_loaded:
                 rpc.load(name, on)
-            deadline = time.monotonic() + load_timeout
-            if not _wait(lambda name=name, on=on: rpc.is_loaded(name, on), load_timeout, 0.2):  # type: ignore[misc]
-                raise PreconditionError(
-                    f"collection {key} did not load within {load_timeout:.0f} s",
-                    hint="check the Milvus log for load errors; counts need a loaded collection",
-                )
-            rows = rpc.count_rows(name, on, timeout=max(deadline - time.monotonic(), rpc.timeout))
-            counts[key] = {"rows": rows, "was_loaded": was_loaded, "method": "query"}
-    return counts
+            pending.append(entry)
+    return pending
+
+
+def _count(rpc: MilvusGrpc, entry: PendingCount, load_timeout: float) -> dict[str, Any]:
+    deadline = time.monotonic() + load_timeout
+    if not _wait(lambda: rpc.is_loaded(entry.name, entry.db), load_timeout, 0.2):
+        raise PreconditionError(
+            f"collection {entry.key} did not load within {load_timeout:.0f} s",
+            hint="check the Milvus log for load errors; counts need a loaded collection",
+        )
+    rows = rpc.count_rows(entry.name, entry.db, timeout=max(deadline - time.monotonic(), rpc.timeout))
+    return {"rows": rows, "was_loaded": entry.was_loaded, "method": "query"}
 
 
 def _wait(done: Callable[[], bool], timeout: float, interval: float) -> bool:

@@ -93,6 +93,24 @@ def test_plan_reads_milvus_environment_and_refuses_an_unreachable_kafka(box):
     assert not pymilvus_client_parts(names)
 
 
+def test_counting_asks_every_load_first_then_counts(box):
+    """verify's two phases on the real Milvus: `start_loading` asks for the load of each collection not loaded
+    (all at once, before the deny is seen) and returns; `count_loaded` waits for the loads and counts."""
+    from mqctl.milvus.client import count_loaded, start_loading
+    from mqctl.milvus.rpc import MilvusGrpc
+
+    expected = counts(box)
+    with MilvusGrpc(box["uri"]) as rpc:
+        rpc.release("demo_events")
+        pending = {entry.key: entry for entry in start_loading(rpc)}
+        assert pending["default/demo_events"].was_loaded is False and pending["default/demo_events"].counts is None
+        assert pending["default/demo_docs"].was_loaded is True
+        counted = count_loaded(rpc, list(pending.values()), load_timeout=120)
+        assert rpc.is_loaded("demo_events")
+    assert {key.split("/", 1)[1]: c["rows"] for key, c in counted.items()} == expected
+    assert counted["default/demo_events"] == {"rows": expected["demo_events"], "was_loaded": False, "method": "query"}
+
+
 def test_rocksmq_to_natsmq_survives_crashes_and_resume(box, tmp_path):
     before = counts(box)
     crashed = migrate(

@@ -171,6 +171,7 @@ class VerifyEvidence(Evidence):
     milvus_wait_seconds: float | None = None
     writes_after_start: str | None = None  # whether Milvus denied writes again after its start (write probe)
     counts: Counts | None = None
+    count_seconds: float | None = None  # from the deny seen again to every count (the loads' rest, the counts)
     checkpoints_unread: str | None = None
     checkpoints: CheckpointRows | None = None
     checkpoint_wait_seconds: float | None = None
