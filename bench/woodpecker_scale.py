@@ -182,6 +182,42 @@ def build_s3server() -> Path:
     return binary
 
 
+SERVER: dict[str, int] = {}  # the gofakes3 server's pid while it runs, to count its CPU time
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """CPU time (user + system, all threads) of process `pid` so far; of this process when None."""
+    if pid is None:
+        return time.process_time()
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(fn: Callable[[], object]) -> tuple[float, str]:
+    """fn's wall time, and the CPU seconds this process and the gofakes3 server spent meanwhile (as text)."""
+    server = SERVER.get("pid")
+    own, served, start = cpu_seconds(), cpu_seconds(server) if server else 0.0, time.perf_counter()
+    fn()
+    wall = time.perf_counter() - start
+    text = f"this process {cpu_seconds() - own:.1f} s CPU"
+    if server:
+        text += f", the server {cpu_seconds(server) - served:.1f} s CPU"
+    return wall, text
+
+
+def curl_read(url: str, prefix: str) -> float:
+    """Every object below `prefix` fetched whole by one curl process, READ_AHEAD at once (--parallel), into
+    /dev/null: what the server serves to a client that is not Python; MiB/s."""
+    objects = listed(url, prefix)
+    with tempfile.NamedTemporaryFile("w", suffix=".curl") as config:
+        config.writelines(f'url = "{url}/{BUCKET}/{key}"\noutput = "/dev/null"\n' for key, _ in objects)
+        config.flush()
+        start = time.perf_counter()
+        command = ["curl", "-s", "--fail", "--parallel", "--parallel-max", str(READ_AHEAD), "-K", config.name]
+        subprocess.run(command, check=True, timeout=3600)
+        return sum(size for _, size in objects) / (1 << 20) / (time.perf_counter() - start)
+
+
 @contextlib.contextmanager
 def gofakes3_server(work: Path) -> Iterator[str]:
     """bench/s3server (gofakes3 over a folder of `work`: every object a file, nothing held in memory) as a process
@@ -197,10 +233,17 @@ def gofakes3_server(work: Path) -> Iterator[str]:
         line = process.stdout.readline().decode().strip()  # "listening on HOST:PORT", or nothing if it failed
         if not line.startswith("listening on "):
             raise SystemExit(f"bench/s3server did not start: {log.read_text()[-2000:]}")
-        yield "http://" + line.removeprefix("listening on ")
+        SERVER["pid"] = process.pid
+        try:
+            yield "http://" + line.removeprefix("listening on ")
+        except BaseException:
+            print(f"bench/s3server's log: {log.read_text()[-4000:]}", file=sys.stderr)
+            raise
+        SERVER.clear()
         status = Path(f"/proc/{process.pid}/status").read_text()
         peak = next(int(row.split()[1]) for row in status.splitlines() if row.startswith("VmHWM:"))
-        print(f"gofakes3 server peak RSS: {peak / 1024:.0f} MiB")
+        logged = sum(1 for row in log.read_text(errors="replace").splitlines() if " ERR " in row)
+        print(f"gofakes3 server peak RSS: {peak / 1024:.0f} MiB; internal errors logged: {logged}")
     finally:
         process.terminate()
         process.wait(timeout=60)
@@ -548,7 +591,10 @@ def s3_part(
             same,
             f" (bare: one listing and the same {fetched[0]:,} objects, {fetched[1] / (1 << 20):.1f} MiB)",
         )
-        ours, bare = timed(lambda: mqctl_list(url, ROOT, verify=True)), timed(lambda: bare_read(url, ROOT))
+        ours, (bare, bare_cpu) = (
+            timed(lambda: mqctl_list(url, ROOT, verify=True)),
+            measured(lambda: bare_read(url, ROOT)),
+        )
         ratio_line("channels list --verify (every object read and checked)", ours, bare)
         ratio_line("channels woodpecker (every object read and checked)", timed(lambda: mqctl_report(url, ROOT)), bare)
         last_blocks = sum(1 for key, _ in objects if key.endswith(".blk") and key.split("/")[-2] == str(segments[-1]))
@@ -565,12 +611,17 @@ def s3_part(
         )
         raw = max(loopback_mib_s() for _ in range(3))
         if full_read:
-            ours = timed(lambda: mqctl_full_read(url, ROOT))
+            ours, ours_cpu = measured(lambda: mqctl_full_read(url, ROOT))
             print(
                 f"full read: mqctl {mib / ours:.0f} MiB/s, bare boto3 {mib / bare:.0f} MiB/s, raw loopback "
                 f"{raw:.0f} MiB/s; mqctl/bare {bare / ours:.2f}, mqctl/loopback {mib / ours / raw:.2f}, "
                 f"bare/loopback {mib / bare / raw:.2f}"
             )
+            if server == "gofakes3":
+                print(
+                    f"full read CPU: mqctl {ours:.1f} s wall, {ours_cpu}; bare boto3 {bare:.1f} s wall, {bare_cpu}; "
+                    f"curl (one process, {READ_AHEAD} at once) {curl_read(url, ROOT):.0f} MiB/s"
+                )
 
         quarter = set(segments[: max(1, len(segments) // 4)])
         _, quarter_size = upload_folder(url, folder, "quarter", quarter)

@@ -11,12 +11,14 @@
 // Usage: s3server -root DIR [-addr 127.0.0.1:0] [-bucket NAME]
 //
 // It listens on -addr (port 0: one the kernel picks), creates -bucket when given, prints "listening on HOST:PORT"
-// on stdout once it accepts connections, and serves until it is killed. Only loopback addresses are accepted.
+// on stdout once it accepts connections, and serves until it is killed (internal errors logged on stderr). Only
+// loopback addresses are accepted.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -55,7 +57,7 @@ func main() {
 			log.Fatalf("s3server: creating bucket %q: %v", *bucket, err)
 		}
 	}
-	faker := gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog()))
+	faker := gofakes3.New(wholePuts{backend}, gofakes3.WithLogger(gofakes3.GlobalLog(gofakes3.LogErr))) // errors on stderr
 
 	listener, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -64,4 +66,26 @@ func main() {
 	fmt.Printf("listening on %s\n", listener.Addr())
 	os.Stdout.Sync()
 	log.Fatal(http.Serve(listener, faker.Server()))
+}
+
+// wholePuts makes a PUT whose body is cut short (a client that closes its connection mid-upload) leave no object, as
+// S3 does. s3afero's PutObject creates the object's file before copying the body into it and writes the metadata
+// only after the copy succeeded, so such a PUT leaves a partial file without metadata, and from then on every
+// listing of the bucket fails with InternalError (ListBucket loads the metadata of every object and cannot open
+// it: "open .../metadata/...: no such file or directory").
+type wholePuts struct {
+	*s3afero.MultiBucketBackend
+}
+
+func (b wholePuts) PutObject(
+	bucket, key string, meta map[string]string, input io.Reader, size int64, conditions *gofakes3.PutConditions,
+) (gofakes3.PutObjectResult, error) {
+	_, before := b.HeadObject(bucket, key)
+	result, err := b.MultiBucketBackend.PutObject(bucket, key, meta, input, size, conditions)
+	if err != nil && gofakes3.HasErrorCode(before, gofakes3.ErrNoSuchKey) {
+		if _, removeErr := b.DeleteObject(bucket, key); removeErr != nil {
+			log.Printf("s3server: removing the partial object %s/%s: %v", bucket, key, removeErr)
+		}
+	}
+	return result, err
 }
