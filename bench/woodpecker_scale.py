@@ -213,8 +213,9 @@ def curl_read(url: str, prefix: str) -> float:
         config.writelines(f'url = "{url}/{BUCKET}/{key}"\noutput = "/dev/null"\n' for key, _ in objects)
         config.flush()
         start = time.perf_counter()
-        command = ["curl", "-s", "--fail", "--parallel", "--parallel-max", str(READ_AHEAD), "-K", config.name]
-        subprocess.run(command, check=True, timeout=3600)
+        parallel = ["--parallel", "--parallel-max", str(READ_AHEAD)]
+        command = ["curl", "-s", "--no-progress-meter", "--fail", *parallel, "-K", config.name]
+        subprocess.run(command, check=True, timeout=3600, stdout=subprocess.DEVNULL)
         return sum(size for _, size in objects) / (1 << 20) / (time.perf_counter() - start)
 
 
