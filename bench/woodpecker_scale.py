@@ -243,8 +243,10 @@ def gofakes3_server(work: Path) -> Iterator[str]:
         SERVER.clear()
         status = Path(f"/proc/{process.pid}/status").read_text()
         peak = next(int(row.split()[1]) for row in status.splitlines() if row.startswith("VmHWM:"))
-        logged = sum(1 for row in log.read_text(errors="replace").splitlines() if " ERR " in row)
-        print(f"gofakes3 server peak RSS: {peak / 1024:.0f} MiB; internal errors logged: {logged}")
+        logged = [row for row in log.read_text(errors="replace").splitlines() if " ERR " in row]
+        print(f"gofakes3 server peak RSS: {peak / 1024:.0f} MiB; internal errors logged: {len(logged)}")
+        for row in logged[:5]:  # e.g. "ERR unexpected EOF": a PUT whose client closed the connection mid-body
+            print(f"  {row}")
     finally:
         process.terminate()
         process.wait(timeout=60)
