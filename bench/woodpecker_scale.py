@@ -25,10 +25,17 @@ process), what a replay's planning reads (channel bounds of the quarter, from fo
 `replay --to-spark` (messages shape, Parquet, local[2]) of a quarter of it (`--replay all` for the
 whole WAL, `none` to leave it out). Then the folder copy: `channels list` and a full read against a bare read + CRC
 of every file.
+`--s3-server gofakes3` runs the same S3 part against a fast S3 server written in Go instead of moto: bench/s3server
+(github.com/johannesboyne/gofakes3 v1.2.0 over a folder, objects kept on disk), built with `go build` into
+~/.cache/mqctl-bench/bin (modules cached in ~/.cache/mqctl-go/mod, as the Go reference writer's), serving on
+127.0.0.1 from a folder of the run; its peak RSS is printed at the end. `--check` first prints, untimed, what mqctl
+reads of the WAL (the listing, peek's 100 messages, every entry of a full read, each as counts and a SHA-256), to
+compare two servers holding the same WAL (the same `--cache` uploaded into each) and the writer's manifest.
 Fake part (`--only fake`): the reader alone, a full read over an in-memory fake S3 client (`--fake-mib`).
 
 Usage: python bench/woodpecker_scale.py [--segments 20000] [--segment-mib 32] [--only folder|s3|fake]
-       [--s3-gib 10] [--cache DIR] [--replay quarter|all|none] [--fake-mib 1024] [--no-full-read]
+       [--s3-gib 10] [--s3-server moto|gofakes3] [--check] [--cache DIR] [--replay quarter|all|none]
+       [--fake-mib 1024] [--no-full-read]
 """
 
 from __future__ import annotations
@@ -55,8 +62,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from mqctl.mq.woodpecker.read_ahead import READ_AHEAD  # noqa: E402
 from mqctl.mq.woodpecker.segments import BLOCK as BLOCK_NAME  # noqa: E402
-from mqctl.mq.woodpecker.storage import READ_AHEAD  # noqa: E402
 from tests.helpers import woodpecker_segments as w  # noqa: E402
 
 
@@ -154,9 +161,101 @@ def moto_server() -> Iterator[str]:
         process.wait(timeout=60)
 
 
+S3_SERVER = REPO / "bench" / "s3server"  # the Go program serving S3 from a folder (gofakes3)
+BENCH_CACHE = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mqctl-bench"
+
+
+def build_s3server() -> Path:
+    """bench/s3server built with `go build` into ~/.cache/mqctl-bench/bin (once per version of its sources), its
+    modules from the Go module proxy cached where the Go reference writer's are (tests/helpers/upstream_writer.py)."""
+    from tests.helpers.upstream_writer import go_binary, go_env
+
+    go = go_binary()
+    if go is None:
+        raise SystemExit("--s3-server gofakes3 needs `go` on PATH")
+    sources = hashlib.sha256(b"".join((S3_SERVER / name).read_bytes() for name in ("main.go", "go.mod", "go.sum")))
+    binary = BENCH_CACHE / "bin" / f"s3server-{sources.hexdigest()[:12]}"
+    if not binary.exists():
+        binary.parent.mkdir(parents=True, exist_ok=True)
+        command = [go, "build", "-o", str(binary), "."]
+        subprocess.run(command, cwd=S3_SERVER, env=go_env(), check=True, timeout=1800)
+    return binary
+
+
+SERVER: dict[str, int] = {}  # the gofakes3 server's pid while it runs, to count its CPU time
+
+
+def cpu_seconds(pid: int | None = None) -> float:
+    """CPU time (user + system, all threads) of process `pid` so far; of this process when None."""
+    if pid is None:
+        return time.process_time()
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measured(fn: Callable[[], object]) -> tuple[float, str]:
+    """fn's wall time, and the CPU seconds this process and the gofakes3 server spent meanwhile (as text)."""
+    server = SERVER.get("pid")
+    own, served, start = cpu_seconds(), cpu_seconds(server) if server else 0.0, time.perf_counter()
+    fn()
+    wall = time.perf_counter() - start
+    text = f"this process {cpu_seconds() - own:.1f} s CPU"
+    if server:
+        text += f", the server {cpu_seconds(server) - served:.1f} s CPU"
+    return wall, text
+
+
+def curl_read(url: str, prefix: str) -> float:
+    """Every object below `prefix` fetched whole by one curl process, READ_AHEAD at once (--parallel), into
+    /dev/null: what the server serves to a client that is not Python; MiB/s."""
+    objects = listed(url, prefix)
+    with tempfile.NamedTemporaryFile("w", suffix=".curl") as config:
+        config.writelines(f'url = "{url}/{BUCKET}/{key}"\noutput = "/dev/null"\n' for key, _ in objects)
+        config.flush()
+        start = time.perf_counter()
+        parallel = ["--parallel", "--parallel-max", str(READ_AHEAD)]
+        command = ["curl", "-s", "--no-progress-meter", "--fail", *parallel, "-K", config.name]
+        subprocess.run(command, check=True, timeout=3600, stdout=subprocess.DEVNULL)
+        return sum(size for _, size in objects) / (1 << 20) / (time.perf_counter() - start)
+
+
+@contextlib.contextmanager
+def gofakes3_server(work: Path) -> Iterator[str]:
+    """bench/s3server (gofakes3 over a folder of `work`: every object a file, nothing held in memory) as a process
+    of its own on 127.0.0.1; its peak RSS (VmHWM) is printed when it stops."""
+    binary = build_s3server()
+    root, log = work / "gofakes3", work / "gofakes3.log"
+    with open(log, "wb") as errors:
+        process = subprocess.Popen(
+            [str(binary), "-root", str(root), "-addr", "127.0.0.1:0"], stdout=subprocess.PIPE, stderr=errors
+        )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline().decode().strip()  # "listening on HOST:PORT", or nothing if it failed
+        if not line.startswith("listening on "):
+            raise SystemExit(f"bench/s3server did not start: {log.read_text()[-2000:]}")
+        SERVER["pid"] = process.pid
+        try:
+            yield "http://" + line.removeprefix("listening on ")
+        except BaseException:
+            print(f"bench/s3server's log: {log.read_text()[-4000:]}", file=sys.stderr)
+            raise
+        SERVER.clear()
+        status = Path(f"/proc/{process.pid}/status").read_text()
+        peak = next(int(row.split()[1]) for row in status.splitlines() if row.startswith("VmHWM:"))
+        logged = [row for row in log.read_text(errors="replace").splitlines() if " ERR " in row]
+        print(f"gofakes3 server peak RSS: {peak / 1024:.0f} MiB; internal errors logged: {len(logged)}")
+        for row in logged[:5]:  # e.g. "ERR unexpected EOF": a PUT whose client closed the connection mid-body
+            print(f"  {row}")
+    finally:
+        process.terminate()
+        process.wait(timeout=60)
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def boto(url: str) -> Any:
-    import boto3
-    from botocore.config import Config
+    import boto3  # type: ignore[import-untyped,unused-ignore]
+    from botocore.config import Config  # type: ignore[import-untyped,unused-ignore]
 
     config = Config(max_pool_connections=READ_AHEAD + 1, retries={"max_attempts": 2})
     return boto3.client("s3", endpoint_url=url, region_name="us-east-1", config=config, **KEYS)
@@ -383,6 +482,38 @@ def mqctl_full_read(url: str, prefix: str) -> int:
         return sum(len(m.data) for m in opened.iter_messages("1"))
 
 
+def check_reads(url: str, prefix: str, manifest: dict[str, Any]) -> None:
+    """What mqctl reads of the WAL, untimed, as counts and SHA-256 digests (the same on two servers holding the same
+    objects): `channels list` (from footers, and --verify), peek --limit 100 from the newest segment, and every entry
+    of a full read (id, payload); the entries against the writer's manifest."""
+    from mqctl.mq.channel_detail import peek
+    from mqctl.mq.channels import list_channels
+
+    def digest(*parts: object) -> str:
+        return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+    for verify in (False, True):
+        with source(url, prefix, verify) as opened:
+            listing = list_channels(opened)
+        print(
+            f"check: channels list{' --verify' if verify else ''}: {listing.totals}, warnings {listing.warnings}, "
+            f"sha256 {digest(listing.channels, listing.totals, listing.warnings)}"
+        )
+    with source(url, prefix) as opened:
+        newest = max(s.segment_id for s in opened.files.places())
+        peeked = peek(opened, "1", start=f"{newest}/0", limit=100).messages
+    print(f"check: peek --limit 100 from {newest}/0: {len(peeked)} messages, sha256 {digest(peeked)}")
+    whole, count, size = hashlib.sha256(), 0, 0
+    with source(url, prefix) as opened:
+        for message in opened.iter_messages("1"):
+            whole.update(message.id.to_bytes(8, "big") + len(message.data).to_bytes(8, "big") + message.data)
+            count, size = count + 1, size + len(message.data)
+    print(
+        f"check: full read: {count:,} entries, {size:,} payload bytes, sha256 {whole.hexdigest()[:16]}; the writer's "
+        f"manifest: {manifest['entries']:,} entries, {manifest['payload_bytes']:,} payload bytes"
+    )
+
+
 def peak_rss_kib(function: str, url: str, prefix: str) -> int:
     """Peak resident memory (VmHWM: of this program only, not of the process it was forked from) of a child process
     running one of the functions above (this file's)."""
@@ -433,11 +564,21 @@ def replay_to_spark(url: str, work: Path, prefix: str, gib: float, bare_mib_s: f
     shutil.rmtree(work / "replayed", ignore_errors=True)
 
 
-def s3_part(work: Path, gib: float, cache: Path | None, replay: str | None, full_read: bool = True) -> None:
+def s3_part(
+    work: Path,
+    gib: float,
+    cache: Path | None,
+    replay: str | None,
+    full_read: bool = True,
+    server: str = "moto",
+    check: bool = False,
+) -> None:
     os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_REGION="us-east-1")
-    with moto_server() as url:
+    with moto_server() if server == "moto" else gofakes3_server(work) as url:
         boto(url).create_bucket(Bucket=BUCKET)
         folder = bulk_wal(url, work, gib, cache)
+        if check:
+            check_reads(url, ROOT, json.loads((folder / "complete.json").read_text())["manifest"])
         objects = listed(url, ROOT)
         size = sum(s for _, s in objects)
         segments = sorted({int(key.split("/")[-2]) for key, _ in objects})
@@ -453,7 +594,10 @@ def s3_part(work: Path, gib: float, cache: Path | None, replay: str | None, full
             same,
             f" (bare: one listing and the same {fetched[0]:,} objects, {fetched[1] / (1 << 20):.1f} MiB)",
         )
-        ours, bare = timed(lambda: mqctl_list(url, ROOT, verify=True)), timed(lambda: bare_read(url, ROOT))
+        ours, (bare, bare_cpu) = (
+            timed(lambda: mqctl_list(url, ROOT, verify=True)),
+            measured(lambda: bare_read(url, ROOT)),
+        )
         ratio_line("channels list --verify (every object read and checked)", ours, bare)
         ratio_line("channels woodpecker (every object read and checked)", timed(lambda: mqctl_report(url, ROOT)), bare)
         last_blocks = sum(1 for key, _ in objects if key.endswith(".blk") and key.split("/")[-2] == str(segments[-1]))
@@ -470,11 +614,17 @@ def s3_part(work: Path, gib: float, cache: Path | None, replay: str | None, full
         )
         raw = max(loopback_mib_s() for _ in range(3))
         if full_read:
-            ours = timed(lambda: mqctl_full_read(url, ROOT))
+            ours, ours_cpu = measured(lambda: mqctl_full_read(url, ROOT))
             print(
                 f"full read: mqctl {mib / ours:.0f} MiB/s, bare boto3 {mib / bare:.0f} MiB/s, raw loopback "
-                f"{raw:.0f} MiB/s; mqctl/bare {bare / ours:.2f}, mqctl/loopback {mib / ours / raw:.2f}"
+                f"{raw:.0f} MiB/s; mqctl/bare {bare / ours:.2f}, mqctl/loopback {mib / ours / raw:.2f}, "
+                f"bare/loopback {mib / bare / raw:.2f}"
             )
+            if server == "gofakes3":
+                print(
+                    f"full read CPU: mqctl {ours:.1f} s wall, {ours_cpu}; bare boto3 {bare:.1f} s wall, {bare_cpu}; "
+                    f"curl (one process, {READ_AHEAD} at once) {curl_read(url, ROOT):.0f} MiB/s"
+                )
 
         quarter = set(segments[: max(1, len(segments) // 4)])
         _, quarter_size = upload_folder(url, folder, "quarter", quarter)
@@ -569,7 +719,7 @@ def fake_part(mib: int) -> None:
     from tests.helpers.fake_s3 import FakeS3
 
     fake = FakeS3(objects, round_trip=0)
-    storage._client = lambda access: (fake, "http://fake", True)  # type: ignore[assignment]
+    storage._client = lambda access: (fake, "http://fake", True)  # type: ignore[assignment,return-value,unused-ignore]
     size = sum(map(len, objects.values())) / (1 << 20)
 
     def read() -> None:
@@ -588,6 +738,8 @@ def main() -> None:
     parser.add_argument("--segment-mib", type=int, default=32)
     parser.add_argument("--only", choices=("folder", "s3", "fake"))
     parser.add_argument("--s3-gib", type=float, default=10.0, help="the size of the WAL the Go writer writes")
+    parser.add_argument("--s3-server", choices=("moto", "gofakes3"), default="moto", help="the S3 server of --only s3")
+    parser.add_argument("--check", action="store_true", help="print what mqctl reads of the WAL first (untimed)")
     parser.add_argument("--cache", type=Path, help="keep the written WAL's directory copy here and reuse it")
     parser.add_argument(
         "--replay",
@@ -610,7 +762,7 @@ def main() -> None:
             print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         if args.only in (None, "s3"):
             replay = None if args.replay == "none" else args.replay
-            s3_part(Path(work), args.s3_gib, args.cache, replay, not args.no_full_read)
+            s3_part(Path(work), args.s3_gib, args.cache, replay, not args.no_full_read, args.s3_server, args.check)
     print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
