@@ -20,7 +20,7 @@ from mqctl.mq.woodpecker import storage
 from mqctl.mq.woodpecker.read_ahead import read_ahead
 from mqctl.mq.woodpecker.source import WoodpeckerSource
 from tests.helpers import woodpecker_segments as w
-from tests.helpers.fake_s3 import BUCKET, FakeS3
+from tests.helpers.fake_s3 import BUCKET, FakeS3, Response
 
 
 def wal(tmp_path: Path, segments: int, *, blocks: int = 4, entries: int = 8, size: int = 1024) -> dict[str, bytes]:
@@ -213,3 +213,33 @@ def test_a_damaged_record_in_a_bucket_is_still_its_blocks_crc_mismatch(tmp_path,
     assert listed.totals.messages == 4 + 3 * 4  # segment 0's block 0, then all of segment 1
     (warning,) = [w for w in listed.warnings if "block CRC mismatch" in w]
     assert "wp/1/0/1.blk" in warning and "block 1" in warning, listed.warnings
+
+
+def test_a_body_is_read_up_to_its_announced_length_then_once_to_its_end(tmp_path, monkeypatch):
+    """No read asks for more than what is left of the announced body (urllib3 2.x spends more CPU on reads past the
+    end: docs/benchmarks.md), and one read after the announced bytes finds the end: objects of several chunks."""
+    asked: list[tuple[str, int, int]] = []  # (key, bytes asked, bytes left of the body)
+
+    class Recorded(Response):
+        key = ""
+
+        def read(self, size: int) -> bytes:
+            asked.append((self.key, size, len(self.data) - self.at))
+            return super().read(size)
+
+    class Recording(FakeS3):
+        def get_object(self, bucket: str, key: str) -> Any:
+            plain = super().get_object(bucket, key)
+            response = Recorded(self, plain.data)
+            response.key = key
+            return response
+
+    objects = wal(tmp_path, 3, blocks=2, entries=8, size=300 * 1024)  # blocks of about 2.4 MB: three reads each
+    fake = Recording(objects)
+    monkeypatch.setattr(storage, "_client", lambda access: (fake, "http://fake", True))
+    with WoodpeckerSource(f"s3://{BUCKET}/wp", verify=True) as source:
+        assert list_channels(source).totals.messages == 3 * 2 * 8
+    assert all(size <= left for _, size, left in asked if left > 0), [a for a in asked if a[1] > a[2] > 0]
+    ends = Counter(key for key, _, left in asked if left == 0)
+    assert set(ends) == set(fake.gets) and set(ends.values()) == {1}  # each body read to its end exactly once
+    assert max(Counter(key for key, _, _ in asked).values()) >= 3  # some body took several chunks
