@@ -31,11 +31,13 @@ of every file.
 127.0.0.1 from a folder of the run; its peak RSS is printed at the end. `--check` first prints, untimed, what mqctl
 reads of the WAL (the listing, peek's 100 messages, every entry of a full read, each as counts and a SHA-256), to
 compare two servers holding the same WAL (the same `--cache` uploaded into each) and the writer's manifest.
-Fake part (`--only fake`): the reader alone, a full read over an in-memory fake S3 client (`--fake-mib`).
+Fake part (`--only fake`): the reader alone, a full read over an in-memory fake S3 client (`--fake-mib`; the first
+segments of `--cache` when given, else blocks written by the test helpers), each GET delayed by
+`--fake-round-trip-ms` (an object store's time to first byte), against a bare fetch of every object.
 
 Usage: python bench/woodpecker_scale.py [--segments 20000] [--segment-mib 32] [--only folder|s3|fake]
        [--s3-gib 10] [--s3-server moto|gofakes3] [--check] [--cache DIR] [--replay quarter|all|none]
-       [--fake-mib 1024] [--no-full-read]
+       [--fake-mib 1024] [--fake-round-trip-ms 0] [--no-full-read]
 """
 
 from __future__ import annotations
@@ -701,26 +703,43 @@ def folder_part(root: Path, full_read: bool = True) -> None:
         print(f"folder full read {ours_read:.1f} s ({mib / ours_read:.0f} MiB/s), ratio {ours_read / bare:.2f}")
 
 
-def fake_part(mib: int) -> None:
-    """The reader alone: a full read over an in-memory fake S3 client (the MinIO SDK's two calls over a dict, no
-    network), `mib` MiB in 2-MB blocks of 256-KiB entries written by the test helpers."""
-    from mqctl.mq.woodpecker import storage
-
-    entry = w.message(b"x" * ENTRY_BYTES, {"_t": "2", "_v": "1", "_tt": "1"})
+def fake_objects(mib: int, cache: Path | None) -> dict[str, bytes]:
+    """About `mib` MiB of objects: the first segments of a `--cache` copy of the Go writer's WAL (compacted, as
+    upstream's client leaves them: merged `m_N.blk`), else 2-MB blocks of 256-KiB entries written by the test
+    helpers."""
     objects: dict[str, bytes] = {}
-    with tempfile.TemporaryDirectory(prefix="wp-bench-fake-") as folder:
+    if cache is not None:
+        log = cache / ROOT / "1"
+        for folder in sorted((p for p in log.iterdir() if p.name.isdigit()), key=lambda p: int(p.name)):
+            if sum(map(len, objects.values())) >= mib << 20:
+                break
+            for path in sorted(folder.iterdir()):
+                if path.is_file():
+                    objects[f"wp/1/{folder.name}/{path.name}"] = path.read_bytes()
+        return objects
+    entry = w.message(b"x" * ENTRY_BYTES, {"_t": "2", "_v": "1", "_tt": "1"})
+    with tempfile.TemporaryDirectory(prefix="wp-bench-fake-") as written:
         for number in range(max(1, mib // 256)):
-            w.object_segment(Path(folder) / str(number), [[entry] * 8] * 128)
-        for path in sorted(Path(folder).rglob("*")):
+            w.object_segment(Path(written) / str(number), [[entry] * 8] * 128)
+        for path in sorted(Path(written).rglob("*")):
             if path.is_file():
-                objects[f"wp/1/{path.relative_to(folder).as_posix()}"] = path.read_bytes()
+                objects[f"wp/1/{path.relative_to(written).as_posix()}"] = path.read_bytes()
+    return objects
 
+
+def fake_part(mib: int, round_trip_ms: float, cache: Path | None) -> None:
+    """The reader alone: a full read over an in-memory fake S3 client (the MinIO SDK's two calls over a dict, no
+    network), each GET answering after `round_trip_ms` (an object store's time to first byte; 0: none), against a
+    bare client fetching every object whole over the same fake, READ_AHEAD at once."""
+    from mqctl.mq.woodpecker import storage
     from tests.helpers.fake_s3 import BUCKET as FAKE_BUCKET
     from tests.helpers.fake_s3 import FakeS3
 
-    fake = FakeS3(objects, round_trip=0)
+    objects = fake_objects(mib, cache)
+    fake = FakeS3(objects, round_trip=round_trip_ms / 1000)
     storage._client = lambda access: (fake, "http://fake", True)  # type: ignore[assignment,return-value,unused-ignore]
     size = sum(map(len, objects.values())) / (1 << 20)
+    merged = sum(1 for key in objects if key.rsplit("/", 1)[1].startswith("m_"))
 
     def read() -> None:
         from mqctl.mq.woodpecker.source import WoodpeckerSource
@@ -728,8 +747,23 @@ def fake_part(mib: int) -> None:
         with WoodpeckerSource(f"s3://{FAKE_BUCKET}/wp") as opened:
             sum(len(m.data) for m in opened.iter_messages("1"))
 
-    ours = best_of(read, 3)
-    print(f"in-memory fake S3: full read of {size:.0f} MiB in {ours:.2f} s, {size / ours:.0f} MiB/s")
+    def bare() -> None:
+        def get(key: str) -> int:
+            response = fake.get_object(FAKE_BUCKET, key)
+            try:
+                return len(response.read(len(objects[key])))
+            finally:
+                response.close()
+
+        with ThreadPoolExecutor(READ_AHEAD) as pool:
+            sum(pool.map(get, sorted(objects)))
+
+    ours, theirs = best_of(read, 3), best_of(bare, 3)
+    print(
+        f"in-memory fake S3, {round_trip_ms:g} ms a GET: {len(objects):,} objects ({merged:,} merged blocks), "
+        f"full read of {size:.0f} MiB in {ours:.2f} s, {size / ours:.0f} MiB/s; bare fetch of every object "
+        f"{theirs:.2f} s ({size / theirs:.0f} MiB/s); ratio {ours / theirs:.2f}"
+    )
 
 
 def main() -> None:
@@ -748,6 +782,7 @@ def main() -> None:
         help="what of the WAL replay --to-spark reads",
     )
     parser.add_argument("--fake-mib", type=int, default=1024)
+    parser.add_argument("--fake-round-trip-ms", type=float, default=0.0, help="--only fake: each GET's delay")
     parser.add_argument(
         "--no-full-read", action="store_true", help="leave out the full reads (iter_messages) and their memory"
     )
@@ -758,7 +793,7 @@ def main() -> None:
             listing(Path(work), args.segments)
             segment_read(Path(work), args.segment_mib)
         if args.only in (None, "fake"):
-            fake_part(args.fake_mib)
+            fake_part(args.fake_mib, args.fake_round_trip_ms, args.cache)
             print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         if args.only in (None, "s3"):
             replay = None if args.replay == "none" else args.replay

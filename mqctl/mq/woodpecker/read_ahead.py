@@ -54,13 +54,24 @@ def close_files(files: object) -> None:
 
 
 def planned_names(place: Place) -> list[str]:
-    """The files of a segment in the order segments.py reads them: `data.log`; or `footer.blk`, then `N.blk` by
-    number (merged `m_N.blk` only when the footer says compacted: not known before it is read, so not planned)."""
+    """The files of a segment in the order segments.py reads them, as far as the names tell: `data.log`; or
+    `footer.blk`, then the blocks by number. segments.py reads the merged `m_N.blk` when the footer says compacted,
+    which is not known before the footer is read: a segment with a footer and merged blocks is planned with them
+    (compaction uploads the merged blocks, then the footer that names them, then deletes the plain ones:
+    zilliztech/woodpecker v0.1.35 server/storage/objectstorage/writer_impl.go `Compact`; so they are what is read:
+    every finalized segment of a compacted 3.0 WAL), any other with its `N.blk`. A guess that proves wrong costs
+    fetches, not correctness: what the reader asks for outside the plan is fetched when asked."""
     files = place.files
     if place.layout == "local":
         return ["data.log"] if "data.log" in files else []
-    blocks = sorted((int(m.group(2)), name) for name in files if (m := BLOCK.fullmatch(name)) and not m.group(1))
-    return (["footer.blk"] if "footer.blk" in files else []) + [name for _, name in blocks]
+    plain: list[tuple[int, str]] = []
+    merged: list[tuple[int, str]] = []
+    for name in files:
+        if match := BLOCK.fullmatch(name):
+            (merged if match.group(1) else plain).append((int(match.group(2)), name))
+    finalized = "footer.blk" in files
+    blocks = merged if finalized and merged else plain
+    return (["footer.blk"] if finalized else []) + [name for _, name in sorted(blocks)]
 
 
 class ReadAhead:

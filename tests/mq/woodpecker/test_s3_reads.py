@@ -243,3 +243,34 @@ def test_a_body_is_read_up_to_its_announced_length_then_once_to_its_end(tmp_path
     ends = Counter(key for key, _, left in asked if left == 0)
     assert set(ends) == set(fake.gets) and set(ends.values()) == {1}  # each body read to its end exactly once
     assert max(Counter(key for key, _, _ in asked).values()) >= 3  # some body took several chunks
+
+
+def test_a_compacted_segments_merged_blocks_are_fetched_ahead_and_its_plain_ones_not_at_all(
+    tmp_path, fake_bucket, monkeypatch
+):
+    """Every finalized segment of a compacted 3.0 WAL is read from its merged `m_N.blk` (upstream's Compact writes
+    them before the footer that names them): they are planned and fetched ahead like plain blocks, and the plain
+    `N.blk` a cleanup has not yet deleted are never fetched."""
+    from mqctl.mq.woodpecker.read_ahead import ReadAhead
+
+    root = tmp_path / "compacted"
+    body = [w.message(b"x" * 512, {"_t": "insert", "_v": "1", "_tt": "1000"})] * 4
+    for number in range(6):
+        w.object_segment(root / "1" / str(number), [body] * 3, compacted=True)
+    objects = {f"wp/{p.relative_to(root)}": p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    fake = fake_bucket(objects)
+    taken: dict[str, bool] = {}
+    original = ReadAhead.take
+
+    def take(self: ReadAhead, key: str) -> Any:
+        future = original(self, key)
+        taken[key] = future is not None
+        return future
+
+    monkeypatch.setattr(ReadAhead, "take", take)
+    with WoodpeckerSource(f"s3://{BUCKET}/wp") as source:
+        assert sum(1 for _ in source.iter_messages("1")) == 6 * 3 * 4
+    merged = {key for key in objects if key.endswith("/m_0.blk")}
+    assert len(merged) == 6 and all(taken[key] for key in merged), taken  # each one fetched ahead
+    assert set(fake.gets) == merged | {key for key in objects if key.endswith("/footer.blk")}
+    assert set(fake.gets.values()) == {1}
