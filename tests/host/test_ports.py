@@ -39,3 +39,26 @@ def test_a_port_someone_listens_on_is_skipped_and_none_left_falls_back_to_the_ke
         (fallback,) = restartable_ports(1, ephemeral=(1024, 65534))
         assert fallback != 65535 and port_is_free(fallback)
     assert restartable_ports(1, ephemeral=(1024, 65534)) == [65535]
+
+
+def test_a_port_an_earlier_servers_connection_holds_in_time_wait_is_skipped():
+    """The `milvus` package binds each port of a new sandbox without SO_REUSEADDR, so a port whose earlier
+    listener (with SO_REUSEADDR, as Go's) left a connection in TIME_WAIT fails there although a Go server could
+    bind it (seen in CI: `set data_coord_port=62726, but bind failed`). One candidate (65534), put in TIME_WAIT."""
+    port = 65534
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            listener.bind(("127.0.0.1", port))
+        except OSError:
+            pytest.skip(f"port {port} is taken on this machine")
+        listener.listen()
+        client = socket.create_connection(("127.0.0.1", port))
+        accepted, _ = listener.accept()
+        accepted.close()  # the server's side closes first: it is the one left in TIME_WAIT
+        client.recv(1)
+        client.close()
+    assert port_is_free(port), "a Go server could listen on it again"
+    assert not port_is_free(port, reuse_address=False)
+    (chosen,) = restartable_ports(1, ephemeral=(65535, 65535), lowest=port)
+    assert chosen != port and port_is_free(chosen, reuse_address=False)
