@@ -117,6 +117,7 @@ def _pre_flush(ctx: Context, evidence: PreflightEvidence) -> None:
     finally:
         client.close()
     evidence.pre_flush_ts, evidence.pre_flush_seconds = flushed["flush_all_ts"], flushed["seconds"]
+    evidence.pre_flush_resent = flushed["resent"]
     evidence.milvus_wait_seconds = round((evidence.milvus_wait_seconds or 0) + flushed["seconds"], 3)
 
 
@@ -144,6 +145,7 @@ def step_flush(ctx: Context, record: StepRecord) -> None:
     finally:
         client.close()
     evidence.flush_all_ts, evidence.seconds = flushed["flush_all_ts"], flushed["seconds"]
+    evidence.resent = flushed["resent"]
     evidence.milvus_wait_seconds = round(flushed["seconds"] + time.monotonic() - waited, 3)
     if before is None:
         return

@@ -262,22 +262,47 @@ def write_probe(rpc: MilvusGrpc, collection: str, db: str = "") -> str:
 
 
 FLUSH_STATE_INTERVAL = 0.1  # GetFlushAllState is a cheap read of datacoord's channel checkpoints
+# FlushAll is sent again when its state is not done after FLUSH_RESEND_AFTER, then every FLUSH_RESEND_EVERY.
+FLUSH_RESEND_AFTER = 2.0
+FLUSH_RESEND_EVERY = 5.0
 
 
 def flush_all(rpc: MilvusGrpc, timeout: float, on_wait: Callable[[float], None] | None = None) -> dict[str, Any]:
     """FlushAll, then poll GetFlushAllState every FLUSH_STATE_INTERVAL until every channel passed the flush ts.
 
-    (`MilvusClient.flush_all` polls every 5 s; the flush step is inside the write-denied window.)"""
+    (`MilvusClient.flush_all` polls every 5 s; the flush step is inside the write-denied window.)
+
+    Why FlushAll is sent again: in Milvus 2.3.5 the proxy flushes each collection first and takes the FlushAll
+    timestamp after them, and the data node moves a channel's checkpoint when it reaches that collection's own,
+    earlier flush timestamp, then only every minute (`updateChanCPInterval`, a constant;
+    `internal/datanode/flow_graph_time_tick_node.go`, `channel_checkpoint_updater.go` at 9aceff5a6, the commit
+    the PyPI package's binary names). A channel with nothing buffered can so stop just short of the FlushAll
+    timestamp, and GetFlushAllState (`internal/datacoord/services.go`) stays false for up to 60 s: measured
+    1 in 150 FlushAlls with 2 collections, 37 in 150 with 18. A second FlushAll gives every channel a flush
+    timestamp past the first's, so the next time tick moves it on (36 of 36 such waits ended 0.33-0.35 s after
+    it). The second's own timestamp is not waited for; it writes no data (with writes denied no segment is
+    growing) and is not a write the deny refuses (DDLFlush). Its refusal (a `quotaAndLimits.flushRate`) only
+    means waiting as before."""
     started = time.monotonic()
+    resent = 0
     try:
         flush_ts = rpc.flush_all()
+        resend_at = started + FLUSH_RESEND_AFTER
         while not rpc.flush_all_done(flush_ts):
-            waited = time.monotonic() - started
+            now = time.monotonic()
+            waited = now - started
             if waited > timeout:
                 raise PreconditionError(
                     f"FlushAll not finished after {timeout:.0f} s (flush_all_ts {flush_ts})",
                     hint="Milvus is still flushing: run `mqctl migrate resume` to wait again",
                 )
+            if now >= resend_at:
+                resend_at = now + FLUSH_RESEND_EVERY
+                try:
+                    rpc.flush_all()
+                    resent += 1
+                except MilvusRpcError:
+                    pass  # refused or timed out: GetFlushAllState below says whether Milvus still answers
             if on_wait:
                 on_wait(waited)
             time.sleep(FLUSH_STATE_INTERVAL)
@@ -285,4 +310,4 @@ def flush_all(rpc: MilvusGrpc, timeout: float, on_wait: Callable[[float], None] 
         raise PreconditionError(
             f"FlushAll failed: {err.message}", hint="check Milvus's health and log, then `mqctl migrate resume`"
         ) from None
-    return {"flush_all_ts": flush_ts, "seconds": round(time.monotonic() - started, 3)}
+    return {"flush_all_ts": flush_ts, "seconds": round(time.monotonic() - started, 3), "resent": resent}

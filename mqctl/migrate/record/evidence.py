@@ -105,6 +105,7 @@ class PreflightEvidence(Evidence):
     milvus_wait_seconds: float | None = None
     pre_flush_ts: int | None = None  # FlushAll while writes were still open (the flush step then has less left)
     pre_flush_seconds: float | None = None
+    pre_flush_resent: int | None = None  # FlushAlls sent again while waiting (mqctl.milvus.client.flush_all)
     # writes still open: waited for the running Milvus's next config re-read, so forceDeny is written just before it
     refresh_wait_seconds: float | None = None
     refresh_anchor: str | None = None  # the log line the re-read schedule was reckoned from
@@ -133,6 +134,7 @@ class FlushEvidence(Evidence):
     result: str | None = None
     flush_all_ts: int | None = None
     seconds: float | None = None
+    resent: int | None = None  # FlushAlls sent again while waiting (mqctl.milvus.client.flush_all)
     counts: Counts | None = None
     milvus_wait_seconds: float | None = None
     checkpoints_unread: str | None = None
