@@ -277,12 +277,13 @@ def flush_all(rpc: MilvusGrpc, timeout: float, on_wait: Callable[[float], None] 
     earlier flush timestamp, then only every minute (`updateChanCPInterval`, a constant;
     `internal/datanode/flow_graph_time_tick_node.go`, `channel_checkpoint_updater.go` at 9aceff5a6, the commit
     the PyPI package's binary names). A channel with nothing buffered can so stop just short of the FlushAll
-    timestamp, and GetFlushAllState (`internal/datacoord/services.go`) stays false for up to 60 s: measured
+    timestamp, and GetFlushAllState (`internal/datacoord/services.go`) stays false for up to 60 s: on a sandbox,
     1 in 150 FlushAlls with 2 collections, 37 in 150 with 18. A second FlushAll gives every channel a flush
     timestamp past the first's, so the next time tick moves it on (36 of 36 such waits ended 0.33-0.35 s after
-    it). The second's own timestamp is not waited for; it writes no data (with writes denied no segment is
-    growing) and is not a write the deny refuses (DDLFlush). Its refusal (a `quotaAndLimits.flushRate`) only
-    means waiting as before."""
+    it). The second's own timestamp is not waited for. It writes no data: with writes denied no segment is
+    growing, with writes open (the preflight's FlushAll) it seals the growing ones as any Flush does. It is not
+    a write the deny refuses (DDLFlush); its refusal (a `quotaAndLimits.flushRate`) only means waiting as
+    before."""
     started = time.monotonic()
     resent = 0
     try:
