@@ -20,22 +20,12 @@ import httpx
 import pytest
 
 from tests.helpers.cli import run_cli_subprocess
+from tests.helpers.sandbox import start_with
 
 pytestmark = pytest.mark.milvus
 
 ROWS = 100
 AT_RISK_AFTER = 33  # seconds: past half of the 60 s window, well before expiry
-
-
-def _start(folder, mq: str, **settings) -> dict:
-    from mqctl.config.edit.set_unset import set_key
-    from mqctl.sandbox import server as sandbox
-
-    box = sandbox.Sandbox(folder)
-    box.create(mq)
-    for key, value in settings.items():
-        set_key(box.config_path, key, value)
-    return vars(sandbox.up(str(folder), timeout=240))
 
 
 def _insert(info: dict, name: str, ids: range, db: str = "") -> None:
@@ -56,7 +46,7 @@ def _insert(info: dict, name: str, ids: range, db: str = "") -> None:
 @pytest.fixture(scope="module")
 def nats_box(tmp_path_factory):
     folder = tmp_path_factory.mktemp("checkpoints-nats") / "milvus"
-    info = _start(folder, "natsmq", **{"natsmq.server.retention.maxAge": "1"})
+    info = start_with(folder, "natsmq", **{"natsmq.server.retention.maxAge": "1"})
     _insert(info, "hazard", range(ROWS))  # never flushed
     info["inserted_at"] = time.monotonic()
     yield info
@@ -67,7 +57,7 @@ def nats_box(tmp_path_factory):
 @pytest.fixture(scope="module")
 def rocks_box(tmp_path_factory):
     folder = tmp_path_factory.mktemp("checkpoints-rocks") / "milvus"
-    info = _start(folder, "rocksmq")
+    info = start_with(folder, "rocksmq")
     _insert(info, "steady", range(ROWS))
     from pymilvus import MilvusClient
 

@@ -15,6 +15,7 @@ import shutil
 import pytest
 
 from tests.helpers.cli import run_cli_subprocess
+from tests.helpers.sandbox import start_with
 
 pytestmark = pytest.mark.milvus
 
@@ -28,19 +29,14 @@ def denied_milvus(tmp_path_factory):
     """A sandbox started with writes denied (forceDeny in its milvus.yaml), holding a few empty collections."""
     from pymilvus import DataType, MilvusClient
 
-    from mqctl.config.edit.set_unset import set_key
     from mqctl.host.hooks import wait_until
     from mqctl.migrate.writes import FORCE_DENY
     from mqctl.milvus.client import WRITES_DENIED, write_probe
     from mqctl.milvus.rpc import MilvusGrpc
-    from mqctl.sandbox import server as sandbox
 
     folder = tmp_path_factory.mktemp("flush-all") / "milvus"
-    box = sandbox.Sandbox(folder)
-    box.create("rocksmq")
-    set_key(box.config_path, FORCE_DENY, "true")
-    info = sandbox.up(str(folder), timeout=240)
-    client = MilvusClient(uri=info.uri)
+    info = start_with(folder, "rocksmq", **{FORCE_DENY: "true"})
+    client = MilvusClient(uri=info["uri"])
     try:
         for number in range(COLLECTIONS):  # DDL: the deny is for inserts, upserts, deletes and bulk loads
             schema = client.create_schema(auto_id=False)
@@ -49,12 +45,12 @@ def denied_milvus(tmp_path_factory):
             client.create_collection(f"idle_{number}", schema=schema, num_shards=1)
     finally:
         client.close()
-    rpc = MilvusGrpc(info.uri, timeout=30)
+    rpc = MilvusGrpc(info["uri"], timeout=30)
     try:  # the quota center applies the deny at its first round after the start
         assert wait_until(lambda: write_probe(rpc, "idle_0") == WRITES_DENIED, 60), "writes never denied"
     finally:
         rpc.close()
-    yield info.uri
+    yield info["uri"]
     run_cli_subprocess("sandbox", "down", "--dir", str(folder))
     shutil.rmtree(folder, ignore_errors=True)
 

@@ -10,6 +10,19 @@ from tests.helpers.cli import run_cli_subprocess
 KILLED = -9  # exit code of a CLI run that killed itself (MQCTL_CRASH_AFTER_STEP)
 
 
+def start_with(folder, mq: str, **settings: str) -> dict:
+    """A new sandbox in `folder` on `mq` with `settings` (milvus.yaml key -> value) set before its first start;
+    its `sandbox up --json` fields."""
+    from mqctl.config.edit.set_unset import set_key
+    from mqctl.sandbox import server as sandbox
+
+    box = sandbox.Sandbox(folder)
+    box.create(mq)
+    for key, value in settings.items():
+        set_key(box.config_path, key, value)
+    return vars(sandbox.up(str(folder), timeout=240))
+
+
 def client(info, db=""):
     from pymilvus import MilvusClient
 

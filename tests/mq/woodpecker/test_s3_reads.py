@@ -36,8 +36,8 @@ def wal(tmp_path: Path, segments: int, *, blocks: int = 4, entries: int = 8, siz
 def fake_bucket(monkeypatch: pytest.MonkeyPatch):
     made: list[FakeS3] = []
 
-    def open_bucket(objects: dict[str, bytes]) -> FakeS3:
-        fake = FakeS3(objects)
+    def open_bucket(objects: dict[str, bytes], kind: type[FakeS3] = FakeS3) -> FakeS3:
+        fake = kind(objects)
         made.append(fake)
         monkeypatch.setattr(storage, "_client", lambda access: (fake, "http://fake", True))
         return fake
@@ -215,7 +215,7 @@ def test_a_damaged_record_in_a_bucket_is_still_its_blocks_crc_mismatch(tmp_path,
     assert "wp/1/0/1.blk" in warning and "block 1" in warning, listed.warnings
 
 
-def test_a_body_is_read_up_to_its_announced_length_then_once_to_its_end(tmp_path, monkeypatch):
+def test_a_body_is_read_up_to_its_announced_length_then_once_to_its_end(tmp_path, fake_bucket):
     """No read asks for more than what is left of the announced body (urllib3 2.x spends more CPU on reads past the
     end: docs/benchmarks.md), and one read after the announced bytes finds the end: objects of several chunks."""
     asked: list[tuple[str, int, int]] = []  # (key, bytes asked, bytes left of the body)
@@ -235,8 +235,7 @@ def test_a_body_is_read_up_to_its_announced_length_then_once_to_its_end(tmp_path
             return response
 
     objects = wal(tmp_path, 3, blocks=2, entries=8, size=300 * 1024)  # blocks of about 2.4 MB: three reads each
-    fake = Recording(objects)
-    monkeypatch.setattr(storage, "_client", lambda access: (fake, "http://fake", True))
+    fake = fake_bucket(objects, Recording)
     with WoodpeckerSource(f"s3://{BUCKET}/wp", verify=True) as source:
         assert list_channels(source).totals.messages == 3 * 2 * 8
     assert all(size <= left for _, size, left in asked if left > 0), [a for a in asked if a[1] > a[2] > 0]
